@@ -1,0 +1,122 @@
+/** @file bm25.h
+ *  @brief The one BM25: Xapian 1.4.22's BM25Weight, bit for bit.
+ *
+ *  Mirrors xapian-core/weight/bm25weight.cc (init, get_sumpart,
+ *  get_maxpart, get_sumextra) with the operation order written out in
+ *  xapian-notes.md §1.  Every caller (the CPU matcher, the export's block
+ *  upper bounds, the GPU kernels and the tests) goes through these
+ *  functions; nothing else spells out the formula.
+ *
+ *  Exactness: compile kernels with --fmad=false; termweight is computed on
+ *  the host with glibc log() only (CUDA's log is not bit-identical).
+ */
+#ifndef XG_BM25_H
+#define XG_BM25_H
+
+#include <stdint.h>
+
+#include "query.h"
+
+#ifndef XG_HOST_DEVICE
+#ifdef __CUDACC__
+#define XG_HOST_DEVICE __host__ __device__
+#else
+#define XG_HOST_DEVICE
+#endif
+#endif
+
+/* Per-query, per-leaf constants (BM25Weight::init with factor 1). */
+struct xg_bm25_term {
+    double termweight;  /* log(tw) * k3 factor * (k1 + 1) */
+};
+
+/* Per-query constants shared by every leaf. */
+struct xg_bm25_query {
+    double k1, k2, b, min_normlen;
+    double len_factor;  /* 1/avlen, or 0 (see init) */
+    double query_length;/* for k2's sumextra */
+};
+
+#ifndef __CUDACC__
+#include <math.h>
+
+/* BM25Weight::init for one leaf: global N, the term's global termfreq and
+ * the leaf's wqf (no relevance set).  Host only (glibc log). */
+static inline double xg_bm25_termweight(const struct xg_bm25_params *p,
+                                        uint64_t n_docs, uint64_t termfreq,
+                                        uint32_t wqf)
+{
+    /* (N - tf) is unsigned arithmetic in Xapian, then + 0.5 in double. */
+    double tw = (double)(uint32_t)(n_docs - termfreq) + 0.5;
+    tw = tw / ((double)termfreq + 0.5);
+    if (tw < 2) tw = tw * 0.5 + 1;
+    double termweight = log(tw) * 1.0;
+    if (p->k3 != 0) {
+        double wqf_double = wqf;
+        termweight *= (p->k3 + 1) * wqf_double / (p->k3 + wqf_double);
+    }
+    termweight *= (p->k1 + 1);
+    return termweight;
+}
+
+/* The query-wide part of BM25Weight::init: len_factor from avlen. */
+static inline void xg_bm25_query_init(const struct xg_bm25_params *p,
+                                      uint64_t n_docs, uint64_t total_length,
+                                      uint32_t query_length,
+                                      struct xg_bm25_query *q)
+{
+    q->k1 = p->k1;
+    q->k2 = p->k2;
+    q->b = p->b;
+    q->min_normlen = p->min_normlen;
+    q->query_length = query_length;
+    if (p->k2 == 0 && (p->b == 0 || p->k1 == 0)) {
+        q->len_factor = 0;
+    } else {
+        /* Weight::Internal::get_average_length(): double(total) / N. */
+        double avlen = n_docs ? (double)total_length / (double)n_docs : 0.0;
+        q->len_factor = avlen;
+        if (q->len_factor != 0) q->len_factor = 1 / q->len_factor;
+    }
+}
+#endif
+
+/* BM25Weight::get_sumpart(wdf, len). */
+XG_HOST_DEVICE static inline double
+xg_bm25_sumpart(const struct xg_bm25_query *q, double termweight,
+                uint32_t wdf, uint32_t doclen)
+{
+    double normlen = (double)doclen * q->len_factor;
+    if (normlen < q->min_normlen) normlen = q->min_normlen;
+    double wdf_double = wdf;
+    double denom = q->k1 * (normlen * q->b + (1 - q->b)) + wdf_double;
+    return termweight * (wdf_double / denom);
+}
+
+/* BM25Weight::get_maxpart() for a list or block whose wdf never exceeds
+ * wdf_max and whose doc lengths are at least doclen_lb.  Upper bound only. */
+XG_HOST_DEVICE static inline double
+xg_bm25_maxpart(const struct xg_bm25_query *q, double termweight,
+                uint32_t wdf_max, uint32_t doclen_lb)
+{
+    double denom = q->k1;
+    if (q->k1 != 0.0 && q->b != 0.0) {
+        uint32_t l = wdf_max > doclen_lb ? wdf_max : doclen_lb;
+        double normlen_lb = (double)l * q->len_factor;
+        if (normlen_lb < q->min_normlen) normlen_lb = q->min_normlen;
+        denom *= (normlen_lb * q->b + (1 - q->b));
+    }
+    denom += wdf_max;
+    return termweight * (wdf_max / denom);
+}
+
+/* BM25Weight::get_sumextra(len): the term-independent part (k2 != 0). */
+XG_HOST_DEVICE static inline double
+xg_bm25_sumextra(const struct xg_bm25_query *q, uint32_t doclen)
+{
+    double normlen = (double)doclen * q->len_factor;
+    if (normlen < q->min_normlen) normlen = q->min_normlen;
+    return (2.0 * q->k2 * q->query_length) / (1.0 + normlen);
+}
+
+#endif

@@ -1,0 +1,76 @@
+/** @file format_read.h
+ *  @brief Open, verify and read a GPU index file (format.h).
+ *
+ *  xg_fmt_open() maps the file and refuses it unless the magic, version,
+ *  endianness, sizes, header CRC, every section's CRC32C and the structure
+ *  (term offsets, skip ranges, doc numbering) are all sound.  After a
+ *  successful open every accessor below stays inside the mapping.
+ *  Freshness against the database is checked separately
+ *  (xg_fmt_check_shards) because gpu/ does not talk to Xapian.
+ */
+#ifndef XG_FORMAT_READ_H
+#define XG_FORMAT_READ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+struct xg_index {
+    char *path;
+    const uint8_t *base;    /* the mapping */
+    size_t size;
+    const struct xg_fmt_header *hdr;
+    const struct xg_fmt_shard *shards;
+    const struct xg_fmt_section *sec;   /* XG_SEC_COUNT entries */
+    const uint8_t *dict;
+    const uint64_t *dict_index;
+    uint64_t n_buckets;
+    const struct xg_fmt_term *terms;
+    const struct xg_fmt_term_lr *terms_lr;
+    const uint32_t *shard_df;           /* [term * n_shards + shard] */
+    const struct xg_fmt_skip *skip;
+    const uint8_t *postings;
+    uint64_t postings_len;
+    const uint64_t *bloom;
+    uint64_t bloom_words;
+    const uint32_t *hashseg;
+    uint64_t hashseg_len;               /* uint32 entries */
+    const uint32_t *docids;             /* Xapian docid per dense number */
+    const uint32_t *doclens;            /* length per dense number */
+};
+
+/* Open and verify.  Errors (message names the file and the fault):
+ * XG_ERR_IO (cannot open/map), XG_ERR_FORMAT (magic, truncation, sizes,
+ * structure), XG_ERR_VERSION (version or endianness), XG_ERR_CHECKSUM. */
+int xg_fmt_open(const char *path, struct xg_index **out);
+void xg_fmt_close(struct xg_index *ix);
+
+/* XG_ERR_STALE unless the index was exported from exactly these shards
+ * (same count, uuids and revisions, in order). */
+int xg_fmt_check_shards(const struct xg_index *ix, uint32_t n_shards,
+                        const char *const *uuids, const uint64_t *revisions);
+
+/* Term id of `term`, or -1. */
+int64_t xg_fmt_lookup(const struct xg_index *ix, const char *term,
+                      size_t len);
+
+/* Number of 128-posting blocks in a term's list. */
+static inline uint32_t xg_fmt_n_blocks(const struct xg_index *ix, uint64_t t)
+{
+    return (ix->terms[t].df + XG_FMT_BLOCK - 1) / XG_FMT_BLOCK;
+}
+
+/* Decode block `blk` of term `t`: dense doc numbers and wdfs (up to 128
+ * each); *n gets the count.  XG_ERR_FORMAT if the block is corrupt. */
+int xg_fmt_block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
+                        uint32_t *docs, uint32_t *wdfs, uint32_t *n);
+
+/* Name of a section ("POSTINGS", ...) for messages. */
+const char *xg_fmt_section_name(unsigned id);
+
+/* Default index path for a database path: DB/xapian-gpu.idx when DB is a
+ * directory, DB.xapian-gpu.idx otherwise.  malloc'd. */
+char *xg_fmt_default_path(const char *db_path);
+
+#endif

@@ -1,0 +1,103 @@
+/** @file listmeta.c
+ *  @brief Regression fit and hash-segment directory of a posting list (see
+ *         listmeta.h).
+ *
+ *  Called by the index writer once per term on the list's dense doc numbers
+ *  (strictly ascending, < n_docs).  The fit is least squares in double with
+ *  centred sums; the search distances are then measured with the float
+ *  model exactly as stored, so the guarantee of listmeta.h holds whatever
+ *  rounding the float conversion did.
+ */
+#include "listmeta.h"
+
+#include <math.h>
+
+/* Store the "no model" fit: the range of every key is the whole list. */
+static void lr_whole_list(uint32_t n, float *slope, float *intercept,
+                          uint32_t *max_left, uint32_t *max_right)
+{
+    *slope = 0.0f;
+    *intercept = 0.0f;
+    *max_left = 0;
+    *max_right = n ? n - 1 : 0;
+}
+
+void xg_lr_fit(const uint32_t *d, uint32_t n, float *slope, float *intercept,
+               uint32_t *max_left, uint32_t *max_right)
+{
+    if (n < 2) {
+        lr_whole_list(n, slope, intercept, max_left, max_right);
+        return;
+    }
+    const double mi = ((double)n - 1.0) / 2.0;
+    double sum_d = 0.0;
+    for (uint32_t i = 0; i < n; ++i)
+        sum_d += (double)d[i];
+    const double md = sum_d / (double)n;
+    double sxy = 0.0, sxx = 0.0;
+    for (uint32_t i = 0; i < n; ++i) {
+        double di = (double)i - mi;
+        sxx += di * di;
+        sxy += di * ((double)d[i] - md);
+    }
+    const double s = sxy / sxx;
+    const double c = md - s * mi;
+    const float sf = (float)s, cf = (float)c;
+    if (!isfinite(s) || !isfinite(c) || !isfinite(sf) || !isfinite(cf) ||
+        !(sf > 0.0f)) {
+        lr_whole_list(n, slope, intercept, max_left, max_right);
+        return;
+    }
+    int64_t ml = 0, mr = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        int64_t p = xg_lr_predict(sf, cf, d[i]);
+        if (p - (int64_t)i > ml)
+            ml = p - (int64_t)i;
+        if ((int64_t)i - p > mr)
+            mr = (int64_t)i - p;
+    }
+    if (ml > (int64_t)n || mr > (int64_t)n) {
+        lr_whole_list(n, slope, intercept, max_left, max_right);
+        return;
+    }
+    *slope = sf;
+    *intercept = cf;
+    *max_left = (uint32_t)ml;
+    *max_right = (uint32_t)mr;
+}
+
+uint32_t xg_hashseg_count(uint32_t n_docs, uint32_t shift)
+{
+    if (n_docs == 0)
+        return 1;
+    if (shift > 31)
+        shift = 31;
+    return ((n_docs - 1) >> shift) + 1;
+}
+
+uint32_t xg_hashseg_shift(uint32_t n_docs, uint32_t df, uint32_t target)
+{
+    if (target == 0)
+        target = 1;
+    uint32_t limit = df / target;
+    if (limit < 1)
+        limit = 1;
+    for (uint32_t s = 0; s < 32; ++s)
+        if (xg_hashseg_count(n_docs, s) <= limit)
+            return s;
+    return 31;
+}
+
+void xg_hashseg_build(const uint32_t *d, uint32_t n, uint32_t shift,
+                      uint32_t n_segs, uint32_t *starts)
+{
+    if (shift > 31)
+        shift = 31;
+    uint32_t i = 0;
+    for (uint64_t s = 0; s < n_segs; ++s) {
+        while (i < n && (uint64_t)(d[i] >> shift) < s)
+            ++i;
+        starts[s] = i;
+    }
+    starts[n_segs] = n;
+}

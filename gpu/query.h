@@ -1,0 +1,80 @@
+/** @file query.h
+ *  @brief A parsed query in the shapes the engines serve, its summation plan,
+ *         and the result of a search.
+ *
+ *  Shapes (what QueryParser builds from plain words): OP_OR or OP_AND of
+ *  leaves, where an AND operand is a term or an OR of terms.  Nested ORs
+ *  inside an OR and nested ANDs inside an AND are flattened, as Xapian's
+ *  OrContext/AndContext flatten them.  Every leaf keeps its own wqf and
+ *  position in depth-first order; repeated words stay separate leaves.
+ *
+ *  The plan (struct xg_plan) fixes the order in which leaf weights are
+ *  added for one shard, replicating the postlist tree Xapian 1.4.22 builds
+ *  (xapian-notes.md §1 step 4): a Huffman tree of binary ORs by termfreq_est,
+ *  and MultiAndPostList's sorted chain.  Floating-point addition is
+ *  commutative but not associative, so the tree shape is what must match.
+ */
+#ifndef XG_QUERY_H
+#define XG_QUERY_H
+
+#include <stdint.h>
+
+#include "../plugin/xapian-gpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XG_QUERY_MAX_LEAVES 64u
+
+enum xg_qop {
+    XG_QOP_OR = 1,  /* any leaf matches; all leaves in one OR tree */
+    XG_QOP_AND = 2  /* every group matches; a group is an OR of its leaves */
+};
+
+struct xg_qleaf {
+    const char *term;   /* points into xg_query.strbuf */
+    uint32_t term_len;
+    uint32_t wqf;       /* within-query frequency of this leaf */
+    uint32_t group;     /* AND operand index (always 0 under XG_QOP_OR) */
+};
+
+struct xg_query {
+    int op;                     /* enum xg_qop */
+    uint32_t n_leaves;          /* 0: matches nothing */
+    uint32_t n_groups;
+    uint32_t query_length;      /* sum of wqf over the leaves (BM25 k2) */
+    struct xg_qleaf leaves[XG_QUERY_MAX_LEAVES];
+    char *strbuf;               /* owned; freed by xg_query_free() */
+};
+
+void xg_query_free(struct xg_query *q);
+
+/* Summation plan: a postfix program over leaf weights.  Evaluating it for a
+ * document yields (matched, weight):
+ *   XG_PLAN_LEAF i  push (leaf i matched?, its sumpart)
+ *   XG_PLAN_OR2     pop r, l; push matched = l|r, weight = l+r, l or r
+ *                   (OrPostList::get_weight)
+ *   XG_PLAN_AND n   pop n kids pushed in order; matched = all;
+ *                   weight = ((0 + w0) + w1) + ... (MultiAndPostList) */
+enum xg_plan_kind { XG_PLAN_LEAF = 1, XG_PLAN_OR2 = 2, XG_PLAN_AND = 3 };
+
+struct xg_plan_op {
+    uint16_t kind;  /* enum xg_plan_kind */
+    uint16_t arg;   /* leaf index (LEAF) or number of kids (AND) */
+};
+
+#define XG_PLAN_MAX_OPS (3u * XG_QUERY_MAX_LEAVES)
+
+struct xg_plan {
+    uint32_t n_ops;
+    struct xg_plan_op ops[XG_PLAN_MAX_OPS];
+};
+
+/* struct xg_bm25_params, xg_hit, xg_result: the public API's types. */
+
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,46 @@
+/** @file cli_main.c
+ *  @brief The xapian-gpu command: a table of subcommands and --help.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "xg_config.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    {"index", xg_cli_index, "index a TSV collection into a Xapian database"},
+    {"export", xg_cli_export, "write the GPU index of a Xapian database"},
+    {"search", xg_cli_search, "answer queries with the stock or CPU matcher"},
+    {"ab", xg_cli_ab, "compare engines on a query file: equality and speed"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: xapian-gpu COMMAND [OPTIONS]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n'xapian-gpu COMMAND --help' describes a command; "
+               "docs/cli.md has the reference.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("xapian-gpu %s\n", XG_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "xapian-gpu: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,109 @@
+/** @file cli_search_opts.c
+ *  @brief Option parsing shared by `search` and `ab`.
+ */
+#include "cli_search_opts.h"
+
+#include <getopt.h>
+#include <string.h>
+
+#include "cli.h"
+
+int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
+                             const char *help, struct xg_cli_search_args *a)
+{
+    struct xg_search_opts defaults = XG_SEARCH_DEFAULTS;
+    int is_ab = !strcmp(cmd, "ab"), c;
+    memset(a, 0, sizeof *a);
+    a->opts = defaults;
+    static const struct option opts[] = {
+        {"db", required_argument, 0, 'd'},
+        {"index", required_argument, 0, 'i'},
+        {"engine", required_argument, 0, 'e'},
+        {"engines", required_argument, 0, 'E'},
+        {"op", required_argument, 0, 'O'},
+        {"stem", required_argument, 0, 's'},
+        {"stopper", required_argument, 0, 'S'},
+        {"bm25", required_argument, 0, 'w'},
+        {"queries", required_argument, 0, 'q'},
+        {"json", optional_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            if (a->n_dbs == sizeof a->dbs / sizeof a->dbs[0])
+                return xg_cli_usage(cmd, "too many --db");
+            a->dbs[a->n_dbs++] = optarg;
+            break;
+        case 'i': a->index = optarg; break;
+        case 'e':
+            if (is_ab) return xg_cli_usage(cmd, "use --engines LIST");
+            if (!strcmp(optarg, "xapian")) a->opts.engine = XG_ENGINE_XAPIAN;
+            else if (!strcmp(optarg, "cpu")) a->opts.engine = XG_ENGINE_CPU;
+            else return xg_cli_usage(cmd, "--engine must be xapian or cpu "
+                                     "(gpu and auto come with the GPU engine),"
+                                     " got '%s'", optarg);
+            break;
+        case 'E':
+            if (!is_ab) return xg_cli_usage(cmd, "use --engine NAME");
+            a->engines = optarg;
+            break;
+        case 'k':
+            if (xg_cli_uint(cmd, "-k", optarg, 0, 1u << 24, &a->opts.k)) return 2;
+            break;
+        case 'O':
+            if (!strcmp(optarg, "or")) a->opts.default_and = 0;
+            else if (!strcmp(optarg, "and")) a->opts.default_and = 1;
+            else return xg_cli_usage(cmd, "--op must be or or and, got '%s'",
+                                     optarg);
+            break;
+        case 's':
+            if (!strcmp(optarg, "english")) a->opts.stem_english = 1;
+            else if (!strcmp(optarg, "none")) a->opts.stem_english = 0;
+            else return xg_cli_usage(cmd, "--stem must be english or none, "
+                                     "got '%s'", optarg);
+            break;
+        case 'S':
+            if (strcmp(optarg, "english"))
+                return xg_cli_usage(cmd, "--stopper must be english, got '%s'",
+                                    optarg);
+            a->opts.stopper = "english";
+            break;
+        case 'w':
+            if (xg_cli_bm25(cmd, optarg, &a->opts.bm25)) return 2;
+            break;
+        case 'q': a->queries = optarg; break;
+        case 'j':
+            if (is_ab) {
+                if (!optarg) return xg_cli_usage(cmd, "--json=OUT needs a file");
+                a->json_out = optarg;
+            } else {
+                if (optarg) return xg_cli_usage(cmd, "--json takes no value");
+                a->json = 1;
+            }
+            break;
+        case 'h': fputs(help, stdout); return 0;
+        default: return xg_cli_usage(cmd, "bad option");
+        }
+    }
+    if (!a->n_dbs) return xg_cli_usage(cmd, "--db DB is required");
+    a->first_arg = optind;
+    if (a->queries && optind < argc)
+        return xg_cli_usage(cmd, "give queries as arguments or --queries, "
+                            "not both");
+    if (!a->queries && optind >= argc)
+        return xg_cli_usage(cmd, "no query given");
+    return -1;
+}
+
+void xg_cli_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; ++p) {
+        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
+        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
+        else fputc(*p, f);
+    }
+    fputc('"', f);
+}

@@ -1,0 +1,30 @@
+/** @file cli_search_opts.h
+ *  @brief Options shared by `search` and `ab` (database, index, parser,
+ *         weighting).
+ */
+#ifndef XG_CLI_SEARCH_OPTS_H
+#define XG_CLI_SEARCH_OPTS_H
+
+#include <stdio.h>
+
+#include "xapian-gpu.h"
+
+struct xg_cli_search_args {
+    char *dbs[64];
+    size_t n_dbs;
+    const char *index, *queries, *engines, *json_out;
+    int json;
+    int first_arg;                 /* first positional argument */
+    struct xg_search_opts opts;
+};
+
+/* Parse argv.  Returns -1 to go on, or an exit status (0 after --help,
+ * 2 on a usage error).  `cmd` is "search" or "ab"; "ab" also takes
+ * --engines LIST and --json OUT, "search" --engine and --json. */
+int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
+                             const char *help, struct xg_cli_search_args *a);
+
+/* Write `s` as a JSON string literal. */
+void xg_cli_json_string(FILE *f, const char *s);
+
+#endif

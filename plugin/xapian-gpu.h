@@ -1,0 +1,110 @@
+/** @file xapian-gpu.h
+ *  @brief Public C API of xapian-gpu: answer Xapian queries from the GPU
+ *         index with exactly the stock matcher's MSet.
+ *
+ *  Include only this header.  It needs nothing but the C standard library
+ *  and compiles as C11 and as C++ (tests/header_test.c proves it).
+ *
+ *  Typical use:
+ *      xg_searcher *s;
+ *      const char *db[] = {"/srv/omega/default"};
+ *      if (xg_searcher_open(db, 1, NULL, &s) != XG_OK) { puts(xg_last_error()); ... }
+ *      struct xg_search_opts o = XG_SEARCH_DEFAULTS;
+ *      struct xg_result r;
+ *      if (xg_searcher_search(s, "gpu matching", &o, &r) == XG_OK) { ... }
+ *      xg_result_free(&r);
+ *      xg_searcher_close(s);
+ *  Every function returns an enum xg_status (0 = XG_OK); on error the
+ *  one-line message is in xg_last_error() (thread-local).
+ */
+#ifndef XAPIAN_GPU_H
+#define XAPIAN_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* BM25Weight parameters (Xapian's defaults: 1, 0, 1, 0.5, 0.5). */
+struct xg_bm25_params {
+    double k1, k2, k3, b, min_normlen;
+};
+#define XG_BM25_DEFAULTS {1.0, 0.0, 1.0, 0.5, 0.5}
+
+/* One result: Xapian docid (combined for sharded databases) and weight. */
+struct xg_hit {
+    uint32_t docid;
+    uint32_t reserved;
+    double weight;
+};
+
+/* An MSet: hits in Xapian's order (weight descending, then docid
+ * ascending) and the match count estimate (docs/cli.md says when it
+ * equals Xapian's get_matches_estimated()). */
+struct xg_result {
+    uint64_t matches_estimated;
+    uint32_t n_hits;
+    struct xg_hit *hits;        /* malloc'd; xg_result_free() */
+};
+
+void xg_result_free(struct xg_result *r);
+
+/* Which matcher answers. */
+enum xg_engine {
+    XG_ENGINE_XAPIAN = 0,   /* the stock Xapian matcher */
+    XG_ENGINE_CPU = 1       /* the exact CPU matcher over the GPU index */
+};
+
+struct xg_search_opts {
+    int engine;                 /* enum xg_engine */
+    uint32_t k;                 /* results wanted */
+    int default_and;            /* QueryParser default op: 1 AND, 0 OR */
+    int stem_english;           /* 1: Stem("english"), STEM_SOME; 0: none */
+    const char *stopper;        /* NULL or "english" */
+    unsigned parser_flags;      /* 0: QueryParser::FLAG_DEFAULT */
+    struct xg_bm25_params bm25;
+};
+#define XG_SEARCH_DEFAULTS {XG_ENGINE_CPU, 10, 0, 1, NULL, 0, XG_BM25_DEFAULTS}
+
+typedef struct xg_searcher xg_searcher;
+
+/* Open the database at db_paths (a glass directory, a stub file, or several
+ * paths that combine as shards) and its GPU index (index_path, or the
+ * default location: DB/xapian-gpu.idx for a directory, DB.xapian-gpu.idx
+ * otherwise).  A missing, corrupt or stale index is not an error here: the
+ * searcher then answers XG_ENGINE_CPU requests with that error, and
+ * xg_searcher_index_error() returns it. */
+int xg_searcher_open(const char *const *db_paths, size_t n_paths,
+                     const char *index_path, xg_searcher **out);
+void xg_searcher_close(xg_searcher *s);
+
+/* NULL if the index is usable, else the reason it is not. */
+const char *xg_searcher_index_error(const xg_searcher *s);
+
+/* Parse `query` with Xapian's QueryParser and answer it.  Errors:
+ * XG_ERR_UNSUPPORTED ("unsupported: OP_PHRASE", ...) when the CPU engine
+ * cannot serve the query's shape; XG_ERR_STALE / XG_ERR_FORMAT /
+ * XG_ERR_CHECKSUM when the index cannot be trusted; XG_ERR_ARG for a query
+ * QueryParser rejects.  Not safe to call on one searcher from several
+ * threads at once. */
+int xg_searcher_search(xg_searcher *s, const char *query,
+                       const struct xg_search_opts *o, struct xg_result *out);
+
+/* Status codes: 0 is success, negative values are errors. */
+enum xg_status {
+    XG_OK = 0, XG_ERR_IO = -1, XG_ERR_FORMAT = -2, XG_ERR_CHECKSUM = -3,
+    XG_ERR_VERSION = -4, XG_ERR_STALE = -5, XG_ERR_XAPIAN = -6,
+    XG_ERR_UNSUPPORTED = -7, XG_ERR_NOMEM = -8, XG_ERR_ARG = -9,
+    XG_ERR_CUDA = -10, XG_ERR_NODEVICE = -11
+};
+
+/* The calling thread's last error message: one line naming the file or
+ * object and the fault ("" if none). */
+const char *xg_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

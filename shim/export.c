@@ -1,0 +1,416 @@
+/** @file export.c
+ *  @brief xapian-gpu export: stream a Xapian database into the GPU index.
+ *
+ *  One pass: doc lengths once from the all-documents lists (the dense
+ *  renumbering), then every term's postings (docid + wdf only, through
+ *  xg_shim_db_each_term) encoded into PForDelta blocks with their skip
+ *  entries, Bloom filter, regression and hash segments.  Sections grow in
+ *  memory and are written at the end to a temporary file that is fsync'd
+ *  and renamed over the destination, so a failed export leaves nothing.
+ */
+#include "xg_export.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../gpu/bloom.h"
+#include "../gpu/bm25.h"
+#include "../gpu/buf.h"
+#include "../gpu/crc32c.h"
+#include "../gpu/dict.h"
+#include "../gpu/error.h"
+#include "../gpu/format.h"
+#include "../gpu/listmeta.h"
+#include "../gpu/pfor.h"
+#include "xg_config.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+struct exporter {
+    const struct xg_export_opts *o;
+    struct xg_buf sec[XG_SEC_COUNT];
+    struct xg_buf terms_lr;            /* appended to TERMS at the end */
+    struct xg_dict_writer dict;
+    uint32_t n_shards;
+    uint64_t n_docs;
+    uint32_t *docids;                  /* dense -> Xapian docid */
+    uint32_t *doclens;                 /* dense -> length */
+    uint32_t *dense_map;               /* docid -> dense+1, if small enough */
+    uint32_t map_size;
+    uint32_t *dense;                   /* one term's dense numbers */
+    struct xg_bm25_query bm25;
+    uint64_t n_postings, n_blocks, n_terms, n_terms_hint;
+    double in_callback, t0, last_draw;
+    int rc;
+};
+
+/* Dense numbers of one term's (ascending) docids. */
+static int map_dense(struct exporter *x, const uint32_t *docids, uint32_t n)
+{
+    if (x->dense_map) {
+        for (uint32_t i = 0; i < n; ++i) {
+            uint32_t d = docids[i];
+            uint32_t m = d < x->map_size ? x->dense_map[d] : 0;
+            if (!m) goto not_live;
+            x->dense[i] = m - 1;
+        }
+        return XG_OK;
+    }
+    /* Sparse docid space: gallop forward through the sorted docid array. */
+    uint64_t j = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        uint32_t d = docids[i];
+        uint64_t step = 1, hi = j;
+        while (hi < x->n_docs && x->docids[hi] < d) {
+            j = hi + 1;
+            hi += step;
+            step *= 2;
+        }
+        if (hi > x->n_docs) hi = x->n_docs;
+        while (j < hi) { /* binary search in [j, hi] */
+            uint64_t mid = j + (hi - j) / 2;
+            if (x->docids[mid] < d) j = mid + 1; else hi = mid;
+        }
+        if (j >= x->n_docs || x->docids[j] != d) goto not_live;
+        x->dense[i] = (uint32_t)j;
+    }
+    return XG_OK;
+not_live:
+    return xg_set_error(XG_ERR_FORMAT, "database has a posting for a docid "
+                        "that is not a live document (changed during "
+                        "export?)");
+}
+
+static void draw_progress(struct exporter *x, int final)
+{
+    double t = now();
+    if (!final && t - x->last_draw < 0.2) return;
+    x->last_draw = t;
+    double frac = x->n_terms_hint ? (double)x->n_terms / x->n_terms_hint : 0;
+    if (frac > 1 || final) frac = 1;
+    int width = 30, filled = (int)(frac * width);
+    double rate = x->n_postings / ((t - x->t0) > 1e-9 ? (t - x->t0) : 1e-9);
+    fprintf(stderr, "\rexport [%.*s%*s] %3.0f%%  %llu terms  %llu postings  "
+            "%.1f M postings/s%s", filled,
+            "==============================", width - filled, "",
+            frac * 100, (unsigned long long)x->n_terms,
+            (unsigned long long)x->n_postings, rate / 1e6, final ? "\n" : "");
+}
+
+static int on_term(void *ctx, const char *term, size_t len,
+                   const uint32_t *docids, const uint32_t *wdfs, uint32_t n,
+                   const uint32_t *shard_df)
+{
+    struct exporter *x = ctx;
+    double t_in = now();
+    struct xg_buf *post = &x->sec[XG_SEC_POSTINGS];
+    int rc;
+    if (n == 0) return 0; /* a term with no postings cannot be in a list */
+    if ((rc = map_dense(x, docids, n))) goto out;
+    if ((rc = xg_dict_add(&x->dict, term, len))) goto out;
+
+    struct xg_fmt_term e;
+    memset(&e, 0, sizeof e);
+    e.df = n;
+    e.postings_offset = post->len;
+    e.skip_first = x->n_blocks;
+    for (uint32_t i = 0; i < n; ++i) {
+        e.cf += wdfs[i];
+        if (wdfs[i] > e.wdf_max) e.wdf_max = wdfs[i];
+    }
+    /* Block upper bounds use the term's weight for wqf 1. */
+    double tw = xg_bm25_termweight(&x->o->bm25, x->n_docs, n, 1);
+
+    uint32_t gaps[XG_FMT_BLOCK], words[XG_PFOR_MAX_WORDS];
+    for (uint32_t b0 = 0; b0 < n; b0 += XG_FMT_BLOCK) {
+        uint32_t cnt = n - b0 < XG_FMT_BLOCK ? n - b0 : XG_FMT_BLOCK;
+        const uint32_t *d = x->dense + b0;
+        struct xg_fmt_skip sk;
+        memset(&sk, 0, sizeof sk);
+        sk.first = d[0];
+        sk.last = d[cnt - 1];
+        sk.offset = (uint32_t)(post->len - e.postings_offset);
+        uint32_t len_lb = UINT32_MAX;
+        gaps[0] = 0;
+        for (uint32_t i = 0; i < cnt; ++i) {
+            if (i) gaps[i] = d[i] - d[i - 1];
+            if (wdfs[b0 + i] > sk.max_wdf) sk.max_wdf = wdfs[b0 + i];
+            if (x->doclens[d[i]] < len_lb) len_lb = x->doclens[d[i]];
+        }
+        sk.ub = xg_bm25_maxpart(&x->bm25, tw, sk.max_wdf, len_lb);
+        uint32_t nw = xg_pfor_encode_auto(gaps, cnt, words);
+        if ((rc = xg_buf_append(post, words, nw * 4u))) goto out;
+        nw = xg_pfor_encode_auto(wdfs + b0, cnt, words);
+        if ((rc = xg_buf_append(post, words, nw * 4u))) goto out;
+        if ((rc = xg_buf_append(&x->sec[XG_SEC_SKIP], &sk, sizeof sk)))
+            goto out;
+        ++x->n_blocks;
+    }
+    if (post->len - e.postings_offset > UINT32_MAX) {
+        rc = xg_set_error(XG_ERR_FORMAT, "term list over 4 GiB");
+        goto out;
+    }
+
+    /* Seed 004 search metadata. */
+    struct xg_buf *bloom = &x->sec[XG_SEC_BLOOM];
+    e.bloom_offset = bloom->len / 8;
+    e.bloom_words = xg_bloom_words(n, x->o->bloom_bits_per_posting);
+    if (e.bloom_words) {
+        if ((rc = xg_buf_reserve(bloom, e.bloom_words * 8u))) goto out;
+        xg_bloom_build(x->dense, n, x->o->bloom_hashes,
+                       (uint64_t *)(bloom->data + bloom->len), e.bloom_words);
+        bloom->len += e.bloom_words * 8u;
+    }
+    struct xg_buf *hs = &x->sec[XG_SEC_HASHSEG];
+    e.hashseg_shift = xg_hashseg_shift((uint32_t)x->n_docs, n,
+                                       x->o->hashseg_target);
+    uint32_t nseg = xg_hashseg_count((uint32_t)x->n_docs, e.hashseg_shift);
+    e.hashseg_offset = hs->len / 4;
+    if ((rc = xg_buf_reserve(hs, (nseg + 1u) * 4u))) goto out;
+    xg_hashseg_build(x->dense, n, e.hashseg_shift, nseg,
+                     (uint32_t *)(hs->data + hs->len));
+    hs->len += (nseg + 1u) * 4u;
+    struct xg_fmt_term_lr lr;
+    xg_lr_fit(x->dense, n, &e.lr_slope, &e.lr_intercept, &lr.max_left,
+              &lr.max_right);
+
+    if ((rc = xg_buf_append(&x->sec[XG_SEC_TERMS], &e, sizeof e))) goto out;
+    if ((rc = xg_buf_append(&x->terms_lr, &lr, sizeof lr))) goto out;
+    if ((rc = xg_buf_append(&x->sec[XG_SEC_SHARD_DF], shard_df,
+                            x->n_shards * 4u)))
+        goto out;
+    ++x->n_terms;
+    x->n_postings += n;
+    if (x->o->progress) draw_progress(x, 0);
+out:
+    x->in_callback += now() - t_in;
+    x->rc = rc;
+    return rc ? 1 : 0;
+}
+
+static int write_all(int fd, const void *p, size_t n, const char *path)
+{
+    const uint8_t *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return xg_set_error(XG_ERR_IO, "%s: write failed: %s", path,
+                                strerror(errno));
+        }
+        c += w;
+        n -= (size_t)w;
+    }
+    return XG_OK;
+}
+
+/* Lay out, checksum and atomically write the file. */
+static int write_index(struct exporter *x, xg_db *db, const char *out_path,
+                       const struct xg_db_stats *st,
+                       struct xg_export_report *rep)
+{
+    int rc;
+    size_t tables = XG_FMT_TABLES_END(x->n_shards);
+    uint8_t *head = calloc(1, tables);
+    char *tmp = malloc(strlen(out_path) + 16);
+    int fd = -1;
+    if (!head || !tmp) {
+        rc = xg_set_error(XG_ERR_NOMEM, "%s: out of memory", out_path);
+        goto done;
+    }
+    struct xg_fmt_header *h = (struct xg_fmt_header *)head;
+    struct xg_fmt_shard *sh = (struct xg_fmt_shard *)(head + XG_FMT_SHARDS_OFFSET);
+    struct xg_fmt_section *sec =
+        (struct xg_fmt_section *)(head + XG_FMT_SECTIONS_OFFSET(x->n_shards));
+    memcpy(h->magic, XG_FMT_MAGIC, 8);
+    h->version = XG_FMT_VERSION;
+    h->endian_tag = XG_FMT_ENDIAN_TAG;
+    h->flags = XG_FMT_FLAG_BLOCK_UB;
+    h->n_shards = x->n_shards;
+    h->n_sections = XG_SEC_COUNT;
+    h->n_docs = x->n_docs;
+    h->total_length = st->total_length;
+    h->last_docid = st->last_docid;
+    h->doclen_min = UINT32_MAX;
+    for (uint64_t i = 0; i < x->n_docs; ++i) {
+        if (x->doclens[i] < h->doclen_min) h->doclen_min = x->doclens[i];
+        if (x->doclens[i] > h->doclen_max) h->doclen_max = x->doclens[i];
+    }
+    if (!x->n_docs) h->doclen_min = 0;
+    h->block_size = XG_FMT_BLOCK;
+    h->n_terms = x->n_terms;
+    h->n_postings = x->n_postings;
+    h->n_blocks = x->n_blocks;
+    h->bloom_bits_per_posting = x->o->bloom_bits_per_posting;
+    h->bloom_hashes = x->o->bloom_hashes;
+    h->hashseg_target = x->o->hashseg_target;
+    h->bm25_k1 = x->o->bm25.k1;
+    h->bm25_b = x->o->bm25.b;
+    h->bm25_min_normlen = x->o->bm25.min_normlen;
+    h->created_unix = (uint64_t)time(NULL);
+    snprintf(h->creator, sizeof h->creator, "xapian-gpu %s", XG_VERSION);
+    for (uint32_t i = 0; i < x->n_shards; ++i) {
+        struct xg_shard_info si;
+        if ((rc = xg_shim_db_shard(db, i, &si))) goto done;
+        memcpy(sh[i].uuid, si.uuid, strnlen(si.uuid, XG_FMT_UUID_LEN - 1));
+        sh[i].revision = si.revision;
+        sh[i].doccount = si.doccount;
+        sh[i].last_docid = si.last_docid;
+    }
+    uint64_t off = (tables + XG_FMT_ALIGN - 1) / XG_FMT_ALIGN * XG_FMT_ALIGN;
+    for (unsigned i = 0; i < XG_SEC_COUNT; ++i) {
+        sec[i].id = i;
+        sec[i].offset = off;
+        sec[i].length = x->sec[i].len;
+        sec[i].crc = xg_crc32c(0, x->sec[i].data, x->sec[i].len);
+        rep->section_bytes[i] = x->sec[i].len;
+        off += (x->sec[i].len + XG_FMT_ALIGN - 1) / XG_FMT_ALIGN * XG_FMT_ALIGN;
+    }
+    /* The last section needs no padding after it. */
+    h->file_size = sec[XG_SEC_COUNT - 1].offset + sec[XG_SEC_COUNT - 1].length;
+    h->header_crc = 0;
+    h->header_crc = xg_crc32c(0, head, tables);
+
+    sprintf(tmp, "%s.tmpXXXXXX", out_path);
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        rc = xg_set_error(XG_ERR_IO, "%s: cannot create: %s", out_path,
+                          strerror(errno));
+        goto done;
+    }
+    static const uint8_t zeros[XG_FMT_ALIGN];
+    if ((rc = write_all(fd, head, tables, out_path))) goto done;
+    uint64_t pos = tables;
+    for (unsigned i = 0; i < XG_SEC_COUNT; ++i) {
+        if ((rc = write_all(fd, zeros, sec[i].offset - pos, out_path)))
+            goto done;
+        if ((rc = write_all(fd, x->sec[i].data, x->sec[i].len, out_path)))
+            goto done;
+        pos = sec[i].offset + sec[i].length;
+    }
+    if (fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
+        rc = xg_set_error(XG_ERR_IO, "%s: fsync failed: %s", out_path,
+                          strerror(errno));
+        goto done;
+    }
+    if (close(fd) < 0) {
+        fd = -1;
+        rc = xg_set_error(XG_ERR_IO, "%s: close failed: %s", out_path,
+                          strerror(errno));
+        goto done;
+    }
+    fd = -1;
+    if (rename(tmp, out_path) < 0) {
+        rc = xg_set_error(XG_ERR_IO, "%s: rename failed: %s", out_path,
+                          strerror(errno));
+        goto done;
+    }
+    tmp[0] = '\0'; /* renamed: nothing to clean up */
+    {   /* Make the rename durable. */
+        char *dcopy = strdup(out_path);
+        if (dcopy) {
+            int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY);
+            if (dfd >= 0) {
+                fsync(dfd);
+                close(dfd);
+            }
+            free(dcopy);
+        }
+    }
+    rep->file_bytes = h->file_size;
+    rc = XG_OK;
+done:
+    if (fd >= 0) close(fd);
+    if (tmp && tmp[0] && rc) unlink(tmp);
+    free(tmp);
+    free(head);
+    return rc;
+}
+
+int xg_export(xg_db *db, const char *out_path,
+              const struct xg_export_opts *o, struct xg_export_report *rep)
+{
+    struct exporter x;
+    struct xg_db_stats st;
+    int rc;
+    memset(&x, 0, sizeof x);
+    memset(rep, 0, sizeof *rep);
+    x.o = o;
+    x.t0 = x.last_draw = now();
+    if (o->bloom_hashes == 0 || o->bloom_hashes > 16)
+        return xg_set_error(XG_ERR_ARG, "--bloom-hashes must be 1..16");
+    if (o->hashseg_target == 0)
+        return xg_set_error(XG_ERR_ARG, "hash-segment target must be >= 1");
+    if ((rc = xg_shim_db_stats(db, &st))) return rc;
+    if (st.n_docs > UINT32_MAX - 1)
+        return xg_set_error(XG_ERR_ARG, "database has too many documents");
+    x.n_shards = st.n_shards;
+    x.n_docs = st.n_docs;
+    x.n_terms_hint = st.n_terms_hint;
+    xg_bm25_query_init(&o->bm25, st.n_docs, st.total_length, 1, &x.bm25);
+    x.docids = malloc((st.n_docs + 1) * 4);
+    x.doclens = malloc((st.n_docs + 1) * 4);
+    x.dense = malloc((st.n_docs + 1) * 4);
+    if (!x.docids || !x.doclens || !x.dense) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory for %llu documents",
+                          (unsigned long long)st.n_docs);
+        goto done;
+    }
+    if ((rc = xg_shim_db_doclens(db, x.docids, x.doclens))) goto done;
+    if ((rc = xg_buf_append(&x.sec[XG_SEC_DOCIDS], x.docids, st.n_docs * 4)) ||
+        (rc = xg_buf_append(&x.sec[XG_SEC_DOCLENS], x.doclens, st.n_docs * 4)))
+        goto done;
+    /* A direct docid map when the docid space is not much larger than the
+     * collection; a sparse space (10^4 docs up to docid 2*10^8) gallops. */
+    if ((uint64_t)st.last_docid <= 4 * st.n_docs + 65536) {
+        x.map_size = st.last_docid + 1;
+        x.dense_map = calloc(x.map_size, 4);
+        if (!x.dense_map) {
+            rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (uint64_t i = 0; i < st.n_docs; ++i)
+            if (x.docids[i] < x.map_size) x.dense_map[x.docids[i]] = (uint32_t)i + 1;
+    }
+    x.dict.dict = &x.sec[XG_SEC_DICT];
+    x.dict.index = &x.sec[XG_SEC_DICT_INDEX];
+    double t_terms = now();
+    rc = xg_shim_db_each_term(db, on_term, &x);
+    double t_end = now();
+    if (x.rc) rc = x.rc;
+    if (rc) goto done;
+    if (o->progress) draw_progress(&x, 1);
+    if ((rc = xg_dict_finish(&x.dict))) goto done;
+    if ((rc = xg_buf_append(&x.sec[XG_SEC_TERMS], x.terms_lr.data,
+                            x.terms_lr.len)))
+        goto done;
+    rep->read_seconds = (t_terms - x.t0) + (t_end - t_terms - x.in_callback);
+    if ((rc = write_index(&x, db, out_path, &st, rep))) goto done;
+    rep->n_docs = x.n_docs;
+    rep->n_terms = x.n_terms;
+    rep->n_postings = x.n_postings;
+    rep->n_blocks = x.n_blocks;
+    rep->seconds = now() - x.t0;
+done:
+    if (rc && o->progress) fputc('\n', stderr);
+    for (unsigned i = 0; i < XG_SEC_COUNT; ++i) xg_buf_free(&x.sec[i]);
+    xg_buf_free(&x.terms_lr);
+    free(x.dict.prev);
+    free(x.docids);
+    free(x.doclens);
+    free(x.dense);
+    free(x.dense_map);
+    return rc;
+}

@@ -1,0 +1,166 @@
+/** @file shim_plan.cc
+ *  @brief The summation plan: the postlist tree Xapian 1.4.22 would build.
+ *
+ *  Xapian adds leaf weights in the shape of its postlist tree, and doubles
+ *  do not associate, so an exact matcher must add in that same shape.  The
+ *  tree comes from two places (xapian-core/api/queryinternal.cc and
+ *  matcher/multiandpostlist.h at v1.4.22):
+ *   - OrContext::postlist(): a Huffman-like build over a heap ordered by
+ *     get_termfreq_est() (make_heap/pop_heap/push_heap); each OrPostList's
+ *     estimate is l + r - l*r/dbsize rounded to a doccount.
+ *   - MultiAndPostList: kids ordered by ascending get_termfreq_est() with
+ *     std::partial_sort_copy, weights added as 0 + w0 + w1 + ...
+ *  Ties between equal estimates are broken by the exact sequence of std::
+ *  heap and sort operations, so this file runs the same libstdc++ algorithms
+ *  with the same comparators over stand-in nodes: the permutation they
+ *  produce is the one libxapian's instantiation produced.  This is why the
+ *  plan lives in the C++ shim and not in C.
+ */
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "shim_int.h"
+#include "xg_shim.h"
+
+namespace {
+
+/// A stand-in for a PostList: its estimate, and what it sums.
+struct Node {
+    uint32_t est;       ///< get_termfreq_est() as a Xapian::doccount
+    int leaf;           ///< leaf index, or -1 for an OR node / AND node
+    Node *l = nullptr;  ///< OR: left kid
+    Node *r = nullptr;  ///< OR: right kid
+};
+
+/// queryinternal.cc's ComparePostListTermFreqAscending (heap order).
+struct HeapCmp {
+    bool operator()(const Node *a, const Node *b) const {
+        return a->est > b->est;
+    }
+};
+
+/// multiandpostlist.h's ComparePostListTermFreqAscending.
+struct AndCmp {
+    bool operator()(const Node *a, const Node *b) const {
+        return a->est < b->est;
+    }
+};
+
+/// OrPostList::get_termfreq_est().
+uint32_t or_estimate(uint32_t l, uint32_t r, uint32_t dbsize)
+{
+    if (dbsize == 0) return 0;
+    double lest = static_cast<double>(l);
+    double rest = static_cast<double>(r);
+    double est = lest + rest - (lest * rest / dbsize);
+    return static_cast<uint32_t>(est + 0.5);
+}
+
+class PlanBuilder {
+  public:
+    explicit PlanBuilder(uint32_t dbsize_) : dbsize(dbsize_) {}
+
+    Node *leaf(int index, uint32_t est) {
+        nodes.emplace_back(new Node{est, index});
+        return nodes.back().get();
+    }
+
+    /// OrContext::postlist() over `pls` in the order they were added.
+    Node *or_tree(std::vector<Node *> pls) {
+        if (pls.size() == 1) return pls[0];
+        std::make_heap(pls.begin(), pls.end(), HeapCmp());
+        while (true) {
+            Node *r = pls.front();
+            std::pop_heap(pls.begin(), pls.end(), HeapCmp());
+            pls.pop_back();
+            Node *l = pls.front();
+            nodes.emplace_back(new Node{or_estimate(l->est, r->est, dbsize),
+                                        -1, l, r});
+            Node *pl = nodes.back().get();
+            if (pls.size() == 1) return pl;
+            std::pop_heap(pls.begin(), pls.end(), HeapCmp());
+            pls.back() = pl;
+            std::push_heap(pls.begin(), pls.end(), HeapCmp());
+        }
+    }
+
+    /// MultiAndPostList's kid order.
+    static std::vector<Node *> and_order(const std::vector<Node *> &pls) {
+        std::vector<Node *> plist(pls.size());
+        std::partial_sort_copy(pls.begin(), pls.end(), plist.begin(),
+                               plist.end(), AndCmp());
+        return plist;
+    }
+
+  private:
+    uint32_t dbsize;
+    std::vector<std::unique_ptr<Node>> nodes;
+};
+
+bool emit(struct xg_plan *out, uint16_t kind, uint16_t arg)
+{
+    if (out->n_ops >= XG_PLAN_MAX_OPS) return false;
+    out->ops[out->n_ops].kind = kind;
+    out->ops[out->n_ops].arg = arg;
+    ++out->n_ops;
+    return true;
+}
+
+/// Postfix emission of an OR tree (or a single leaf).
+bool emit_tree(const Node *n, struct xg_plan *out)
+{
+    if (n->leaf >= 0) return emit(out, XG_PLAN_LEAF, (uint16_t)n->leaf);
+    return emit_tree(n->l, out) && emit_tree(n->r, out) &&
+           emit(out, XG_PLAN_OR2, 0);
+}
+
+} // namespace
+
+extern "C" int xg_shim_plan(const struct xg_query *q,
+                            const uint32_t *leaf_shard_df,
+                            uint32_t shard_doccount, struct xg_plan *out)
+{
+    XG_SHIM_TRY {
+        out->n_ops = 0;
+        if (q->n_leaves == 0) return XG_OK;
+        if (q->n_leaves > XG_QUERY_MAX_LEAVES)
+            return xg_set_error(XG_ERR_UNSUPPORTED,
+                                "unsupported: more than %u leaves",
+                                XG_QUERY_MAX_LEAVES);
+        PlanBuilder b(shard_doccount);
+        if (q->op == XG_QOP_OR || q->n_groups <= 1) {
+            std::vector<Node *> pls;
+            for (uint32_t i = 0; i < q->n_leaves; ++i)
+                pls.push_back(b.leaf((int)i, leaf_shard_df[i]));
+            if (!emit_tree(b.or_tree(pls), out))
+                return xg_set_error(XG_ERR_UNSUPPORTED,
+                                    "unsupported: plan too large");
+            return XG_OK;
+        }
+        if (q->op != XG_QOP_AND)
+            return xg_set_error(XG_ERR_ARG, "plan: unknown query operator %d",
+                                q->op);
+        // One postlist per AND operand: the group's own OR tree.
+        std::vector<Node *> kids;
+        for (uint32_t g = 0; g < q->n_groups; ++g) {
+            std::vector<Node *> pls;
+            for (uint32_t i = 0; i < q->n_leaves; ++i)
+                if (q->leaves[i].group == g)
+                    pls.push_back(b.leaf((int)i, leaf_shard_df[i]));
+            if (pls.empty())
+                return xg_set_error(XG_ERR_ARG, "plan: empty AND operand %u",
+                                    g);
+            kids.push_back(b.or_tree(pls));
+        }
+        for (const Node *k : PlanBuilder::and_order(kids))
+            if (!emit_tree(k, out))
+                return xg_set_error(XG_ERR_UNSUPPORTED,
+                                    "unsupported: plan too large");
+        if (!emit(out, XG_PLAN_AND, (uint16_t)kids.size()))
+            return xg_set_error(XG_ERR_UNSUPPORTED,
+                                "unsupported: plan too large");
+        return XG_OK;
+    }
+    XG_SHIM_CATCH("plan");
+}

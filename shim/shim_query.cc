@@ -1,0 +1,422 @@
+/** @file shim_query.cc
+ *  @brief Parse queries with Xapian's QueryParser, convert them to the
+ *         engine's shapes (struct xg_query), and run the stock matcher.
+ *
+ *  Conversion walks the public Query tree (get_type, get_num_subqueries,
+ *  get_subquery).  It accepts what QueryParser builds from plain words: a
+ *  term, OP_OR of terms (nested ORs flattened), OP_AND whose operands are
+ *  terms or ORs of terms (nested ANDs flattened, each operand one group).
+ *  Leaves keep depth-first order; repeated words stay separate leaves.
+ *
+ *  The 1.4 API has no accessor for a leaf's wqf, so each leaf is
+ *  serialised and the term and wqf are decoded from the bytes that
+ *  QueryTerm::serialise writes (xapian-core/api/queryinternal.cc, v1.4.22):
+ *
+ *      01ccLLLL [encode_length(len-16) if LLLL == 0] term-bytes ...
+ *        cc = 0: wqf 0, pos 0          cc = 1: wqf 1, pos 0
+ *        cc = 2: wqf 1, then pos       cc = 3: wqf, then pos
+ *
+ *  with encode_length from xapian-core/net/length.h: a value below 255 is
+ *  one byte; otherwise 0xff then (value-255) in 7-bit groups, least
+ *  significant first, the last group with its top bit set.
+ */
+#include "shim_int.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+/* A parsed query, opaque to C. */
+struct xg_xquery {
+    Xapian::Query q;
+};
+
+namespace {
+
+/* A small English stop-word list (function words that carry no topic).
+ * QueryParser drops these unless the query is only stop words. */
+const char *const english_stop_words[] = {
+    "a", "about", "above", "after", "again", "against", "all", "am", "an",
+    "and", "any", "are", "as", "at", "be", "because", "been", "before",
+    "being", "below", "between", "both", "but", "by", "can", "could", "did",
+    "do", "does", "doing", "down", "during", "each", "few", "for", "from",
+    "further", "had", "has", "have", "having", "he", "her", "here", "hers",
+    "herself", "him", "himself", "his", "how", "i", "if", "in", "into",
+    "is", "it", "its", "itself", "just", "me", "more", "most", "my",
+    "myself", "no", "nor", "not", "of", "off", "on", "once", "only", "or",
+    "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she",
+    "should", "so", "some", "such", "than", "that", "the", "their",
+    "theirs", "them", "themselves", "then", "there", "these", "they",
+    "this", "those", "through", "to", "too", "under", "until", "up", "very",
+    "was", "we", "were", "what", "when", "where", "which", "while", "who",
+    "whom", "why", "will", "with", "would", "you", "your", "yours",
+    "yourself", "yourselves",
+};
+
+const Xapian::Stopper *english_stopper()
+{
+    /* Built once (thread-safe static init); Stopper::operator() is const,
+     * so sharing it between threads is fine. */
+    static const Xapian::SimpleStopper stopper(
+        english_stop_words,
+        english_stop_words +
+            sizeof english_stop_words / sizeof english_stop_words[0]);
+    return &stopper;
+}
+
+/* Names for "unsupported: <what>" messages, by Query::op value. */
+const char *op_name(Xapian::Query::op op)
+{
+    static const char *const ops[] = {
+        "OP_AND", "OP_OR", "OP_AND_NOT", "OP_XOR", "OP_AND_MAYBE",
+        "OP_FILTER", "OP_NEAR", "OP_PHRASE", "OP_VALUE_RANGE",
+        "OP_SCALE_WEIGHT", "OP_ELITE_SET", "OP_VALUE_GE", "OP_VALUE_LE",
+        "OP_SYNONYM", "OP_MAX", "OP_WILDCARD",
+    };
+    unsigned v = (unsigned)op;
+    if (v < sizeof ops / sizeof ops[0])
+        return ops[v];
+    switch (op) {
+    case Xapian::Query::OP_INVALID: return "OP_INVALID";
+    case Xapian::Query::LEAF_TERM: return "term";
+    case Xapian::Query::LEAF_POSTING_SOURCE: return "PostingSource";
+    case Xapian::Query::LEAF_MATCH_ALL: return "MatchAll";
+    case Xapian::Query::LEAF_MATCH_NOTHING: return "MatchNothing";
+    default: return "unknown query operator";
+    }
+}
+
+/* Nesting deeper than this is not something QueryParser builds. */
+const int max_depth = 64;
+
+struct leaf {
+    std::string term;
+    uint32_t wqf;
+    uint32_t group;
+};
+
+/* decode_length() of xapian-core/net/length.cc, without exceptions. */
+bool decode_length(const unsigned char *&p, const unsigned char *end,
+                   uint64_t &out)
+{
+    if (p == end)
+        return false;
+    uint64_t v = *p++;
+    if (v == 0xff) {
+        v = 0;
+        unsigned shift = 0;
+        unsigned char ch;
+        do {
+            if (p == end || shift > 56)
+                return false;
+            ch = *p++;
+            v |= uint64_t(ch & 0x7f) << shift;
+            shift += 7;
+        } while ((ch & 0x80) == 0);
+        v += 255;
+    }
+    out = v;
+    return true;
+}
+
+int bad_leaf(const char *why)
+{
+    return xg_set_error(XG_ERR_XAPIAN,
+                        "query: cannot decode a term leaf's serialisation "
+                        "(%s)", why);
+}
+
+/* Append one LEAF_TERM query to `out`, with its term and wqf. */
+int add_leaf(const Xapian::Query &q, uint32_t group, std::vector<leaf> &out)
+{
+    if (out.size() >= XG_QUERY_MAX_LEAVES)
+        return xg_set_error(XG_ERR_UNSUPPORTED,
+                            "unsupported: more than %u leaves",
+                            XG_QUERY_MAX_LEAVES);
+    const std::string s = q.serialise();
+    const unsigned char *p = (const unsigned char *)s.data();
+    const unsigned char *end = p + s.size();
+    if (p == end)
+        return bad_leaf("empty");
+    unsigned char ch = *p++;
+    if ((ch & 0xc0) != 0x40)
+        return bad_leaf("not a term");
+    uint64_t len = ch & 0x0f;
+    if (len == 0) {
+        if (!decode_length(p, end, len))
+            return bad_leaf("bad length");
+        len += 16;
+    }
+    if (len > uint64_t(end - p))
+        return bad_leaf("term runs past the end");
+    leaf l;
+    l.term.assign((const char *)p, (size_t)len);
+    p += len;
+    unsigned code = (ch >> 4) & 0x03;
+    uint64_t wqf = code > 0, pos = 0;
+    if (code == 3 && !decode_length(p, end, wqf))
+        return bad_leaf("bad wqf");
+    if (code >= 2 && !decode_length(p, end, pos))
+        return bad_leaf("bad position");
+    if (p != end)
+        return bad_leaf("trailing bytes");
+    if (wqf > UINT32_MAX)
+        return bad_leaf("wqf exceeds 32 bits");
+    l.wqf = (uint32_t)wqf;
+    l.group = group;
+    out.push_back(std::move(l));
+    return XG_OK;
+}
+
+int unsupported(Xapian::Query::op op, const char *inside)
+{
+    if (inside)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: %s inside %s",
+                            op_name(op), inside);
+    return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: %s", op_name(op));
+}
+
+/* OP_OR: every leaf below (through nested ORs) goes into `group`. */
+int walk_or(const Xapian::Query &q, uint32_t group, int depth,
+            std::vector<leaf> &out)
+{
+    if (depth > max_depth)
+        return xg_set_error(XG_ERR_UNSUPPORTED,
+                            "unsupported: OP_OR nested deeper than %d",
+                            max_depth);
+    for (size_t i = 0, n = q.get_num_subqueries(); i < n; ++i) {
+        const Xapian::Query sub = q.get_subquery(i);
+        Xapian::Query::op t = sub.get_type();
+        int rc;
+        if (t == Xapian::Query::LEAF_TERM)
+            rc = add_leaf(sub, group, out);
+        else if (t == Xapian::Query::OP_OR)
+            rc = walk_or(sub, group, depth + 1, out);
+        else
+            rc = unsupported(t, "OP_OR");
+        if (rc != XG_OK)
+            return rc;
+    }
+    return XG_OK;
+}
+
+/* OP_AND: each operand is a group (a term, or an OR of terms); nested
+ * ANDs contribute their operands as groups of this AND. */
+int walk_and(const Xapian::Query &q, uint32_t &n_groups, int depth,
+             std::vector<leaf> &out)
+{
+    if (depth > max_depth)
+        return xg_set_error(XG_ERR_UNSUPPORTED,
+                            "unsupported: OP_AND nested deeper than %d",
+                            max_depth);
+    for (size_t i = 0, n = q.get_num_subqueries(); i < n; ++i) {
+        const Xapian::Query sub = q.get_subquery(i);
+        Xapian::Query::op t = sub.get_type();
+        int rc;
+        if (t == Xapian::Query::LEAF_TERM)
+            rc = add_leaf(sub, n_groups++, out);
+        else if (t == Xapian::Query::OP_OR)
+            rc = walk_or(sub, n_groups++, depth + 1, out);
+        else if (t == Xapian::Query::OP_AND)
+            rc = walk_and(sub, n_groups, depth + 1, out);
+        else
+            rc = unsupported(t, "OP_AND");
+        if (rc != XG_OK)
+            return rc;
+    }
+    return XG_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+/* See xg_shim.h.  db may be NULL (no database for wildcards or spelling);
+ * o NULL means stem_english = 1, OR, no stopper, FLAG_DEFAULT.
+ * A query QueryParser rejects gives XG_ERR_ARG "query: <message>". */
+int xg_shim_parse(xg_db *db, const char *text, const struct xg_parse_opts *o,
+                  xg_xquery **out)
+{
+    if (out)
+        *out = NULL;
+    if (!text || !out)
+        return xg_set_error(XG_ERR_ARG, "xg_shim_parse: NULL argument");
+    static const struct xg_parse_opts defaults = {1, 0, NULL, 0};
+    if (!o)
+        o = &defaults;
+    XG_SHIM_TRY
+        Xapian::QueryParser qp;
+        if (db)
+            qp.set_database(db->combined);
+        if (o->stem_english) {
+            qp.set_stemmer(Xapian::Stem("english"));
+            qp.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
+        } else {
+            qp.set_stemming_strategy(Xapian::QueryParser::STEM_NONE);
+        }
+        qp.set_default_op(o->default_and ? Xapian::Query::OP_AND
+                                         : Xapian::Query::OP_OR);
+        if (o->stopper && *o->stopper) {
+            if (strcmp(o->stopper, "english") != 0)
+                return xg_set_error(XG_ERR_ARG,
+                                    "query: unknown stopper '%s' "
+                                    "(only \"english\")", o->stopper);
+            qp.set_stopper(english_stopper());
+        }
+        unsigned flags = o->flags ? o->flags
+                                  : (unsigned)Xapian::QueryParser::FLAG_DEFAULT;
+        std::unique_ptr<xg_xquery> q(new xg_xquery);
+        try {
+            q->q = qp.parse_query(text, flags);
+        } catch (const Xapian::QueryParserError &e) {
+            return xg_set_error(XG_ERR_ARG, "query: %s", e.get_msg().c_str());
+        }
+        *out = q.release();
+        return XG_OK;
+    XG_SHIM_CATCH("query")
+}
+
+/* Free; NULL is fine. */
+void xg_shim_xquery_free(xg_xquery *q)
+{
+    XG_SHIM_TRY
+        delete q;
+    XG_SHIM_CATCH_VOID("query")
+}
+
+/* See xg_shim.h.  *out is overwritten (its old strbuf is not freed); on
+ * error it is left empty (n_leaves 0, strbuf NULL), so xg_query_free() is
+ * always safe on it. */
+int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
+{
+    if (!out)
+        return xg_set_error(XG_ERR_ARG, "xg_shim_xquery_convert: NULL out");
+    memset(out, 0, sizeof *out);
+    out->op = XG_QOP_OR;
+    if (!q)
+        return xg_set_error(XG_ERR_ARG, "xg_shim_xquery_convert: NULL query");
+    XG_SHIM_TRY
+        std::vector<leaf> leaves;
+        leaves.reserve(XG_QUERY_MAX_LEAVES);
+        uint32_t n_groups = 0;
+        int op = XG_QOP_OR;
+        int rc = XG_OK;
+        Xapian::Query::op t = q->q.get_type();
+        switch (t) {
+        case Xapian::Query::LEAF_MATCH_NOTHING:
+            break;
+        case Xapian::Query::LEAF_TERM:
+            rc = add_leaf(q->q, 0, leaves);
+            n_groups = 1;
+            break;
+        case Xapian::Query::OP_OR:
+            rc = walk_or(q->q, 0, 0, leaves);
+            n_groups = 1;
+            break;
+        case Xapian::Query::OP_AND:
+            op = XG_QOP_AND;
+            rc = walk_and(q->q, n_groups, 0, leaves);
+            break;
+        default:
+            rc = unsupported(t, NULL);
+            break;
+        }
+        if (rc != XG_OK)
+            return rc;
+        if (leaves.empty()) {
+            out->n_groups = 0;
+            return XG_OK;
+        }
+        size_t bytes = 0;
+        for (const leaf &l : leaves)
+            bytes += l.term.size() + 1;
+        /* One NUL after each term: term_len is authoritative, but a
+         * terminated string is handy in messages and debuggers. */
+        char *buf = (char *)malloc(bytes);
+        if (!buf)
+            return xg_set_error(XG_ERR_NOMEM, "query: out of memory");
+        char *p = buf;
+        uint32_t length = 0;
+        for (size_t i = 0; i < leaves.size(); ++i) {
+            memcpy(p, leaves[i].term.data(), leaves[i].term.size());
+            p[leaves[i].term.size()] = '\0';
+            out->leaves[i].term = p;
+            out->leaves[i].term_len = (uint32_t)leaves[i].term.size();
+            out->leaves[i].wqf = leaves[i].wqf;
+            out->leaves[i].group = leaves[i].group;
+            length += leaves[i].wqf;
+            p += leaves[i].term.size() + 1;
+        }
+        out->op = op;
+        out->n_leaves = (uint32_t)leaves.size();
+        out->n_groups = n_groups;
+        out->query_length = length;
+        out->strbuf = buf;
+        return XG_OK;
+    XG_SHIM_CATCH("query")
+}
+
+/* See xg_shim.h.  NULL on error (message set). */
+char *xg_shim_xquery_describe(const xg_xquery *q)
+{
+    if (!q) {
+        xg_set_error(XG_ERR_ARG, "xg_shim_xquery_describe: NULL query");
+        return NULL;
+    }
+    XG_SHIM_TRY
+        const std::string d = q->q.get_description();
+        char *s = strdup(d.c_str());
+        if (!s)
+            xg_set_error(XG_ERR_NOMEM, "query: out of memory");
+        return s;
+    XG_SHIM_CATCH_NULL("query")
+}
+
+/* See xg_shim.h.  p NULL means XG_BM25_DEFAULTS.  out->hits is malloc'd
+ * (NULL when there are no hits); on error *out is left empty. */
+int xg_shim_search(xg_db *db, const xg_xquery *q,
+                   const struct xg_bm25_params *p, uint32_t k,
+                   struct xg_result *out)
+{
+    if (!out)
+        return xg_set_error(XG_ERR_ARG, "xg_shim_search: NULL out");
+    out->matches_estimated = 0;
+    out->n_hits = 0;
+    out->hits = NULL;
+    if (!db || !q)
+        return xg_set_error(XG_ERR_ARG, "xg_shim_search: NULL argument");
+    static const struct xg_bm25_params defaults = XG_BM25_DEFAULTS;
+    if (!p)
+        p = &defaults;
+    const char *where = db->name.c_str();
+    XG_SHIM_TRY
+        Xapian::Enquire enquire(db->combined);
+        enquire.set_query(q->q);
+        enquire.set_weighting_scheme(
+            Xapian::BM25Weight(p->k1, p->k2, p->k3, p->b, p->min_normlen));
+        Xapian::MSet mset = enquire.get_mset(0, k);
+        uint32_t n = (uint32_t)mset.size();
+        /* Owned here until filled, so nothing leaks if iteration throws. */
+        std::unique_ptr<struct xg_hit, void (*)(void *)> owned(NULL, free);
+        struct xg_hit *hits = NULL;
+        if (n) {
+            hits = (struct xg_hit *)malloc(n * sizeof *hits);
+            if (!hits)
+                return xg_set_error(XG_ERR_NOMEM, "%s: out of memory", where);
+            owned.reset(hits);
+            uint32_t i = 0;
+            for (Xapian::MSetIterator it = mset.begin();
+                 it != mset.end() && i < n; ++it, ++i) {
+                hits[i].docid = *it;
+                hits[i].reserved = 0;
+                hits[i].weight = it.get_weight();
+            }
+        }
+        out->hits = owned.release();
+        out->n_hits = n;
+        out->matches_estimated = mset.get_matches_estimated();
+        return XG_OK;
+    XG_SHIM_CATCH(where)
+}
+
+} // extern "C"

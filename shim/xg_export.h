@@ -1,0 +1,44 @@
+/** @file xg_export.h
+ *  @brief Write the GPU index of an open database (docs/format.md).
+ */
+#ifndef XG_EXPORT_H
+#define XG_EXPORT_H
+
+#include <stdint.h>
+
+#include "xg_shim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct xg_export_opts {
+    uint32_t bloom_bits_per_posting;   /* 0 disables the Bloom filters */
+    uint32_t bloom_hashes;             /* k, 1..16 */
+    uint32_t hashseg_target;           /* mean postings per hash segment */
+    struct xg_bm25_params bm25;        /* for the block upper bounds */
+    int progress;                      /* draw a progress bar on stderr */
+};
+
+#define XG_EXPORT_DEFAULT_BLOOM_BITS 8u
+#define XG_EXPORT_DEFAULT_BLOOM_HASHES 3u
+#define XG_EXPORT_DEFAULT_HASHSEG_TARGET 32u
+
+struct xg_export_report {
+    uint64_t n_docs, n_terms, n_postings, n_blocks;
+    uint64_t section_bytes[16];        /* per enum xg_fmt_section_id */
+    uint64_t file_bytes;
+    double seconds;                    /* wall time of the whole export */
+    double read_seconds;               /* of which inside Xapian's API */
+};
+
+/* Export `db` to `out_path` atomically: written to a temporary file beside
+ * it, fsync'd, then renamed; on any error the temporary file is removed and
+ * out_path is untouched.  Errors name the path and the fault. */
+int xg_export(xg_db *db, const char *out_path,
+              const struct xg_export_opts *o, struct xg_export_report *rep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

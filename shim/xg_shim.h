@@ -1,0 +1,132 @@
+/** @file xg_shim.h
+ *  @brief C API over Xapian 1.4.22: the only place that talks to Xapian.
+ *
+ *  One C++ file per Xapian contact: shim_db.cc (open, stats, doc lengths,
+ *  postings), shim_query.cc (QueryParser, stock matcher), shim_plan.cc (the
+ *  summation plan that mirrors Xapian's postlist tree), shim_index.cc (a
+ *  TermGenerator indexer for samples and tests).  Every function returns an
+ *  enum xg_status and never lets a C++ exception escape; on error the
+ *  message (naming the path and the fault) is in xg_last_error().
+ */
+#ifndef XG_SHIM_H
+#define XG_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../gpu/query.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct xg_db xg_db;          /* an open (possibly sharded) database */
+typedef struct xg_xquery xg_xquery;  /* a parsed Xapian::Query */
+
+/* ---- shim_db.cc ------------------------------------------------------ */
+
+/* Open a database from one or more paths.  Each path is a glass database
+ * directory, a stub database file (or a directory holding a XAPIANDB stub),
+ * which is expanded into its shards (recursively).  Several paths combine
+ * in the order given, as Xapian::Database::add_database() does.  Shards are
+ * also opened one by one, so each has its uuid and revision.
+ * Errors: XG_ERR_IO / XG_ERR_XAPIAN with "PATH: reason". */
+int xg_shim_db_open(const char *const *paths, size_t n_paths, xg_db **out);
+void xg_shim_db_close(xg_db *db);
+
+struct xg_db_stats {
+    uint64_t n_docs;        /* live documents over all shards */
+    uint64_t total_length;  /* sum of their lengths */
+    uint32_t last_docid;    /* combined get_lastdocid() */
+    uint32_t n_shards;
+    uint32_t doclen_min;    /* get_doclength_lower_bound() */
+    uint32_t doclen_max;    /* get_doclength_upper_bound() */
+    uint64_t n_terms_hint;  /* upper bound on distinct terms (sum over shards) */
+};
+int xg_shim_db_stats(xg_db *db, struct xg_db_stats *out);
+
+struct xg_shard_info {
+    char uuid[40];          /* NUL terminated */
+    uint64_t revision;
+    uint32_t doccount;
+    uint32_t last_docid;    /* shard-local */
+    const char *path;       /* the shard's directory */
+};
+int xg_shim_db_shard(xg_db *db, uint32_t shard, struct xg_shard_info *out);
+
+/* Every live document: combined docids ascending, with lengths.  `docids`
+ * and `lens` have room for stats.n_docs entries.  Reads each shard's
+ * all-documents list once (never a per-posting doc length lookup). */
+int xg_shim_db_doclens(xg_db *db, uint32_t *docids, uint32_t *lens);
+
+/* Called once per term, terms in byte order.  `docids` are combined docids,
+ * strictly ascending, `wdfs` their wdf, n = df over all shards;
+ * `shard_df[s]` the term's frequency in shard s.  Return 0 to go on,
+ * nonzero to stop (that value is returned by xg_shim_db_each_term). */
+typedef int (*xg_term_fn)(void *ctx, const char *term, size_t term_len,
+                          const uint32_t *docids, const uint32_t *wdfs,
+                          uint32_t n, const uint32_t *shard_df);
+int xg_shim_db_each_term(xg_db *db, xg_term_fn fn, void *ctx);
+
+/* A bare pass over every posting (docid and wdf only), for the export speed
+ * benchmark: returns the number of postings seen and a checksum of them. */
+int xg_shim_db_scan_postings(xg_db *db, uint64_t *n_postings, uint64_t *sum);
+
+/* Bytes of the postlist tables (postlist.glass) over all shards. */
+int xg_shim_db_postlist_bytes(xg_db *db, uint64_t *bytes);
+
+/* ---- shim_query.cc --------------------------------------------------- */
+
+struct xg_parse_opts {
+    int stem_english;       /* 1: Stem("english") with STEM_SOME; 0: none */
+    int default_and;        /* 1: OP_AND between words; 0: OP_OR */
+    const char *stopper;    /* NULL or "english" */
+    unsigned flags;         /* QueryParser flags; 0 means FLAG_DEFAULT */
+};
+
+/* Parse `text` with Xapian's QueryParser. */
+int xg_shim_parse(xg_db *db, const char *text, const struct xg_parse_opts *o,
+                  xg_xquery **out);
+void xg_shim_xquery_free(xg_xquery *q);
+
+/* Convert to the engine shapes (query.h).  XG_ERR_UNSUPPORTED with the
+ * message "unsupported: <what>" (e.g. "unsupported: OP_PHRASE") for
+ * anything else. */
+int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out);
+
+/* Query::get_description(), malloc'd. */
+char *xg_shim_xquery_describe(const xg_xquery *q);
+
+/* Run the stock matcher: Enquire with BM25Weight(p), get_mset(0, k). */
+int xg_shim_search(xg_db *db, const xg_xquery *q,
+                   const struct xg_bm25_params *p, uint32_t k,
+                   struct xg_result *out);
+
+/* ---- shim_plan.cc ---------------------------------------------------- */
+
+/* Build the summation plan Xapian builds for `q` on one shard, from each
+ * leaf's termfreq in that shard and the shard's document count. */
+int xg_shim_plan(const struct xg_query *q, const uint32_t *leaf_shard_df,
+                 uint32_t shard_doccount, struct xg_plan *out);
+
+/* ---- shim_index.cc --------------------------------------------------- */
+
+struct xg_index_opts {
+    uint32_t n_shards;      /* 1: a plain glass database; N: N shards + stub */
+    uint32_t delete_every;  /* 0: none; M: delete every M-th document */
+    uint32_t docid_scale;   /* docid written = tsv docid * scale (>= 1) */
+    int quiet;
+};
+
+/* Index `tsv` (docid<TAB>text lines) into a new database at `db_path` with
+ * TermGenerator and Stem("english") (STEM_SOME), as omindex does for body
+ * text.  With n_shards > 1, db_path becomes a directory holding shard
+ * directories and a XAPIANDB stub; document d goes to shard (d-1) % n as
+ * local docid (d-1)/n+1 so the combined docid is d. */
+int xg_shim_index_tsv(const char *tsv, const char *db_path,
+                      const struct xg_index_opts *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

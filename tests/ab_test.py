@@ -1,0 +1,170 @@
+#!/usr/bin/env python3
+"""Golden A/B test: the CPU matcher's MSets equal stock Xapian's.
+
+Proves DESIGN.md's exactness contract ("For every query the plugin serves,
+the MSet equals the stock matcher's: same docids, same order, same weights
+(bit-equal doubles), same tie order") for the CPU engine, on every
+collection of ../shared/ir-data, for OR and AND at k = 10 and k = 1000,
+plus a two-shard variant, a deleted-documents variant and a sparse-docid
+variant (10^4 documents, last docid near 2*10^8).  Weights are compared as
+the %.17g text the CLI prints, which round-trips doubles exactly.
+
+Skips (exit 77) when ../shared/ir-data is absent.
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import time
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if p.returncode != 0:
+        sys.exit("FAIL: %s exited %d: %s" % (" ".join(cmd), p.returncode,
+                                             p.stderr.strip()))
+    return p.stdout
+
+
+def search(binary, db, queries, engine, op, k):
+    out = run([binary, "search", "--db", db, "--engine", engine, "--op", op,
+               "-k", str(k), "--json", "--queries", queries])
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def compare(name, binary, db, queries, ops=("or", "and"), ks=(10, 1000)):
+    """Returns (compared, unsupported); exits on the first difference."""
+    compared = unsupported = 0
+    for op in ops:
+        for k in ks:
+            ref = search(binary, db, queries, "xapian", op, k)
+            got = search(binary, db, queries, "cpu", op, k)
+            if len(ref) != len(got):
+                sys.exit("FAIL %s op=%s k=%d: %d vs %d answers" %
+                         (name, op, k, len(ref), len(got)))
+            for r, g in zip(ref, got):
+                if r["qid"] != g["qid"]:
+                    sys.exit("FAIL %s: qid order differs" % name)
+                if "error" in r:
+                    # QueryParser rejected it: both engines must agree.
+                    if "error" not in g:
+                        sys.exit("FAIL %s qid %s: xapian error %r, cpu answered"
+                                 % (name, r["qid"], r["error"]))
+                    continue
+                if "error" in g:
+                    if not g["error"].startswith("unsupported: "):
+                        sys.exit("FAIL %s qid %s: cpu error %r" %
+                                 (name, r["qid"], g["error"]))
+                    unsupported += 1
+                    continue
+                if r["results"] != g["results"]:
+                    for i, (a, b) in enumerate(zip(r["results"], g["results"])):
+                        if a != b:
+                            break
+                    sys.exit("FAIL %s op=%s k=%d qid %s: MSets differ at rank "
+                             "%d: xapian %s cpu %s (lengths %d/%d)" %
+                             (name, op, k, r["qid"], i + 1,
+                              r["results"][i:i + 1], g["results"][i:i + 1],
+                              len(r["results"]), len(g["results"])))
+                # Xapian's estimate is exact when it returned fewer than k.
+                if len(r["results"]) < k and \
+                        r["matches_estimated"] != g["matches_estimated"]:
+                    sys.exit("FAIL %s op=%s k=%d qid %s: match count %d vs %d"
+                             % (name, op, k, r["qid"], r["matches_estimated"],
+                                g["matches_estimated"]))
+                compared += 1
+    return compared, unsupported
+
+
+def build(binary, tsv, db, *opts):
+    shutil.rmtree(db, ignore_errors=True)
+    run([binary, "index", "--quiet", *opts, tsv, db])
+    run([binary, "export", "--quiet", db])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--ir-data", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--only", help="comma-separated collections")
+    a = ap.parse_args()
+    if not os.path.isdir(a.ir_data):
+        print("SKIP: %s not found" % a.ir_data)
+        return 77
+    os.makedirs(a.work, exist_ok=True)
+    colls = sorted(d for d in os.listdir(a.ir_data)
+                   if os.path.isfile(os.path.join(a.ir_data, d, "docs.tsv")))
+    if a.only:
+        colls = [c for c in colls if c in a.only.split(",")]
+    passed = 0
+    total_cmp = 0
+    for c in colls:
+        docs = os.path.join(a.ir_data, c, "docs.tsv")
+        queries = os.path.join(a.ir_data, c, "queries.tsv")
+        variants = [("", [])]
+        if c in ("cacm", "cranfield"):
+            variants += [("-2shards", ["--shards", "2"]),
+                         ("-deleted", ["--delete-every", "7"]),
+                         ("-3shards-deleted", ["--shards", "3",
+                                               "--delete-every", "5"])]
+        for suffix, opts in variants:
+            name = c + suffix
+            db = os.path.join(a.work, name)
+            t = time.time()
+            build(a.bin, docs, db, *opts)
+            n, u = compare(name, a.bin, db, queries)
+            if n == 0:
+                sys.exit("FAIL %s: no query was compared" % name)
+            print("ok %-24s %5d MSets identical, %4d unsupported (%.1fs)" %
+                  (name, n, u, time.time() - t))
+            passed += 1
+            total_cmp += n
+
+    # Sparse docids: 10^4 documents, docids 20000 apart (last ~2*10^8).
+    lines = []
+    for c in colls:
+        with open(os.path.join(a.ir_data, c, "docs.tsv"), encoding="utf-8") as f:
+            for line in f:
+                if "\t" in line:
+                    lines.append(line.split("\t", 1)[1])
+                if len(lines) == 10000:
+                    break
+        if len(lines) == 10000:
+            break
+    if len(lines) == 10000:
+        tsv = os.path.join(a.work, "sparse.tsv")
+        with open(tsv, "w", encoding="utf-8") as f:
+            for i, text in enumerate(lines):
+                f.write("%d\t%s" % (i + 1, text if text.endswith("\n")
+                                    else text + "\n"))
+        db = os.path.join(a.work, "sparse")
+        shutil.rmtree(db, ignore_errors=True)
+        run([a.bin, "index", "--quiet", "--docid-scale", "20000", tsv, db])
+        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        run([a.bin, "export", "--quiet", db])
+        rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        size = os.path.getsize(os.path.join(db, "xapian-gpu.idx"))
+        # A dense array over 2*10^8 docids would be 800 MB of uint32.
+        if size > 16 << 20:
+            sys.exit("FAIL sparse: index is %d bytes" % size)
+        if max(rss_kb, before) > 400 * 1024:
+            sys.exit("FAIL sparse: export peak RSS %d KiB" % rss_kb)
+        qfile = os.path.join(a.ir_data, "cacm", "queries.tsv")
+        n, u = compare("sparse", a.bin, db, qfile)
+        if n == 0:
+            sys.exit("FAIL sparse: no query was compared")
+        print("ok %-24s %5d MSets identical, %4d unsupported; index %d bytes,"
+              " peak RSS %d KiB" % ("sparse-docids", n, u, size, rss_kb))
+        passed += 1
+        total_cmp += n
+    print("%d MSets compared in all" % total_cmp)
+    print("%d passed, 0 failed" % passed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
