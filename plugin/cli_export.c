@@ -49,6 +49,7 @@ int xg_cli_export(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
@@ -70,7 +71,7 @@ int xg_cli_export(int argc, char **argv)
         case 's': scan = 1; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(help, stdout); return 0;
-        default: return xg_cli_usage("export", "bad option");
+        default: return xg_cli_usage("export", "unknown option or missing value: %s", argv[optind - 1]);
         }
     }
     if (optind >= argc) return xg_cli_usage("export", "no database given");

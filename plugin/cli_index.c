@@ -31,6 +31,7 @@ int xg_cli_index(int argc, char **argv)
         {0, 0, 0, 0}};
     int c;
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
         switch (c) {
         case 's':
@@ -44,7 +45,7 @@ int xg_cli_index(int argc, char **argv)
             break;
         case 'q': o.quiet = 1; break;
         case 'h': fputs(help, stdout); return 0;
-        default: return xg_cli_usage("index", "bad option");
+        default: return xg_cli_usage("index", "unknown option or missing value: %s", argv[optind - 1]);
         }
     }
     if (argc - optind != 2)

@@ -40,7 +40,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
         if (!strcmp(argv[1], commands[i].name))
             return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "xapian-gpu: unknown command '%s'\n", argv[1]);
-    usage(stderr);
+    fprintf(stderr, "xapian-gpu: unknown command '%s' (see 'xapian-gpu "
+                    "--help')\n", argv[1]);
     return 2;
 }

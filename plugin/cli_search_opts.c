@@ -29,6 +29,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
+    opterr = 0;
     while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
         switch (c) {
         case 'd':
@@ -84,7 +85,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             }
             break;
         case 'h': fputs(help, stdout); return 0;
-        default: return xg_cli_usage(cmd, "bad option");
+        default: return xg_cli_usage(cmd, "unknown option or missing value: %s", argv[optind - 1]);
         }
     }
     if (!a->n_dbs) return xg_cli_usage(cmd, "--db DB is required");

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Bad input: each gives one line on stderr naming the file and the fault,
+a nonzero exit, never a crash, a hang, or results from a stale index.
+
+DESIGN.md, reliability rules: "Bad input gets a clear one-line error naming
+the file and what is wrong, a nonzero exit, and nothing half-written", and
+"stale or corrupt index ... means the stock matcher answers".
+"""
+import argparse
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+CHECKS = 0
+
+
+def run(cmd, timeout=60):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def expect_fault(what, cmd, needles, code=1):
+    """The command fails with exit `code` and one stderr line holding every
+    needle."""
+    global CHECKS
+    p = run(cmd)
+    err = p.stderr.strip()
+    if p.returncode != code:
+        sys.exit("FAIL %s: exit %d (want %d), stderr %r" %
+                 (what, p.returncode, code, err))
+    if len(err.splitlines()) != 1:
+        sys.exit("FAIL %s: want one stderr line, got %r" % (what, err))
+    for n in needles:
+        if n not in err:
+            sys.exit("FAIL %s: %r not in %r" % (what, n, err))
+    if p.stdout.strip() and code == 1 and "results" in p.stdout:
+        sys.exit("FAIL %s: printed results: %r" % (what, p.stdout[:200]))
+    CHECKS += 1
+    print("ok %-36s %s" % (what, err))
+
+
+def section_table(data):
+    n_shards = struct.unpack_from("<I", data, 32)[0]
+    base = 512 + 64 * n_shards
+    secs = []
+    for i in range(10):
+        off, length, crc, sid = struct.unpack_from("<QQII", data, base + 32 * i)
+        secs.append((off, length))
+    return secs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--sample", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    b = a.bin
+    w = a.work
+    shutil.rmtree(w, ignore_errors=True)
+    os.makedirs(w)
+    db = os.path.join(w, "db")
+    docs = os.path.join(a.sample, "docs.tsv")
+    queries = os.path.join(a.sample, "queries.tsv")
+    assert run([b, "index", "--quiet", docs, db]).returncode == 0
+    assert run([b, "export", "--quiet", db]).returncode == 0
+    idx = os.path.join(db, "xapian-gpu.idx")
+    good = open(idx, "rb").read()
+    q = "boundary layer"
+
+    # Databases that are not there or not Xapian.
+    missing = os.path.join(w, "no-such-db")
+    expect_fault("missing database", [b, "search", "--db", missing, q],
+                 [missing])
+    expect_fault("export of missing database", [b, "export", missing],
+                 [missing])
+    notdb = os.path.join(w, "not-a-db")
+    os.makedirs(notdb)
+    open(os.path.join(notdb, "junk"), "w").write("hello\n")
+    expect_fault("directory that is not Xapian", [b, "search", "--db", notdb, q],
+                 [notdb])
+    junkfile = os.path.join(w, "junk.db")
+    open(junkfile, "wb").write(b"\x00\x01 not a stub \xff\n")
+    expect_fault("file that is not Xapian", [b, "export", junkfile], [junkfile])
+
+    # Indexes that cannot be trusted.
+    def bad_index(name, data, needles):
+        path = os.path.join(w, name + ".idx")
+        open(path, "wb").write(data)
+        expect_fault(name, [b, "search", "--db", db, "--index", path,
+                            "--engine", "cpu", q], [path] + needles)
+
+    bad_index("missing index", b"", ["truncated"])
+    os.remove(os.path.join(w, "missing index.idx"))
+    expect_fault("index file absent", [b, "search", "--db", db, "--index",
+                 os.path.join(w, "absent.idx"), q],
+                 [os.path.join(w, "absent.idx"), "cannot open"])
+    bad_index("truncated-header", good[:300], ["truncated"])
+    bad_index("truncated-half", good[:len(good) // 2], ["truncated"])
+    bad_index("truncated-last-byte", good[:-1], ["truncated"])
+    bad_index("bad-magic", b"XXXXXXXX" + good[8:], ["magic"])
+    v = bytearray(good)
+    struct.pack_into("<I", v, 8, 99)
+    bad_index("wrong-version", bytes(v), ["version 99"])
+    e = bytearray(good)
+    struct.pack_into("<I", e, 12, 0x04030201)
+    bad_index("wrong-endianness", bytes(e), ["byte order"])
+    h = bytearray(good)
+    h[44] ^= 0x10  # n_docs
+    bad_index("flipped-header-byte", bytes(h), ["header checksum"])
+    names = ["DICT", "DICT_INDEX", "TERMS", "SHARD_DF", "SKIP", "POSTINGS",
+             "BLOOM", "HASHSEG", "DOCIDS", "DOCLENS"]
+    for i, (off, length) in enumerate(section_table(good)):
+        if length == 0:
+            continue
+        f = bytearray(good)
+        f[off + length // 2] ^= 0x01
+        bad_index("flipped-byte-" + names[i], bytes(f),
+                  ["checksum mismatch in section " + names[i]])
+
+    # Stale: the database changed after the export.
+    assert run(["xapian-metadata", "set", db, "touched", "1"]).returncode == 0
+    expect_fault("stale index (revision)", [b, "search", "--db", db,
+                 "--engine", "cpu", q], [idx, "stale", "revision"])
+    # The stock matcher still answers.
+    p = run([b, "search", "--db", db, "--engine", "xapian", q])
+    if p.returncode != 0 or "matches" not in p.stdout:
+        sys.exit("FAIL stock matcher on stale index: %r" % p.stderr)
+    # A rebuilt database has another uuid.
+    db2 = os.path.join(w, "db2")
+    assert run([b, "index", "--quiet", docs, db2]).returncode == 0
+    expect_fault("stale index (uuid)", [b, "search", "--db", db2, "--index",
+                 idx, "--engine", "cpu", q], [idx, "stale", "uuid"])
+    p = run([b, "ab", "--db", db, "--queries", queries])
+    if p.returncode != 1 or "stale" not in p.stderr:
+        sys.exit("FAIL ab on stale index: %d %r" % (p.returncode, p.stderr))
+
+    # Export is atomic: a failing export leaves nothing behind.
+    outdir = os.path.join(w, "ro")
+    os.makedirs(outdir)
+    target = os.path.join(outdir, "sub", "x.idx")
+    expect_fault("export to a missing directory", [b, "export", "--quiet",
+                 db2, "-o", target], [target])
+    if os.listdir(outdir):
+        sys.exit("FAIL export left files: %r" % os.listdir(outdir))
+
+    # Bad options and query files.
+    expect_fault("unknown option", [b, "search", "--db", db, "--frobnicate",
+                 q], ["search"], code=2)
+    expect_fault("unknown command", [b, "frobnicate"], ["frobnicate"], code=2)
+    expect_fault("bad engine", [b, "search", "--db", db, "--engine", "quantum",
+                 q], ["quantum"], code=2)
+    expect_fault("bad -k", [b, "search", "--db", db, "-k", "ten", q], ["ten"],
+                 code=2)
+    expect_fault("bad --bloom-hashes", [b, "export", "--bloom-hashes", "99",
+                 db2], ["99"], code=2)
+    badq = os.path.join(w, "bad-queries.tsv")
+    open(badq, "w").write("1\tfine query\nno tab here\n")
+    expect_fault("query file without tab", [b, "search", "--db", db2,
+                 "--engine", "xapian", "--queries", badq], [badq + ":2"])
+    badtsv = os.path.join(w, "bad-docs.tsv")
+    open(badtsv, "w").write("1\tgood doc\nx\tbad docid\n")
+    expect_fault("index of a malformed TSV", [b, "index", "--quiet", badtsv,
+                 os.path.join(w, "never")], [badtsv + ":2"])
+    if os.path.exists(os.path.join(w, "never")):
+        sys.exit("FAIL: failed index left a database behind")
+    print("%d passed, 0 failed" % CHECKS)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
