@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+/* ceil(n_keys * bits_per_key / 64) in 1..XG_BLOOM_MAX_WORDS; 0 if no bits. */
 uint32_t xg_bloom_words(uint32_t n_keys, uint32_t bits_per_key)
 {
     if (bits_per_key == 0)
@@ -23,6 +24,7 @@ uint32_t xg_bloom_words(uint32_t n_keys, uint32_t bits_per_key)
     return (uint32_t)w;
 }
 
+/* Zero the filter and set every key's k bits; never fails. */
 void xg_bloom_build(const uint32_t *keys, uint32_t n, uint32_t k,
                     uint64_t *words, uint32_t n_words)
 {
@@ -40,6 +42,7 @@ void xg_bloom_build(const uint32_t *keys, uint32_t n, uint32_t k,
         }
 }
 
+/* (1 - e^(-k/bits))^k, or 1.0 when bits or k is 0. */
 double xg_bloom_fpr_theory(uint32_t bits_per_key, uint32_t k)
 {
     if (bits_per_key == 0 || k == 0)

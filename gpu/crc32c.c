@@ -63,6 +63,7 @@ static void ensure_tables(void)
     }
 }
 
+/* Table-driven CRC32C of buf[0..len) continued from crc; never fails. */
 uint32_t xg_crc32c_sw(uint32_t crc, const void *buf, size_t len)
 {
     const unsigned char *p = (const unsigned char *)buf;
@@ -111,6 +112,7 @@ static uint32_t crc32c_sse42(uint32_t crc, const void *buf, size_t len)
 }
 #endif
 
+/* 1 if the SSE4.2 path is used on this CPU, else 0. */
 int xg_crc32c_hw_available(void)
 {
 #if HAVE_SSE42_PATH
@@ -120,6 +122,7 @@ int xg_crc32c_hw_available(void)
 #endif
 }
 
+/* CRC32C continued from crc, hardware path if available; never fails. */
 uint32_t xg_crc32c(uint32_t crc, const void *buf, size_t len)
 {
     if (len == 0)

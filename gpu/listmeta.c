@@ -22,6 +22,8 @@ static void lr_whole_list(uint32_t n, float *slope, float *intercept,
     *max_right = n ? n - 1 : 0;
 }
 
+/* Fit and measure the search distances; never fails (falls back to the
+ * whole-list model). */
 void xg_lr_fit(const uint32_t *d, uint32_t n, float *slope, float *intercept,
                uint32_t *max_left, uint32_t *max_right)
 {
@@ -66,6 +68,7 @@ void xg_lr_fit(const uint32_t *d, uint32_t n, float *slope, float *intercept,
     *max_right = (uint32_t)mr;
 }
 
+/* ((n_docs - 1) >> shift) + 1, or 1 when n_docs is 0. */
 uint32_t xg_hashseg_count(uint32_t n_docs, uint32_t shift)
 {
     if (n_docs == 0)
@@ -75,6 +78,7 @@ uint32_t xg_hashseg_count(uint32_t n_docs, uint32_t shift)
     return ((n_docs - 1) >> shift) + 1;
 }
 
+/* Smallest shift giving at most max(1, df / target) segments (31 if none). */
 uint32_t xg_hashseg_shift(uint32_t n_docs, uint32_t df, uint32_t target)
 {
     if (target == 0)
@@ -88,6 +92,7 @@ uint32_t xg_hashseg_shift(uint32_t n_docs, uint32_t df, uint32_t target)
     return 31;
 }
 
+/* Fill the n_segs + 1 segment starts; never fails. */
 void xg_hashseg_build(const uint32_t *d, uint32_t n, uint32_t shift,
                       uint32_t n_segs, uint32_t *starts)
 {

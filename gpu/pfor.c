@@ -36,6 +36,7 @@ static uint32_t block_words(uint32_t n, uint32_t b, uint32_t e)
     return 1u + (n * b + 31u) / 32u + (e + 3u) / 4u + e;
 }
 
+/* Smallest-encoding b (ties: largest b); 0 for n == 0. */
 uint32_t xg_pfor_choose_b(const uint32_t *in, uint32_t n)
 {
     uint32_t count[33] = {0};  /* count[w]: values of bit width w */
@@ -58,6 +59,7 @@ uint32_t xg_pfor_choose_b(const uint32_t *in, uint32_t n)
     return best_b;
 }
 
+/* Words written, or 0 (nothing written) for n outside 1..128 or b > 32. */
 uint32_t xg_pfor_encode(const uint32_t *in, uint32_t n, uint32_t b,
                         uint32_t *out)
 {
@@ -97,6 +99,7 @@ uint32_t xg_pfor_encode(const uint32_t *in, uint32_t n, uint32_t b,
     return block_words(n, b, e);
 }
 
+/* Words written with the chosen b, or 0 for n outside 1..128. */
 uint32_t xg_pfor_encode_auto(const uint32_t *in, uint32_t n, uint32_t *out)
 {
     if (n == 0 || n > XG_PFOR_BLOCK)
@@ -104,6 +107,8 @@ uint32_t xg_pfor_encode_auto(const uint32_t *in, uint32_t n, uint32_t *out)
     return xg_pfor_encode(in, n, xg_pfor_choose_b(in, n), out);
 }
 
+/* XG_OK, XG_ERR_FORMAT on any invalid or truncated block, XG_ERR_ARG on
+ * NULL arguments; never reads past in[avail_words - 1]. */
 int xg_pfor_decode_ref(const uint32_t *in, size_t avail_words, uint32_t *out,
                        uint32_t *n_out, uint32_t *words_used)
 {
@@ -167,6 +172,7 @@ int xg_pfor_decode_ref(const uint32_t *in, size_t avail_words, uint32_t *out,
     return XG_OK;
 }
 
+/* In-place inclusive prefix sum from base, mod 2^32; never fails. */
 void xg_pfor_prefix_sum(uint32_t *v, uint32_t n, uint32_t base)
 {
     uint32_t acc = base;

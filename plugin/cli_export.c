@@ -71,7 +71,9 @@ int xg_cli_export(int argc, char **argv)
         case 's': scan = 1; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(help, stdout); return 0;
-        default: return xg_cli_usage("export", "unknown option or missing value: %s", argv[optind - 1]);
+        default:
+            return xg_cli_usage("export", "unknown option or missing value: %s",
+                                argv[optind - 1]);
         }
     }
     if (optind >= argc) return xg_cli_usage("export", "no database given");

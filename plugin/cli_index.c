@@ -38,14 +38,20 @@ int xg_cli_index(int argc, char **argv)
             if (xg_cli_uint("index", "--shards", optarg, 1, 256, &o.n_shards)) return 2;
             break;
         case 'd':
-            if (xg_cli_uint("index", "--delete-every", optarg, 0, 1u << 30, &o.delete_every)) return 2;
+            if (xg_cli_uint("index", "--delete-every", optarg, 0, 1u << 30,
+                            &o.delete_every))
+                return 2;
             break;
         case 'x':
-            if (xg_cli_uint("index", "--docid-scale", optarg, 1, 1u << 30, &o.docid_scale)) return 2;
+            if (xg_cli_uint("index", "--docid-scale", optarg, 1, 1u << 30,
+                            &o.docid_scale))
+                return 2;
             break;
         case 'q': o.quiet = 1; break;
         case 'h': fputs(help, stdout); return 0;
-        default: return xg_cli_usage("index", "unknown option or missing value: %s", argv[optind - 1]);
+        default:
+            return xg_cli_usage("index", "unknown option or missing value: %s",
+                                argv[optind - 1]);
         }
     }
     if (argc - optind != 2)

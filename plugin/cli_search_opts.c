@@ -85,7 +85,9 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             }
             break;
         case 'h': fputs(help, stdout); return 0;
-        default: return xg_cli_usage(cmd, "unknown option or missing value: %s", argv[optind - 1]);
+        default:
+            return xg_cli_usage(cmd, "unknown option or missing value: %s",
+                                argv[optind - 1]);
         }
     }
     if (!a->n_dbs) return xg_cli_usage(cmd, "--db DB is required");

@@ -192,14 +192,15 @@ uint32_t merge_shards(size_t n, const std::vector<uint32_t> *const *ids,
         const uint32_t *a = ids[0]->data(), *b = ids[1]->data();
         const uint32_t *av = vals[0]->data(), *bv = vals[1]->data();
         uint32_t na = counts[0], nb = counts[1], i = 0, j = 0;
+        /* Branch-free: shards interleave almost at random, so a branch
+         * here would be mispredicted about half the time. */
         while (i < na && j < nb) {
-            if (a[i] < b[j]) {
-                out_ids[k] = a[i];
-                out_vals[k++] = av[i++];
-            } else {
-                out_ids[k] = b[j];
-                out_vals[k++] = bv[j++];
-            }
+            uint32_t x = a[i], y = b[j];
+            bool take_a = x < y;
+            out_ids[k] = take_a ? x : y;
+            out_vals[k++] = take_a ? av[i] : bv[j];
+            i += take_a;
+            j += !take_a;
         }
         for (; i < na; ++i, ++k) {
             out_ids[k] = a[i];

@@ -55,6 +55,7 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--sample", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--fuzz", help="fuzz_format binary to run on the index")
     a = ap.parse_args()
     b = a.bin
     w = a.work
@@ -68,6 +69,17 @@ def main():
     idx = os.path.join(db, "xapian-gpu.idx")
     good = open(idx, "rb").read()
     q = "boundary layer"
+
+    if a.fuzz:
+        # Mutated indexes (CRCs recomputed) are refused cleanly or read
+        # without a crash.
+        global CHECKS
+        p = run([a.fuzz, idx, "1500"], timeout=240)
+        if p.returncode != 0:
+            sys.exit("FAIL fuzz_format: %s %s" % (p.stdout, p.stderr))
+        CHECKS += 1
+        print("ok %-36s %s" % ("fuzzed index reader",
+                               p.stdout.strip().splitlines()[-2]))
 
     # Databases that are not there or not Xapian.
     missing = os.path.join(w, "no-such-db")

@@ -372,7 +372,7 @@ static void test_definitions(void)
 static void test_tiny(void)
 {
     struct stats st = {0};
-    uint32_t d[2];
+    uint32_t d[2] = {0, 0};
     check_list(d, 0, 0, "n=0 n_docs=0", &st);
     check_list(d, 0, 100, "n=0", &st);
     d[0] = 0;
