@@ -202,15 +202,13 @@ uint32_t merge_shards(size_t n, const std::vector<uint32_t> *const *ids,
             i += take_a;
             j += !take_a;
         }
-        for (; i < na; ++i, ++k) {
-            out_ids[k] = a[i];
-            out_vals[k] = av[i];
-        }
-        for (; j < nb; ++j, ++k) {
-            out_ids[k] = b[j];
-            out_vals[k] = bv[j];
-        }
-        return k;
+        /* At most one of the tails is nonempty. */
+        memcpy(out_ids + k, a + i, (na - i) * sizeof *a);
+        memcpy(out_vals + k, av + i, (na - i) * sizeof *av);
+        k += na - i;
+        memcpy(out_ids + k, b + j, (nb - j) * sizeof *b);
+        memcpy(out_vals + k, bv + j, (nb - j) * sizeof *bv);
+        return k + (nb - j);
     }
     uint32_t pos[64];
     std::vector<uint32_t> pos_big;
@@ -506,6 +504,7 @@ int xg_shim_db_each_term(xg_db *db, xg_term_fn fn, void *ctx)
                 return XG_OK;
             term = cur[first];
             uint64_t total = 0;
+            size_t holders = 0, holder = 0;
             for (size_t s = 0; s < n; ++s) {
                 shard_df[s] = 0;
                 if (!live[s] || cur[s] != term)
@@ -516,10 +515,23 @@ int xg_shim_db_each_term(xg_db *db, xg_term_fn fn, void *ctx)
                                             (uint32_t)n, (uint32_t)s,
                                             db->sh_docids[s], db->sh_wdfs[s]);
                 total += shard_df[s];
+                ++holders;
+                holder = s;
                 ++its[s];
                 live[s] = its[s] != db->shards[s].allterms_end();
                 if (live[s])
                     cur[s] = *its[s];
+            }
+            if (holders == 1) {
+                /* Most terms are rare and live in one shard: its list is
+                 * already in combined docids, so hand it over unmerged. */
+                int r = fn(ctx, term.data(), term.size(),
+                           db->sh_docids[holder].data(),
+                           db->sh_wdfs[holder].data(), shard_df[holder],
+                           shard_df.data());
+                if (r)
+                    return r;
+                continue;
             }
             /* Combined docids are 32-bit and distinct, so a term's df fits
              * in 32 bits too. */
