@@ -25,7 +25,7 @@
 extern "C" {
 #endif
 
-#define XG_QUERY_MAX_LEAVES 64u
+#define XG_QUERY_MAX_LEAVES 1024u
 
 enum xg_qop {
     XG_QOP_OR = 1,  /* any leaf matches; all leaves in one OR tree */

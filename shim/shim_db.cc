@@ -192,8 +192,8 @@ uint32_t merge_shards(size_t n, const std::vector<uint32_t> *const *ids,
         const uint32_t *a = ids[0]->data(), *b = ids[1]->data();
         const uint32_t *av = vals[0]->data(), *bv = vals[1]->data();
         uint32_t na = counts[0], nb = counts[1], i = 0, j = 0;
-        /* Branch-free: shards interleave almost at random, so a branch
-         * here would be mispredicted about half the time. */
+        /* Selects rather than an if/else: shards interleave almost at
+         * random, so a branch here would be mispredicted often. */
         while (i < na && j < nb) {
             uint32_t x = a[i], y = b[j];
             bool take_a = x < y;
@@ -202,13 +202,19 @@ uint32_t merge_shards(size_t n, const std::vector<uint32_t> *const *ids,
             i += take_a;
             j += !take_a;
         }
-        /* At most one of the tails is nonempty. */
-        memcpy(out_ids + k, a + i, (na - i) * sizeof *a);
-        memcpy(out_vals + k, av + i, (na - i) * sizeof *av);
-        k += na - i;
-        memcpy(out_ids + k, b + j, (nb - j) * sizeof *b);
-        memcpy(out_vals + k, bv + j, (nb - j) * sizeof *bv);
-        return k + (nb - j);
+        /* At most one tail is left.  The guards matter: a shard that has
+         * never held the term may have an unallocated (NULL) buffer. */
+        if (i < na) {
+            memcpy(out_ids + k, a + i, (na - i) * sizeof *a);
+            memcpy(out_vals + k, av + i, (na - i) * sizeof *av);
+            k += na - i;
+        }
+        if (j < nb) {
+            memcpy(out_ids + k, b + j, (nb - j) * sizeof *b);
+            memcpy(out_vals + k, bv + j, (nb - j) * sizeof *bv);
+            k += nb - j;
+        }
+        return k;
     }
     uint32_t pos[64];
     std::vector<uint32_t> pos_big;
