@@ -297,7 +297,6 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
         return xg_set_error(XG_ERR_ARG, "xg_shim_xquery_convert: NULL query");
     XG_SHIM_TRY
         std::vector<leaf> leaves;
-        leaves.reserve(XG_QUERY_MAX_LEAVES);
         uint32_t n_groups = 0;
         int op = XG_QOP_OR;
         int rc = XG_OK;
