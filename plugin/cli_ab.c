@@ -91,6 +91,7 @@ int xg_cli_ab(int argc, char **argv)
         }
         struct xg_result ref, r;
         int have_ref = 0, skip = 0;
+        double t_eng[MAX_ENGINES];
         for (int e = 0; e < n_eng && !skip; ++e) {
             struct xg_search_opts o = a.opts;
             o.engine = engines[e];
@@ -106,8 +107,7 @@ int xg_cli_ab(int argc, char **argv)
                 rc = xg_cli_fail();
                 break;
             }
-            lat[e][served[e]++] = t;
-            total[e] += t;
+            t_eng[e] = t;
             if (!have_ref) {
                 ref = r;
                 have_ref = 1;
@@ -128,6 +128,12 @@ int xg_cli_ab(int argc, char **argv)
         }
         if (have_ref) xg_result_free(&ref);
         xg_shim_xquery_free(xq);
+        /* Time only the queries every engine served. */
+        if (!skip && !rc)
+            for (int e = 0; e < n_eng; ++e) {
+                lat[e][served[e]++] = t_eng[e];
+                total[e] += t_eng[e];
+            }
     }
     if (!rc) {
         printf("queries %u: compared %u, identical %u, different %u, "
