@@ -81,16 +81,33 @@ static inline void xg_bm25_query_init(const struct xg_bm25_params *p,
 }
 #endif
 
+/* The per-document part of get_sumpart's denominator,
+ * K_d = k1 * (max(len * len_factor, min_normlen) * b + (1 - b)),
+ * in Xapian's operation order; the GPU precomputes it once per document. */
+XG_HOST_DEVICE static inline double
+xg_bm25_kd(const struct xg_bm25_query *q, uint32_t doclen)
+{
+    double normlen = (double)doclen * q->len_factor;
+    if (normlen < q->min_normlen) normlen = q->min_normlen;
+    return q->k1 * (normlen * q->b + (1 - q->b));
+}
+
+/* BM25Weight::get_sumpart(wdf, len) given K_d: termweight * (wdf / (K_d +
+ * wdf)).  Kernels must be built with --fmad=false so no step is fused. */
+XG_HOST_DEVICE static inline double
+xg_bm25_sumpart_kd(double termweight, double kd, uint32_t wdf)
+{
+    double wdf_double = wdf;
+    double denom = kd + wdf_double;
+    return termweight * (wdf_double / denom);
+}
+
 /* BM25Weight::get_sumpart(wdf, len). */
 XG_HOST_DEVICE static inline double
 xg_bm25_sumpart(const struct xg_bm25_query *q, double termweight,
                 uint32_t wdf, uint32_t doclen)
 {
-    double normlen = (double)doclen * q->len_factor;
-    if (normlen < q->min_normlen) normlen = q->min_normlen;
-    double wdf_double = wdf;
-    double denom = q->k1 * (normlen * q->b + (1 - q->b)) + wdf_double;
-    return termweight * (wdf_double / denom);
+    return xg_bm25_sumpart_kd(termweight, xg_bm25_kd(q, doclen), wdf);
 }
 
 /* BM25Weight::get_maxpart() for a list or block whose wdf never exceeds

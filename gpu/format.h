@@ -134,12 +134,17 @@ struct xg_fmt_skip {
                                        the header's parameters (0 if unset) */
 };
 
-_Static_assert(sizeof(struct xg_fmt_header) == 512, "header size");
-_Static_assert(sizeof(struct xg_fmt_shard) == 64, "shard size");
-_Static_assert(sizeof(struct xg_fmt_section) == 32, "section size");
-_Static_assert(sizeof(struct xg_fmt_term) == 64, "term size");
-_Static_assert(sizeof(struct xg_fmt_term_lr) == 8, "term lr size");
-_Static_assert(sizeof(struct xg_fmt_skip) == 24, "skip size");
+#ifdef __cplusplus
+#define XG_STATIC_ASSERT static_assert
+#else
+#define XG_STATIC_ASSERT _Static_assert
+#endif
+XG_STATIC_ASSERT(sizeof(struct xg_fmt_header) == 512, "header size");
+XG_STATIC_ASSERT(sizeof(struct xg_fmt_shard) == 64, "shard size");
+XG_STATIC_ASSERT(sizeof(struct xg_fmt_section) == 32, "section size");
+XG_STATIC_ASSERT(sizeof(struct xg_fmt_term) == 64, "term size");
+XG_STATIC_ASSERT(sizeof(struct xg_fmt_term_lr) == 8, "term lr size");
+XG_STATIC_ASSERT(sizeof(struct xg_fmt_skip) == 24, "skip size");
 
 /* Offset of the shard table and the section table. */
 #define XG_FMT_SHARDS_OFFSET 512u

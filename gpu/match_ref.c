@@ -14,6 +14,7 @@
 
 #include "bm25.h"
 #include "error.h"
+#include "plan_eval.h"
 
 struct cursor {
     const struct xg_index *ix;
@@ -110,44 +111,6 @@ static int cmp_hits(const void *a, const void *b)
     return 0;
 }
 
-/* Evaluate a plan; returns 1 and the weight if the document matches. */
-static int plan_eval(const struct xg_plan *pl, const uint8_t *matched,
-                     const double *w, double *out)
-{
-    uint8_t sm[XG_PLAN_MAX_OPS];
-    double sw[XG_PLAN_MAX_OPS];
-    uint32_t sp = 0;
-    for (uint32_t i = 0; i < pl->n_ops; ++i) {
-        const struct xg_plan_op *op = &pl->ops[i];
-        if (op->kind == XG_PLAN_LEAF) {
-            sm[sp] = matched[op->arg];
-            sw[sp] = w[op->arg];
-            ++sp;
-        } else if (op->kind == XG_PLAN_OR2) {
-            uint8_t lm = sm[sp - 2], rm = sm[sp - 1];
-            double lw = sw[sp - 2], rw = sw[sp - 1];
-            sp -= 2;
-            sm[sp] = lm | rm;
-            sw[sp] = lm && rm ? lw + rw : lm ? lw : rw;
-            ++sp;
-        } else { /* XG_PLAN_AND: 0 + w0 + w1 + ... in push order */
-            uint32_t n = op->arg, base = sp - n;
-            double s = 0;
-            uint8_t all = 1;
-            for (uint32_t j = 0; j < n; ++j) {
-                all &= sm[base + j];
-                s += sw[base + j];
-            }
-            sp = base;
-            sm[sp] = all;
-            sw[sp] = s;
-            ++sp;
-        }
-    }
-    *out = sw[0];
-    return sp == 1 && sm[0];
-}
-
 int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
                  const int64_t *leaf_term, const struct xg_plan *plans,
                  const struct xg_bm25_params *p, uint32_t k,
@@ -157,7 +120,8 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
     uint32_t nl = q->n_leaves, n_cur = 0;
     uint32_t leaf_cur[XG_QUERY_MAX_LEAVES];   /* cursor of each leaf, or ~0 */
     double tw[XG_QUERY_MAX_LEAVES], w[XG_QUERY_MAX_LEAVES];
-    uint8_t matched[XG_QUERY_MAX_LEAVES];
+    uint8_t matched[XG_QUERY_MAX_LEAVES], stack_m[XG_QUERY_MAX_LEAVES];
+    double stack_w[XG_QUERY_MAX_LEAVES];
     struct cursor *cur = NULL;
     struct topk top = {k, 0, NULL};
     struct xg_bm25_query bq;
@@ -249,7 +213,8 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
         }
         uint32_t shard = (ix->docids[d] - 1) % h->n_shards;
         double wt;
-        if (plan_eval(&plans[shard], matched, w, &wt)) {
+        if (xg_plan_eval(plans[shard].ops, plans[shard].n_ops, matched, w,
+                         stack_m, stack_w, &wt)) {
             if (bq.k2 != 0) wt = wt + xg_bm25_sumextra(&bq, doclen);
             ++n_matched;
             topk_push(&top, d, wt);

@@ -17,6 +17,7 @@ int xg_cli_index(int argc, char **argv);
 int xg_cli_export(int argc, char **argv);
 int xg_cli_search(int argc, char **argv);
 int xg_cli_ab(int argc, char **argv);
+int xg_cli_bench(int argc, char **argv);
 int xg_cli_synth(int argc, char **argv);
 
 /* "xapian-gpu: <last error>" on stderr; returns 1. */

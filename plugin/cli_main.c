@@ -16,6 +16,7 @@ static const struct {
     {"export", xg_cli_export, "write the GPU index of a Xapian database"},
     {"search", xg_cli_search, "answer queries with the stock or CPU matcher"},
     {"ab", xg_cli_ab, "compare engines on a query file: equality and speed"},
+    {"bench", xg_cli_bench, "throughput of every engine, all cores and GPU"},
     {"synth", xg_cli_synth, "generate a synthetic collection or query set"},
 };
 

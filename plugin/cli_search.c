@@ -17,7 +17,10 @@ static const char help[] =
     "Parse each query with Xapian's QueryParser and answer it.\n"
     "  --db DB                 database (repeat to combine shards)\n"
     "  --index INDEX           GPU index (default: next to the database)\n"
-    "  --engine xapian|cpu     stock matcher or exact CPU matcher (cpu)\n"
+    "  --engine E              xapian (stock matcher), cpu (exact CPU\n"
+    "                          matcher), gpu, or auto (gpu if usable) (cpu)\n"
+    "  --batch B               queries per GPU batch (256)\n"
+    "  --device-memory MIB     GPU memory budget (default: 90% of free)\n"
     "  -k K                    results per query (10)\n"
     "  --op or|and             default operator between words (or)\n"
     "  --stem english|none     stemmer, STEM_SOME (english)\n"
@@ -63,35 +66,100 @@ int xg_cli_search(int argc, char **argv)
         xg_cli_queries_free(&qs);
         return xg_cli_fail();
     }
-    const char *engine = a.opts.engine == XG_ENGINE_XAPIAN ? "xapian" : "cpu";
-    if (a.opts.engine == XG_ENGINE_CPU && xg_searcher_index_error(s)) {
+    static const char *names[] = {"xapian", "cpu", "gpu", "auto"};
+    const char *engine = names[a.opts.engine];
+    xg_searcher_set_engine_opts(s, &a.engine_opts);
+    if (a.opts.engine != XG_ENGINE_XAPIAN && xg_searcher_index_error(s)) {
         fprintf(stderr, "xapian-gpu: %s\n", xg_searcher_index_error(s));
         rc = 1;
         goto done;
     }
+    const char *why;
+    if (a.opts.engine == XG_ENGINE_GPU && xg_searcher_gpu_status(s, &why)) {
+        fprintf(stderr, "xapian-gpu: %s\n", why);
+        rc = 1;
+        goto done;
+    }
     rc = 0;
-    for (uint32_t i = 0; i < qs.n; ++i) {
-        struct xg_result r;
-        if (xg_searcher_search(s, qs.text[i], &a.opts, &r) == XG_OK) {
-            print_result(qs.qid[i], engine, &r, a.json);
-            xg_result_free(&r);
-            continue;
+    int batched = a.opts.engine == XG_ENGINE_GPU ||
+                  a.opts.engine == XG_ENGINE_AUTO;
+    uint32_t bsz = batched ? a.engine_opts.max_batch : 1;
+    struct xg_prepared **pq = calloc(bsz, sizeof *pq);
+    struct xg_result *res = calloc(bsz, sizeof *res);
+    int *st = calloc(bsz, sizeof *st), *qrc = calloc(bsz, sizeof *qrc);
+    char **err = calloc(bsz, sizeof *err);
+    if (!pq || !res || !st || !qrc || !err) {
+        rc = (xg_set_error(XG_ERR_NOMEM, "out of memory"), xg_cli_fail());
+        goto free_batch;
+    }
+    for (uint32_t f = 0; f < qs.n && !rc; f += bsz) {
+        uint32_t cnt = qs.n - f < bsz ? qs.n - f : bsz, np = 0;
+        struct xg_prepared *ready[1024];
+        uint32_t where[1024];
+        for (uint32_t i = 0; i < cnt; ++i) {
+            xg_xquery *xq = NULL;
+            pq[i] = NULL;
+            qrc[i] = xg_searcher_parse(s, qs.text[f + i], &a.opts, &xq);
+            if (!qrc[i]) {
+                if (batched)
+                    qrc[i] = xg_searcher_prepare(s, xq, &pq[i]);
+                else
+                    qrc[i] = xg_searcher_run(s, xq, &a.opts, &res[i]);
+            }
+            if (xq) xg_shim_xquery_free(xq);
+            if (qrc[i]) {
+                if (qrc[i] != XG_ERR_UNSUPPORTED && qrc[i] != XG_ERR_ARG) {
+                    rc = xg_cli_fail(); /* a fault, not a query we cannot serve */
+                    break;
+                }
+                err[i] = strdup(xg_last_error());
+            } else if (batched) {
+                ready[np] = pq[i];
+                where[np++] = i;
+            }
+            if (batched && np == 1024) break; /* bsz <= 1024 by --batch cap */
         }
-        int code = xg_last_error_code();
-        if (code != XG_ERR_UNSUPPORTED && code != XG_ERR_ARG) {
-            rc = xg_cli_fail(); /* a fault, not a query we cannot serve */
-            break;
+        if (!rc && batched && np) {
+            struct xg_result pres[1024];
+            int pst[1024];
+            if (xg_searcher_run_prepared(s, ready, np, &a.opts, pres, pst)) {
+                rc = xg_cli_fail();
+            } else {
+                for (uint32_t j = 0; j < np; ++j) {
+                    res[where[j]] = pres[j];
+                    qrc[where[j]] = pst[j];
+                }
+            }
         }
-        if (a.json) {
-            printf("{\"qid\":");
-            xg_cli_json_string(stdout, qs.qid[i]);
-            printf(",\"engine\":\"%s\",\"error\":", engine);
-            xg_cli_json_string(stdout, xg_last_error());
-            printf("}\n");
-        } else {
-            printf("query %s: error: %s\n", qs.qid[i], xg_last_error());
+        for (uint32_t i = 0; i < cnt && !rc; ++i) {
+            if (!qrc[i]) {
+                print_result(qs.qid[f + i], engine, &res[i], a.json);
+            } else if (a.json) {
+                printf("{\"qid\":");
+                xg_cli_json_string(stdout, qs.qid[f + i]);
+                printf(",\"engine\":\"%s\",\"error\":", engine);
+                xg_cli_json_string(stdout, err[i] ? err[i] : "unsupported");
+                printf("}\n");
+            } else {
+                printf("query %s: error: %s\n", qs.qid[f + i],
+                       err[i] ? err[i] : "unsupported");
+            }
+        }
+        for (uint32_t i = 0; i < cnt; ++i) {
+            if (!qrc[i]) xg_result_free(&res[i]);
+            memset(&res[i], 0, sizeof res[i]);
+            xg_prepared_free(pq[i]);
+            pq[i] = NULL;
+            free(err[i]);
+            err[i] = NULL;
         }
     }
+free_batch:
+    free(pq);
+    free(res);
+    free(st);
+    free(qrc);
+    free(err);
 done:
     xg_searcher_close(s);
     xg_cli_queries_free(&qs);

@@ -12,9 +12,11 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
                              const char *help, struct xg_cli_search_args *a)
 {
     struct xg_search_opts defaults = XG_SEARCH_DEFAULTS;
-    int is_ab = !strcmp(cmd, "ab"), c;
+    struct xg_engine_opts edefaults = XG_ENGINE_DEFAULTS;
+    int is_ab = !strcmp(cmd, "ab") || !strcmp(cmd, "bench"), c;
     memset(a, 0, sizeof *a);
     a->opts = defaults;
+    a->engine_opts = edefaults;
     static const struct option opts[] = {
         {"db", required_argument, 0, 'd'},
         {"index", required_argument, 0, 'i'},
@@ -26,6 +28,11 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"bm25", required_argument, 0, 'w'},
         {"queries", required_argument, 0, 'q'},
         {"json", optional_argument, 0, 'j'},
+        {"threads", required_argument, 0, 'T'},
+        {"batch", required_argument, 0, 'B'},
+        {"device-memory", required_argument, 0, 'M'},
+        {"member", required_argument, 0, 'm'},
+        {"bloom", required_argument, 0, 'b'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -42,9 +49,10 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             if (is_ab) return xg_cli_usage(cmd, "use --engines LIST");
             if (!strcmp(optarg, "xapian")) a->opts.engine = XG_ENGINE_XAPIAN;
             else if (!strcmp(optarg, "cpu")) a->opts.engine = XG_ENGINE_CPU;
-            else return xg_cli_usage(cmd, "--engine must be xapian or cpu "
-                                     "(gpu and auto come with the GPU engine),"
-                                     " got '%s'", optarg);
+            else if (!strcmp(optarg, "gpu")) a->opts.engine = XG_ENGINE_GPU;
+            else if (!strcmp(optarg, "auto")) a->opts.engine = XG_ENGINE_AUTO;
+            else return xg_cli_usage(cmd, "--engine must be xapian, cpu, gpu "
+                                     "or auto, got '%s'", optarg);
             break;
         case 'E':
             if (!is_ab) return xg_cli_usage(cmd, "use --engine NAME");
@@ -83,6 +91,39 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
                 if (optarg) return xg_cli_usage(cmd, "--json takes no value");
                 a->json = 1;
             }
+            break;
+        case 'T':
+            if (!is_ab) return xg_cli_usage(cmd, "--threads is for ab/bench");
+            if (xg_cli_uint(cmd, "--threads", optarg, 1, 1024, &a->threads))
+                return 2;
+            break;
+        case 'B':
+            if (xg_cli_uint(cmd, "--batch", optarg, 1, 1024, &a->batch))
+                return 2;
+            a->engine_opts.max_batch = a->batch;
+            break;
+        case 'M': {
+            uint32_t mib;
+            if (xg_cli_uint(cmd, "--device-memory (MiB)", optarg, 1,
+                            1u << 24, &mib))
+                return 2;
+            a->engine_opts.memory_budget = (uint64_t)mib << 20;
+            break;
+        }
+        case 'm':
+            if (!strcmp(optarg, "auto")) a->engine_opts.member_method = XG_MEMBER_AUTO;
+            else if (!strcmp(optarg, "binary")) a->engine_opts.member_method = XG_MEMBER_BINARY;
+            else if (!strcmp(optarg, "lr")) a->engine_opts.member_method = XG_MEMBER_LR;
+            else if (!strcmp(optarg, "hashseg")) a->engine_opts.member_method = XG_MEMBER_HASHSEG;
+            else return xg_cli_usage(cmd, "--member must be auto, binary, lr or "
+                                     "hashseg, got '%s'", optarg);
+            break;
+        case 'b':
+            if (!strcmp(optarg, "auto")) a->engine_opts.bloom = -1;
+            else if (!strcmp(optarg, "on")) a->engine_opts.bloom = 1;
+            else if (!strcmp(optarg, "off")) a->engine_opts.bloom = 0;
+            else return xg_cli_usage(cmd, "--bloom must be auto, on or off, "
+                                     "got '%s'", optarg);
             break;
         case 'h': fputs(help, stdout); return 0;
         default:

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 
+#include "../gpu/engine.h"
 #include "xapian-gpu.h"
 
 struct xg_cli_search_args {
@@ -15,7 +16,9 @@ struct xg_cli_search_args {
     const char *index, *queries, *engines, *json_out;
     int json;
     int first_arg;                 /* first positional argument */
+    uint32_t threads, batch;       /* ab/bench */
     struct xg_search_opts opts;
+    struct xg_engine_opts engine_opts;
 };
 
 /* Parse argv.  Returns -1 to go on, or an exit status (0 after --help,

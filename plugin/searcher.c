@@ -14,6 +14,7 @@
 
 #include "../gpu/error.h"
 #include "../gpu/match_ref.h"
+#include "../gpu/engine.h"
 
 struct xg_searcher {
     xg_db *db;
@@ -22,6 +23,10 @@ struct xg_searcher {
     int index_rc;               /* and its status code */
     uint32_t n_shards;
     uint32_t *shard_doccount;
+    xg_gpu *gpu;                /* opened on first use */
+    int gpu_tried, gpu_rc;
+    char *gpu_error;
+    struct xg_engine_opts gpu_opts;
 };
 
 int xg_searcher_open(const char *const *db_paths, size_t n_paths,
@@ -30,8 +35,10 @@ int xg_searcher_open(const char *const *db_paths, size_t n_paths,
     int rc;
     struct xg_db_stats st;
     xg_searcher *s = calloc(1, sizeof *s);
+    struct xg_engine_opts eo = XG_ENGINE_DEFAULTS;
     *out = NULL;
     if (!s) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    s->gpu_opts = eo;
     if (n_paths == 0) {
         free(s);
         return xg_set_error(XG_ERR_ARG, "no database given");
@@ -90,6 +97,8 @@ fail:
 void xg_searcher_close(xg_searcher *s)
 {
     if (!s) return;
+    xg_engine_close(s->gpu);
+    free(s->gpu_error);
     xg_fmt_close(s->ix);
     if (s->db) xg_shim_db_close(s->db);
     free(s->index_error);
@@ -117,43 +126,160 @@ int xg_searcher_parse(xg_searcher *s, const char *text,
     return xg_shim_parse(s->db, text, &po, out);
 }
 
+void xg_searcher_set_engine_opts(xg_searcher *s,
+                                 const struct xg_engine_opts *o)
+{
+    s->gpu_opts = *o;
+}
+
+/* Open the GPU engine once; XG_OK or why not (kept for later calls). */
+static int gpu_ready(xg_searcher *s)
+{
+    if (s->gpu_tried) {
+        if (s->gpu_rc)
+            return xg_set_error(s->gpu_rc, "%s", s->gpu_error);
+        return XG_OK;
+    }
+    s->gpu_tried = 1;
+    if (!s->ix) {
+        s->gpu_rc = s->index_rc ? s->index_rc : XG_ERR_IO;
+        s->gpu_error = strdup(xg_searcher_index_error(s));
+        return xg_set_error(s->gpu_rc, "%s", s->gpu_error);
+    }
+    /* XG_GPU_TWINS=1 runs the engine's pipeline with the kernels' CPU
+     * twins: how CI, which has no GPU, tests the batching, selection and
+     * exact finish (docs/gpu.md). */
+    const char *twins = getenv("XG_GPU_TWINS");
+    if (twins && !strcmp(twins, "1")) s->gpu_opts.use_device = 0;
+    s->gpu_rc = xg_engine_open(s->ix, &s->gpu_opts, &s->gpu);
+    if (s->gpu_rc) s->gpu_error = strdup(xg_last_error());
+    return s->gpu_rc;
+}
+
+int xg_searcher_gpu_status(xg_searcher *s, const char **why)
+{
+    int rc = gpu_ready(s);
+    *why = rc ? s->gpu_error : NULL;
+    return rc;
+}
+
+const struct xg_engine_stats *xg_searcher_gpu_stats(const xg_searcher *s)
+{
+    return s->gpu ? xg_engine_stats(s->gpu) : NULL;
+}
+
+void xg_prepared_free(struct xg_prepared *pq)
+{
+    if (!pq) return;
+    xg_query_free(&pq->q);
+    free(pq->plans);
+    free(pq);
+}
+
+int xg_searcher_prepare(xg_searcher *s, const xg_xquery *xq,
+                        struct xg_prepared **out)
+{
+    *out = NULL;
+    if (!s->ix)
+        return xg_set_error(s->index_rc ? s->index_rc : XG_ERR_IO, "%s",
+                            xg_searcher_index_error(s));
+    struct xg_prepared *pq = calloc(1, sizeof *pq);
+    if (!pq) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    int rc = xg_shim_xquery_convert(xq, &pq->q);
+    if (rc) {
+        free(pq);
+        return rc;
+    }
+    uint32_t n_sh = s->n_shards, nl = pq->q.n_leaves;
+    uint32_t *sdf = calloc((size_t)n_sh * (nl ? nl : 1), 4);
+    pq->plans = calloc(n_sh, sizeof *pq->plans);
+    if (!sdf || !pq->plans) {
+        free(sdf);
+        xg_prepared_free(pq);
+        return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < nl; ++i) {
+        pq->term[i] = xg_fmt_lookup(s->ix, pq->q.leaves[i].term,
+                                    pq->q.leaves[i].term_len);
+        for (uint32_t sh = 0; sh < n_sh; ++sh)
+            sdf[sh * nl + i] = pq->term[i] < 0
+                ? 0 : s->ix->shard_df[(uint64_t)pq->term[i] * n_sh + sh];
+    }
+    for (uint32_t sh = 0; sh < n_sh && !rc; ++sh)
+        rc = xg_shim_plan(&pq->q, sdf + (size_t)sh * nl, s->shard_doccount[sh],
+                          &pq->plans[sh]);
+    free(sdf);
+    if (rc) {
+        xg_prepared_free(pq);
+        return rc;
+    }
+    *out = pq;
+    return XG_OK;
+}
+
+int xg_searcher_run_cpu(xg_searcher *s, const struct xg_prepared *pq,
+                        const struct xg_search_opts *o, struct xg_result *out)
+{
+    return xg_match_ref(s->ix, &pq->q, pq->term, pq->plans, &o->bm25, o->k,
+                        out);
+}
+
+int xg_searcher_run_prepared(xg_searcher *s, struct xg_prepared *const *pqs,
+                             uint32_t n, const struct xg_search_opts *o,
+                             struct xg_result *out, int *status)
+{
+    int use_gpu = o->engine == XG_ENGINE_GPU || o->engine == XG_ENGINE_AUTO;
+    int rc = XG_OK;
+    if (use_gpu && (rc = gpu_ready(s))) {
+        if (o->engine == XG_ENGINE_GPU) return rc;
+        use_gpu = 0; /* auto: no usable device, the CPU matcher serves */
+    }
+    if (use_gpu) {
+        struct xg_engine_query *eq = calloc(n ? n : 1, sizeof *eq);
+        if (!eq) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        for (uint32_t i = 0; i < n; ++i) {
+            eq[i].q = &pqs[i]->q;
+            eq[i].leaf_term = pqs[i]->term;
+            eq[i].plans = pqs[i]->plans;
+            eq[i].k = o->k;
+        }
+        rc = xg_engine_search(s->gpu, eq, n, &o->bm25, out, status);
+        free(eq);
+        if (rc) return rc;
+    } else {
+        for (uint32_t i = 0; i < n; ++i) status[i] = XG_ERR_UNSUPPORTED;
+    }
+    /* What the GPU did not serve, the exact CPU matcher does. */
+    for (uint32_t i = 0; i < n; ++i) {
+        if (status[i] == XG_OK) continue;
+        status[i] = xg_searcher_run_cpu(s, pqs[i], o, &out[i]);
+        if (status[i] != XG_OK && status[i] != XG_ERR_UNSUPPORTED) {
+            for (uint32_t j = 0; j < n; ++j) xg_result_free(&out[j]);
+            return status[i];
+        }
+    }
+    return XG_OK;
+}
+
 int xg_searcher_run(xg_searcher *s, const xg_xquery *xq,
                     const struct xg_search_opts *o, struct xg_result *out)
 {
     memset(out, 0, sizeof *out);
     if (o->engine == XG_ENGINE_XAPIAN)
         return xg_shim_search(s->db, xq, &o->bm25, o->k, out);
-    if (o->engine != XG_ENGINE_CPU)
+    if (o->engine < XG_ENGINE_CPU || o->engine > XG_ENGINE_AUTO)
         return xg_set_error(XG_ERR_ARG, "unknown engine %d", o->engine);
-    if (!s->ix)
-        return xg_set_error(s->index_rc ? s->index_rc : XG_ERR_IO, "%s",
-                            xg_searcher_index_error(s));
-
-    struct xg_query q;
-    int rc = xg_shim_xquery_convert(xq, &q);
+    struct xg_prepared *pq;
+    int rc = xg_searcher_prepare(s, xq, &pq);
     if (rc) return rc;
-    int64_t term[XG_QUERY_MAX_LEAVES];
-    uint32_t n_sh = s->n_shards;
-    uint32_t *sdf = calloc((size_t)n_sh * (q.n_leaves ? q.n_leaves : 1), 4);
-    struct xg_plan *plans = calloc(n_sh, sizeof *plans);
-    if (!sdf || !plans) {
-        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
-        goto done;
+    if (o->engine == XG_ENGINE_CPU) {
+        rc = xg_searcher_run_cpu(s, pq, o, out);
+    } else {
+        int status;
+        rc = xg_searcher_run_prepared(s, &pq, 1, o, out, &status);
+        if (!rc) rc = status;
     }
-    for (uint32_t i = 0; i < q.n_leaves; ++i) {
-        term[i] = xg_fmt_lookup(s->ix, q.leaves[i].term, q.leaves[i].term_len);
-        for (uint32_t sh = 0; sh < n_sh; ++sh)
-            sdf[sh * q.n_leaves + i] =
-                term[i] < 0 ? 0 : s->ix->shard_df[(uint64_t)term[i] * n_sh + sh];
-    }
-    for (uint32_t sh = 0; sh < n_sh && !rc; ++sh)
-        rc = xg_shim_plan(&q, sdf + (size_t)sh * q.n_leaves,
-                          s->shard_doccount[sh], &plans[sh]);
-    if (!rc) rc = xg_match_ref(s->ix, &q, term, plans, &o->bm25, o->k, out);
-done:
-    free(sdf);
-    free(plans);
-    xg_query_free(&q);
+    xg_prepared_free(pq);
     return rc;
 }
 

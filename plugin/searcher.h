@@ -4,6 +4,7 @@
 #ifndef XG_SEARCHER_H
 #define XG_SEARCHER_H
 
+#include "../gpu/engine.h"
 #include "../gpu/format_read.h"
 #include "../shim/xg_shim.h"
 #include "xapian-gpu.h"
@@ -16,5 +17,33 @@ int xg_searcher_parse(xg_searcher *s, const char *text,
                       const struct xg_search_opts *o, xg_xquery **out);
 int xg_searcher_run(xg_searcher *s, const xg_xquery *xq,
                     const struct xg_search_opts *o, struct xg_result *out);
+
+/* A query converted to the engine shapes, with term ids and plans. */
+struct xg_prepared {
+    struct xg_query q;
+    int64_t term[XG_QUERY_MAX_LEAVES];
+    struct xg_plan *plans;      /* one per shard */
+};
+
+int xg_searcher_prepare(xg_searcher *s, const xg_xquery *xq,
+                        struct xg_prepared **out);
+void xg_prepared_free(struct xg_prepared *pq);
+
+/* The CPU matcher on a prepared query. */
+int xg_searcher_run_cpu(xg_searcher *s, const struct xg_prepared *pq,
+                        const struct xg_search_opts *o, struct xg_result *out);
+
+/* Many prepared queries with o->engine (cpu, gpu or auto) in GPU batches;
+ * status[i] per query.  GPU-unservable queries go to the CPU matcher. */
+int xg_searcher_run_prepared(xg_searcher *s, struct xg_prepared *const *pqs,
+                             uint32_t n, const struct xg_search_opts *o,
+                             struct xg_result *out, int *status);
+
+void xg_searcher_set_engine_opts(xg_searcher *s,
+                                 const struct xg_engine_opts *o);
+
+/* XG_OK if the GPU engine is usable, else its error and *why. */
+int xg_searcher_gpu_status(xg_searcher *s, const char **why);
+const struct xg_engine_stats *xg_searcher_gpu_stats(const xg_searcher *s);
 
 #endif

@@ -54,7 +54,10 @@ void xg_result_free(struct xg_result *r);
 /* Which matcher answers. */
 enum xg_engine {
     XG_ENGINE_XAPIAN = 0,   /* the stock Xapian matcher */
-    XG_ENGINE_CPU = 1       /* the exact CPU matcher over the GPU index */
+    XG_ENGINE_CPU = 1,      /* the exact CPU matcher over the GPU index */
+    XG_ENGINE_GPU = 2,      /* the GPU engine; queries it cannot serve
+                               exactly go to the CPU matcher */
+    XG_ENGINE_AUTO = 3      /* GPU when a device is usable, else CPU */
 };
 
 struct xg_search_opts {

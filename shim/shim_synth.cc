@@ -44,7 +44,10 @@
  * report in the session notes.  About 60 bytes of Xapian's in-memory
  * buffer per posting, so a part of 10^4 documents (5 * 10^6 postings) holds
  * about 300 MB per thread. */
-#define PART_DOCS 10000u
+static unsigned PART_DOCS = getenv("XG_PD") ? atoi(getenv("XG_PD")) : 2000u; // TEMP
+static unsigned COMMIT_DOCS = getenv("XG_FT") ? atoi(getenv("XG_FT")) : 250u; // TEMP
+static int PART_FLAGS = Xapian::DB_CREATE | Xapian::DB_BACKEND_GLASS | (getenv("XG_FL") ? atoi(getenv("XG_FL")) : 0); // TEMP
+#define MAX_PARTS 256u
 /* Progress line interval while building. */
 #define PROGRESS_SECONDS 0.5
 
@@ -100,31 +103,6 @@ struct joiner {
     }
 };
 
-/* Sets XAPIAN_FLUSH_THRESHOLD for the builders and restores the caller's
- * value (or its absence) afterwards.  Set before any thread starts and
- * restored after they are all joined, so no getenv() races setenv(). */
-struct env_guard {
-    bool had = false;
-    std::string old;
-    explicit env_guard(unsigned threshold)
-    {
-        const char *v = getenv("XAPIAN_FLUSH_THRESHOLD");
-        if (v) {
-            had = true;
-            old = v;
-        }
-        setenv("XAPIAN_FLUSH_THRESHOLD", std::to_string(threshold).c_str(),
-               1);
-    }
-    ~env_guard()
-    {
-        if (had)
-            setenv("XAPIAN_FLUSH_THRESHOLD", old.c_str(), 1);
-        else
-            unsetenv("XAPIAN_FLUSH_THRESHOLD");
-    }
-};
-
 struct zipf_guard {
     struct xg_synth_zipf z;
     zipf_guard() { memset(&z, 0, sizeof z); }
@@ -134,6 +112,7 @@ struct zipf_guard {
 /* One thread's slice: documents [begin, end) into parts first_part.. */
 struct slice {
     uint64_t begin, end;
+    uint64_t part_docs;              /* documents per part (the last fewer) */
     std::vector<std::string> parts;  /* filled in order before starting */
 };
 
@@ -152,9 +131,9 @@ void build_slice(const struct xg_synth_params *p,
         uint64_t d = sl->begin;
         for (const std::string &part : sl->parts) {
             where = part.c_str();
-            Xapian::WritableDatabase db(part, Xapian::DB_CREATE |
-                                                  Xapian::DB_BACKEND_GLASS);
-            uint64_t part_end = std::min<uint64_t>(d + PART_DOCS, sl->end);
+            Xapian::WritableDatabase db(part, PART_FLAGS);
+            uint64_t part_end = std::min<uint64_t>(d + sl->part_docs, sl->end);
+            uint32_t since_commit = 0;
             for (; d < part_end; ++d) {
                 if (*stop)
                     return;
@@ -168,6 +147,10 @@ void build_slice(const struct xg_synth_params *p,
                 }
                 db.add_document(doc);
                 done->fetch_add(1, std::memory_order_relaxed);
+                if (++since_commit == COMMIT_DOCS) {
+                    db.commit();
+                    since_commit = 0;
+                }
             }
             db.commit();
             db.close();
@@ -273,14 +256,17 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
             return rc;
 
         /* Slices and their part names, all in document order. */
+        const uint64_t part_docs =
+            std::max<uint64_t>(PART_DOCS, (n + MAX_PARTS - 1) / MAX_PARTS);
         std::vector<slice> slices(threads);
         std::vector<std::string> all_parts;
         for (uint32_t t = 0; t < threads; ++t) {
             slice &sl = slices[t];
             sl.begin = t * n / threads;
             sl.end = (t + 1) * n / threads;
+            sl.part_docs = part_docs;
             uint64_t k = 0;
-            for (uint64_t d = sl.begin; d < sl.end; d += PART_DOCS, ++k)
+            for (uint64_t d = sl.begin; d < sl.end; d += part_docs, ++k)
                 sl.parts.push_back(tmp + "/part" + std::to_string(t) + "-" +
                                    std::to_string(k));
             all_parts.insert(all_parts.end(), sl.parts.begin(),
@@ -292,8 +278,6 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
         std::atomic<bool> stop{false};
         first_error err;
         {
-            /* One flush per part: the threshold is above its size. */
-            env_guard env(PART_DOCS + 1);
             joiner workers(&stop);
             for (uint32_t t = 0; t < threads; ++t)
                 workers.workers.emplace_back(build_slice, p, &zg.z,

@@ -1,0 +1,65 @@
+/** @file accumulate.cu
+ *  @brief OR (and AND of OR-groups): term-at-a-time accumulation (seed 003
+ *         §8.3).  One warp per 128-posting block decodes it in shared
+ *         memory, then adds each posting's BM25 contribution to its query's
+ *         dense accumulator row and sets the list's operand bits.
+ *
+ *  The sum is approximate (atomics add in any order); it only selects
+ *  candidates, which finish.cu rescores exactly.  Twin: accumulate_ref.c.
+ */
+#include <cuda_runtime.h>
+
+#include "accumulate.h"
+#include "bm25.h"
+#include "decode_dev.cuh"
+
+#define WARPS 8
+
+__global__ void __launch_bounds__(WARPS * 32)
+accumulate_kernel(struct xg_dindex ix, const struct xg_dlist *lists,
+                  const struct xg_dquery *queries, uint32_t list_lo,
+                  uint32_t list_hi, uint64_t block_lo, uint64_t block_hi,
+                  double *acc, uint32_t *mask)
+{
+    __shared__ uint32_t s_docs[WARPS][128], s_wdfs[WARPS][128];
+    const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+    const uint64_t stride = (uint64_t)gridDim.x * WARPS;
+    for (uint64_t g = block_lo + (uint64_t)blockIdx.x * WARPS + warp;
+         g < block_hi; g += stride) {
+        uint32_t lo = list_lo, hi = list_hi;
+        while (hi - lo > 1) {
+            uint32_t mid = (lo + hi) >> 1;
+            if (lists[mid].block_start <= g) lo = mid; else hi = mid;
+        }
+        const struct xg_dlist &l = lists[lo];
+        const uint32_t blk = (uint32_t)(g - l.block_start);
+        const uint32_t n = xg_warp_decode_block(ix, l.term, blk, s_docs[warp],
+                                                s_wdfs[warp]);
+        const uint64_t row = queries[l.query].slot * (uint64_t)ix.n_docs;
+        for (uint32_t i = lane; i < n; i += 32u) {
+            const uint32_t doc = s_docs[warp][i];
+            const double c = xg_bm25_sumpart_kd(l.weight, ix.kd[doc],
+                                                s_wdfs[warp][i]);
+            atomicAdd(&acc[row + doc], c);
+            atomicOr(&mask[row + doc], l.group_mask);
+        }
+        __syncwarp();
+    }
+}
+
+extern "C" int xg_accumulate_gpu(const struct xg_dindex *ix,
+                                 const struct xg_dlist *d_lists,
+                                 const struct xg_dquery *d_queries,
+                                 uint32_t list_lo, uint32_t list_hi,
+                                 uint64_t block_lo, uint64_t block_hi,
+                                 double *d_acc, uint32_t *d_mask,
+                                 cudaStream_t stream)
+{
+    if (block_hi <= block_lo) return cudaSuccess;
+    uint64_t blocks = (block_hi - block_lo + WARPS - 1) / WARPS;
+    unsigned grid = (unsigned)(blocks < 65535u * 8u ? blocks : 65535u * 8u);
+    accumulate_kernel<<<grid, WARPS * 32, 0, stream>>>(
+        *ix, d_lists, d_queries, list_lo, list_hi, block_lo, block_hi, d_acc,
+        d_mask);
+    return (int)cudaPeekAtLastError();
+}

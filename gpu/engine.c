@@ -1,0 +1,194 @@
+/** @file engine.c
+ *  @brief The engine's host side: loading, batching, the twin pipeline, and
+ *         MSet assembly (see engine.h).  The device side is engine_cuda.c.
+ */
+#include "engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "accumulate.h"
+#include "decode.h"
+#include "error.h"
+#include "finish.h"
+#include "intersect.h"
+#include "topk.h"
+
+/* Margin below the selection threshold, relative to the largest weight:
+ * approximate sums of <= 64 non-negative terms in any order are within
+ * 64 * 2^-53 (relative) of the exact one, far below this (docs/gpu.md). */
+#define XG_SELECT_MARGIN 1e-12
+
+int xg_dindex_block_ref(const struct xg_dindex *ix, uint32_t t, uint32_t blk,
+                        uint32_t *docs, uint32_t *wdfs, uint32_t *n);
+
+/* Verify every block on the CPU once, so kernels can trust the headers. */
+static int verify_blocks(const struct xg_index *ix)
+{
+    uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK], n;
+    for (uint64_t t = 0; t < ix->hdr->n_terms; ++t)
+        for (uint32_t b = 0; b < xg_fmt_n_blocks(ix, t); ++b) {
+            int rc = xg_fmt_block_decode(ix, t, b, docs, wdfs, &n);
+            if (rc) return rc;
+        }
+    return XG_OK;
+}
+
+static int set_kd(struct xg_gpu *e, const struct xg_bm25_params *p)
+{
+    if (e->kd_valid && !memcmp(&e->kd_params, p, sizeof *p)) return XG_OK;
+    struct xg_bm25_query q;
+    xg_bm25_query_init(p, e->ix->hdr->n_docs, e->ix->hdr->total_length, 0, &q);
+    for (uint64_t d = 0; d < e->ix->hdr->n_docs; ++d)
+        e->h_kd[d] = xg_bm25_kd(&q, e->ix->doclens[d]);
+    e->kd_params = *p;
+    e->kd_valid = 1;
+    return e->o.use_device ? xg_engine_dev_set_kd(e) : XG_OK;
+}
+
+int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
+                   xg_gpu **out)
+{
+    int rc;
+    struct xg_gpu *e = calloc(1, sizeof *e);
+    *out = NULL;
+    if (!e) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    e->ix = ix;
+    e->o = *o;
+    if (!e->o.max_batch) e->o.max_batch = 256;
+    e->h_kd = malloc((ix->hdr->n_docs + 1) * sizeof *e->h_kd);
+    if (!e->h_kd) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = verify_blocks(ix))) goto fail;
+    e->hix.postings = ix->postings;
+    e->hix.skip = ix->skip;
+    e->hix.terms = ix->terms;
+    e->hix.terms_lr = ix->terms_lr;
+    e->hix.bloom = ix->bloom;
+    e->hix.hashseg = ix->hashseg;
+    e->hix.docids = ix->docids;
+    e->hix.doclens = ix->doclens;
+    e->hix.kd = e->h_kd;
+    e->hix.n_docs = (uint32_t)ix->hdr->n_docs;
+    e->hix.n_shards = ix->hdr->n_shards;
+    e->hix.bloom_hashes = ix->hdr->bloom_hashes;
+    if (o->use_device && (rc = xg_engine_dev_open(e))) goto fail;
+    *out = e;
+    return XG_OK;
+fail:
+    xg_engine_close(e);
+    return rc;
+}
+
+void xg_engine_close(xg_gpu *e)
+{
+    if (!e) return;
+    if (e->o.use_device) xg_engine_dev_close(e);
+    xg_batch_free(&e->batch);
+    free(e->h_kd);
+    free(e->h_res);
+    free(e->h_cand);
+    free(e);
+}
+
+const struct xg_engine_stats *xg_engine_stats(const xg_gpu *e)
+{
+    return &e->st;
+}
+
+int xg_engine_host_room(struct xg_gpu *e)
+{
+    const struct xg_batch *b = &e->batch;
+    if (b->n_queries > e->cap_res) {
+        void *p = realloc(e->h_res, b->n_queries * sizeof *e->h_res);
+        if (!p) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        e->h_res = p;
+        e->cap_res = b->n_queries;
+    }
+    if (b->cand_total > e->cap_cand) {
+        void *p = realloc(e->h_cand, b->cand_total * sizeof *e->h_cand);
+        if (!p) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        e->h_cand = p;
+        e->cap_cand = b->cand_total;
+    }
+    return XG_OK;
+}
+
+/* The twin pipeline: the kernels' CPU twins on host buffers. */
+static int run_ref(struct xg_gpu *e)
+{
+    struct xg_batch *b = &e->batch;
+    const uint64_t n_docs = e->hix.n_docs;
+    int rc = xg_engine_host_room(e);
+    if (rc) return rc;
+    double *acc = calloc(b->n_rows * n_docs + 1, sizeof *acc);
+    uint32_t *mask = calloc(b->n_rows * n_docs + 1, sizeof *mask);
+    uint32_t *docs = malloc((b->decoded_total + 1) * sizeof *docs);
+    uint32_t *wdfs = malloc((b->decoded_total + 1) * sizeof *wdfs);
+    uint32_t *icount = calloc(b->n_queries + 1, sizeof *icount);
+    struct xg_dcand *icand = malloc((b->icand_total + 1) * sizeof *icand);
+    if (!acc || !mask || !docs || !wdfs || !icount || !icand) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory (twin pipeline)");
+        goto done;
+    }
+    if ((rc = xg_accumulate_ref(&e->hix, b->lists, b->queries, 0,
+                                b->n_dense_lists, acc, mask)))
+        goto done;
+    if ((rc = xg_decode_lists_ref(&e->hix, b->lists, b->n_dense_lists,
+                                  b->n_lists, docs, wdfs)))
+        goto done;
+    struct xg_intersect_args ia = {b->queries, b->lists, b->iq, b->iprefix,
+                                   b->n_iq, 0, docs, wdfs, b->leaf_list,
+                                   b->leaf_tw, b->plan, b->bm25, icount,
+                                   icand};
+    if ((rc = xg_intersect_ref(&e->hix, &ia))) goto done;
+    struct xg_select_args sa = {b->queries, acc, mask, n_docs, icount, icand,
+                                XG_SELECT_MARGIN, e->h_cand, e->h_res};
+    if ((rc = xg_select_ref(&sa, b->n_queries))) goto done;
+    struct xg_finish_args fa = {b->queries, b->lists, e->h_res, b->leaf_list,
+                                b->leaf_tw, b->plan, b->bm25, e->h_cand};
+    rc = xg_finish_ref(&e->hix, &fa, b->n_queries);
+done:
+    free(acc);
+    free(mask);
+    free(docs);
+    free(wdfs);
+    free(icount);
+    free(icand);
+    return rc;
+}
+
+int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
+                     uint32_t n, const struct xg_bm25_params *p,
+                     struct xg_result *out, int *status)
+{
+    int rc = set_kd(e, p);
+    if (rc) return rc;
+    memset(out, 0, (size_t)n * sizeof *out);
+    for (uint32_t first = 0; first < n; first += e->o.max_batch) {
+        uint32_t cnt = n - first < e->o.max_batch ? n - first : e->o.max_batch;
+        rc = xg_batch_build(&e->batch, e->ix, qs, first, cnt, p,
+                            e->o.member_method, e->o.bloom, out, status);
+        if (!rc && e->batch.n_queries) {
+            rc = e->o.use_device ? xg_engine_dev_run(e) : run_ref(e);
+            if (!rc)
+                rc = xg_batch_finish(&e->batch, e->ix, e->h_res, e->h_cand,
+                                     out, status);
+            ++e->st.batches;
+            e->st.postings_decoded += e->batch.total_blocks * XG_FMT_BLOCK;
+            for (uint32_t i = 0; i < e->batch.n_queries; ++i)
+                e->st.candidates += e->h_res ? e->h_res[i].n_cand : 0;
+        }
+        if (rc) {
+            for (uint32_t i = 0; i < n; ++i) xg_result_free(&out[i]);
+            return rc;
+        }
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        ++e->st.queries;
+        if (status[i] == XG_OK) ++e->st.served; else ++e->st.to_cpu;
+    }
+    return XG_OK;
+}

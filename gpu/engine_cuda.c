@@ -1,0 +1,344 @@
+/** @file engine_cuda.c
+ *  @brief The engine's device side: the resident index, batch buffers,
+ *         one stream, and the launch sequence (decode/accumulate,
+ *         intersect, select, finish).  Built only with CUDA.
+ *
+ *  Every CUDA call goes through XG_CUDA_CHECK, which turns a failure into
+ *  XG_ERR_CUDA (or XG_ERR_NOMEM for an allocation) with the CUDA error
+ *  string; the caller then falls back to the CPU matcher.  Allocations
+ *  respect the memory budget and can be made to fail on purpose
+ *  (xg_engine_fail_next_alloc) so the error paths are tested.
+ */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accumulate.h"
+#include "decode.h"
+#include "engine_int.h"
+#include "error.h"
+#include "finish.h"
+#include "intersect.h"
+#include "pfor.h"
+#include "topk.h"
+
+#define XG_SELECT_MARGIN 1e-12
+
+#define XG_CUDA_CHECK(call, what)                                           \
+    do {                                                                    \
+        cudaError_t err_ = (cudaError_t)(call);                             \
+        if (err_ != cudaSuccess)                                            \
+            return xg_set_error(err_ == cudaErrorMemoryAllocation           \
+                                    ? XG_ERR_NOMEM : XG_ERR_CUDA,           \
+                                "GPU: %s: %s", what,                        \
+                                cudaGetErrorString(err_));                  \
+    } while (0)
+
+static int fail_next_alloc;
+
+void xg_engine_fail_next_alloc(int n) { fail_next_alloc = n; }
+
+struct dev {
+    cudaStream_t stream;
+    cudaEvent_t ev0, ev1;
+    struct xg_dindex dix;
+    void *index_mem[9];
+    double *d_kd;
+    uint8_t *d_desc, *h_desc;
+    size_t cap_desc;
+    double *d_acc;
+    uint32_t *d_mask;
+    uint64_t cap_rows, cap_mask;    /* in cells (rows * n_docs) */
+    uint32_t *d_docs, *d_wdfs;
+    uint64_t cap_decoded, cap_wdfs;
+    uint32_t *d_icount;
+    uint64_t cap_icount;
+    struct xg_dcand *d_icand, *d_cand;
+    uint64_t cap_icand, cap_cand;
+    struct xg_dqresult *d_res;
+    uint64_t cap_res;
+    uint64_t budget, used;
+};
+
+static int dalloc(struct dev *d, void **p, size_t n, const char *what)
+{
+    *p = NULL;
+    if (fail_next_alloc > 0 && --fail_next_alloc == 0)
+        return xg_set_error(XG_ERR_NOMEM, "GPU: allocating %s (%zu bytes): "
+                            "injected failure", what, n);
+    if (d->used + n > d->budget)
+        return xg_set_error(XG_ERR_NOMEM, "GPU: %s needs %zu bytes, over the "
+                            "device memory budget (%llu of %llu used)", what,
+                            n, (unsigned long long)d->used,
+                            (unsigned long long)d->budget);
+    XG_CUDA_CHECK(cudaMalloc(p, n ? n : 1), what);
+    d->used += n;
+    return XG_OK;
+}
+
+static void dfree(struct dev *d, void *p, size_t n)
+{
+    if (!p) return;
+    cudaFree(p);
+    d->used -= n;
+}
+
+/* Grow a device buffer to hold `need` elements of `elem` bytes. */
+static int dgrow(struct dev *d, void **p, uint64_t *cap, uint64_t need,
+                 size_t elem, const char *what)
+{
+    if (need <= *cap && *p) return XG_OK;
+    uint64_t c = *cap ? *cap : 1024;
+    while (c < need) c *= 2;
+    dfree(d, *p, *cap * elem);
+    *p = NULL;
+    *cap = 0;
+    int rc = dalloc(d, p, c * elem, what);
+    if (!rc) *cap = c;
+    return rc;
+}
+
+int xg_engine_device_info(int device, char *buf, size_t n)
+{
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count == 0) {
+        snprintf(buf, n, "no CUDA device (%s)",
+                 err != cudaSuccess ? cudaGetErrorString(err) : "none found");
+        return XG_ERR_NODEVICE;
+    }
+    struct cudaDeviceProp pr;
+    if (device >= count || cudaGetDeviceProperties(&pr, device) != cudaSuccess) {
+        snprintf(buf, n, "CUDA device %d not usable", device);
+        return XG_ERR_NODEVICE;
+    }
+    snprintf(buf, n, "%s (%d SMs, %.0f GiB, %.0f MB L2)", pr.name,
+             pr.multiProcessorCount, pr.totalGlobalMem / 1073741824.0,
+             pr.l2CacheSize / 1e6);
+    return XG_OK;
+}
+
+static int upload(struct dev *d, int slot, const void *src, size_t n,
+                  size_t pad, const char *what, const void **dst)
+{
+    void *p;
+    int rc = dalloc(d, &p, n + pad, what);
+    if (rc) return rc;
+    d->index_mem[slot] = p;
+    XG_CUDA_CHECK(cudaMemcpy(p, src, n, cudaMemcpyHostToDevice), what);
+    if (pad) XG_CUDA_CHECK(cudaMemset((uint8_t *)p + n, 0, pad), what);
+    *dst = p;
+    return XG_OK;
+}
+
+int xg_engine_dev_open(struct xg_gpu *e)
+{
+    char info[256];
+    if (xg_engine_device_info(e->o.device, info, sizeof info))
+        return xg_set_error(XG_ERR_NODEVICE, "GPU: %s", info);
+    struct dev *d = calloc(1, sizeof *d);
+    if (!d) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    e->dev = d;
+    XG_CUDA_CHECK(cudaSetDevice(e->o.device), "cudaSetDevice");
+    size_t free_b = 0, total_b = 0;
+    XG_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+    d->budget = e->o.memory_budget ? e->o.memory_budget
+                                   : (uint64_t)(free_b * 0.9);
+    XG_CUDA_CHECK(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking),
+                  "cudaStreamCreate");
+    XG_CUDA_CHECK(cudaEventCreate(&d->ev0), "cudaEventCreate");
+    XG_CUDA_CHECK(cudaEventCreate(&d->ev1), "cudaEventCreate");
+    const struct xg_index *ix = e->ix;
+    const struct xg_fmt_section *s = ix->sec;
+    uint64_t n_terms = ix->hdr->n_terms, n_docs = ix->hdr->n_docs;
+    int rc;
+    const void *p;
+    /* Padding after POSTINGS: a stream read never runs past the buffer. */
+    if ((rc = upload(d, 0, ix->postings, ix->postings_len,
+                     4 * XG_PFOR_MAX_WORDS * 2, "postings", &p)))
+        return rc;
+    d->dix.postings = p;
+    if ((rc = upload(d, 1, ix->skip, s[XG_SEC_SKIP].length, 0, "skip", &p)))
+        return rc;
+    d->dix.skip = p;
+    if ((rc = upload(d, 2, ix->terms, n_terms * sizeof *ix->terms, 0, "terms",
+                     &p)))
+        return rc;
+    d->dix.terms = p;
+    if ((rc = upload(d, 3, ix->terms_lr, n_terms * sizeof *ix->terms_lr, 0,
+                     "regressions", &p)))
+        return rc;
+    d->dix.terms_lr = p;
+    if ((rc = upload(d, 4, ix->bloom, s[XG_SEC_BLOOM].length, 0, "bloom", &p)))
+        return rc;
+    d->dix.bloom = p;
+    if ((rc = upload(d, 5, ix->hashseg, s[XG_SEC_HASHSEG].length, 0,
+                     "hash segments", &p)))
+        return rc;
+    d->dix.hashseg = p;
+    if ((rc = upload(d, 6, ix->docids, n_docs * 4, 0, "docids", &p)))
+        return rc;
+    d->dix.docids = p;
+    if ((rc = upload(d, 7, ix->doclens, n_docs * 4, 0, "doclens", &p)))
+        return rc;
+    d->dix.doclens = p;
+    void *kd;
+    if ((rc = dalloc(d, &kd, (n_docs + 1) * sizeof(double), "kd"))) return rc;
+    d->index_mem[8] = kd;
+    d->d_kd = kd;
+    d->dix.kd = kd;
+    d->dix.n_docs = (uint32_t)n_docs;
+    d->dix.n_shards = ix->hdr->n_shards;
+    d->dix.bloom_hashes = ix->hdr->bloom_hashes;
+    return XG_OK;
+}
+
+int xg_engine_dev_set_kd(struct xg_gpu *e)
+{
+    struct dev *d = e->dev;
+    XG_CUDA_CHECK(cudaMemcpy(d->d_kd, e->h_kd,
+                             e->ix->hdr->n_docs * sizeof(double),
+                             cudaMemcpyHostToDevice), "kd upload");
+    return XG_OK;
+}
+
+void xg_engine_dev_close(struct xg_gpu *e)
+{
+    struct dev *d = e->dev;
+    if (!d) return;
+    if (d->stream) cudaStreamSynchronize(d->stream);
+    for (int i = 0; i < 9; ++i) cudaFree(d->index_mem[i]);
+    cudaFree(d->d_desc);
+    cudaFreeHost(d->h_desc);
+    cudaFree(d->d_acc);
+    cudaFree(d->d_mask);
+    cudaFree(d->d_docs);
+    cudaFree(d->d_wdfs);
+    cudaFree(d->d_icount);
+    cudaFree(d->d_icand);
+    cudaFree(d->d_cand);
+    cudaFree(d->d_res);
+    if (d->ev0) cudaEventDestroy(d->ev0);
+    if (d->ev1) cudaEventDestroy(d->ev1);
+    if (d->stream) cudaStreamDestroy(d->stream);
+    free(d);
+    e->dev = NULL;
+}
+
+#define ALIGN16(x) (((x) + 15u) & ~(size_t)15u)
+
+int xg_engine_dev_run(struct xg_gpu *e)
+{
+    struct dev *d = e->dev;
+    struct xg_batch *b = &e->batch;
+    const uint64_t n_docs = d->dix.n_docs;
+    int rc = xg_engine_host_room(e);
+    if (rc) return rc;
+
+    /* One pinned buffer, one copy: every descriptor array of the batch. */
+    size_t o_q = 0;
+    size_t o_l = ALIGN16(o_q + b->n_queries * sizeof *b->queries);
+    size_t o_ll = ALIGN16(o_l + b->n_lists * sizeof *b->lists);
+    size_t o_tw = ALIGN16(o_ll + b->n_leaves * sizeof *b->leaf_list);
+    size_t o_pl = ALIGN16(o_tw + b->n_leaves * sizeof *b->leaf_tw);
+    size_t o_iq = ALIGN16(o_pl + b->n_plan * sizeof *b->plan);
+    size_t o_ip = ALIGN16(o_iq + (b->n_iq + 1) * sizeof *b->iq);
+    size_t size = ALIGN16(o_ip + (b->n_iq + 1) * sizeof *b->iprefix);
+    if (size > d->cap_desc) {
+        dfree(d, d->d_desc, d->cap_desc);
+        d->d_desc = NULL;
+        cudaFreeHost(d->h_desc);
+        d->h_desc = NULL;
+        size_t c = size * 2;
+        if ((rc = dalloc(d, (void **)&d->d_desc, c, "batch descriptors")))
+            return rc;
+        XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_desc, c), "pinned buffer");
+        d->cap_desc = c;
+    }
+    uint8_t *h = d->h_desc;
+    memcpy(h + o_q, b->queries, b->n_queries * sizeof *b->queries);
+    memcpy(h + o_l, b->lists, b->n_lists * sizeof *b->lists);
+    memcpy(h + o_ll, b->leaf_list, b->n_leaves * sizeof *b->leaf_list);
+    memcpy(h + o_tw, b->leaf_tw, b->n_leaves * sizeof *b->leaf_tw);
+    memcpy(h + o_pl, b->plan, b->n_plan * sizeof *b->plan);
+    memcpy(h + o_iq, b->iq, (b->n_iq + 1) * sizeof *b->iq);
+    memcpy(h + o_ip, b->iprefix, (b->n_iq + 1) * sizeof *b->iprefix);
+    const struct xg_dquery *dq = (const void *)(d->d_desc + o_q);
+    const struct xg_dlist *dl = (const void *)(d->d_desc + o_l);
+    const uint32_t *dll = (const void *)(d->d_desc + o_ll);
+    const double *dtw = (const void *)(d->d_desc + o_tw);
+    const struct xg_plan_op *dpl = (const void *)(d->d_desc + o_pl);
+    const uint32_t *diq = (const void *)(d->d_desc + o_iq);
+    const uint64_t *dip = (const void *)(d->d_desc + o_ip);
+
+    const uint64_t cells = b->n_rows * n_docs + 1;
+    if ((rc = dgrow(d, (void **)&d->d_acc, &d->cap_rows, cells,
+                    sizeof(double), "accumulators")) ||
+        (rc = dgrow(d, (void **)&d->d_mask, &d->cap_mask, cells,
+                    sizeof(uint32_t), "match masks")) ||
+        (rc = dgrow(d, (void **)&d->d_docs, &d->cap_decoded,
+                    b->decoded_total + 1, sizeof(uint32_t),
+                    "decoded docids")) ||
+        (rc = dgrow(d, (void **)&d->d_wdfs, &d->cap_wdfs,
+                    b->decoded_total + 1, sizeof(uint32_t), "decoded wdfs")))
+        return rc;
+    if ((rc = dgrow(d, (void **)&d->d_icount, &d->cap_icount,
+                    b->n_queries + 1, sizeof(uint32_t), "match counts")) ||
+        (rc = dgrow(d, (void **)&d->d_icand, &d->cap_icand,
+                    b->icand_total + 1, sizeof(struct xg_dcand),
+                    "intersection output")) ||
+        (rc = dgrow(d, (void **)&d->d_cand, &d->cap_cand, b->cand_total + 1,
+                    sizeof(struct xg_dcand), "candidates")) ||
+        (rc = dgrow(d, (void **)&d->d_res, &d->cap_res, b->n_queries + 1,
+                    sizeof(struct xg_dqresult), "query results")))
+        return rc;
+
+    cudaStream_t st = d->stream;
+    XG_CUDA_CHECK(cudaEventRecord(d->ev0, st), "event");
+    XG_CUDA_CHECK(cudaMemcpyAsync(d->d_desc, h, size, cudaMemcpyHostToDevice,
+                                  st), "descriptor upload");
+    if (b->n_rows) {
+        XG_CUDA_CHECK(cudaMemsetAsync(d->d_acc, 0,
+                                      b->n_rows * n_docs * sizeof(double), st),
+                      "accumulator reset");
+        XG_CUDA_CHECK(cudaMemsetAsync(d->d_mask, 0,
+                                      b->n_rows * n_docs * sizeof(uint32_t),
+                                      st), "mask reset");
+    }
+    XG_CUDA_CHECK(cudaMemsetAsync(d->d_icount, 0,
+                                  (b->n_queries + 1) * sizeof(uint32_t), st),
+                  "count reset");
+    XG_CUDA_CHECK(xg_accumulate_gpu(&d->dix, dl, dq, 0, b->n_dense_lists, 0,
+                                    b->dense_blocks, d->d_acc, d->d_mask, st),
+                  "accumulate kernel");
+    XG_CUDA_CHECK(xg_decode_lists_gpu(&d->dix, dl, b->n_dense_lists,
+                                      b->n_lists, b->dense_blocks,
+                                      b->total_blocks, d->d_docs, d->d_wdfs,
+                                      st), "decode kernel");
+    struct xg_intersect_args ia = {dq, dl, diq, dip, b->n_iq, 0, d->d_docs,
+                                   d->d_wdfs, dll, dtw, dpl, b->bm25,
+                                   d->d_icount, d->d_icand};
+    XG_CUDA_CHECK(xg_intersect_gpu(&d->dix, &ia, b->iprefix[b->n_iq], st),
+                  "intersect kernel");
+    struct xg_select_args sa = {dq, d->d_acc, d->d_mask, n_docs, d->d_icount,
+                                d->d_icand, XG_SELECT_MARGIN, d->d_cand,
+                                d->d_res};
+    XG_CUDA_CHECK(xg_select_gpu(&sa, b->n_queries, st), "select kernel");
+    struct xg_finish_args fa = {dq, dl, d->d_res, dll, dtw, dpl, b->bm25,
+                                d->d_cand};
+    XG_CUDA_CHECK(xg_finish_gpu(&d->dix, &fa, b->n_queries, st),
+                  "finish kernel");
+    XG_CUDA_CHECK(cudaMemcpyAsync(e->h_res, d->d_res,
+                                  b->n_queries * sizeof *e->h_res,
+                                  cudaMemcpyDeviceToHost, st), "results");
+    XG_CUDA_CHECK(cudaMemcpyAsync(e->h_cand, d->d_cand,
+                                  b->cand_total * sizeof *e->h_cand,
+                                  cudaMemcpyDeviceToHost, st), "candidates");
+    XG_CUDA_CHECK(cudaEventRecord(d->ev1, st), "event");
+    XG_CUDA_CHECK(cudaStreamSynchronize(st), "batch");
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, d->ev0, d->ev1) == cudaSuccess)
+        e->st.device_seconds += ms / 1e3;
+    return XG_OK;
+}

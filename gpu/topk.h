@@ -1,0 +1,40 @@
+/** @file topk.h
+ *  @brief Candidate selection per query: launcher and CPU twin.
+ */
+#ifndef XG_TOPK_H
+#define XG_TOPK_H
+
+#include <stdint.h>
+
+#include "gpu_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct CUstream_st;
+
+struct xg_select_args {
+    const struct xg_dquery *queries;
+    const double *acc;           /* DENSE rows */
+    const uint32_t *mask;
+    uint64_t n_docs;
+    const uint32_t *icount;      /* INTERSECT matches per query */
+    const struct xg_dcand *icand;
+    double rel_margin;           /* margin below the threshold, times S */
+    struct xg_dcand *out;        /* candidates at query.cand_first */
+    struct xg_dqresult *res;     /* one per query */
+};
+
+/* One block per query of the batch.  Returns a cudaError_t. */
+int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
+                  struct CUstream_st *stream);
+
+/* The twin: the same matched counts and the same candidate SET (order may
+ * differ), given the same rows. */
+int xg_select_ref(const struct xg_select_args *a, uint32_t n_queries);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
