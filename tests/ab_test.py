@@ -52,13 +52,16 @@ def fold_queries(src, dst):
             o.write("%s\t%s\n" % (qid, text))
 
 
+ENGINE = "cpu"
+
+
 def compare(name, binary, db, queries, ops=("or", "and"), ks=(10, 1000)):
     """Returns (compared, unsupported); exits on the first difference."""
     compared = unsupported = 0
     for op in ops:
         for k in ks:
             ref = search(binary, db, queries, "xapian", op, k)
-            got = search(binary, db, queries, "cpu", op, k)
+            got = search(binary, db, queries, ENGINE, op, k)
             if len(ref) != len(got):
                 sys.exit("FAIL %s op=%s k=%d: %d vs %d answers" %
                          (name, op, k, len(ref), len(got)))
@@ -108,7 +111,13 @@ def main():
     ap.add_argument("--ir-data", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("--only", help="comma-separated collections")
+    ap.add_argument("--engine", default="cpu", choices=["cpu", "gpu"],
+                    help="engine compared with stock Xapian")
     a = ap.parse_args()
+    global ENGINE
+    ENGINE = a.engine
+    print("engine under test: %s%s" % (a.engine, " (CPU twins of the kernels)"
+          if os.environ.get("XG_GPU_TWINS") == "1" else ""))
     if not os.path.isdir(a.ir_data):
         print("SKIP: %s not found" % a.ir_data)
         return 77
