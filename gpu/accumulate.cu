@@ -15,7 +15,7 @@
 
 #define WARPS 8
 
-__global__ void __launch_bounds__(WARPS * 32)
+static __global__ void __launch_bounds__(WARPS * 32)
 accumulate_kernel(struct xg_dindex ix, const struct xg_dlist *lists,
                   const struct xg_dquery *queries, uint32_t list_lo,
                   uint32_t list_hi, uint64_t block_lo, uint64_t block_hi,

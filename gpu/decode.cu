@@ -12,7 +12,7 @@
 
 /* Lists [list_lo, list_hi) of the batch; their blocks are numbered from
  * block_lo to block_hi by xg_dlist.block_start. */
-__global__ void __launch_bounds__(WARPS * 32)
+static __global__ void __launch_bounds__(WARPS * 32)
 decode_lists_kernel(struct xg_dindex ix, const struct xg_dlist *lists,
                     uint32_t list_lo, uint32_t list_hi, uint64_t block_lo,
                     uint64_t block_hi, uint32_t *d_docs, uint32_t *d_wdfs)

@@ -14,7 +14,7 @@
 
 #define THREADS 128
 
-__global__ void __launch_bounds__(THREADS)
+static __global__ void __launch_bounds__(THREADS)
 finish_kernel(struct xg_dindex ix, struct xg_finish_args a)
 {
     const struct xg_dquery &q = a.queries[blockIdx.x];

@@ -14,7 +14,7 @@
 
 #define THREADS 256
 
-__global__ void __launch_bounds__(THREADS)
+static __global__ void __launch_bounds__(THREADS)
 intersect_kernel(struct xg_dindex ix, struct xg_intersect_args a)
 {
     const uint64_t total = a.iprefix[a.n_iq];

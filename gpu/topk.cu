@@ -28,7 +28,7 @@ struct view {
     bool dense;
 };
 
-__device__ __forceinline__ bool item(const view &v, uint64_t i, double *w)
+static __device__ __forceinline__ bool item(const view &v, uint64_t i, double *w)
 {
     if (v.dense) {
         const uint32_t m = v.mask[i];
@@ -40,7 +40,7 @@ __device__ __forceinline__ bool item(const view &v, uint64_t i, double *w)
     return true;
 }
 
-__global__ void __launch_bounds__(THREADS)
+static __global__ void __launch_bounds__(THREADS)
 select_kernel(struct xg_select_args a)
 {
     __shared__ uint32_t hist[BINS];

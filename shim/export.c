@@ -20,15 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../gpu/bloom.h"
 #include "../gpu/bm25.h"
 #include "../gpu/buf.h"
 #include "../gpu/crc32c.h"
 #include "../gpu/dict.h"
 #include "../gpu/error.h"
 #include "../gpu/format.h"
-#include "../gpu/listmeta.h"
-#include "../gpu/pfor.h"
+#include "../gpu/list_encode.h"
 #include "xg_config.h"
 
 static double now(void)
@@ -122,70 +120,19 @@ static int on_term(void *ctx, const char *term, size_t len,
     if ((rc = xg_dict_add(&x->dict, term, len))) goto out;
 
     struct xg_fmt_term e;
-    memset(&e, 0, sizeof e);
-    e.df = n;
-    e.postings_offset = post->len;
-    e.skip_first = x->n_blocks;
-    for (uint32_t i = 0; i < n; ++i) {
-        e.cf += wdfs[i];
-        if (wdfs[i] > e.wdf_max) e.wdf_max = wdfs[i];
-    }
-    /* Block upper bounds use the term's weight for wqf 1. */
-    double tw = xg_bm25_termweight(&x->o->bm25, x->n_docs, n, 1);
-
-    uint32_t gaps[XG_FMT_BLOCK], words[XG_PFOR_MAX_WORDS];
-    for (uint32_t b0 = 0; b0 < n; b0 += XG_FMT_BLOCK) {
-        uint32_t cnt = n - b0 < XG_FMT_BLOCK ? n - b0 : XG_FMT_BLOCK;
-        const uint32_t *d = x->dense + b0;
-        struct xg_fmt_skip sk;
-        memset(&sk, 0, sizeof sk);
-        sk.first = d[0];
-        sk.last = d[cnt - 1];
-        sk.offset = (uint32_t)(post->len - e.postings_offset);
-        uint32_t len_lb = UINT32_MAX;
-        gaps[0] = 0;
-        for (uint32_t i = 0; i < cnt; ++i) {
-            if (i) gaps[i] = d[i] - d[i - 1];
-            if (wdfs[b0 + i] > sk.max_wdf) sk.max_wdf = wdfs[b0 + i];
-            if (x->doclens[d[i]] < len_lb) len_lb = x->doclens[d[i]];
-        }
-        sk.ub = xg_bm25_maxpart(&x->bm25, tw, sk.max_wdf, len_lb);
-        uint32_t nw = xg_pfor_encode_auto(gaps, cnt, words);
-        if ((rc = xg_buf_append(post, words, nw * 4u))) goto out;
-        nw = xg_pfor_encode_auto(wdfs + b0, cnt, words);
-        if ((rc = xg_buf_append(post, words, nw * 4u))) goto out;
-        if ((rc = xg_buf_append(&x->sec[XG_SEC_SKIP], &sk, sizeof sk)))
-            goto out;
-        ++x->n_blocks;
-    }
-    if (post->len - e.postings_offset > UINT32_MAX) {
-        rc = xg_set_error(XG_ERR_FORMAT, "term list over 4 GiB");
-        goto out;
-    }
-
-    /* Seed 004 search metadata. */
-    struct xg_buf *bloom = &x->sec[XG_SEC_BLOOM];
-    e.bloom_offset = bloom->len / 8;
-    e.bloom_words = xg_bloom_words(n, x->o->bloom_bits_per_posting);
-    if (e.bloom_words) {
-        if ((rc = xg_buf_reserve(bloom, e.bloom_words * 8u))) goto out;
-        xg_bloom_build(x->dense, n, x->o->bloom_hashes,
-                       (uint64_t *)(bloom->data + bloom->len), e.bloom_words);
-        bloom->len += e.bloom_words * 8u;
-    }
-    struct xg_buf *hs = &x->sec[XG_SEC_HASHSEG];
-    e.hashseg_shift = xg_hashseg_shift((uint32_t)x->n_docs, n,
-                                       x->o->hashseg_target);
-    uint32_t nseg = xg_hashseg_count((uint32_t)x->n_docs, e.hashseg_shift);
-    e.hashseg_offset = hs->len / 4;
-    if ((rc = xg_buf_reserve(hs, (nseg + 1u) * 4u))) goto out;
-    xg_hashseg_build(x->dense, n, e.hashseg_shift, nseg,
-                     (uint32_t *)(hs->data + hs->len));
-    hs->len += (nseg + 1u) * 4u;
     struct xg_fmt_term_lr lr;
-    xg_lr_fit(x->dense, n, &e.lr_slope, &e.lr_intercept, &lr.max_left,
-              &lr.max_right);
-
+    struct xg_list_params lp = {(uint32_t)x->n_docs,
+                                x->o->bloom_bits_per_posting,
+                                x->o->bloom_hashes, x->o->hashseg_target,
+                                &x->bm25,
+                                /* block upper bounds use wqf 1 */
+                                xg_bm25_termweight(&x->o->bm25, x->n_docs, n, 1),
+                                x->doclens};
+    struct xg_list_sink sink = {post, &x->sec[XG_SEC_SKIP],
+                                &x->sec[XG_SEC_BLOOM], &x->sec[XG_SEC_HASHSEG]};
+    if ((rc = xg_list_encode(x->dense, wdfs, n, &lp, &sink, &e, &lr)))
+        goto out;
+    x->n_blocks += (n + XG_FMT_BLOCK - 1) / XG_FMT_BLOCK;
     if ((rc = xg_buf_append(&x->sec[XG_SEC_TERMS], &e, sizeof e))) goto out;
     if ((rc = xg_buf_append(&x->terms_lr, &lr, sizeof lr))) goto out;
     if ((rc = xg_buf_append(&x->sec[XG_SEC_SHARD_DF], shard_df,

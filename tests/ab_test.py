@@ -122,6 +122,17 @@ def main():
         print("SKIP: %s not found" % a.ir_data)
         return 77
     os.makedirs(a.work, exist_ok=True)
+    if a.engine == "gpu" and os.environ.get("XG_GPU_TWINS") != "1":
+        # No usable device: skip, as every GPU test does.
+        probe = os.path.join(a.work, "probe")
+        shutil.rmtree(probe, ignore_errors=True)
+        sample = os.path.join(a.ir_data, "adi", "docs.tsv")
+        build(a.bin, sample, probe)
+        p = subprocess.run([a.bin, "search", "--db", probe, "--engine", "gpu",
+                            "probe"], capture_output=True, text=True)
+        if p.returncode != 0:
+            print("SKIP: GPU engine unavailable: %s" % p.stderr.strip())
+            return 77
     colls = sorted(d for d in os.listdir(a.ir_data)
                    if os.path.isfile(os.path.join(a.ir_data, d, "docs.tsv")))
     if a.only:

@@ -1,0 +1,593 @@
+/** @file test_kernels.c
+ *  @brief Every GPU kernel against its CPU twin on fresh random lists:
+ *         decode (every bit width, exceptions, dense numbers near 2^32),
+ *         intersection (empty, single, identical, disjoint, very unequal
+ *         lists; every membership method, with and without Bloom),
+ *         accumulation, selection (many ties at the cut) and the exact
+ *         finish.  Exits 77 when there is no CUDA device.
+ *  usage: test_kernels [--seed N]
+ */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "accumulate.h"
+#include "decode.h"
+#include "error.h"
+#include "finish.h"
+#include "gpu_types.h"
+#include "intersect.h"
+#include "list_encode.h"
+#include "member.h"
+#include "topk.h"
+
+static uint64_t rng;
+static uint64_t rnd(void)
+{
+    uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int passed, failed;
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        if (!(cond)) {                                                      \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                     \
+            printf(__VA_ARGS__);                                            \
+            printf("\n");                                                   \
+            ++failed;                                                       \
+            return 1;                                                       \
+        }                                                                   \
+    } while (0)
+#define CUDA(call) CHECK((call) == cudaSuccess, "%s: %s", #call,            \
+                         cudaGetErrorString(cudaGetLastError()))
+
+/* A small index built from random lists, on host and device. */
+struct tindex {
+    uint32_t n_terms, n_docs;
+    struct xg_buf post, skip, bloom, hashseg;
+    struct xg_fmt_term *terms;
+    struct xg_fmt_term_lr *lr;
+    uint32_t *docids, *doclens;
+    double *kd;
+    struct xg_dindex h, d;
+    void *dmem[9];
+    uint32_t **lists, **wdfs, *df;
+};
+
+static void *dup_to_device(struct tindex *t, int slot, const void *p, size_t n,
+                           size_t pad)
+{
+    void *d = NULL;
+    if (cudaMalloc(&d, n + pad + 8) != cudaSuccess) return NULL;
+    cudaMemset(d, 0, n + pad + 8);
+    if (n) cudaMemcpy(d, p, n, cudaMemcpyHostToDevice);
+    t->dmem[slot] = d;
+    return d;
+}
+
+/* Lists: n_terms random ascending lists of dense numbers in
+ * [base, base + span); gap scale chosen per list so every bit width
+ * appears; wdfs with occasional huge values (exceptions). */
+static int build(struct tindex *t, uint32_t n_terms, uint32_t n_docs,
+                 uint32_t base, const uint32_t *dfs, int with_docs)
+{
+    memset(t, 0, sizeof *t);
+    t->n_terms = n_terms;
+    t->n_docs = n_docs;
+    t->terms = calloc(n_terms, sizeof *t->terms);
+    t->lr = calloc(n_terms, sizeof *t->lr);
+    t->lists = calloc(n_terms, sizeof *t->lists);
+    t->wdfs = calloc(n_terms, sizeof *t->wdfs);
+    t->df = calloc(n_terms, sizeof *t->df);
+    struct xg_list_sink sink = {&t->post, &t->skip, &t->bloom, &t->hashseg};
+    struct xg_list_params lp = {n_docs, 8, 3, 32, NULL, 0, NULL};
+    for (uint32_t i = 0; i < n_terms; ++i) {
+        uint32_t df = dfs[i];
+        uint64_t full = (uint64_t)n_docs - base;
+        /* A window of 2^8 .. 2^32 numbers: dense and sparse lists, so the
+         * gaps need every bit width. */
+        uint64_t span = (uint64_t)1 << (8 + rnd() % 25);
+        if (span > full) span = full;
+        uint64_t off = rnd() % (full - span + 1);
+        if (df > span) df = (uint32_t)span;
+        uint32_t *l = malloc((df + 1) * sizeof *l);
+        uint32_t *w = malloc((df + 1) * sizeof *w);
+        /* Sorted sample of df distinct values from [base, n_docs). */
+        uint64_t left = span, need = df;
+        uint32_t k = 0;
+        for (uint64_t v = 0; need && v < span; ++v) {
+            if (rnd() % left < need) {
+                l[k++] = (uint32_t)(base + off + v);
+                --need;
+            }
+            --left;
+            /* Skip ahead on sparse lists to keep this fast. */
+            if (need && left > 64 * need && (rnd() & 1)) {
+                uint64_t jump = rnd() % (left / (8 * need) + 1);
+                v += jump;
+                left -= jump;
+            }
+        }
+        df = k;
+        for (uint32_t j = 0; j < df; ++j)
+            w[j] = rnd() % 50 == 0 ? (uint32_t)(rnd() % 100000) : 1 + rnd() % 7;
+        t->lists[i] = l;
+        t->wdfs[i] = w;
+        t->df[i] = df;
+        if (df == 0) continue;
+        CHECK(xg_list_encode(l, w, df, &lp, &sink, &t->terms[i], &t->lr[i]) ==
+                  XG_OK, "encode: %s", xg_last_error());
+    }
+    if (with_docs) {
+        t->docids = malloc(n_docs * sizeof *t->docids);
+        t->doclens = malloc(n_docs * sizeof *t->doclens);
+        t->kd = malloc(n_docs * sizeof *t->kd);
+        for (uint32_t d = 0; d < n_docs; ++d) {
+            t->docids[d] = 2 * d + 1; /* sparse docids, two shards */
+            t->doclens[d] = 1 + rnd() % 2000;
+            t->kd[d] = 0.5 + (double)(rnd() % 1000) / 997.0;
+        }
+    }
+    struct xg_dindex *h = &t->h, *d = &t->d;
+    h->postings = t->post.data;
+    h->skip = (const void *)t->skip.data;
+    h->terms = t->terms;
+    h->terms_lr = t->lr;
+    h->bloom = (const void *)t->bloom.data;
+    h->hashseg = (const void *)t->hashseg.data;
+    h->docids = t->docids;
+    h->doclens = t->doclens;
+    h->kd = t->kd;
+    h->n_docs = n_docs;
+    h->n_shards = 2;
+    h->bloom_hashes = 3;
+    *d = *h;
+    d->postings = dup_to_device(t, 0, t->post.data, t->post.len, 8192);
+    d->skip = dup_to_device(t, 1, t->skip.data, t->skip.len, 0);
+    d->terms = dup_to_device(t, 2, t->terms, n_terms * sizeof *t->terms, 0);
+    d->terms_lr = dup_to_device(t, 3, t->lr, n_terms * sizeof *t->lr, 0);
+    d->bloom = dup_to_device(t, 4, t->bloom.data, t->bloom.len, 0);
+    d->hashseg = dup_to_device(t, 5, t->hashseg.data, t->hashseg.len, 0);
+    if (with_docs) {
+        d->docids = dup_to_device(t, 6, t->docids, n_docs * 4, 0);
+        d->doclens = dup_to_device(t, 7, t->doclens, n_docs * 4, 0);
+        d->kd = dup_to_device(t, 8, t->kd, n_docs * 8, 0);
+    }
+    CHECK(d->postings && d->skip && d->terms, "device upload failed");
+    return 0;
+}
+
+static void release(struct tindex *t)
+{
+    for (int i = 0; i < 9; ++i) cudaFree(t->dmem[i]);
+    for (uint32_t i = 0; i < t->n_terms; ++i) {
+        free(t->lists[i]);
+        free(t->wdfs[i]);
+    }
+    free(t->lists); free(t->wdfs); free(t->df);
+    free(t->terms); free(t->lr);
+    free(t->docids); free(t->doclens); free(t->kd);
+    xg_buf_free(&t->post); xg_buf_free(&t->skip);
+    xg_buf_free(&t->bloom); xg_buf_free(&t->hashseg);
+}
+
+static void *to_dev(const void *p, size_t n)
+{
+    void *d = NULL;
+    if (cudaMalloc(&d, n + 8) != cudaSuccess) return NULL;
+    cudaMemcpy(d, p, n, cudaMemcpyHostToDevice);
+    return d;
+}
+
+/* Lists of one batch over every term (decoded = prefix of df). */
+static struct xg_dlist *all_lists(const struct tindex *t, uint64_t *total,
+                                  uint64_t *blocks)
+{
+    struct xg_dlist *l = calloc(t->n_terms, sizeof *l);
+    uint64_t dec = 0, blk = 0;
+    for (uint32_t i = 0; i < t->n_terms; ++i) {
+        l[i].term = i;
+        l[i].df = t->df[i];
+        l[i].n_blocks = (t->df[i] + 127) / 128;
+        l[i].block_start = blk;
+        l[i].decoded = dec;
+        blk += l[i].n_blocks;
+        dec += t->df[i];
+    }
+    *total = dec;
+    *blocks = blk;
+    return l;
+}
+
+static int test_decode(void)
+{
+    /* Dense numbers up to 2^32 - 1, gap scales from 1 to 2^30. */
+    uint32_t dfs[40];
+    for (int i = 0; i < 40; ++i) dfs[i] = 1 + (uint32_t)(rnd() % 5000);
+    dfs[0] = 1; dfs[1] = 128; dfs[2] = 129; dfs[3] = 127; dfs[4] = 256;
+    struct tindex t;
+    if (build(&t, 40, 0xFFFFFFFFu, 0xFFFFFFFFu - 4000000000u, dfs, 0)) return 1;
+    uint64_t total, blocks;
+    struct xg_dlist *l = all_lists(&t, &total, &blocks);
+    uint32_t *hd = malloc(total * 4), *hw = malloc(total * 4);
+    uint32_t *gd = malloc(total * 4), *gw = malloc(total * 4);
+    CHECK(xg_decode_lists_ref(&t.h, l, 0, t.n_terms, hd, hw) == XG_OK,
+          "twin decode: %s", xg_last_error());
+    for (uint32_t i = 0, o = 0; i < t.n_terms; o += t.df[i], ++i)
+        CHECK(!memcmp(hd + o, t.lists[i], t.df[i] * 4) &&
+              !memcmp(hw + o, t.wdfs[i], t.df[i] * 4),
+              "twin decode differs from the input list %u", i);
+    struct xg_dlist *dl = to_dev(l, t.n_terms * sizeof *l);
+    uint32_t *dd, *dw;
+    CUDA(cudaMalloc((void **)&dd, total * 4));
+    CUDA(cudaMalloc((void **)&dw, total * 4));
+    CUDA(cudaMemset(dd, 0xAB, total * 4)); /* poison */
+    CUDA(cudaMemset(dw, 0xAB, total * 4));
+    CUDA(xg_decode_lists_gpu(&t.d, dl, 0, t.n_terms, 0, blocks, dd, dw, 0));
+    CUDA(cudaDeviceSynchronize());
+    CUDA(cudaMemcpy(gd, dd, total * 4, cudaMemcpyDeviceToHost));
+    CUDA(cudaMemcpy(gw, dw, total * 4, cudaMemcpyDeviceToHost));
+    for (uint64_t i = 0; i < total; ++i)
+        CHECK(gd[i] == hd[i] && gw[i] == hw[i],
+              "decode: posting %llu: gpu (%u,%u) twin (%u,%u)",
+              (unsigned long long)i, gd[i], gw[i], hd[i], hw[i]);
+    printf("ok decode: %llu postings in %llu blocks, dense numbers up to %u\n",
+           (unsigned long long)total, (unsigned long long)blocks,
+           hd[total - 1]);
+    cudaFree(dd); cudaFree(dw); cudaFree(dl);
+    free(hd); free(hw); free(gd); free(gw); free(l);
+    release(&t);
+    ++passed;
+    return 0;
+}
+
+static int cmp_cand(const void *x, const void *y)
+{
+    const struct xg_dcand *a = x, *b = y;
+    return a->doc < b->doc ? -1 : a->doc > b->doc;
+}
+
+/* AND of every pair shape, for one membership method. */
+static int test_intersect(uint32_t method)
+{
+    /* Lists: 0 tiny, 1 huge, 2 = copy of 0 (identical), 3 disjoint from 0,
+     * 4 single element, 5 medium. */
+    uint32_t n_docs = 300000;
+    uint32_t dfs[6] = {500, 250000, 500, 400, 1, 20000};
+    struct tindex t;
+    if (build(&t, 6, n_docs, 0, dfs, 1)) return 1;
+    /* Make list 2 identical to list 0 and list 3 disjoint from it by
+     * re-encoding them into fresh sections. */
+    xg_buf_free(&t.post); xg_buf_free(&t.skip);
+    xg_buf_free(&t.bloom); xg_buf_free(&t.hashseg);
+    for (int i = 0; i < 9; ++i) { cudaFree(t.dmem[i]); t.dmem[i] = NULL; }
+    memcpy(t.lists[2], t.lists[0], t.df[0] * 4);
+    t.df[2] = t.df[0];
+    uint32_t k = 0;
+    for (uint32_t v = 0; v < n_docs && k < t.df[3]; v += 3) {
+        uint32_t *f = t.lists[0];
+        uint32_t lo = 0, hi = t.df[0];
+        while (lo < hi) { uint32_t m = (lo + hi) / 2; if (f[m] < v) lo = m + 1; else hi = m; }
+        if (lo < t.df[0] && f[lo] == v) continue;
+        t.lists[3][k++] = v;
+    }
+    t.df[3] = k;
+    struct xg_list_sink sink = {&t.post, &t.skip, &t.bloom, &t.hashseg};
+    struct xg_list_params lp = {n_docs, 8, 3, 32, NULL, 0, NULL};
+    for (uint32_t i = 0; i < 6; ++i)
+        CHECK(xg_list_encode(t.lists[i], t.wdfs[i], t.df[i], &lp, &sink,
+                             &t.terms[i], &t.lr[i]) == XG_OK, "encode");
+    t.h.postings = t.post.data; t.h.skip = (const void *)t.skip.data;
+    t.h.bloom = (const void *)t.bloom.data;
+    t.h.hashseg = (const void *)t.hashseg.data;
+    t.d = t.h;
+    t.d.postings = dup_to_device(&t, 0, t.post.data, t.post.len, 8192);
+    t.d.skip = dup_to_device(&t, 1, t.skip.data, t.skip.len, 0);
+    t.d.terms = dup_to_device(&t, 2, t.terms, 6 * sizeof *t.terms, 0);
+    t.d.terms_lr = dup_to_device(&t, 3, t.lr, 6 * sizeof *t.lr, 0);
+    t.d.bloom = dup_to_device(&t, 4, t.bloom.data, t.bloom.len, 0);
+    t.d.hashseg = dup_to_device(&t, 5, t.hashseg.data, t.hashseg.len, 0);
+    t.d.docids = dup_to_device(&t, 6, t.docids, n_docs * 4, 0);
+    t.d.doclens = dup_to_device(&t, 7, t.doclens, n_docs * 4, 0);
+    t.d.kd = dup_to_device(&t, 8, t.kd, n_docs * 8, 0);
+
+    /* Queries: pairs (a AND b) with a the shorter. */
+    static const uint32_t pairs[][2] = {{0, 1}, {0, 2}, {0, 3}, {4, 1},
+                                        {4, 0}, {5, 1}, {0, 5}, {3, 1}};
+    const uint32_t nq = sizeof pairs / sizeof pairs[0];
+    struct xg_dquery q[8];
+    struct xg_dlist l[16];
+    uint32_t leaf_list[16], iq[8];
+    double leaf_tw[16];
+    struct xg_plan_op plan[8 * 3 * 2];
+    uint64_t iprefix[9] = {0}, dec = 0, icand = 0;
+    memset(q, 0, sizeof q);
+    memset(l, 0, sizeof l);
+    for (uint32_t i = 0; i < nq; ++i) {
+        q[i].path = XG_DPATH_INTERSECT;
+        q[i].k = 10;
+        q[i].n_lists = 2;
+        q[i].list_first = 2 * i;
+        q[i].n_leaves = 2;
+        q[i].leaf_first = 2 * i;
+        q[i].plan_first = 6 * i;
+        q[i].plan_stride = 3;
+        q[i].plan_len = 3;
+        q[i].shortest = t.df[pairs[i][0]] <= t.df[pairs[i][1]] ? 0 : 1;
+        q[i].icand_first = icand;
+        for (int j = 0; j < 2; ++j) {
+            struct xg_dlist *x = &l[2 * i + j];
+            x->query = i;
+            x->term = pairs[i][j];
+            x->df = t.df[x->term];
+            x->n_blocks = (x->df + 127) / 128;
+            x->decoded = dec;
+            x->method = method == XG_MEMBER_AUTO
+                            ? xg_member_choose(&t.terms[x->term], &t.lr[x->term],
+                                               n_docs)
+                            : method;
+            dec += x->df;
+            leaf_list[2 * i + j] = j;
+            leaf_tw[2 * i + j] = 1.0 + 0.5 * j;
+        }
+        for (uint32_t s = 0; s < 2; ++s) {
+            plan[6 * i + 3 * s] = (struct xg_plan_op){XG_PLAN_LEAF, (uint16_t)s};
+            plan[6 * i + 3 * s + 1] = (struct xg_plan_op){XG_PLAN_LEAF, (uint16_t)(1 - s)};
+            plan[6 * i + 3 * s + 2] = (struct xg_plan_op){XG_PLAN_AND, 2};
+        }
+        icand += l[2 * i + q[i].shortest].df;
+        iq[i] = i;
+        iprefix[i + 1] = iprefix[i] + l[2 * i + q[i].shortest].df;
+    }
+    uint32_t *docs = malloc(dec * 4), *wdfs = malloc(dec * 4);
+    CHECK(xg_decode_lists_ref(&t.h, l, 0, 2 * nq, docs, wdfs) == XG_OK, "decode");
+    struct xg_bm25_query bq;
+    memset(&bq, 0, sizeof bq);
+    uint32_t hcount[8] = {0};
+    struct xg_dcand *hc = calloc(icand + 1, sizeof *hc);
+    struct xg_intersect_args ha = {q, l, iq, iprefix, nq, 0, docs, wdfs,
+                                   leaf_list, leaf_tw, plan, bq, hcount, hc};
+    CHECK(xg_intersect_ref(&t.h, &ha) == XG_OK, "twin intersect");
+    /* The twin against a plain merge of the two input lists. */
+    for (uint32_t i = 0; i < nq; ++i) {
+        const uint32_t *a = t.lists[pairs[i][0]], *b = t.lists[pairs[i][1]];
+        uint32_t na = t.df[pairs[i][0]], nb = t.df[pairs[i][1]], x = 0, y = 0,
+                 both = 0;
+        while (x < na && y < nb) {
+            if (a[x] < b[y]) ++x;
+            else if (a[x] > b[y]) ++y;
+            else { ++both; ++x; ++y; }
+        }
+        CHECK(hcount[i] == both, "twin: pair %u: %u matches, merge says %u", i,
+              hcount[i], both);
+    }
+    struct xg_intersect_args da = ha;
+    da.queries = to_dev(q, sizeof q);
+    da.lists = to_dev(l, sizeof l);
+    da.iq = to_dev(iq, sizeof iq);
+    da.iprefix = to_dev(iprefix, sizeof iprefix);
+    da.docs = to_dev(docs, dec * 4);
+    da.wdfs = to_dev(wdfs, dec * 4);
+    da.leaf_list = to_dev(leaf_list, sizeof leaf_list);
+    da.leaf_tw = to_dev(leaf_tw, sizeof leaf_tw);
+    da.plan = to_dev(plan, sizeof plan);
+    uint32_t zero[8] = {0};
+    da.icount = to_dev(zero, sizeof zero);
+    CUDA(cudaMalloc((void **)&da.icand, (icand + 1) * sizeof *hc));
+    CUDA(xg_intersect_gpu(&t.d, &da, iprefix[nq], 0));
+    CUDA(cudaDeviceSynchronize());
+    uint32_t gcount[8];
+    struct xg_dcand *gc = calloc(icand + 1, sizeof *gc);
+    CUDA(cudaMemcpy(gcount, da.icount, sizeof gcount, cudaMemcpyDeviceToHost));
+    CUDA(cudaMemcpy(gc, da.icand, icand * sizeof *gc, cudaMemcpyDeviceToHost));
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < nq; ++i) {
+        CHECK(gcount[i] == hcount[i], "method %u pair %u: gpu %u twin %u matches",
+              method, i, gcount[i], hcount[i]);
+        qsort(gc + q[i].icand_first, gcount[i], sizeof *gc, cmp_cand);
+        qsort(hc + q[i].icand_first, hcount[i], sizeof *hc, cmp_cand);
+        for (uint32_t j = 0; j < gcount[i]; ++j) {
+            const struct xg_dcand *g = &gc[q[i].icand_first + j],
+                                  *h = &hc[q[i].icand_first + j];
+            CHECK(g->doc == h->doc && !memcmp(&g->weight, &h->weight, 8),
+                  "method %u pair %u: match %u differs", method, i, j);
+        }
+        total += gcount[i];
+    }
+    printf("ok intersect (method %u%s): %u queries, %llu matches equal\n",
+           method & 3u, method & XG_MEMBER_BLOOM ? "+bloom" : "", nq,
+           (unsigned long long)total);
+    cudaFree((void *)da.queries); cudaFree((void *)da.lists);
+    cudaFree((void *)da.iq); cudaFree((void *)da.iprefix);
+    cudaFree((void *)da.docs); cudaFree((void *)da.wdfs);
+    cudaFree((void *)da.leaf_list); cudaFree((void *)da.leaf_tw);
+    cudaFree((void *)da.plan); cudaFree(da.icount); cudaFree(da.icand);
+    free(docs); free(wdfs); free(hc); free(gc);
+    release(&t);
+    ++passed;
+    return 0;
+}
+
+/* OR: accumulate, select (with ties), finish; kernels against twins. */
+static int test_or_pipeline(void)
+{
+    uint32_t n_docs = 200000, nt = 12;
+    uint32_t dfs[12];
+    for (uint32_t i = 0; i < nt; ++i) dfs[i] = 1 + (uint32_t)(rnd() % 60000);
+    dfs[0] = 150000;
+    struct tindex t;
+    if (build(&t, nt, n_docs, 0, dfs, 1)) return 1;
+    /* Ties: many documents with the same kd and wdf give equal weights. */
+    for (uint32_t d = 0; d < n_docs; d += 2) t.kd[d] = 1.25;
+    cudaMemcpy((void *)t.d.kd, t.kd, n_docs * 8, cudaMemcpyHostToDevice);
+    const uint32_t nq = 4;
+    struct xg_dquery q[4];
+    struct xg_dlist l[12];
+    uint32_t leaf_list[12];
+    double leaf_tw[12];
+    struct xg_plan_op plan[4 * 2 * 5];
+    memset(q, 0, sizeof q);
+    memset(l, 0, sizeof l);
+    uint64_t blk = 0, cand = 0;
+    uint32_t li = 0;
+    for (uint32_t i = 0; i < nq; ++i) {
+        q[i].path = XG_DPATH_DENSE;
+        q[i].k = i == 3 ? 1000 : 10;
+        q[i].n_lists = 3;
+        q[i].list_first = li;
+        q[i].n_leaves = 3;
+        q[i].leaf_first = li;
+        q[i].slot = i;
+        q[i].plan_first = 10 * i;
+        q[i].plan_stride = 5;
+        q[i].plan_len = 5;
+        q[i].cand_first = cand;
+        q[i].cand_cap = 4096;
+        cand += 4096;
+        for (uint32_t j = 0; j < 3; ++j, ++li) {
+            l[li].query = i;
+            l[li].term = (i * 3 + j) % nt;
+            l[li].df = t.df[l[li].term];
+            l[li].n_blocks = (l[li].df + 127) / 128;
+            l[li].block_start = blk;
+            blk += l[li].n_blocks;
+            l[li].decoded = UINT64_MAX;
+            l[li].weight = 0.75 + 0.25 * j;
+            l[li].group_mask = 1;
+            leaf_list[li] = j;
+            leaf_tw[li] = l[li].weight;
+        }
+        for (uint32_t s = 0; s < 2; ++s) { /* ((l0 l1 OR2) l2 OR2), two shapes */
+            struct xg_plan_op *p = plan + 10 * i + 5 * s;
+            p[0] = (struct xg_plan_op){XG_PLAN_LEAF, (uint16_t)(s ? 2 : 0)};
+            p[1] = (struct xg_plan_op){XG_PLAN_LEAF, 1};
+            p[2] = (struct xg_plan_op){XG_PLAN_OR2, 0};
+            p[3] = (struct xg_plan_op){XG_PLAN_LEAF, (uint16_t)(s ? 0 : 2)};
+            p[4] = (struct xg_plan_op){XG_PLAN_OR2, 0};
+        }
+    }
+    uint64_t cells = (uint64_t)nq * n_docs;
+    double *hacc = calloc(cells, 8), *gacc = malloc(cells * 8);
+    uint32_t *hmask = calloc(cells, 4), *gmask = malloc(cells * 4);
+    CHECK(xg_accumulate_ref(&t.h, l, q, 0, li, hacc, hmask) == XG_OK, "twin acc");
+    struct xg_dquery *dq = to_dev(q, sizeof q);
+    struct xg_dlist *dl = to_dev(l, sizeof l);
+    double *dacc;
+    uint32_t *dmask;
+    CUDA(cudaMalloc((void **)&dacc, cells * 8));
+    CUDA(cudaMalloc((void **)&dmask, cells * 4));
+    CUDA(cudaMemset(dacc, 0, cells * 8));
+    CUDA(cudaMemset(dmask, 0, cells * 4));
+    CUDA(xg_accumulate_gpu(&t.d, dl, dq, 0, li, 0, blk, dacc, dmask, 0));
+    CUDA(cudaDeviceSynchronize());
+    CUDA(cudaMemcpy(gacc, dacc, cells * 8, cudaMemcpyDeviceToHost));
+    CUDA(cudaMemcpy(gmask, dmask, cells * 4, cudaMemcpyDeviceToHost));
+    double worst = 0;
+    for (uint64_t c = 0; c < cells; ++c) {
+        CHECK(gmask[c] == hmask[c], "accumulate: mask %llu", (unsigned long long)c);
+        double diff = fabs(gacc[c] - hacc[c]);
+        double rel = hacc[c] ? diff / hacc[c] : diff;
+        if (rel > worst) worst = rel;
+    }
+    CHECK(worst < 1e-14, "accumulate: relative difference %g", worst);
+    printf("ok accumulate: %llu cells, masks equal, largest relative "
+           "difference %.2g (atomics add in any order)\n",
+           (unsigned long long)cells, worst);
+    ++passed;
+
+    /* Selection on the twin's rows (so both see identical input). */
+    CUDA(cudaMemcpy(dacc, hacc, cells * 8, cudaMemcpyHostToDevice));
+    struct xg_dcand *hc = calloc(cand, sizeof *hc), *gc = calloc(cand, sizeof *gc);
+    struct xg_dqresult hr[4], gr[4];
+    struct xg_select_args hs = {q, hacc, hmask, n_docs, NULL, NULL, 1e-12, hc, hr};
+    CHECK(xg_select_ref(&hs, nq) == XG_OK, "twin select");
+    struct xg_dcand *dc;
+    struct xg_dqresult *dr;
+    CUDA(cudaMalloc((void **)&dc, cand * sizeof *dc));
+    CUDA(cudaMalloc((void **)&dr, sizeof gr));
+    struct xg_select_args gs = {dq, dacc, dmask, n_docs, NULL, NULL, 1e-12, dc, dr};
+    CUDA(xg_select_gpu(&gs, nq, 0));
+    CUDA(cudaDeviceSynchronize());
+    CUDA(cudaMemcpy(gr, dr, sizeof gr, cudaMemcpyDeviceToHost));
+    CUDA(cudaMemcpy(gc, dc, cand * sizeof *gc, cudaMemcpyDeviceToHost));
+    for (uint32_t i = 0; i < nq; ++i) {
+        CHECK(gr[i].matched == hr[i].matched && gr[i].n_cand == hr[i].n_cand &&
+              gr[i].overflow == hr[i].overflow,
+              "select q%u: gpu %llu/%u twin %llu/%u", i,
+              (unsigned long long)gr[i].matched, gr[i].n_cand,
+              (unsigned long long)hr[i].matched, hr[i].n_cand);
+        qsort(gc + q[i].cand_first, gr[i].n_cand, sizeof *gc, cmp_cand);
+        qsort(hc + q[i].cand_first, hr[i].n_cand, sizeof *hc, cmp_cand);
+        for (uint32_t j = 0; j < gr[i].n_cand; ++j)
+            CHECK(gc[q[i].cand_first + j].doc == hc[q[i].cand_first + j].doc,
+                  "select q%u: candidate %u differs", i, j);
+        /* Every document at or above the k-th weight is a candidate. */
+        CHECK(gr[i].n_cand >= (q[i].k < gr[i].matched ? q[i].k : gr[i].matched),
+              "select q%u: fewer candidates than k", i);
+    }
+    printf("ok select: %u queries, same matched counts and candidate sets "
+           "(%u, %u, %u, %u candidates)\n", nq, gr[0].n_cand, gr[1].n_cand,
+           gr[2].n_cand, gr[3].n_cand);
+    ++passed;
+
+    /* Finish: exact rescoring, bit for bit. */
+    struct xg_bm25_query bq;
+    memset(&bq, 0, sizeof bq);
+    struct xg_finish_args hf = {q, l, hr, leaf_list, leaf_tw, plan, bq, hc};
+    CHECK(xg_finish_ref(&t.h, &hf, nq) == XG_OK, "twin finish");
+    CUDA(cudaMemcpy(dc, gc, cand * sizeof *gc, cudaMemcpyHostToDevice));
+    struct xg_finish_args gf = {dq, dl, dr, to_dev(leaf_list, sizeof leaf_list),
+                                to_dev(leaf_tw, sizeof leaf_tw),
+                                to_dev(plan, sizeof plan), bq, dc};
+    CUDA(xg_finish_gpu(&t.d, &gf, nq, 0));
+    CUDA(cudaDeviceSynchronize());
+    CUDA(cudaMemcpy(gc, dc, cand * sizeof *gc, cudaMemcpyDeviceToHost));
+    uint64_t checked = 0;
+    for (uint32_t i = 0; i < nq; ++i)
+        for (uint32_t j = 0; j < gr[i].n_cand; ++j, ++checked) {
+            const struct xg_dcand *g = &gc[q[i].cand_first + j],
+                                  *h = &hc[q[i].cand_first + j];
+            CHECK(g->doc == h->doc && g->matched == h->matched &&
+                  !memcmp(&g->weight, &h->weight, 8),
+                  "finish q%u cand %u: gpu %.17g twin %.17g", i, j, g->weight,
+                  h->weight);
+        }
+    printf("ok finish: %llu candidates rescored bit-equal\n",
+           (unsigned long long)checked);
+    ++passed;
+    cudaFree(dq); cudaFree(dl); cudaFree(dacc); cudaFree(dmask);
+    cudaFree(dc); cudaFree(dr);
+    free(hacc); free(gacc); free(hmask); free(gmask); free(hc); free(gc);
+    release(&t);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = (uint64_t)time(NULL);
+    for (int i = 1; i + 1 < argc; ++i)
+        if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[i + 1], 0, 10);
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        printf("SKIP: no CUDA device\n");
+        return 77;
+    }
+    printf("test_kernels: seed %llu\n", (unsigned long long)seed);
+    rng = seed;
+    int bad = test_decode();
+    static const uint32_t methods[] = {
+        XG_MEMBER_BINARY, XG_MEMBER_LR, XG_MEMBER_HASHSEG,
+        XG_MEMBER_BINARY | XG_MEMBER_BLOOM, XG_MEMBER_LR | XG_MEMBER_BLOOM,
+        XG_MEMBER_HASHSEG | XG_MEMBER_BLOOM, XG_MEMBER_AUTO};
+    for (size_t m = 0; m < sizeof methods / sizeof methods[0] && !bad; ++m)
+        bad = test_intersect(methods[m]);
+    if (!bad) bad = test_or_pipeline();
+    printf("%d passed, %d failed\n", passed, failed + (bad && !failed));
+    return bad || failed ? 1 : 0;
+}
