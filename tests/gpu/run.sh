@@ -1,0 +1,63 @@
+#!/bin/bash
+# The one script to run on the GPU machine (device tool), from the repo
+# root.  It uses a release build made beforehand on a machine with Xapian
+# (build-dev/: `meson setup build-dev --buildtype=release && ninja -C
+# build-dev`), Debian's libxapian30 unpacked in .xapian-rt/, and the test
+# collections copied into .device-carry/ir-data/ (the device machine has no
+# Xapian and no ../shared).  Stages, in the order given:
+#   kernels        every kernel against its CPU twin (tests/gpu/test_kernels.c)
+#   ab             --engine gpu against stock Xapian on every collection
+#   bench N [Q]    synthetic collection of N docs, Q queries (10000): export,
+#                  then xapian/cpu (all cores) vs gpu, OR and AND, top 10
+# Logs go to $OUT; a short table is printed last.
+set -o pipefail
+OUT=${OUT:-/tmp/xg-out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$PWD/.xapian-rt/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+B=$PWD/build-dev/plugin/xapian-gpu
+SUMMARY=$OUT/summary.txt
+: > "$SUMMARY"
+note() { echo "$*" | tee -a "$SUMMARY"; }
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader \
+    | tee "$OUT/device.txt"
+note "device: $(head -1 "$OUT/device.txt"); cores: $(nproc)"
+
+while [ $# -gt 0 ]; do
+    stage=$1; shift
+    case $stage in
+    kernels)
+        t=$(date +%s)
+        build-dev/tests/test_kernels 2>&1 | tee "$OUT/kernels.log"
+        note "kernels: $(tail -1 "$OUT/kernels.log") ($(( $(date +%s) - t )) s)"
+        ;;
+    ab)
+        t=$(date +%s)
+        python3 tests/ab_test.py --bin "$B" --ir-data .device-carry/ir-data \
+            --work /tmp/xg-ab --engine gpu 2>&1 | tee "$OUT/ab.log"
+        note "ab --engine gpu: $(tail -1 "$OUT/ab.log"); $(grep 'MSets compared' "$OUT/ab.log") ($(( $(date +%s) - t )) s)"
+        ;;
+    bench)
+        n=$1; shift
+        q=10000
+        case ${1:-} in [0-9]*) q=$1; shift;; esac
+        db=/tmp/xg-syn-$n
+        t=$(date +%s)
+        [ -d "$db" ] || $B synth docs --docs "$n" --quiet "$db" || exit 1
+        note "synth $n docs: $(( $(date +%s) - t )) s"
+        $B export --scan-baseline "$db" 2>&1 | tee "$OUT/export-$n.log"
+        $B synth queries --queries "$q" /tmp/xg-q.tsv
+        for op in or and; do
+            $B bench --db "$db" --queries /tmp/xg-q.tsv --stem none -k 10 \
+                --op $op --json="$OUT/bench-$n-$op.json" 2>&1 \
+                | tee "$OUT/bench-$n-$op.log"
+            note "bench $n docs, $q queries, op $op:"
+            grep -E '^(queries|engine|xapian|cpu|gpu|threads)' \
+                "$OUT/bench-$n-$op.log" | sed 's/^/    /' | tee -a "$SUMMARY"
+        done
+        ;;
+    *) echo "unknown stage $stage"; exit 2;;
+    esac
+done
+echo "==== summary"
+cat "$SUMMARY"
