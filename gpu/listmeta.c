@@ -86,8 +86,15 @@ uint32_t xg_hashseg_shift(uint32_t n_docs, uint32_t df, uint32_t target)
     uint32_t limit = df / target;
     if (limit < 1)
         limit = 1;
-    for (uint32_t s = 0; s < 32; ++s)
-        if (xg_hashseg_count(n_docs, s) <= limit)
+    /* count(s) = ((n_docs - 1) >> s) + 1 falls as s grows: start from the
+     * shift that log2 suggests, one below it at most, and walk up. */
+    if (n_docs <= 1) return 0;
+    uint32_t top = 32u - (uint32_t)__builtin_clz(n_docs - 1); /* bits */
+    uint32_t lim = 32u - (uint32_t)__builtin_clz(limit);
+    uint32_t s = top > lim ? top - lim : 0;
+    if (s > 0) --s;
+    for (; s < 32; ++s)
+        if (((n_docs - 1) >> s) + 1 <= limit)
             return s;
     return 31;
 }

@@ -20,14 +20,9 @@ static uint32_t low_mask(uint32_t b)
 }
 
 /* Bits needed to write v (0 for v == 0). */
-static uint32_t bit_width(uint32_t v)
+static inline uint32_t bit_width(uint32_t v)
 {
-    uint32_t w = 0;
-    while (v) {
-        ++w;
-        v >>= 1;
-    }
-    return w;
+    return v ? 32u - (uint32_t)__builtin_clz(v) : 0u;
 }
 
 /* Words of a block of n values with bit width b and e exceptions. */
@@ -46,9 +41,15 @@ uint32_t xg_pfor_choose_b(const uint32_t *in, uint32_t n)
         n = XG_PFOR_BLOCK;
     for (uint32_t i = 0; i < n; ++i)
         ++count[bit_width(in[i])];
-    uint32_t best_b = 32, best_words = block_words(n, 32, 0);
+    uint32_t maxw = 32;
+    while (maxw && !count[maxw]) --maxw;
+    /* At and above the widest value there are no exceptions; the largest
+     * width that still needs as few slot words as maxw wins those ties. */
+    uint32_t best_words = block_words(n, maxw, 0);
+    uint32_t best_b = 32u * ((n * maxw + 31u) / 32u) / n;
+    if (best_b > 32u) best_b = 32u;
     uint32_t exc = 0;  /* values of bit width > b */
-    for (int b = 31; b >= 0; --b) {
+    for (int b = (int)maxw - 1; b >= 0; --b) {
         exc += count[b + 1];
         uint32_t w = block_words(n, (uint32_t)b, exc);
         if (w < best_words) {  /* strict: ties keep the larger b */

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +51,9 @@ struct exporter {
     uint32_t *dense;                   /* one term's dense numbers */
     struct xg_bm25_query bm25;
     uint64_t n_postings, n_blocks, n_terms, n_terms_hint;
-    double in_callback, t0, last_draw;
+    double in_callback, encoding, t0, last_draw;
     int rc;
+    char err[512];                     /* the failing thread's message */
 };
 
 /* Dense numbers of one term's (ascending) docids. */
@@ -107,18 +109,15 @@ static void draw_progress(struct exporter *x, int final)
             (unsigned long long)x->n_postings, rate / 1e6, final ? "\n" : "");
 }
 
-static int on_term(void *ctx, const char *term, size_t len,
-                   const uint32_t *docids, const uint32_t *wdfs, uint32_t n,
-                   const uint32_t *shard_df)
+/* Encode one term's list into the sections (runs on the encoder thread). */
+static int encode_term(struct exporter *x, const char *term, size_t len,
+                       const uint32_t *docids, const uint32_t *wdfs,
+                       uint32_t n, const uint32_t *shard_df)
 {
-    struct exporter *x = ctx;
-    double t_in = now();
     struct xg_buf *post = &x->sec[XG_SEC_POSTINGS];
     int rc;
-    if (n == 0) return 0; /* a term with no postings cannot be in a list */
-    if ((rc = map_dense(x, docids, n))) goto out;
-    if ((rc = xg_dict_add(&x->dict, term, len))) goto out;
-
+    if ((rc = map_dense(x, docids, n))) return rc;
+    if ((rc = xg_dict_add(&x->dict, term, len))) return rc;
     struct xg_fmt_term e;
     struct xg_fmt_term_lr lr;
     struct xg_list_params lp = {(uint32_t)x->n_docs,
@@ -131,20 +130,137 @@ static int on_term(void *ctx, const char *term, size_t len,
     struct xg_list_sink sink = {post, &x->sec[XG_SEC_SKIP],
                                 &x->sec[XG_SEC_BLOOM], &x->sec[XG_SEC_HASHSEG]};
     if ((rc = xg_list_encode(x->dense, wdfs, n, &lp, &sink, &e, &lr)))
-        goto out;
+        return rc;
     x->n_blocks += (n + XG_FMT_BLOCK - 1) / XG_FMT_BLOCK;
-    if ((rc = xg_buf_append(&x->sec[XG_SEC_TERMS], &e, sizeof e))) goto out;
-    if ((rc = xg_buf_append(&x->terms_lr, &lr, sizeof lr))) goto out;
+    if ((rc = xg_buf_append(&x->sec[XG_SEC_TERMS], &e, sizeof e))) return rc;
+    if ((rc = xg_buf_append(&x->terms_lr, &lr, sizeof lr))) return rc;
     if ((rc = xg_buf_append(&x->sec[XG_SEC_SHARD_DF], shard_df,
                             x->n_shards * 4u)))
-        goto out;
+        return rc;
     ++x->n_terms;
     x->n_postings += n;
     if (x->o->progress) draw_progress(x, 0);
-out:
-    x->in_callback += now() - t_in;
-    x->rc = rc;
-    return rc ? 1 : 0;
+    return XG_OK;
+}
+
+/* Reading Xapian and encoding overlap: the Xapian thread packs terms into
+ * chunks (many terms, tens of thousands of postings, so the two threads
+ * meet rarely), one encoder thread empties them in term order. */
+#define RING 8
+#define CHUNK_POSTINGS (1u << 16)
+#define CHUNK_TERMS 4096u
+
+struct chunk {
+    uint32_t n_terms;
+    uint64_t n_postings;
+    struct xg_buf terms;        /* term bytes back to back */
+    struct xg_buf meta;         /* per term: uint32 len, uint32 n */
+    struct xg_buf docids, wdfs, shard_df;
+};
+
+struct ring {
+    struct chunk c[RING];
+    uint64_t head, tail;        /* published up to head, encoded to tail */
+    int done, failed;
+    pthread_mutex_t m;
+    pthread_cond_t not_full, not_empty;
+    struct exporter *x;
+};
+
+static void *encoder_main(void *arg)
+{
+    struct ring *r = arg;
+    struct exporter *x = r->x;
+    pthread_mutex_lock(&r->m);
+    for (;;) {
+        while (r->tail == r->head && !r->done && !r->failed)
+            pthread_cond_wait(&r->not_empty, &r->m);
+        if (r->tail == r->head || r->failed) break;
+        struct chunk *c = &r->c[r->tail % RING];
+        pthread_mutex_unlock(&r->m);
+        int rc = XG_OK;
+        double t_enc = now();
+        const char *term = (const char *)c->terms.data;
+        const uint32_t *meta = (const uint32_t *)c->meta.data;
+        const uint32_t *docids = (const uint32_t *)c->docids.data;
+        const uint32_t *wdfs = (const uint32_t *)c->wdfs.data;
+        const uint32_t *sdf = (const uint32_t *)c->shard_df.data;
+        for (uint32_t i = 0; i < c->n_terms && !rc; ++i) {
+            uint32_t len = meta[2 * i], n = meta[2 * i + 1];
+            rc = encode_term(x, term, len, docids, wdfs, n, sdf);
+            term += len;
+            docids += n;
+            wdfs += n;
+            sdf += x->n_shards;
+        }
+        x->encoding += now() - t_enc;
+        pthread_mutex_lock(&r->m);
+        if (rc) {
+            /* Keep the message: xg_last_error is per thread. */
+            x->rc = rc;
+            snprintf(x->err, sizeof x->err, "%s", xg_last_error());
+            r->failed = 1;
+            pthread_cond_signal(&r->not_full);
+            break;
+        }
+        ++r->tail;
+        pthread_cond_signal(&r->not_full);
+    }
+    pthread_mutex_unlock(&r->m);
+    return NULL;
+}
+
+/* Hand the chunk at head to the encoder. */
+static int publish(struct ring *r)
+{
+    pthread_mutex_lock(&r->m);
+    ++r->head;
+    pthread_cond_signal(&r->not_empty);
+    /* Wait for room for the next chunk. */
+    while (r->head - r->tail == RING && !r->failed)
+        pthread_cond_wait(&r->not_full, &r->m);
+    int failed = r->failed;
+    pthread_mutex_unlock(&r->m);
+    if (failed) return 1;
+    struct chunk *c = &r->c[r->head % RING];
+    c->n_terms = 0;
+    c->n_postings = 0;
+    c->terms.len = c->meta.len = c->docids.len = c->wdfs.len = 0;
+    c->shard_df.len = 0;
+    return 0;
+}
+
+static int on_term(void *ctx, const char *term, size_t len,
+                   const uint32_t *docids, const uint32_t *wdfs, uint32_t n,
+                   const uint32_t *shard_df)
+{
+    struct ring *r = ctx;
+    double t_in = now();
+    if (n == 0) return 0; /* a term with no postings cannot be in a list */
+    /* The chunk at head is the reader's alone until it is published. */
+    struct chunk *c = &r->c[r->head % RING];
+    uint32_t meta[2] = {(uint32_t)len, n};
+    int rc = xg_buf_append(&c->terms, term, len);
+    if (!rc) rc = xg_buf_append(&c->meta, meta, sizeof meta);
+    if (!rc) rc = xg_buf_append(&c->docids, docids, (size_t)n * 4);
+    if (!rc) rc = xg_buf_append(&c->wdfs, wdfs, (size_t)n * 4);
+    if (!rc) rc = xg_buf_append(&c->shard_df, shard_df, r->x->n_shards * 4u);
+    if (rc) {
+        pthread_mutex_lock(&r->m);
+        r->x->rc = rc;
+        snprintf(r->x->err, sizeof r->x->err, "%s", xg_last_error());
+        r->failed = 1;
+        pthread_cond_signal(&r->not_empty);
+        pthread_mutex_unlock(&r->m);
+        return 1;
+    }
+    ++c->n_terms;
+    c->n_postings += n;
+    int stop = 0;
+    if (c->n_postings >= CHUNK_POSTINGS || c->n_terms >= CHUNK_TERMS)
+        stop = publish(r);
+    r->x->in_callback += now() - t_in;
+    return stop;
 }
 
 static int write_all(int fd, const void *p, size_t n, const char *path)
@@ -334,17 +450,65 @@ int xg_export(xg_db *db, const char *out_path,
     x.dict.dict = &x.sec[XG_SEC_DICT];
     x.dict.index = &x.sec[XG_SEC_DICT_INDEX];
     double t_terms = now();
-    rc = xg_shim_db_each_term(db, on_term, &x);
+    struct ring *ring = calloc(1, sizeof *ring);
+    pthread_t encoder;
+    if (!ring) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    ring->x = &x;
+    pthread_mutex_init(&ring->m, NULL);
+    pthread_cond_init(&ring->not_full, NULL);
+    pthread_cond_init(&ring->not_empty, NULL);
+    if (pthread_create(&encoder, NULL, encoder_main, ring)) {
+        free(ring);
+        rc = xg_set_error(XG_ERR_NOMEM, "cannot start the encoder thread");
+        goto done;
+    }
+    rc = xg_shim_db_each_term(db, on_term, ring);
+    int read_rc = rc;
+    char read_err[512];
+    snprintf(read_err, sizeof read_err, "%s", xg_last_error());
+    pthread_mutex_lock(&ring->m);
+    if (!read_rc && ring->c[ring->head % RING].n_terms) ++ring->head;
+    ring->done = 1;
+    if (read_rc) ring->failed = 1;
+    pthread_cond_signal(&ring->not_empty);
+    pthread_mutex_unlock(&ring->m);
+    pthread_join(encoder, NULL);
+    for (int i = 0; i < RING; ++i) {
+        xg_buf_free(&ring->c[i].terms);
+        xg_buf_free(&ring->c[i].meta);
+        xg_buf_free(&ring->c[i].docids);
+        xg_buf_free(&ring->c[i].wdfs);
+        xg_buf_free(&ring->c[i].shard_df);
+    }
+    pthread_mutex_destroy(&ring->m);
+    pthread_cond_destroy(&ring->not_full);
+    pthread_cond_destroy(&ring->not_empty);
+    free(ring);
     double t_end = now();
-    if (x.rc) rc = x.rc;
-    if (rc) goto done;
+    if (x.rc) {
+        rc = xg_set_error(x.rc, "%s", x.err);
+        goto done;
+    }
+    if (read_rc) {
+        rc = xg_set_error(read_rc, "%s", read_err);
+        goto done;
+    }
     if (o->progress) draw_progress(&x, 1);
     if ((rc = xg_dict_finish(&x.dict))) goto done;
     if ((rc = xg_buf_append(&x.sec[XG_SEC_TERMS], x.terms_lr.data,
                             x.terms_lr.len)))
         goto done;
     rep->read_seconds = (t_terms - x.t0) + (t_end - t_terms - x.in_callback);
+    double t_write = now();
     if ((rc = write_index(&x, db, out_path, &st, rep))) goto done;
+    if (getenv("XG_EXPORT_TIMING"))
+        fprintf(stderr, "export phases: doclens %.3f s, terms %.3f s (reader "
+                "copying %.3f s, encoder busy %.3f s), write %.3f s\n",
+                t_terms - x.t0, t_end - t_terms, x.in_callback, x.encoding,
+                now() - t_write);
     rep->n_docs = x.n_docs;
     rep->n_terms = x.n_terms;
     rep->n_postings = x.n_postings;

@@ -3,11 +3,15 @@
  *         glass database, with one builder thread per core.
  *
  *  The documents 0..n-1 are cut into T contiguous slices, one per thread;
- *  thread t writes its slice, in order, into a series of fresh glass
- *  databases DB_PATH.tmp-PID/part<t>-<k> of at most PART_DOCS documents
- *  each, every one committed once when full (one flush per part: no
- *  B-tree read-modify-write of earlier batches, which is what makes a
- *  growing WritableDatabase slow).  Each term is added with
+ *  thread t writes its slice, in order, into a series of small fresh glass
+ *  databases DB_PATH.tmp-PID/part<t>-<k> (PART_DOCS documents each, fewer
+ *  for the last; more when that would make over MAX_PARTS parts),
+ *  committing every COMMIT_DOCS documents.  Small parts and frequent
+ *  commits keep Xapian's in-memory inverter (a std::map from term to a
+ *  std::map of postings) small and cache-resident, which is where nearly
+ *  all the time goes; larger parts make every later flush a B-tree
+ *  read-modify-write of a bigger table.  The parts are temporary, so they
+ *  are written with DB_NO_SYNC.  Each term is added with
  *  Document::add_term(word, wdf): no positions and no document data, so
  *  the document length is the token count.  The parts are then merged in
  *  document order with Database::compact() (renumbering, so docids are
@@ -38,16 +42,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Documents per temporary part; also the flush threshold while a part is
- * written, so each part is flushed exactly once.  Measured 2026 on the
- * 2-core build VM, 10^5 default documents: see plugin/cli_synth.c's
- * report in the session notes.  About 60 bytes of Xapian's in-memory
- * buffer per posting, so a part of 10^4 documents (5 * 10^6 postings) holds
- * about 300 MB per thread. */
+/* Part size and commit interval, measured 2026-11-22 on the 2-core build
+ * VM (shared, so +-15%) with `xapian-gpu synth docs --docs 20000
+ * --threads 1` (build seconds; compaction 0.3-2 s more):
+ *   one part, flush every 10^4 docs: 21.1   parts of 10^4, once each: 21.1
+ *   parts of 500 / 100, once each: 14.0 / 10.7 (but 40 / 200 parts)
+ *   parts of 2000, commit every 50 / 100 / 250 / 500: 13.5 / 12.5 / 11.7
+ *   / 12.3; parts of 5000 or 10^4, commit every 100: 15.1 / 16.2.
+ * 10^5 docs, 2 threads: parts of 2000, commit every 250: 40-53 s build
+ * (74-81 CPU s), 4-5 s compaction; a single part per thread, flushed every
+ * 10^4 docs: 67 s + 2 s.  Memory stays small: Xapian buffers about 60
+ * bytes per posting, and 250 documents are about 1.2e5 postings. */
 static unsigned PART_DOCS = getenv("XG_PD") ? atoi(getenv("XG_PD")) : 2000u; // TEMP
 static unsigned COMMIT_DOCS = getenv("XG_FT") ? atoi(getenv("XG_FT")) : 250u; // TEMP
-static int PART_FLAGS = Xapian::DB_CREATE | Xapian::DB_BACKEND_GLASS | (getenv("XG_FL") ? atoi(getenv("XG_FL")) : 0); // TEMP
+/* At most about this many parts (plus one per thread), so compaction opens
+ * a bounded number of files: each part is a few open descriptors. */
 #define MAX_PARTS 256u
+/* Temporary parts: created fresh, never fsync()ed. */
+#define PART_FLAGS (Xapian::DB_CREATE | Xapian::DB_BACKEND_GLASS |          \
+                    Xapian::DB_NO_SYNC)
 /* Progress line interval while building. */
 #define PROGRESS_SECONDS 0.5
 
@@ -109,20 +122,24 @@ struct zipf_guard {
     ~zipf_guard() { xg_synth_zipf_free(&z); }
 };
 
-/* One thread's slice: documents [begin, end) into parts first_part.. */
+/* One thread's slice: documents [begin, end), written part by part. */
 struct slice {
     uint64_t begin, end;
     uint64_t part_docs;              /* documents per part (the last fewer) */
     std::vector<std::string> parts;  /* filled in order before starting */
 };
 
-/* Write one slice.  Runs on a worker thread; records failures in `err`
- * and never throws. */
+/* Write one slice.  Runs on a worker thread; records failures in `err`,
+ * never throws, and counts itself in `finished` on the way out. */
 void build_slice(const struct xg_synth_params *p,
                  const struct xg_synth_zipf *z, const slice *sl,
-                 std::atomic<uint64_t> *done, std::atomic<bool> *stop,
-                 first_error *err)
+                 std::atomic<uint64_t> *done, std::atomic<uint32_t> *finished,
+                 std::atomic<bool> *stop, first_error *err)
 {
+    struct count_exit {
+        std::atomic<uint32_t> *f;
+        ~count_exit() { ++*f; }
+    } on_exit{finished};
     const char *where = "synth";
     try {
         std::vector<uint32_t> ranks(XG_SYNTH_MAX_LEN), wdfs(XG_SYNTH_MAX_LEN);
@@ -245,8 +262,8 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
                                 "%s: already exists (left by a crashed run?)",
                                 tmp.c_str());
         if (mkdir(tmp.c_str(), 0777) != 0)
-            return xg_set_error(XG_ERR_IO, "%s: %s", tmp.c_str(),
-                                strerror(errno));
+            return xg_set_error(XG_ERR_IO, "%s: cannot create: %s",
+                                tmp.c_str(), strerror(errno));
         tmp_guard guard;
         guard.path = tmp;
 
@@ -275,19 +292,19 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
 
         const double t0 = now_seconds();
         std::atomic<uint64_t> done{0};
+        std::atomic<uint32_t> finished{0};
         std::atomic<bool> stop{false};
         first_error err;
         {
             joiner workers(&stop);
             for (uint32_t t = 0; t < threads; ++t)
                 workers.workers.emplace_back(build_slice, p, &zg.z,
-                                             &slices[t], &done, &stop, &err);
+                                             &slices[t], &done, &finished,
+                                             &stop, &err);
             double last = t0;
-            for (;;) {
-                uint64_t k = done.load(std::memory_order_relaxed);
-                if (k >= n || err.failed)
-                    break;
+            while (finished < threads && !err.failed) {
                 std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                uint64_t k = done.load(std::memory_order_relaxed);
                 double t = now_seconds();
                 if (progress && t - last >= PROGRESS_SECONDS) {
                     last = t;
