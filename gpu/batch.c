@@ -255,12 +255,15 @@ static int cmp_cand(const void *x, const void *y)
 
 int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
                     const struct xg_dqresult *res,
-                    const struct xg_dcand *cand, struct xg_result *out,
-                    int *status)
+                    const struct xg_dcand *cand, int packed,
+                    struct xg_result *out, int *status)
 {
+    uint64_t at = 0;
     for (uint32_t i = 0; i < b->n_queries; ++i) {
         const struct xg_dquery *q = &b->queries[i];
         uint32_t caller = b->qmap[i];
+        uint64_t first = packed ? at : q->cand_first;
+        at += res[i].n_cand;
         memset(&out[caller], 0, sizeof out[caller]);
         if (res[i].overflow) {
             status[caller] = XG_ERR_UNSUPPORTED;
@@ -271,7 +274,7 @@ int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
         if (!c) return xg_set_error(XG_ERR_NOMEM, "out of memory");
         uint32_t m = 0;
         for (uint32_t j = 0; j < n; ++j)
-            if (cand[q->cand_first + j].matched) c[m++] = cand[q->cand_first + j];
+            if (cand[first + j].matched) c[m++] = cand[first + j];
         qsort(c, m, sizeof *c, cmp_cand);
         uint32_t k = m < q->k ? m : q->k;
         out[caller].hits = malloc((k ? k : 1) * sizeof *out[caller].hits);

@@ -46,12 +46,13 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
                    int *status);
 
 /* Turn the batch's per-query results and candidates (host copies) into
- * MSets for the caller's queries.  An overflowing query gets status
+ * MSets for the caller's queries.  Query i's candidates start at its
+ * cand_first, or, if `packed`, right after query i-1's n_cand ones.  An overflowing query gets status
  * XG_ERR_UNSUPPORTED.  Returns XG_OK or XG_ERR_NOMEM. */
 int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
                     const struct xg_dqresult *res,
-                    const struct xg_dcand *cand, struct xg_result *out,
-                    int *status);
+                    const struct xg_dcand *cand, int packed,
+                    struct xg_result *out, int *status);
 
 void xg_batch_free(struct xg_batch *b);
 

@@ -85,11 +85,14 @@ fail:
 void xg_engine_close(xg_gpu *e)
 {
     if (!e) return;
-    if (e->o.use_device) xg_engine_dev_close(e);
+    if (e->o.use_device) {
+        xg_engine_dev_close(e); /* frees its pinned h_res, h_cand */
+    } else {
+        free(e->h_res);
+        free(e->h_cand);
+    }
     xg_batch_free(&e->batch);
     free(e->h_kd);
-    free(e->h_res);
-    free(e->h_cand);
     free(e);
 }
 
@@ -175,7 +178,7 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
             rc = e->o.use_device ? xg_engine_dev_run(e) : run_ref(e);
             if (!rc)
                 rc = xg_batch_finish(&e->batch, e->ix, e->h_res, e->h_cand,
-                                     out, status);
+                                     e->o.use_device, out, status);
             ++e->st.batches;
             e->st.postings_decoded += e->batch.total_blocks * XG_FMT_BLOCK;
             for (uint32_t i = 0; i < e->batch.n_queries; ++i)

@@ -58,6 +58,13 @@ struct dev {
     uint64_t cap_icand, cap_cand;
     struct xg_dqresult *d_res;
     uint64_t cap_res;
+    uint64_t *d_off;
+    uint64_t cap_off;
+    struct xg_dcand *d_packed;
+    uint64_t cap_packed;
+    struct xg_dqresult *h_res;      /* pinned host copies */
+    struct xg_dcand *h_cand;
+    uint64_t cap_hres, cap_hcand;
     uint64_t budget, used;
 };
 
@@ -219,6 +226,12 @@ void xg_engine_dev_close(struct xg_gpu *e)
     cudaFree(d->d_icand);
     cudaFree(d->d_cand);
     cudaFree(d->d_res);
+    cudaFree(d->d_off);
+    cudaFree(d->d_packed);
+    cudaFreeHost(d->h_res);
+    cudaFreeHost(d->h_cand);
+    e->h_res = NULL;
+    e->h_cand = NULL;
     if (d->ev0) cudaEventDestroy(d->ev0);
     if (d->ev1) cudaEventDestroy(d->ev1);
     if (d->stream) cudaStreamDestroy(d->stream);
@@ -233,8 +246,28 @@ int xg_engine_dev_run(struct xg_gpu *e)
     struct dev *d = e->dev;
     struct xg_batch *b = &e->batch;
     const uint64_t n_docs = d->dix.n_docs;
-    int rc = xg_engine_host_room(e);
-    if (rc) return rc;
+    int rc;
+    /* Pinned host buffers: device-to-host copies at full speed. */
+    if (b->n_queries > d->cap_hres || !d->h_res) {
+        cudaFreeHost(d->h_res);
+        d->h_res = NULL;
+        d->cap_hres = 0;
+        XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_res,
+                                     2 * (b->n_queries + 1) * sizeof *d->h_res),
+                      "pinned results");
+        d->cap_hres = 2 * (b->n_queries + 1);
+    }
+    if (b->cand_total > d->cap_hcand || !d->h_cand) {
+        cudaFreeHost(d->h_cand);
+        d->h_cand = NULL;
+        d->cap_hcand = 0;
+        XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_cand,
+                                     2 * (b->cand_total + 1) * sizeof *d->h_cand),
+                      "pinned candidates");
+        d->cap_hcand = 2 * (b->cand_total + 1);
+    }
+    e->h_res = d->h_res;
+    e->h_cand = d->h_cand;
 
     /* One pinned buffer, one copy: every descriptor array of the batch. */
     size_t o_q = 0;
@@ -291,7 +324,12 @@ int xg_engine_dev_run(struct xg_gpu *e)
         (rc = dgrow(d, (void **)&d->d_cand, &d->cap_cand, b->cand_total + 1,
                     sizeof(struct xg_dcand), "candidates")) ||
         (rc = dgrow(d, (void **)&d->d_res, &d->cap_res, b->n_queries + 1,
-                    sizeof(struct xg_dqresult), "query results")))
+                    sizeof(struct xg_dqresult), "query results")) ||
+        (rc = dgrow(d, (void **)&d->d_off, &d->cap_off, b->n_queries + 1,
+                    sizeof(uint64_t), "candidate offsets")) ||
+        (rc = dgrow(d, (void **)&d->d_packed, &d->cap_packed,
+                    b->cand_total + 1, sizeof(struct xg_dcand),
+                    "packed candidates")))
         return rc;
 
     cudaStream_t st = d->stream;
@@ -329,11 +367,17 @@ int xg_engine_dev_run(struct xg_gpu *e)
                                 d->d_cand};
     XG_CUDA_CHECK(xg_finish_gpu(&d->dix, &fa, b->n_queries, st),
                   "finish kernel");
+    XG_CUDA_CHECK(xg_pack_gpu(dq, d->d_res, d->d_cand, b->n_queries, d->d_off,
+                              d->d_packed, st), "pack kernel");
     XG_CUDA_CHECK(cudaMemcpyAsync(e->h_res, d->d_res,
                                   b->n_queries * sizeof *e->h_res,
                                   cudaMemcpyDeviceToHost, st), "results");
-    XG_CUDA_CHECK(cudaMemcpyAsync(e->h_cand, d->d_cand,
-                                  b->cand_total * sizeof *e->h_cand,
+    XG_CUDA_CHECK(cudaStreamSynchronize(st), "batch");
+    /* Only the candidates cross back, packed. */
+    uint64_t n_cand = 0;
+    for (uint32_t i = 0; i < b->n_queries; ++i) n_cand += e->h_res[i].n_cand;
+    XG_CUDA_CHECK(cudaMemcpyAsync(e->h_cand, d->d_packed,
+                                  n_cand * sizeof *e->h_cand,
                                   cudaMemcpyDeviceToHost, st), "candidates");
     XG_CUDA_CHECK(cudaEventRecord(d->ev1, st), "event");
     XG_CUDA_CHECK(cudaStreamSynchronize(st), "batch");

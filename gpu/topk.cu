@@ -158,3 +158,41 @@ extern "C" int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
     select_kernel<<<n_queries, THREADS, 0, stream>>>(*a);
     return (int)cudaPeekAtLastError();
 }
+
+/* Offsets of each query's candidates once packed back to back (one block;
+ * a batch has at most a few thousand queries). */
+static __global__ void pack_offsets_kernel(const struct xg_dqresult *res,
+                                           uint32_t n, uint64_t *off)
+{
+    if (threadIdx.x != 0) return;
+    uint64_t o = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        off[i] = o;
+        o += res[i].n_cand;
+    }
+    off[n] = o;
+}
+
+static __global__ void pack_kernel(const struct xg_dquery *queries,
+                                   const struct xg_dqresult *res,
+                                   const struct xg_dcand *cand,
+                                   const uint64_t *off, struct xg_dcand *out)
+{
+    const struct xg_dquery &q = queries[blockIdx.x];
+    const uint32_t n = res[blockIdx.x].n_cand;
+    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
+        out[off[blockIdx.x] + i] = cand[q.cand_first + i];
+}
+
+extern "C" int xg_pack_gpu(const struct xg_dquery *d_queries,
+                           const struct xg_dqresult *d_res,
+                           const struct xg_dcand *d_cand, uint32_t n_queries,
+                           uint64_t *d_off, struct xg_dcand *d_packed,
+                           cudaStream_t stream)
+{
+    if (!n_queries) return cudaSuccess;
+    pack_offsets_kernel<<<1, 32, 0, stream>>>(d_res, n_queries, d_off);
+    pack_kernel<<<n_queries, 128, 0, stream>>>(d_queries, d_res, d_cand, d_off,
+                                               d_packed);
+    return (int)cudaPeekAtLastError();
+}

@@ -129,35 +129,72 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
     return XG_OK;
 }
 
-/* The GPU engine: prepare every query, then batches of B. */
+struct prep_job {
+    struct job j;
+    struct xg_prepared **pq;
+};
+
+/* A preparing thread: QueryParser, conversion, term ids and plans, with
+ * its own searcher (Xapian objects are not shared between threads), as the
+ * application threads of a real deployment each prepare their own query. */
+static void *prepare_thread(void *arg)
+{
+    struct prep_job *pj = arg;
+    struct job *j = &pj->j;
+    xg_searcher *s;
+    if (xg_searcher_open((const char *const *)j->a->dbs, j->a->n_dbs,
+                         j->a->index, &s)) {
+        fail(j);
+        return NULL;
+    }
+    struct xg_search_opts o = j->a->opts;
+    for (uint32_t i; (i = take(j)) < j->qs->n;) {
+        xg_xquery *xq = NULL;
+        int rc = xg_searcher_parse(s, j->qs->text[i], &o, &xq);
+        if (!rc) rc = xg_searcher_prepare(s, xq, &pj->pq[i]);
+        if (xq) xg_shim_xquery_free(xq);
+        j->run->status[i] = rc;
+        if (rc && rc != XG_ERR_UNSUPPORTED && rc != XG_ERR_ARG) {
+            fail(j);
+            break;
+        }
+    }
+    xg_searcher_close(s);
+    return NULL;
+}
+
+/* The GPU engine: prepare every query (threads), then batches of B. */
 static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
                    struct xg_cli_queries *qs, struct engine_run *run,
-                   uint32_t batch)
+                   uint32_t batch, uint32_t threads)
 {
     struct xg_search_opts o = a->opts;
     o.engine = run->engine;
-    struct xg_prepared **pq = calloc(qs->n + 1, sizeof *pq);
+    struct prep_job pj = {{a, qs, run, 0, PTHREAD_MUTEX_INITIALIZER, 0, ""},
+                          calloc(qs->n + 1, sizeof(struct xg_prepared *))};
+    struct xg_prepared **ready = calloc(qs->n + 1, sizeof *ready);
     uint32_t *idx = calloc(qs->n + 1, sizeof *idx);
+    pthread_t *t = calloc(threads, sizeof *t);
     int rc = XG_OK;
-    if (!pq || !idx) {
-        free(pq);
-        free(idx);
-        return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    if (!pj.pq || !ready || !idx || !t) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto done;
     }
     double t0 = xg_cli_now();
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < qs->n; ++i) {
-        xg_xquery *xq = NULL;
-        int prc = xg_searcher_parse(s, qs->text[i], &o, &xq);
-        if (!prc) prc = xg_searcher_prepare(s, xq, &pq[n]);
-        if (xq) xg_shim_xquery_free(xq);
-        run->status[i] = prc;
-        if (!prc) idx[n++] = i;
-        else if (prc != XG_ERR_UNSUPPORTED && prc != XG_ERR_ARG) {
-            rc = prc;
-            goto done;
-        }
+    uint32_t started = 0;
+    for (; started < threads; ++started)
+        if (pthread_create(&t[started], NULL, prepare_thread, &pj)) break;
+    for (uint32_t i = 0; i < started; ++i) pthread_join(t[i], NULL);
+    if (pj.j.rc) {
+        rc = xg_set_error(XG_ERR_IO, "%s", pj.j.err);
+        goto done;
     }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < qs->n; ++i)
+        if (pj.pq[i]) {
+            ready[n] = pj.pq[i];
+            idx[n++] = i;
+        }
     double t_prep = xg_cli_now() - t0;
     struct xg_result *res = calloc(batch, sizeof *res);
     int *st = calloc(batch, sizeof *st);
@@ -169,24 +206,27 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
     }
     for (uint32_t f = 0; f < n && !rc; f += batch) {
         uint32_t cnt = n - f < batch ? n - f : batch;
-        double t = xg_cli_now();
-        rc = xg_searcher_run_prepared(s, pq + f, cnt, &o, res, st);
-        t = xg_cli_now() - t;
+        double tb = xg_cli_now();
+        rc = xg_searcher_run_prepared(s, ready + f, cnt, &o, res, st);
+        tb = xg_cli_now() - tb;
         for (uint32_t i = 0; i < cnt && !rc; ++i) {
             uint32_t q = idx[f + i];
             run->res[q] = res[i];
             run->status[q] = st[i];
-            /* A query waits for its batch; preparation is spread evenly. */
-            run->lat[q] = t + t_prep / (n ? n : 1);
+            /* A query waits for its batch, after its own preparation. */
+            run->lat[q] = tb + t_prep * started / (n ? n : 1);
         }
     }
     free(res);
     free(st);
     run->wall = xg_cli_now() - t0;
 done:
-    for (uint32_t i = 0; i < n; ++i) xg_prepared_free(pq[i]);
-    free(pq);
+    if (pj.pq)
+        for (uint32_t i = 0; i < qs->n; ++i) xg_prepared_free(pj.pq[i]);
+    free(pj.pq);
+    free(ready);
     free(idx);
+    free(t);
     return rc;
 }
 
@@ -284,7 +324,7 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
             break;
         }
         int err = r->engine == XG_ENGINE_GPU || r->engine == XG_ENGINE_AUTO
-                      ? run_gpu(s, &a, &qs, r, batch)
+                      ? run_gpu(s, &a, &qs, r, batch, threads)
                       : run_threads(&a, &qs, r, threads);
         if (err) rc = xg_cli_fail();
     }

@@ -9,6 +9,7 @@
 #   ab             --engine gpu against stock Xapian on every collection
 #   bench N [Q]    synthetic collection of N docs, Q queries (10000): export,
 #                  then xapian/cpu (all cores) vs gpu, OR and AND, top 10
+#   latency N      one query at a time (GPU batch of 1) on that collection
 # Logs go to $OUT; a short table is printed last.
 set -o pipefail
 OUT=${OUT:-/tmp/xg-out}
@@ -45,7 +46,10 @@ while [ $# -gt 0 ]; do
         t=$(date +%s)
         [ -d "$db" ] || $B synth docs --docs "$n" --quiet "$db" || exit 1
         note "synth $n docs: $(( $(date +%s) - t )) s"
-        $B export --scan-baseline "$db" 2>&1 | tee "$OUT/export-$n.log"
+        XG_EXPORT_TIMING=1 $B export --scan-baseline "$db" 2>&1 \
+            | tee "$OUT/export-$n.log"
+        grep -E 'bare|exported|phases' "$OUT/export-$n.log" | sed 's/^/    /' \
+            | tee -a "$SUMMARY"
         $B synth queries --queries "$q" /tmp/xg-q.tsv
         for op in or and; do
             $B bench --db "$db" --queries /tmp/xg-q.tsv --stem none -k 10 \
@@ -54,6 +58,19 @@ while [ $# -gt 0 ]; do
             note "bench $n docs, $q queries, op $op:"
             grep -E '^(queries|engine|xapian|cpu|gpu|threads)' \
                 "$OUT/bench-$n-$op.log" | sed 's/^/    /' | tee -a "$SUMMARY"
+        done
+        ;;
+    latency)
+        n=$1; shift
+        db=/tmp/xg-syn-$n
+        head -2000 /tmp/xg-q.tsv > /tmp/xg-q2k.tsv
+        for op in or and; do
+            $B bench --db "$db" --queries /tmp/xg-q2k.tsv --stem none -k 10 \
+                --op $op --batch 1 --threads 1 --engines xapian,gpu 2>&1 \
+                | tee "$OUT/latency-$n-$op.log"
+            note "latency $n docs, 2000 queries one at a time, op $op:"
+            grep -E '^(engine|xapian|gpu)' "$OUT/latency-$n-$op.log" \
+                | sed 's/^/    /' | tee -a "$SUMMARY"
         done
         ;;
     *) echo "unknown stage $stage"; exit 2;;
