@@ -53,7 +53,7 @@ static const char help_queries[] =
     "log-uniformly from the commonest words to the rarest.  Search them\n"
     "without stemming (the words are not English).\n"
     "  --queries N    number of queries (1..4294967295; required)\n"
-    "  --vocab V      vocabulary size in words; use the collection's (1000000)\n"
+    "  --vocab V      vocabulary size; use the collection's (1000000)\n"
     "  --seed X       query set seed, 64-bit (1)\n";
 
 /* Parse a 64-bit unsigned value (decimal, or 0x hex); 0 on success. */
@@ -110,29 +110,36 @@ static int synth_docs(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
         switch (c) {
         case 'n':
-            if (xg_cli_uint(cmd, "--docs", optarg, 1, UINT32_MAX, &n_docs)) return 2;
+            if (xg_cli_uint(cmd, "--docs", optarg, 1, UINT32_MAX, &n_docs))
+                return 2;
             break;
         case 'v':
-            if (xg_cli_uint(cmd, "--vocab", optarg, 1, UINT32_MAX, &p.vocab)) return 2;
+            if (xg_cli_uint(cmd, "--vocab", optarg, 1, UINT32_MAX, &p.vocab))
+                return 2;
             break;
         case 'z':
-            if (parse_double(cmd, "--zipf", optarg, 0, 100, &p.zipf_s)) return 2;
+            if (parse_double(cmd, "--zipf", optarg, 0, 100, &p.zipf_s))
+                return 2;
             break;
         case 'm':
             if (parse_double(cmd, "--mu", optarg, -100, 100, &p.mu)) return 2;
             break;
         case 's':
-            if (parse_double(cmd, "--sigma", optarg, 0, 100, &p.sigma)) return 2;
+            if (parse_double(cmd, "--sigma", optarg, 0, 100, &p.sigma))
+                return 2;
             break;
         case 'x':
             if (parse_u64(cmd, "--seed", optarg, &p.seed)) return 2;
             break;
         case 't':
-            if (xg_cli_uint(cmd, "--threads", optarg, 0, 1024, &threads)) return 2;
+            if (xg_cli_uint(cmd, "--threads", optarg, 0, 1024, &threads))
+                return 2;
             break;
         case 'q': quiet = 1; break;
         case 'h': fputs(help_docs, stdout); return 0;
-        default: return xg_cli_usage(cmd, "unknown option or missing value: %s", argv[optind - 1]);
+        default:
+            return xg_cli_usage(cmd, "unknown option or missing value: %s",
+                                argv[optind - 1]);
         }
     }
     if (n_docs == 0)
@@ -140,7 +147,8 @@ static int synth_docs(int argc, char **argv)
     if (argc - optind != 1)
         return xg_cli_usage(cmd, "expected one DB");
     p.n_docs = n_docs;
-    if (xg_shim_synth_db(argv[optind], &p, threads, quiet)) return xg_cli_fail();
+    if (xg_shim_synth_db(argv[optind], &p, threads, quiet))
+        return xg_cli_fail();
     return 0;
 }
 
@@ -183,16 +191,20 @@ static int synth_queries(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'n':
-            if (xg_cli_uint(cmd, "--queries", optarg, 1, UINT32_MAX, &n)) return 2;
+            if (xg_cli_uint(cmd, "--queries", optarg, 1, UINT32_MAX, &n))
+                return 2;
             break;
         case 'v':
-            if (xg_cli_uint(cmd, "--vocab", optarg, 1, UINT32_MAX, &vocab)) return 2;
+            if (xg_cli_uint(cmd, "--vocab", optarg, 1, UINT32_MAX, &vocab))
+                return 2;
             break;
         case 'x':
             if (parse_u64(cmd, "--seed", optarg, &seed)) return 2;
             break;
         case 'h': fputs(help_queries, stdout); return 0;
-        default: return xg_cli_usage(cmd, "unknown option or missing value: %s", argv[optind - 1]);
+        default:
+            return xg_cli_usage(cmd, "unknown option or missing value: %s",
+                                argv[optind - 1]);
         }
     }
     if (n == 0)
@@ -201,7 +213,8 @@ static int synth_queries(int argc, char **argv)
         return xg_cli_usage(cmd, "expected one OUT.tsv ('-' for stdout)");
     const char *out = argv[optind];
     if (!strcmp(out, "-")) {
-        if (write_queries(stdout, "<stdout>", n, vocab, seed)) return xg_cli_fail();
+        if (write_queries(stdout, "<stdout>", n, vocab, seed))
+            return xg_cli_fail();
         return 0;
     }
 
@@ -220,7 +233,8 @@ static int synth_queries(int argc, char **argv)
     }
     int rc = write_queries(f, tmp, n, vocab, seed);
     if (fclose(f) != 0 && rc == XG_OK)
-        rc = xg_set_error(XG_ERR_IO, "%s: write error: %s", tmp, strerror(errno));
+        rc = xg_set_error(XG_ERR_IO, "%s: write error: %s", tmp,
+                          strerror(errno));
     if (rc == XG_OK && rename(tmp, out) != 0)
         rc = xg_set_error(XG_ERR_IO, "%s: cannot rename %s into place: %s",
                           out, tmp, strerror(errno));

@@ -2,21 +2,24 @@
  *  @brief Write the synthetic collection of plugin/synth.h into a compacted
  *         glass database, with one builder thread per core.
  *
- *  The documents 0..n-1 are cut into T contiguous slices, one per thread;
- *  thread t writes its slice, in order, into a series of small fresh glass
- *  databases DB_PATH.tmp-PID/part<t>-<k> (PART_DOCS documents each, fewer
- *  for the last; more when that would make over MAX_PARTS parts),
- *  committing every COMMIT_DOCS documents.  Small parts and frequent
- *  commits keep Xapian's in-memory inverter (a std::map from term to a
- *  std::map of postings) small and cache-resident, which is where nearly
- *  all the time goes; larger parts make every later flush a B-tree
- *  read-modify-write of a bigger table.  The parts are temporary, so they
- *  are written with DB_NO_SYNC.  Each term is added with
- *  Document::add_term(word, wdf): no positions and no document data, so
- *  the document length is the token count.  The parts are then merged in
- *  document order with Database::compact() (renumbering, so docids are
- *  1..n in document order; Compactor::FULLER, as the result is
- *  read-only) into DB_PATH.tmp-PID/db, which is renamed into place.
+ *  The documents 0..n-1 are cut into T contiguous slices; thread t writes
+ *  slice [t*n/T, (t+1)*n/T), in order, into its own glass database
+ *  DB_PATH.tmp-PID/part<t>, committing every COMMIT_DOCS documents (small
+ *  batches keep Xapian's in-memory inverter, a std::map from term to a
+ *  std::map of postings, small and cache-resident: that is where nearly all
+ *  the time goes).  The parts are temporary, so they are written with
+ *  DB_NO_SYNC.  Each term is added with Document::add_term(word, wdf): no
+ *  positions and no document data, so the document length is the token
+ *  count.  The parts are then merged in order with Database::compact()
+ *  (renumbering, so docids are 1..n in document order; Compactor::FULLER,
+ *  as the result is read-only) into DB_PATH.tmp-PID/db, which is renamed
+ *  into place.
+ *
+ *  One part per thread, not many small ones: compaction copies postlist
+ *  chunks without joining them, so every part boundary leaves each of its
+ *  terms with an extra short chunk.  With 50 parts of 2000 documents the
+ *  10^5-document postlist table was 327 MB instead of 154 MB, and stock
+ *  Xapian, the baseline we measure against, would read twice the chunks.
  *
  *  Nothing is half-written: DB_PATH must not exist, and on any error or
  *  exception the temporary directory is removed.  Worker threads never
@@ -42,22 +45,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Part size and commit interval, measured 2026-11-22 on the 2-core build
- * VM (shared, so +-15%) with `xapian-gpu synth docs --docs 20000
- * --threads 1` (build seconds; compaction 0.3-2 s more):
- *   one part, flush every 10^4 docs: 21.1   parts of 10^4, once each: 21.1
- *   parts of 500 / 100, once each: 14.0 / 10.7 (but 40 / 200 parts)
- *   parts of 2000, commit every 50 / 100 / 250 / 500: 13.5 / 12.5 / 11.7
- *   / 12.3; parts of 5000 or 10^4, commit every 100: 15.1 / 16.2.
- * 10^5 docs, 2 threads: parts of 2000, commit every 250: 40-53 s build
- * (74-81 CPU s), 4-5 s compaction; a single part per thread, flushed every
- * 10^4 docs: 67 s + 2 s.  Memory stays small: Xapian buffers about 60
- * bytes per posting, and 250 documents are about 1.2e5 postings. */
-static unsigned PART_DOCS = getenv("XG_PD") ? atoi(getenv("XG_PD")) : 2000u; // TEMP
-static unsigned COMMIT_DOCS = getenv("XG_FT") ? atoi(getenv("XG_FT")) : 250u; // TEMP
-/* At most about this many parts (plus one per thread), so compaction opens
- * a bounded number of files: each part is a few open descriptors. */
-#define MAX_PARTS 256u
+/* Documents per commit.  Measured 2026-11-22 on the 2-core build VM
+ * (shared with other jobs, so wall times vary by 20%), `xapian-gpu synth
+ * docs --docs 100000` (2 threads, one part each): commit every 100 / 250 /
+ * 500 / 1000 / 5000 documents took 78 / 74-78 / 78 / 106 / 125 CPU
+ * seconds and 51 / 42-60 / 45 / 74 / 69 s of wall time (+0.7 s
+ * compaction).  Flushing once per 10^4 documents (parts of 10^4) was
+ * slower still: 67 s.  Memory stays small: Xapian buffers about 60 bytes
+ * per posting, and 250 documents are about 1.2e5 postings. */
+#define COMMIT_DOCS 250u
 /* Temporary parts: created fresh, never fsync()ed. */
 #define PART_FLAGS (Xapian::DB_CREATE | Xapian::DB_BACKEND_GLASS |          \
                     Xapian::DB_NO_SYNC)
@@ -122,11 +118,10 @@ struct zipf_guard {
     ~zipf_guard() { xg_synth_zipf_free(&z); }
 };
 
-/* One thread's slice: documents [begin, end), written part by part. */
+/* One thread's slice: documents [begin, end) into the database `part`. */
 struct slice {
     uint64_t begin, end;
-    uint64_t part_docs;              /* documents per part (the last fewer) */
-    std::vector<std::string> parts;  /* filled in order before starting */
+    std::string part;
 };
 
 /* Write one slice.  Runs on a worker thread; records failures in `err`,
@@ -145,33 +140,29 @@ void build_slice(const struct xg_synth_params *p,
         std::vector<uint32_t> ranks(XG_SYNTH_MAX_LEN), wdfs(XG_SYNTH_MAX_LEN);
         char word[XG_SYNTH_WORD_MAX];
         std::string term;
-        uint64_t d = sl->begin;
-        for (const std::string &part : sl->parts) {
-            where = part.c_str();
-            Xapian::WritableDatabase db(part, PART_FLAGS);
-            uint64_t part_end = std::min<uint64_t>(d + sl->part_docs, sl->end);
-            uint32_t since_commit = 0;
-            for (; d < part_end; ++d) {
-                if (*stop)
-                    return;
-                uint32_t n = xg_synth_doc(p, z, d, ranks.data(),
-                                          wdfs.data(), XG_SYNTH_MAX_LEN);
-                Xapian::Document doc;
-                for (uint32_t k = 0; k < n; ++k) {
-                    size_t len = xg_synth_word(ranks[k], word);
-                    term.assign(word, len);
-                    doc.add_term(term, wdfs[k]);
-                }
-                db.add_document(doc);
-                done->fetch_add(1, std::memory_order_relaxed);
-                if (++since_commit == COMMIT_DOCS) {
-                    db.commit();
-                    since_commit = 0;
-                }
+        where = sl->part.c_str();
+        Xapian::WritableDatabase db(sl->part, PART_FLAGS);
+        uint32_t since_commit = 0;
+        for (uint64_t d = sl->begin; d < sl->end; ++d) {
+            if (*stop)
+                return;
+            uint32_t n = xg_synth_doc(p, z, d, ranks.data(), wdfs.data(),
+                                      XG_SYNTH_MAX_LEN);
+            Xapian::Document doc;
+            for (uint32_t k = 0; k < n; ++k) {
+                size_t len = xg_synth_word(ranks[k], word);
+                term.assign(word, len);
+                doc.add_term(term, wdfs[k]);
             }
-            db.commit();
-            db.close();
+            db.add_document(doc);
+            done->fetch_add(1, std::memory_order_relaxed);
+            if (++since_commit == COMMIT_DOCS) {
+                db.commit();
+                since_commit = 0;
+            }
         }
+        db.commit();
+        db.close();
     } catch (...) {
         int code = xg_shim_fail(where);
         err->set(code, xg_last_error());
@@ -272,22 +263,13 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
         if (rc != XG_OK)
             return rc;
 
-        /* Slices and their part names, all in document order. */
-        const uint64_t part_docs =
-            std::max<uint64_t>(PART_DOCS, (n + MAX_PARTS - 1) / MAX_PARTS);
+        /* Slices in document order (threads <= n: none is empty). */
         std::vector<slice> slices(threads);
-        std::vector<std::string> all_parts;
         for (uint32_t t = 0; t < threads; ++t) {
             slice &sl = slices[t];
             sl.begin = t * n / threads;
             sl.end = (t + 1) * n / threads;
-            sl.part_docs = part_docs;
-            uint64_t k = 0;
-            for (uint64_t d = sl.begin; d < sl.end; d += part_docs, ++k)
-                sl.parts.push_back(tmp + "/part" + std::to_string(t) + "-" +
-                                   std::to_string(k));
-            all_parts.insert(all_parts.end(), sl.parts.begin(),
-                             sl.parts.end());
+            sl.part = tmp + "/part" + std::to_string(t);
         }
 
         const double t0 = now_seconds();
@@ -325,9 +307,9 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
 
         /* Merge in document order; renumbering makes docids 1..n. */
         Xapian::Database all;
-        for (const std::string &part : all_parts) {
-            where = part;
-            all.add_database(Xapian::Database(part));
+        for (const slice &sl : slices) {
+            where = sl.part;
+            all.add_database(Xapian::Database(sl.part));
         }
         where = db_path;
         const std::string out = tmp + "/db";
@@ -336,7 +318,7 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
         all.close();
         if (progress)
             fprintf(stderr, "\r\033[K%s: compacted %zu parts in %.1f s\n",
-                    db_path, all_parts.size(), now_seconds() - t1);
+                    db_path, slices.size(), now_seconds() - t1);
         rc = rename_into_place(out, db_path);
         if (rc != XG_OK)
             return rc;
