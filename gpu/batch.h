@@ -47,8 +47,8 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
 
 /* Turn the batch's per-query results and candidates (host copies) into
  * MSets for the caller's queries.  Query i's candidates start at its
- * cand_first, or, if `packed`, right after query i-1's n_cand ones.  An overflowing query gets status
- * XG_ERR_UNSUPPORTED.  Returns XG_OK or XG_ERR_NOMEM. */
+ * cand_first, or, if `packed`, right after query i-1's n_cand ones.  An
+ * overflowing query gets status XG_ERR_UNSUPPORTED.  Returns XG_OK or XG_ERR_NOMEM. */
 int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
                     const struct xg_dqresult *res,
                     const struct xg_dcand *cand, int packed,

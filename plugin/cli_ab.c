@@ -60,7 +60,18 @@ struct job {
     pthread_mutex_t lock;
     int rc;
     char err[512];
+    xg_searcher **pool;         /* one opened searcher per thread */
+    uint32_t pool_next;
 };
+
+/* The calling thread's searcher from the pool (opened before timing). */
+static xg_searcher *pool_take(struct job *j)
+{
+    pthread_mutex_lock(&j->lock);
+    xg_searcher *s = j->pool[j->pool_next++];
+    pthread_mutex_unlock(&j->lock);
+    return s;
+}
 
 static uint32_t take(struct job *j)
 {
@@ -86,12 +97,7 @@ static void fail(struct job *j)
 static void *matcher_thread(void *arg)
 {
     struct job *j = arg;
-    xg_searcher *s;
-    if (xg_searcher_open((const char *const *)j->a->dbs, j->a->n_dbs,
-                         j->a->index, &s)) {
-        fail(j);
-        return NULL;
-    }
+    xg_searcher *s = pool_take(j);
     struct xg_search_opts o = j->a->opts;
     o.engine = j->run->engine;
     for (uint32_t i; (i = take(j)) < j->qs->n;) {
@@ -107,14 +113,14 @@ static void *matcher_thread(void *arg)
             break;
         }
     }
-    xg_searcher_close(s);
     return NULL;
 }
 
 static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
-                       struct engine_run *run, uint32_t threads)
+                       struct engine_run *run, uint32_t threads,
+                       xg_searcher **pool)
 {
-    struct job j = {a, qs, run, 0, PTHREAD_MUTEX_INITIALIZER, 0, ""};
+    struct job j = {a, qs, run, 0, PTHREAD_MUTEX_INITIALIZER, 0, "", pool, 0};
     pthread_t *t = calloc(threads, sizeof *t);
     if (!t) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     double t0 = xg_cli_now();
@@ -141,12 +147,7 @@ static void *prepare_thread(void *arg)
 {
     struct prep_job *pj = arg;
     struct job *j = &pj->j;
-    xg_searcher *s;
-    if (xg_searcher_open((const char *const *)j->a->dbs, j->a->n_dbs,
-                         j->a->index, &s)) {
-        fail(j);
-        return NULL;
-    }
+    xg_searcher *s = pool_take(j);
     struct xg_search_opts o = j->a->opts;
     for (uint32_t i; (i = take(j)) < j->qs->n;) {
         xg_xquery *xq = NULL;
@@ -159,18 +160,18 @@ static void *prepare_thread(void *arg)
             break;
         }
     }
-    xg_searcher_close(s);
     return NULL;
 }
 
 /* The GPU engine: prepare every query (threads), then batches of B. */
 static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
                    struct xg_cli_queries *qs, struct engine_run *run,
-                   uint32_t batch, uint32_t threads)
+                   uint32_t batch, uint32_t threads, xg_searcher **pool)
 {
     struct xg_search_opts o = a->opts;
     o.engine = run->engine;
-    struct prep_job pj = {{a, qs, run, 0, PTHREAD_MUTEX_INITIALIZER, 0, ""},
+    struct prep_job pj = {{a, qs, run, 0, PTHREAD_MUTEX_INITIALIZER, 0, "",
+                           pool, 0},
                           calloc(qs->n + 1, sizeof(struct xg_prepared *))};
     struct xg_prepared **ready = calloc(qs->n + 1, sizeof *ready);
     uint32_t *idx = calloc(qs->n + 1, sizeof *idx);
@@ -313,7 +314,18 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
             goto out;
         }
     }
+    /* One searcher per thread, opened before any clock starts: Xapian
+     * handles of their own, the verified index shared. */
+    xg_searcher **pool = calloc(threads, sizeof *pool);
+    if (!pool) {
+        rc = (xg_set_error(XG_ERR_NOMEM, "out of memory"), xg_cli_fail());
+        goto out;
+    }
     rc = 0;
+    for (uint32_t i = 0; i < threads && !rc; ++i)
+        if (xg_searcher_clone(s, (const char *const *)a.dbs, a.n_dbs,
+                              &pool[i]))
+            rc = xg_cli_fail();
     for (int e = 0; e < n_eng && !rc; ++e) {
         struct engine_run *r = &runs[e];
         r->res = calloc(qs.n + 1, sizeof *r->res);
@@ -324,10 +336,12 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
             break;
         }
         int err = r->engine == XG_ENGINE_GPU || r->engine == XG_ENGINE_AUTO
-                      ? run_gpu(s, &a, &qs, r, batch, threads)
-                      : run_threads(&a, &qs, r, threads);
+                      ? run_gpu(s, &a, &qs, r, batch, threads, pool)
+                      : run_threads(&a, &qs, r, threads, pool);
         if (err) rc = xg_cli_fail();
     }
+    for (uint32_t i = 0; i < threads; ++i) xg_searcher_close(pool[i]);
+    free(pool);
     if (rc) goto out;
 
     uint32_t identical = 0, different = 0, unsupported = 0, rejected = 0,

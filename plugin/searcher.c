@@ -19,6 +19,7 @@
 struct xg_searcher {
     xg_db *db;
     struct xg_index *ix;        /* NULL if unusable */
+    int ix_borrowed;            /* a clone's: owned by its base */
     char *index_error;          /* why ix is NULL */
     int index_rc;               /* and its status code */
     uint32_t n_shards;
@@ -99,11 +100,50 @@ void xg_searcher_close(xg_searcher *s)
     if (!s) return;
     xg_engine_close(s->gpu);
     free(s->gpu_error);
-    xg_fmt_close(s->ix);
+    if (!s->ix_borrowed) xg_fmt_close(s->ix);
     if (s->db) xg_shim_db_close(s->db);
     free(s->index_error);
     free(s->shard_doccount);
     free(s);
+}
+
+int xg_searcher_clone(const xg_searcher *base,
+                      const char *const *db_paths, size_t n_paths,
+                      xg_searcher **out)
+{
+    int rc;
+    struct xg_db_stats st;
+    xg_searcher *s = calloc(1, sizeof *s);
+    *out = NULL;
+    if (!s) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    s->gpu_opts = base->gpu_opts;
+    if ((rc = xg_shim_db_open(db_paths, n_paths, &s->db)) ||
+        (rc = xg_shim_db_stats(s->db, &st)))
+        goto fail;
+    if (st.n_shards != base->n_shards) {
+        rc = xg_set_error(XG_ERR_STALE, "database changed while cloning");
+        goto fail;
+    }
+    s->n_shards = base->n_shards;
+    s->shard_doccount = malloc(s->n_shards * sizeof *s->shard_doccount);
+    if (!s->shard_doccount) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    memcpy(s->shard_doccount, base->shard_doccount,
+           s->n_shards * sizeof *s->shard_doccount);
+    s->ix = base->ix;
+    s->ix_borrowed = 1;
+    s->index_rc = base->index_rc;
+    if (base->index_error && !(s->index_error = strdup(base->index_error))) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    *out = s;
+    return XG_OK;
+fail:
+    xg_searcher_close(s);
+    return rc;
 }
 
 const char *xg_searcher_index_error(const xg_searcher *s)

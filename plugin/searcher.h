@@ -10,6 +10,12 @@
 #include "xapian-gpu.h"
 
 xg_db *xg_searcher_db(xg_searcher *s);
+
+/* A searcher for another thread: its own Xapian handles on db_paths, the
+ * base's verified index shared read-only (base must outlive it). */
+int xg_searcher_clone(const xg_searcher *base,
+                      const char *const *db_paths, size_t n_paths,
+                      xg_searcher **out);
 const struct xg_index *xg_searcher_index(const xg_searcher *s);
 
 /* Parse once, answer with several engines (the A/B comparison). */

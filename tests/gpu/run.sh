@@ -10,6 +10,8 @@
 #   bench N [Q]    synthetic collection of N docs, Q queries (10000): export,
 #                  then xapian/cpu (all cores) vs gpu, OR and AND, top 10
 #   latency N      one query at a time (GPU batch of 1) on that collection
+#   members N      AND with each membership test, with and without Bloom
+#   kbench         decode and intersection kernel throughput (random lists)
 # Logs go to $OUT; a short table is printed last.
 set -o pipefail
 OUT=${OUT:-/tmp/xg-out}
@@ -31,6 +33,24 @@ while [ $# -gt 0 ]; do
         t=$(date +%s)
         build-dev/tests/test_kernels 2>&1 | tee "$OUT/kernels.log"
         note "kernels: $(tail -1 "$OUT/kernels.log") ($(( $(date +%s) - t )) s)"
+        ;;
+    kbench)
+        build-dev/tests/test_kernels --bench 2>&1 | tee "$OUT/kbench.log"
+        grep '^bench' "$OUT/kbench.log" | sed 's/^/    /' | tee -a "$SUMMARY"
+        ;;
+    members)
+        n=$1; shift
+        db=/tmp/xg-syn-$n
+        head -2000 /tmp/xg-q.tsv > /tmp/xg-q2k.tsv
+        note "AND membership methods, $n docs, 2000 queries (GPU device time):"
+        for m in binary lr hashseg auto; do
+            for bl in off on; do
+                $B bench --db "$db" --queries /tmp/xg-q2k.tsv --stem none -k 10 \
+                    --op and --engines gpu --member $m --bloom $bl \
+                    > "$OUT/member-$m-$bl.log" 2>&1
+                note "    member $m bloom $bl: $(grep '^gpu engine' "$OUT/member-$m-$bl.log" | sed 's/.*batches, //')"
+            done
+        done
         ;;
     ab)
         t=$(date +%s)
