@@ -36,12 +36,15 @@ accumulate_kernel(struct xg_dindex ix, const struct xg_dlist *lists,
         const uint32_t n = xg_warp_decode_block(ix, l.term, blk, s_docs[warp],
                                                 s_wdfs[warp]);
         const uint64_t row = queries[l.query].slot * (uint64_t)ix.n_docs;
+        /* OR: a nonzero sum already says "matched", so the mask is only
+         * needed for a zero contribution (wdf 0); AND needs every bit. */
+        const bool need_mask = queries[l.query].all_groups != 0;
         for (uint32_t i = lane; i < n; i += 32u) {
             const uint32_t doc = s_docs[warp][i];
             const double c = xg_bm25_sumpart_kd(l.weight, ix.kd[doc],
                                                 s_wdfs[warp][i]);
             atomicAdd(&acc[row + doc], c);
-            atomicOr(&mask[row + doc], l.group_mask);
+            if (need_mask || c == 0.0) atomicOr(&mask[row + doc], l.group_mask);
         }
         __syncwarp();
     }

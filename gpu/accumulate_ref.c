@@ -20,13 +20,15 @@ int xg_accumulate_ref(const struct xg_dindex *ix,
     for (uint32_t li = list_lo; li < list_hi; ++li) {
         const struct xg_dlist *l = &lists[li];
         uint64_t row = queries[l->query].slot * (uint64_t)ix->n_docs;
+        int need_mask = queries[l->query].all_groups != 0;
         for (uint32_t b = 0; b < l->n_blocks; ++b) {
             int rc = xg_dindex_block_ref(ix, l->term, b, docs, wdfs, &n);
             if (rc) return rc;
             for (uint32_t i = 0; i < n; ++i) {
-                acc[row + docs[i]] +=
-                    xg_bm25_sumpart_kd(l->weight, ix->kd[docs[i]], wdfs[i]);
-                mask[row + docs[i]] |= l->group_mask;
+                double c = xg_bm25_sumpart_kd(l->weight, ix->kd[docs[i]],
+                                              wdfs[i]);
+                acc[row + docs[i]] += c;
+                if (need_mask || c == 0.0) mask[row + docs[i]] |= l->group_mask;
             }
         }
     }

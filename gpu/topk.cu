@@ -32,8 +32,10 @@ static __device__ __forceinline__ bool item(const view &v, uint64_t i, double *w
 {
     if (v.dense) {
         const uint32_t m = v.mask[i];
-        if (!m || (m & v.need) != v.need) return false;
-        *w = v.acc[i];
+        const double a = v.acc[i];
+        /* OR (need 0): any contribution or a mask bit; AND: every bit. */
+        if (v.need ? (m & v.need) != v.need : (!m && a == 0.0)) return false;
+        *w = a;
         return true;
     }
     *w = v.cand[i].weight;

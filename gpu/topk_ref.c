@@ -15,8 +15,11 @@ static int item(const struct xg_select_args *a, const struct xg_dquery *q,
 {
     if (q->path == XG_DPATH_DENSE) {
         uint32_t m = a->mask[q->slot * a->n_docs + i];
-        if (!m || (m & q->all_groups) != q->all_groups) return 0;
-        *w = a->acc[q->slot * a->n_docs + i];
+        double acc = a->acc[q->slot * a->n_docs + i];
+        if (q->all_groups ? (m & q->all_groups) != q->all_groups
+                          : (!m && acc == 0.0))
+            return 0;
+        *w = acc;
         *doc = (uint32_t)i;
         return 1;
     }
