@@ -18,53 +18,72 @@ static __global__ void __launch_bounds__(THREADS)
 intersect_kernel(struct xg_dindex ix, struct xg_intersect_args a)
 {
     const uint64_t total = a.iprefix[a.n_iq];
-    for (uint64_t g = (uint64_t)blockIdx.x * THREADS + threadIdx.x; g < total;
-         g += (uint64_t)gridDim.x * THREADS) {
-        uint32_t lo = 0, hi = a.n_iq; /* last query with iprefix <= g */
-        while (hi - lo > 1) {
-            uint32_t mid = (lo + hi) >> 1;
-            if (a.iprefix[mid] <= g) lo = mid; else hi = mid;
-        }
-        const struct xg_dquery &q = a.queries[a.iq[lo]];
-        const uint64_t i = g - a.iprefix[lo];
-        const struct xg_dlist &s = a.lists[q.list_first + q.shortest];
-        const uint32_t doc = a.docs[s.decoded + i];
-        uint32_t wdf[XG_GPU_MAX_LEAVES];
-        bool all = true;
-        for (uint32_t j = 0; j < q.n_lists && all; ++j) {
-            const struct xg_dlist &l = a.lists[q.list_first + j];
-            if (j == q.shortest) {
-                wdf[j] = a.wdfs[s.decoded + i];
-                continue;
+    /* Every lane of the warp runs every iteration, so the warp can append
+     * its matches with one atomic per query instead of one per match. */
+    const uint64_t rounds = (total + (uint64_t)gridDim.x * THREADS - 1) /
+                            ((uint64_t)gridDim.x * THREADS);
+    for (uint64_t r = 0; r < rounds; ++r) {
+        const uint64_t g = (r * gridDim.x + blockIdx.x) * THREADS + threadIdx.x;
+        bool hit = false;
+        uint32_t qi = 0, doc = 0;
+        double weight = 0;
+        if (g < total) {
+            uint32_t lo = 0, hi = a.n_iq; /* last query with iprefix <= g */
+            while (hi - lo > 1) {
+                uint32_t mid = (lo + hi) >> 1;
+                if (a.iprefix[mid] <= g) lo = mid; else hi = mid;
             }
-            int64_t at = xg_member_find(&ix, l.term, a.docs + l.decoded, l.df,
-                                        l.method, doc);
-            if (at < 0) all = false;
-            else wdf[j] = a.wdfs[l.decoded + (uint64_t)at];
+            qi = a.iq[lo];
+            const struct xg_dquery &q = a.queries[qi];
+            const uint64_t i = g - a.iprefix[lo];
+            const struct xg_dlist &s = a.lists[q.list_first + q.shortest];
+            doc = a.docs[s.decoded + i];
+            uint32_t wdf[XG_GPU_MAX_LEAVES];
+            bool all = true;
+            for (uint32_t j = 0; j < q.n_lists && all; ++j) {
+                const struct xg_dlist &l = a.lists[q.list_first + j];
+                if (j == q.shortest) {
+                    wdf[j] = a.wdfs[s.decoded + i];
+                    continue;
+                }
+                int64_t at = xg_member_find(&ix, l.term, a.docs + l.decoded,
+                                            l.df, l.method, doc);
+                if (at < 0) all = false;
+                else wdf[j] = a.wdfs[l.decoded + (uint64_t)at];
+            }
+            if (all) {
+                uint8_t matched[XG_GPU_MAX_LEAVES], sm[XG_GPU_MAX_LEAVES];
+                double w[XG_GPU_MAX_LEAVES], sw[XG_GPU_MAX_LEAVES];
+                const double kd = ix.kd[doc];
+                for (uint32_t l = 0; l < q.n_leaves; ++l) {
+                    const uint32_t li = a.leaf_list[q.leaf_first + l];
+                    matched[l] = 1;
+                    w[l] = xg_bm25_sumpart_kd(a.leaf_tw[q.leaf_first + l], kd,
+                                              wdf[li]);
+                }
+                const uint32_t shard = (ix.docids[doc] - 1) % ix.n_shards;
+                hit = xg_plan_eval(a.plan + q.plan_first +
+                                       shard * q.plan_stride,
+                                   q.plan_len, matched, w, sm, sw, &weight);
+                if (hit && a.bm25.k2 != 0)
+                    weight = weight + xg_bm25_sumextra(&a.bm25, ix.doclens[doc]);
+            }
         }
-        if (!all) continue;
-        uint8_t matched[XG_GPU_MAX_LEAVES], sm[XG_GPU_MAX_LEAVES];
-        double w[XG_GPU_MAX_LEAVES], sw[XG_GPU_MAX_LEAVES];
-        const double kd = ix.kd[doc];
-        for (uint32_t l = 0; l < q.n_leaves; ++l) {
-            const uint32_t li = a.leaf_list[q.leaf_first + l];
-            matched[l] = 1;
-            w[l] = xg_bm25_sumpart_kd(a.leaf_tw[q.leaf_first + l], kd,
-                                      wdf[li]);
-        }
-        const uint32_t shard = (ix.docids[doc] - 1) % ix.n_shards;
-        double weight;
-        if (!xg_plan_eval(a.plan + q.plan_first + shard * q.plan_stride,
-                          q.plan_len, matched, w, sm, sw, &weight))
-            continue;
-        if (a.bm25.k2 != 0)
-            weight = weight + xg_bm25_sumextra(&a.bm25, ix.doclens[doc]);
-        const uint32_t slot = atomicAdd(&a.icount[a.iq[lo]], 1u);
+        /* Warp-aggregated append: lanes with a match group by query. */
+        const uint32_t want = __ballot_sync(0xFFFFFFFFu, hit);
+        if (!hit) continue;
+        const uint32_t peers = __match_any_sync(want, qi);
+        const uint32_t lane = threadIdx.x & 31u;
+        const uint32_t leader = __ffs(peers) - 1;
+        uint32_t base = 0;
+        if (lane == leader) base = atomicAdd(&a.icount[qi], __popc(peers));
+        base = __shfl_sync(peers, base, leader);
+        const uint32_t slot = base + __popc(peers & ((1u << lane) - 1u));
         struct xg_dcand c;
         c.doc = doc;
         c.matched = 1;
         c.weight = weight;
-        a.icand[q.icand_first + slot] = c;
+        a.icand[a.queries[qi].icand_first + slot] = c;
     }
 }
 
