@@ -22,6 +22,26 @@
 int xg_dindex_block_ref(const struct xg_dindex *ix, uint32_t t, uint32_t blk,
                         uint32_t *docs, uint32_t *wdfs, uint32_t *n);
 
+/* Fault injection (tests): the n-th next allocation of either pipeline
+ * fails as if memory ran out. */
+static _Atomic int fail_countdown;
+
+void xg_engine_fail_next_alloc(int n) { fail_countdown = n; }
+
+int xg_engine_fault_take(void)
+{
+    int n = fail_countdown;
+    if (n <= 0) return 0;
+    fail_countdown = n - 1;
+    return n == 1;
+}
+
+/* calloc for the twin pipeline, honouring fault injection. */
+static void *talloc(size_t n, size_t size)
+{
+    return xg_engine_fault_take() ? NULL : calloc(n, size);
+}
+
 /* Verify every block on the CPU once, so kernels can trust the headers. */
 static int verify_blocks(const struct xg_index *ix)
 {
@@ -126,12 +146,12 @@ static int run_ref(struct xg_gpu *e)
     const uint64_t n_docs = e->hix.n_docs;
     int rc = xg_engine_host_room(e);
     if (rc) return rc;
-    double *acc = calloc(b->n_rows * n_docs + 1, sizeof *acc);
-    uint32_t *mask = calloc(b->n_rows * n_docs + 1, sizeof *mask);
-    uint32_t *docs = malloc((b->decoded_total + 1) * sizeof *docs);
-    uint32_t *wdfs = malloc((b->decoded_total + 1) * sizeof *wdfs);
-    uint32_t *icount = calloc(b->n_queries + 1, sizeof *icount);
-    struct xg_dcand *icand = malloc((b->icand_total + 1) * sizeof *icand);
+    double *acc = talloc(b->n_rows * n_docs + 1, sizeof *acc);
+    uint32_t *mask = talloc(b->n_rows * n_docs + 1, sizeof *mask);
+    uint32_t *docs = talloc(b->decoded_total + 1, sizeof *docs);
+    uint32_t *wdfs = talloc(b->decoded_total + 1, sizeof *wdfs);
+    uint32_t *icount = talloc(b->n_queries + 1, sizeof *icount);
+    struct xg_dcand *icand = talloc(b->icand_total + 1, sizeof *icand);
     if (!acc || !mask || !docs || !wdfs || !icount || !icand) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory (twin pipeline)");
         goto done;

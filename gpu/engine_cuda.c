@@ -35,10 +35,6 @@
                                 cudaGetErrorString(err_));                  \
     } while (0)
 
-static int fail_next_alloc;
-
-void xg_engine_fail_next_alloc(int n) { fail_next_alloc = n; }
-
 struct dev {
     cudaStream_t stream;
     cudaEvent_t ev0, ev1;
@@ -71,7 +67,7 @@ struct dev {
 static int dalloc(struct dev *d, void **p, size_t n, const char *what)
 {
     *p = NULL;
-    if (fail_next_alloc > 0 && --fail_next_alloc == 0)
+    if (xg_engine_fault_take())
         return xg_set_error(XG_ERR_NOMEM, "GPU: allocating %s (%zu bytes): "
                             "injected failure", what, n);
     if (d->used + n > d->budget)

@@ -8,8 +8,6 @@
 #include "engine_int.h"
 #include "error.h"
 
-void xg_engine_fail_next_alloc(int n) { (void)n; }
-
 int xg_engine_device_info(int device, char *buf, size_t n)
 {
     (void)device;

@@ -26,6 +26,7 @@ struct xg_searcher {
     uint32_t *shard_doccount;
     xg_gpu *gpu;                /* opened on first use */
     int gpu_tried, gpu_rc;
+    uint64_t gpu_fallbacks;     /* batches the CPU matcher took over */
     char *gpu_error;
     struct xg_engine_opts gpu_opts;
 };
@@ -203,6 +204,11 @@ int xg_searcher_gpu_status(xg_searcher *s, const char **why)
     return rc;
 }
 
+uint64_t xg_searcher_gpu_fallbacks(const xg_searcher *s)
+{
+    return s->gpu_fallbacks;
+}
+
 const struct xg_engine_stats *xg_searcher_gpu_stats(const xg_searcher *s)
 {
     return s->gpu ? xg_engine_stats(s->gpu) : NULL;
@@ -271,7 +277,9 @@ int xg_searcher_run_prepared(xg_searcher *s, struct xg_prepared *const *pqs,
     int use_gpu = o->engine == XG_ENGINE_GPU || o->engine == XG_ENGINE_AUTO;
     int rc = XG_OK;
     if (use_gpu && (rc = gpu_ready(s))) {
-        if (o->engine == XG_ENGINE_GPU) return rc;
+        /* Asked for the GPU and there never was one: say so.  A GPU that
+         * failed mid-run (fallbacks > 0) hands over to the CPU matcher. */
+        if (o->engine == XG_ENGINE_GPU && !s->gpu_fallbacks) return rc;
         use_gpu = 0; /* auto: no usable device, the CPU matcher serves */
     }
     if (use_gpu) {
@@ -285,7 +293,21 @@ int xg_searcher_run_prepared(xg_searcher *s, struct xg_prepared *const *pqs,
         }
         rc = xg_engine_search(s->gpu, eq, n, &o->bm25, out, status);
         free(eq);
-        if (rc) return rc;
+        if (rc) {
+            /* A GPU fault: the CPU matcher answers this batch (DESIGN.md:
+             * any GPU error means fallback); a device in an unknown state
+             * is not used again. */
+            ++s->gpu_fallbacks;
+            for (uint32_t i = 0; i < n; ++i) status[i] = XG_ERR_UNSUPPORTED;
+            if (rc == XG_ERR_CUDA || rc == XG_ERR_NODEVICE) {
+                s->gpu_rc = rc;
+                free(s->gpu_error);
+                s->gpu_error = strdup(xg_last_error());
+                xg_engine_close(s->gpu);
+                s->gpu = NULL;
+            }
+            rc = XG_OK;
+        }
     } else {
         for (uint32_t i = 0; i < n; ++i) status[i] = XG_ERR_UNSUPPORTED;
     }

@@ -52,4 +52,7 @@ void xg_searcher_set_engine_opts(xg_searcher *s,
 int xg_searcher_gpu_status(xg_searcher *s, const char **why);
 const struct xg_engine_stats *xg_searcher_gpu_stats(const xg_searcher *s);
 
+/* Batches the CPU matcher answered because the GPU engine failed. */
+uint64_t xg_searcher_gpu_fallbacks(const xg_searcher *s);
+
 #endif

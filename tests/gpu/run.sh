@@ -68,7 +68,7 @@ while [ $# -gt 0 ]; do
         note "synth $n docs: $(( $(date +%s) - t )) s"
         XG_EXPORT_TIMING=1 $B export --scan-baseline "$db" 2>&1 \
             | tee "$OUT/export-$n.log"
-        grep -E 'bare|exported|phases' "$OUT/export-$n.log" | sed 's/^/    /' \
+        grep -E 'bare|exported|phases|^index' "$OUT/export-$n.log" | sed 's/^/    /' \
             | tee -a "$SUMMARY"
         $B synth queries --queries "$q" /tmp/xg-q.tsv
         for op in or and; do

@@ -1,0 +1,134 @@
+/** @file test_engine_faults.c
+ *  @brief GPU engine faults fall back to the CPU matcher, whole and exact.
+ *
+ *  DESIGN.md, reliability rules: "any doubt (... GPU error, out of device
+ *  memory, device lost) means the stock matcher answers".  With the engine
+ *  running on its CPU twins (XG_GPU_TWINS=1, so CI needs no GPU), the n-th
+ *  allocation of a batch is made to fail for every n: each run must still
+ *  return, for every query, exactly the CPU matcher's MSet, and the fault
+ *  must show as a counted fallback.
+ *  usage: test_engine_faults SAMPLE_DIR WORK_DIR
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../gpu/engine.h"
+#include "../gpu/error.h"
+#include "../plugin/searcher.h"
+#include "../shim/xg_export.h"
+#include "../shim/xg_shim.h"
+
+#define NQ 40
+
+static int same(const struct xg_result *a, const struct xg_result *b)
+{
+    if (a->n_hits != b->n_hits || a->matches_estimated != b->matches_estimated)
+        return 0;
+    for (uint32_t i = 0; i < a->n_hits; ++i)
+        if (a->hits[i].docid != b->hits[i].docid ||
+            memcmp(&a->hits[i].weight, &b->hits[i].weight, 8))
+            return 0;
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_engine_faults SAMPLE_DIR WORK_DIR\n");
+        return 2;
+    }
+    char tsv[4096], db[4096], cmd[8300], qpath[4096];
+    snprintf(tsv, sizeof tsv, "%s/docs.tsv", argv[1]);
+    snprintf(qpath, sizeof qpath, "%s/queries.tsv", argv[1]);
+    snprintf(db, sizeof db, "%s/faults-db", argv[2]);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", db);
+    if (system(cmd) != 0) return 1;
+    mkdir(argv[2], 0755);
+    struct xg_index_opts io = {1, 0, 1, 1};
+    if (xg_shim_index_tsv(tsv, db, &io)) {
+        printf("FAIL index: %s\n", xg_last_error());
+        return 1;
+    }
+    const char *paths[] = {db};
+    xg_db *xdb;
+    struct xg_export_opts eo = {8, 3, 32, XG_BM25_DEFAULTS, 0};
+    struct xg_export_report rep;
+    char idx[4200];
+    snprintf(idx, sizeof idx, "%s/xapian-gpu.idx", db);
+    if (xg_shim_db_open(paths, 1, &xdb) || xg_export(xdb, idx, &eo, &rep)) {
+        printf("FAIL export: %s\n", xg_last_error());
+        return 1;
+    }
+    xg_shim_db_close(xdb);
+
+    setenv("XG_GPU_TWINS", "1", 1);
+    xg_searcher *s;
+    if (xg_searcher_open(paths, 1, NULL, &s)) {
+        printf("FAIL open: %s\n", xg_last_error());
+        return 1;
+    }
+    /* The first NQ plain-word queries of the sample, prepared. */
+    FILE *f = fopen(qpath, "r");
+    if (!f) return 1;
+    struct xg_search_opts o = XG_SEARCH_DEFAULTS;
+    struct xg_prepared *pq[NQ];
+    struct xg_result ref[NQ], got[NQ];
+    int status[NQ];
+    char line[65536];
+    int n = 0;
+    while (n < NQ && fgets(line, sizeof line, f)) {
+        char *text = strchr(line, '\t');
+        if (!text) continue;
+        for (char *p = ++text; *p; ++p)
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+                *p = ' ';
+        xg_xquery *xq;
+        if (xg_searcher_parse(s, text, &o, &xq)) continue;
+        int rc = xg_searcher_prepare(s, xq, &pq[n]);
+        xg_shim_xquery_free(xq);
+        if (rc) continue;
+        if (xg_searcher_run_cpu(s, pq[n], &o, &ref[n])) return 1;
+        ++n;
+    }
+    fclose(f);
+    printf("test_engine_faults: %d queries, CPU matcher as reference\n", n);
+    int passed = 0, failed = 0, hit = 0;
+    o.engine = XG_ENGINE_GPU;
+    for (int fault = 0; fault <= 12; ++fault) {
+        uint64_t before = xg_searcher_gpu_fallbacks(s);
+        xg_engine_fail_next_alloc(fault);
+        int rc = xg_searcher_run_prepared(s, pq, (uint32_t)n, &o, got, status);
+        xg_engine_fail_next_alloc(0);
+        uint64_t fell = xg_searcher_gpu_fallbacks(s) - before;
+        int ok = rc == XG_OK;
+        for (int i = 0; ok && i < n; ++i)
+            ok = status[i] == XG_OK && same(&ref[i], &got[i]);
+        if (ok) {
+            ++passed;
+            hit += fell > 0;
+            printf("ok allocation %2d fails: %s, all %d MSets exact\n", fault,
+                   fell ? "engine failed, CPU matcher answered"
+                        : "no fault reached", n);
+        } else {
+            ++failed;
+            printf("FAIL allocation %d fails: rc %d (%s)\n", fault, rc,
+                   xg_last_error());
+        }
+        if (rc == XG_OK)
+            for (int i = 0; i < n; ++i) xg_result_free(&got[i]);
+    }
+    /* A fault must actually have been taken, or this test proved nothing. */
+    if (!hit) {
+        printf("FAIL: no injected fault reached the engine\n");
+        ++failed;
+    }
+    for (int i = 0; i < n; ++i) {
+        xg_result_free(&ref[i]);
+        xg_prepared_free(pq[i]);
+    }
+    xg_searcher_close(s);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
