@@ -127,10 +127,7 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
                 if (m == XG_MEMBER_AUTO)
                     m = xg_member_choose(&ix->terms[t], &ix->terms_lr[t],
                                          (uint32_t)h->n_docs);
-                else if (bloom < 0 && ix->terms[t].bloom_words &&
-                         (uint64_t)ix->terms[t].df * 4 < h->n_docs)
-                    m |= XG_MEMBER_BLOOM;
-                if (bloom == 0) m &= ~XG_MEMBER_BLOOM;
+                /* Bloom only when asked for (--bloom on): see member.h. */
                 if (bloom == 1 && ix->terms[t].bloom_words) m |= XG_MEMBER_BLOOM;
                 l->method = m;
                 if (l->df < shortest_df) {

@@ -168,7 +168,8 @@ static int run_ref(struct xg_gpu *e)
                                    icand};
     if ((rc = xg_intersect_ref(&e->hix, &ia))) goto done;
     struct xg_select_args sa = {b->queries, acc, mask, n_docs, icount, icand,
-                                XG_SELECT_MARGIN, e->h_cand, e->h_res};
+                                XG_SELECT_MARGIN, e->h_cand, e->h_res, NULL,
+                                NULL};
     if ((rc = xg_select_ref(&sa, b->n_queries))) goto done;
     struct xg_finish_args fa = {b->queries, b->lists, e->h_res, b->leaf_list,
                                 b->leaf_tw, b->plan, b->bm25, e->h_cand};

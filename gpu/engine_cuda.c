@@ -56,6 +56,10 @@ struct dev {
     uint64_t cap_res;
     uint64_t *d_off;
     uint64_t cap_off;
+    struct xg_select_state *d_sel;
+    uint64_t cap_sel;
+    uint32_t *d_hist;
+    uint64_t cap_hist;
     struct xg_dcand *d_packed;
     uint64_t cap_packed;
     struct xg_dqresult *h_res;      /* pinned host copies */
@@ -224,6 +228,8 @@ void xg_engine_dev_close(struct xg_gpu *e)
     cudaFree(d->d_res);
     cudaFree(d->d_off);
     cudaFree(d->d_packed);
+    cudaFree(d->d_sel);
+    cudaFree(d->d_hist);
     cudaFreeHost(d->h_res);
     cudaFreeHost(d->h_cand);
     e->h_res = NULL;
@@ -323,6 +329,11 @@ int xg_engine_dev_run(struct xg_gpu *e)
                     sizeof(struct xg_dqresult), "query results")) ||
         (rc = dgrow(d, (void **)&d->d_off, &d->cap_off, b->n_queries + 1,
                     sizeof(uint64_t), "candidate offsets")) ||
+        (rc = dgrow(d, (void **)&d->d_sel, &d->cap_sel, b->n_queries + 1,
+                    sizeof(struct xg_select_state), "selection state")) ||
+        (rc = dgrow(d, (void **)&d->d_hist, &d->cap_hist,
+                    (b->n_queries + 1) * 2048ull, sizeof(uint32_t),
+                    "selection histograms")) ||
         (rc = dgrow(d, (void **)&d->d_packed, &d->cap_packed,
                     b->cand_total + 1, sizeof(struct xg_dcand),
                     "packed candidates")))
@@ -357,8 +368,13 @@ int xg_engine_dev_run(struct xg_gpu *e)
                   "intersect kernel");
     struct xg_select_args sa = {dq, d->d_acc, d->d_mask, n_docs, d->d_icount,
                                 d->d_icand, XG_SELECT_MARGIN, d->d_cand,
-                                d->d_res};
-    XG_CUDA_CHECK(xg_select_gpu(&sa, b->n_queries, st), "select kernel");
+                                d->d_res, d->d_sel, d->d_hist};
+    uint64_t max_items = b->n_rows ? n_docs : 0;
+    for (uint32_t i = 0; i < b->n_iq; ++i)
+        if (b->iprefix[i + 1] - b->iprefix[i] > max_items)
+            max_items = b->iprefix[i + 1] - b->iprefix[i];
+    XG_CUDA_CHECK(xg_select_gpu(&sa, b->n_queries, max_items, st),
+                  "select kernel");
     struct xg_finish_args fa = {dq, dl, d->d_res, dll, dtw, dpl, b->bm25,
                                 d->d_cand};
     XG_CUDA_CHECK(xg_finish_gpu(&d->dix, &fa, b->n_queries, st),

@@ -50,11 +50,12 @@ xg_member_find(const struct xg_dindex *ix, uint32_t t, const uint32_t *docs,
     return lo < df && docs[lo] == key ? (int64_t)lo : -1;
 }
 
-/* The automatic choice for a list of df postings (xg_gpu_open measures
- * nothing; the rule follows the metadata, docs/gpu.md gives the reasons):
- * the narrower of the regression and hash-segment ranges, binary search
- * when neither narrows; the Bloom prefilter when the list holds under a
- * quarter of the collection, so most probes of it miss. */
+/* The automatic choice for a list of df postings, from its metadata: the
+ * narrower of the regression and hash-segment ranges, binary search when
+ * neither narrows the list to under a quarter.  No Bloom prefilter: on an
+ * H200 (2026-11-22, docs/gpu.md) it slowed every method at a 10% hit rate
+ * (binary 18.7 -> 16.6, regression 26.8 -> 21.5, hash segments 27.2 ->
+ * 22.6 G tests/s); --bloom on still forces it. */
 static inline uint32_t xg_member_choose(const struct xg_fmt_term *e,
                                         const struct xg_fmt_term_lr *lr,
                                         uint32_t n_docs)
@@ -65,11 +66,9 @@ static inline uint32_t xg_member_choose(const struct xg_fmt_term *e,
     uint64_t lr_span = e->lr_slope > 0.0f
                            ? (uint64_t)lr->max_left + lr->max_right + 1
                            : e->df;
-    uint32_t m = XG_MEMBER_BINARY;
-    if (lr_span < e->df / 4 && lr_span <= seg_span) m = XG_MEMBER_LR;
-    else if (seg_span < e->df / 4) m = XG_MEMBER_HASHSEG;
-    if (e->bloom_words && (uint64_t)e->df * 4 < n_docs) m |= XG_MEMBER_BLOOM;
-    return m;
+    if (lr_span < e->df / 4 && lr_span <= seg_span) return XG_MEMBER_LR;
+    if (seg_span < e->df / 4) return XG_MEMBER_HASHSEG;
+    return XG_MEMBER_BINARY;
 }
 
 #endif

@@ -2,7 +2,8 @@
  *  @brief Candidate selection: for each query, every matching document
  *         whose (approximate) weight can still be in the top k.
  *
- *  One thread block per query.  Pass 1 counts the matches and finds the
+ *  Each query's items are cut into slices, one block each (so one query
+ *  alone still fills the GPU).  Pass 1 counts the matches and finds the
  *  largest weight S.  If they are too many to keep, up to three rounds of
  *  a 2048-bin histogram narrow down the bin that holds the k-th largest
  *  weight (a radix select on value ranges); its lower edge T is the
@@ -16,9 +17,12 @@
 
 #include "topk.h"
 
-#define THREADS 1024
+#define THREADS 256
 #define BINS 2048
+#define ROUNDS 3
 
+/* Work splits: every query's items are cut into `split` slices, one block
+ * each, so a single query still uses the whole GPU. */
 struct view {
     const double *acc;
     const uint32_t *mask;
@@ -28,47 +32,54 @@ struct view {
     bool dense;
 };
 
-static __device__ __forceinline__ bool item(const view &v, uint64_t i, double *w)
+static __device__ __forceinline__ view make_view(const struct xg_select_args &a,
+                                                 uint32_t qi)
 {
-    if (v.dense) {
-        const uint32_t m = v.mask[i];
-        const double a = v.acc[i];
-        /* OR (need 0): any contribution or a mask bit; AND: every bit. */
-        if (v.need ? (m & v.need) != v.need : (!m && a == 0.0)) return false;
-        *w = a;
-        return true;
-    }
-    *w = v.cand[i].weight;
-    return true;
-}
-
-static __global__ void __launch_bounds__(THREADS)
-select_kernel(struct xg_select_args a)
-{
-    __shared__ uint32_t hist[BINS];
-    __shared__ unsigned long long s_count;
-    __shared__ double s_max;
-    __shared__ double s_lo, s_hi, s_thr;
-    __shared__ unsigned long long s_above;
-    __shared__ uint32_t s_done;
-    __shared__ unsigned s_written;
-    const struct xg_dquery &q = a.queries[blockIdx.x];
+    const struct xg_dquery &q = a.queries[qi];
     view v;
     v.dense = q.path == XG_DPATH_DENSE;
     v.acc = a.acc + q.slot * a.n_docs;
     v.mask = a.mask + q.slot * a.n_docs;
     v.need = q.all_groups;
     v.cand = a.icand + q.icand_first;
-    v.n = v.dense ? a.n_docs : a.icount[blockIdx.x];
-    if (threadIdx.x == 0) {
-        s_count = 0;
-        s_max = 0;
-        s_written = 0;
+    v.n = v.dense ? a.n_docs : a.icount[qi];
+    return v;
+}
+
+static __device__ __forceinline__ bool item(const view &v, uint64_t i,
+                                            double *w)
+{
+    if (v.dense) {
+        const uint32_t m = v.mask[i];
+        const double acc = v.acc[i];
+        /* OR (need 0): any contribution or a mask bit; AND: every bit. */
+        if (v.need ? (m & v.need) != v.need : (!m && acc == 0.0)) return false;
+        *w = acc;
+        return true;
     }
-    __syncthreads();
+    *w = v.cand[i].weight;
+    return true;
+}
+
+/* This block's slice [lo, hi) of the query's items. */
+static __device__ __forceinline__ void slice(const view &v, uint64_t *lo,
+                                             uint64_t *hi)
+{
+    const uint64_t per = (v.n + gridDim.y - 1) / gridDim.y;
+    *lo = per * blockIdx.y;
+    *hi = *lo + per < v.n ? *lo + per : v.n;
+}
+
+/* Pass 1: matches and the largest weight. */
+static __global__ void __launch_bounds__(THREADS)
+stats_kernel(struct xg_select_args a)
+{
+    const view v = make_view(a, blockIdx.x);
+    uint64_t lo, hi;
+    slice(v, &lo, &hi);
     unsigned long long cnt = 0;
     double mx = 0;
-    for (uint64_t i = threadIdx.x; i < v.n; i += THREADS) {
+    for (uint64_t i = lo + threadIdx.x; i < hi; i += THREADS) {
         double w;
         if (item(v, i, &w)) {
             ++cnt;
@@ -80,60 +91,105 @@ select_kernel(struct xg_select_args a)
         double t = __shfl_down_sync(0xFFFFFFFFu, mx, o);
         mx = t > mx ? t : mx;
     }
-    if ((threadIdx.x & 31u) == 0) {
-        atomicAdd(&s_count, cnt);
+    if ((threadIdx.x & 31u) == 0 && cnt) {
+        struct xg_select_state &st = a.state[blockIdx.x];
+        atomicAdd(&st.matched, cnt);
         /* weights are >= 0: their bit patterns order as integers */
-        atomicMax((unsigned long long *)&s_max,
-                  (unsigned long long)__double_as_longlong(mx));
+        atomicMax(&st.max_bits, (unsigned long long)__double_as_longlong(mx));
     }
+}
+
+/* Decide whether histograms are needed; set the range. */
+static __global__ void begin_kernel(struct xg_select_args a)
+{
+    struct xg_select_state &st = a.state[blockIdx.x];
+    const struct xg_dquery &q = a.queries[blockIdx.x];
+    if (threadIdx.x != 0) return;
+    st.lo = 0;
+    st.hi = __longlong_as_double((long long)st.max_bits);
+    st.above = 0;
+    st.thr = -1.0;
+    st.done = st.matched <= q.cand_cap / 2 || st.matched <= q.k;
+}
+
+/* One histogram round over [lo, hi]. */
+static __global__ void __launch_bounds__(THREADS)
+hist_kernel(struct xg_select_args a)
+{
+    __shared__ uint32_t h[BINS];
+    const struct xg_select_state &st = a.state[blockIdx.x];
+    if (st.done) return;
+    const view v = make_view(a, blockIdx.x);
+    uint64_t lo_i, hi_i;
+    slice(v, &lo_i, &hi_i);
+    for (uint32_t b = threadIdx.x; b < BINS; b += THREADS) h[b] = 0;
     __syncthreads();
-    const unsigned long long m = s_count;
-    const double S = s_max;
-    const uint32_t cap = q.cand_cap;
-    if (threadIdx.x == 0) {
-        s_thr = -1.0;
-        s_lo = 0;
-        s_hi = S;
-        s_above = 0;
-        s_done = m <= cap / 2 || m <= q.k;
-    }
-    __syncthreads();
-    for (int round = 0; round < 3 && !s_done; ++round) {
-        for (uint32_t b = threadIdx.x; b < BINS; b += THREADS) hist[b] = 0;
-        __syncthreads();
-        const double lo = s_lo, hi = s_hi, width = (hi - lo) / BINS;
-        for (uint64_t i = threadIdx.x; i < v.n; i += THREADS) {
-            double w;
-            if (!item(v, i, &w) || w < lo || w > hi) continue;
-            int b = width > 0 ? (int)((w - lo) / width) : BINS - 1;
-            atomicAdd(&hist[b < BINS ? b : BINS - 1], 1u);
-        }
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            unsigned long long cum = s_above;
-            int kb = 0;
-            for (int b = BINS - 1; b >= 0; --b) {
-                cum += hist[b];
-                if (cum >= q.k) { kb = b; break; }
-            }
-            const double edge = lo + kb * width;
-            s_thr = edge;
-            if (cum <= cap / 2 || width <= S * 1e-15) {
-                s_done = 1;
-            } else {
-                s_above = cum - hist[kb];
-                s_lo = edge;
-                s_hi = kb == BINS - 1 ? hi : edge + width;
-            }
-        }
-        __syncthreads();
-    }
-    const double thr = s_thr < 0 ? -1.0 : s_thr - S * a.rel_margin;
-    for (uint64_t i = threadIdx.x; i < v.n; i += THREADS) {
+    const double lo = st.lo, hi = st.hi, width = (hi - lo) / BINS;
+    for (uint64_t i = lo_i + threadIdx.x; i < hi_i; i += THREADS) {
         double w;
-        if (!item(v, i, &w) || w < thr) continue;
-        const unsigned slot = atomicAdd(&s_written, 1u);
-        if (slot < cap) {
+        if (!item(v, i, &w) || w < lo || w > hi) continue;
+        int b = width > 0 ? (int)((w - lo) / width) : BINS - 1;
+        atomicAdd(&h[b < BINS ? b : BINS - 1], 1u);
+    }
+    __syncthreads();
+    uint32_t *g = a.hist + (uint64_t)blockIdx.x * BINS;
+    for (uint32_t b = threadIdx.x; b < BINS; b += THREADS)
+        if (h[b]) atomicAdd(&g[b], h[b]);
+}
+
+/* Find the bin holding the k-th largest weight; narrow or stop. */
+static __global__ void decide_kernel(struct xg_select_args a)
+{
+    struct xg_select_state &st = a.state[blockIdx.x];
+    const struct xg_dquery &q = a.queries[blockIdx.x];
+    uint32_t *g = a.hist + (uint64_t)blockIdx.x * BINS;
+    if (threadIdx.x == 0 && !st.done) {
+        const double S = __longlong_as_double((long long)st.max_bits);
+        const double lo = st.lo, hi = st.hi, width = (hi - lo) / BINS;
+        unsigned long long cum = st.above;
+        int kb = 0;
+        for (int b = BINS - 1; b >= 0; --b) {
+            cum += g[b];
+            if (cum >= q.k) { kb = b; break; }
+        }
+        const double edge = lo + kb * width;
+        st.thr = edge;
+        if (cum <= q.cand_cap / 2 || width <= S * 1e-15) {
+            st.done = 1;
+        } else {
+            st.above = cum - g[kb];
+            st.lo = edge;
+            st.hi = kb == BINS - 1 ? hi : edge + width;
+        }
+    }
+    __syncthreads();
+    for (uint32_t b = threadIdx.x; b < BINS; b += blockDim.x) g[b] = 0;
+}
+
+/* Keep every item at or above the threshold minus the margin. */
+static __global__ void __launch_bounds__(THREADS)
+keep_kernel(struct xg_select_args a)
+{
+    struct xg_select_state &st = a.state[blockIdx.x];
+    const struct xg_dquery &q = a.queries[blockIdx.x];
+    const view v = make_view(a, blockIdx.x);
+    uint64_t lo, hi;
+    slice(v, &lo, &hi);
+    const double S = __longlong_as_double((long long)st.max_bits);
+    const double thr = st.thr < 0 ? -1.0 : st.thr - S * a.rel_margin;
+    const uint32_t lane = threadIdx.x & 31u;
+    for (uint64_t base = lo; base < hi; base += THREADS) {
+        const uint64_t i = base + threadIdx.x;
+        double w = 0;
+        const bool keep = i < hi && item(v, i, &w) && w >= thr;
+        const uint32_t ballot = __ballot_sync(0xFFFFFFFFu, keep);
+        if (!ballot) continue;
+        uint32_t first = 0;
+        if (lane == 0) first = atomicAdd(&st.written, __popc(ballot));
+        first = __shfl_sync(0xFFFFFFFFu, first, 0);
+        if (!keep) continue;
+        const uint32_t slot = first + __popc(ballot & ((1u << lane) - 1u));
+        if (slot < q.cand_cap) {
             struct xg_dcand c;
             c.doc = v.dense ? (uint32_t)i : v.cand[i].doc;
             c.matched = v.dense ? 0u : 1u;
@@ -141,23 +197,46 @@ select_kernel(struct xg_select_args a)
             a.out[q.cand_first + slot] = c;
         }
     }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        struct xg_dqresult r;
-        r.matched = m;
-        r.n_cand = s_written < cap ? s_written : cap;
-        r.overflow = s_written > cap;
-        r.max_score = S;
-        r.threshold = thr;
-        a.res[blockIdx.x] = r;
-    }
+}
+
+static __global__ void end_kernel(struct xg_select_args a)
+{
+    const struct xg_select_state &st = a.state[blockIdx.x];
+    const struct xg_dquery &q = a.queries[blockIdx.x];
+    if (threadIdx.x != 0) return;
+    const double S = __longlong_as_double((long long)st.max_bits);
+    struct xg_dqresult r;
+    r.matched = st.matched;
+    r.n_cand = st.written < q.cand_cap ? st.written : q.cand_cap;
+    r.overflow = st.written > q.cand_cap;
+    r.max_score = S;
+    r.threshold = st.thr < 0 ? -1.0 : st.thr - S * a.rel_margin;
+    a.res[blockIdx.x] = r;
 }
 
 extern "C" int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
-                             cudaStream_t stream)
+                             uint64_t max_items, cudaStream_t stream)
 {
     if (!n_queries) return cudaSuccess;
-    select_kernel<<<n_queries, THREADS, 0, stream>>>(*a);
+    /* About 32K items a block, at most 128 blocks a query. */
+    uint64_t split = (max_items + 32767) / 32768;
+    if (split < 1) split = 1;
+    if (split > 128) split = 128;
+    dim3 grid(n_queries, (unsigned)split);
+    cudaError_t e = cudaMemsetAsync(a->state, 0,
+                                    n_queries * sizeof(struct xg_select_state),
+                                    stream);
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(a->hist, 0, (size_t)n_queries * BINS * 4, stream);
+    if (e != cudaSuccess) return (int)e;
+    stats_kernel<<<grid, THREADS, 0, stream>>>(*a);
+    begin_kernel<<<n_queries, 32, 0, stream>>>(*a);
+    for (int r = 0; r < ROUNDS; ++r) {
+        hist_kernel<<<grid, THREADS, 0, stream>>>(*a);
+        decide_kernel<<<n_queries, 256, 0, stream>>>(*a);
+    }
+    keep_kernel<<<grid, THREADS, 0, stream>>>(*a);
+    end_kernel<<<n_queries, 32, 0, stream>>>(*a);
     return (int)cudaPeekAtLastError();
 }
 

@@ -14,6 +14,14 @@ extern "C" {
 
 struct CUstream_st;
 
+/* Per-query selection state (device scratch, zeroed by the launcher). */
+struct xg_select_state {
+    unsigned long long matched, max_bits;   /* max_bits: S as bits */
+    unsigned long long above;
+    double lo, hi, thr;
+    uint32_t done, written;
+};
+
 struct xg_select_args {
     const struct xg_dquery *queries;
     const double *acc;           /* DENSE rows */
@@ -24,11 +32,14 @@ struct xg_select_args {
     double rel_margin;           /* margin below the threshold, times S */
     struct xg_dcand *out;        /* candidates at query.cand_first */
     struct xg_dqresult *res;     /* one per query */
+    struct xg_select_state *state; /* kernel: one per query (scratch) */
+    uint32_t *hist;              /* kernel: 2048 per query (scratch) */
 };
 
-/* One block per query of the batch.  Returns a cudaError_t. */
+/* Every query of the batch; max_items = the most items any query has
+ * (n_docs for DENSE rows).  Returns a cudaError_t. */
 int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
-                  struct CUstream_st *stream);
+                  uint64_t max_items, struct CUstream_st *stream);
 
 /* Pack each query's n_cand candidates back to back (d_off gets n_queries
  * + 1 offsets), so only they cross back to the host.  A cudaError_t. */

@@ -509,14 +509,20 @@ static int test_or_pipeline(void)
     CUDA(cudaMemcpy(dacc, hacc, cells * 8, cudaMemcpyHostToDevice));
     struct xg_dcand *hc = calloc(cand, sizeof *hc), *gc = calloc(cand, sizeof *gc);
     struct xg_dqresult hr[4], gr[4];
-    struct xg_select_args hs = {q, hacc, hmask, n_docs, NULL, NULL, 1e-12, hc, hr};
+    struct xg_select_args hs = {q, hacc, hmask, n_docs, NULL, NULL, 1e-12, hc, hr,
+                                NULL, NULL};
     CHECK(xg_select_ref(&hs, nq) == XG_OK, "twin select");
     struct xg_dcand *dc;
     struct xg_dqresult *dr;
     CUDA(cudaMalloc((void **)&dc, cand * sizeof *dc));
     CUDA(cudaMalloc((void **)&dr, sizeof gr));
-    struct xg_select_args gs = {dq, dacc, dmask, n_docs, NULL, NULL, 1e-12, dc, dr};
-    CUDA(xg_select_gpu(&gs, nq, 0));
+    struct xg_select_state *dst;
+    uint32_t *dhist;
+    CUDA(cudaMalloc((void **)&dst, nq * sizeof *dst));
+    CUDA(cudaMalloc((void **)&dhist, nq * 2048 * 4));
+    struct xg_select_args gs = {dq, dacc, dmask, n_docs, NULL, NULL, 1e-12, dc, dr,
+                                dst, dhist};
+    CUDA(xg_select_gpu(&gs, nq, n_docs, 0));
     CUDA(cudaDeviceSynchronize());
     CUDA(cudaMemcpy(gr, dr, sizeof gr, cudaMemcpyDeviceToHost));
     CUDA(cudaMemcpy(gc, dc, cand * sizeof *gc, cudaMemcpyDeviceToHost));
@@ -566,7 +572,7 @@ static int test_or_pipeline(void)
            (unsigned long long)checked);
     ++passed;
     cudaFree(dq); cudaFree(dl); cudaFree(dacc); cudaFree(dmask);
-    cudaFree(dc); cudaFree(dr);
+    cudaFree(dc); cudaFree(dr); cudaFree(dst); cudaFree(dhist);
     free(hacc); free(gacc); free(hmask); free(gmask); free(hc); free(gc);
     release(&t);
     return 0;
