@@ -184,6 +184,24 @@ done:
     return rc;
 }
 
+/* A query's work in postings: its shortest list for an AND of terms (the
+ * candidates), all its lists otherwise. */
+static uint64_t query_work(const struct xg_index *ix,
+                           const struct xg_engine_query *eq)
+{
+    const struct xg_query *q = eq->q;
+    uint64_t sum = 0, shortest = UINT64_MAX;
+    for (uint32_t i = 0; i < q->n_leaves; ++i) {
+        if (eq->leaf_term[i] < 0) continue;
+        uint64_t df = ix->terms[eq->leaf_term[i]].df;
+        sum += df;
+        if (df < shortest) shortest = df;
+    }
+    if (q->op == XG_QOP_AND && q->n_groups > 1)
+        return shortest == UINT64_MAX ? 0 : shortest;
+    return sum;
+}
+
 int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
                      uint32_t n, const struct xg_bm25_params *p,
                      struct xg_result *out, int *status)
@@ -191,8 +209,15 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
     int rc = set_kd(e, p);
     if (rc) return rc;
     memset(out, 0, (size_t)n * sizeof *out);
-    for (uint32_t first = 0; first < n; first += e->o.max_batch) {
-        uint32_t cnt = n - first < e->o.max_batch ? n - first : e->o.max_batch;
+    for (uint32_t first = 0, cnt; first < n; first += cnt) {
+        /* Close the batch at max_batch queries or at the work threshold,
+         * whichever comes first (always at least one query). */
+        uint64_t work = 0;
+        for (cnt = 0; first + cnt < n && cnt < e->o.max_batch; ++cnt) {
+            uint64_t w = query_work(e->ix, &qs[first + cnt]);
+            if (cnt && e->o.batch_work && work + w > e->o.batch_work) break;
+            work += w;
+        }
         rc = xg_batch_build(&e->batch, e->ix, qs, first, cnt, p,
                             e->o.member_method, e->o.bloom, out, status);
         if (!rc && e->batch.n_queries) {

@@ -35,9 +35,14 @@ struct xg_engine_opts {
     uint32_t member_method;         /* enum xg_member_method; AUTO default */
     int bloom;                      /* -1 auto, 0 never, 1 always */
     uint32_t max_batch;             /* queries per device batch (256) */
+    uint64_t batch_work;            /* a batch also closes once its work
+                                       reaches this many postings (seed
+                                       004 ch. 3's computation threshold:
+                                       shortest lists for AND, all lists
+                                       for OR); 0: no limit */
 };
 
-#define XG_ENGINE_DEFAULTS {1, 0, 0, XG_MEMBER_AUTO, -1, 256}
+#define XG_ENGINE_DEFAULTS {1, 0, 0, XG_MEMBER_AUTO, -1, 256, 1ull << 27}
 
 struct xg_engine_stats {
     uint64_t queries, served, to_cpu, batches;

@@ -102,10 +102,7 @@ static void *matcher_thread(void *arg)
     o.engine = j->run->engine;
     for (uint32_t i; (i = take(j)) < j->qs->n;) {
         double t = xg_cli_now();
-        xg_xquery *xq = NULL;
-        int rc = xg_searcher_parse(s, j->qs->text[i], &o, &xq);
-        if (!rc) rc = xg_searcher_run(s, xq, &o, &j->run->res[i]);
-        if (xq) xg_shim_xquery_free(xq);
+        int rc = xg_searcher_search(s, j->qs->text[i], &o, &j->run->res[i]);
         j->run->lat[i] = xg_cli_now() - t;
         j->run->status[i] = rc;
         if (rc && rc != XG_ERR_UNSUPPORTED && rc != XG_ERR_ARG) {
@@ -209,6 +206,11 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
         uint32_t cnt = n - f < batch ? n - f : batch;
         double tb = xg_cli_now();
         rc = xg_searcher_run_prepared(s, ready + f, cnt, &o, res, st);
+        if (!rc && o.default_and == 2) {
+            const char *texts[1024];
+            for (uint32_t i = 0; i < cnt; ++i) texts[i] = qs->text[idx[f + i]];
+            rc = xg_searcher_andor_finish(s, texts, cnt, &o, res, st);
+        }
         tb = xg_cli_now() - tb;
         for (uint32_t i = 0; i < cnt && !rc; ++i) {
             uint32_t q = idx[f + i];
@@ -379,7 +381,9 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
            "equal\n", est_equal, est_cmp);
     if (bench)
         printf("threads %u (xapian, cpu), GPU batch %u, k %u, op %s\n",
-               threads, batch, a.opts.k, a.opts.default_and ? "and" : "or");
+               threads, batch, a.opts.k,
+               a.opts.default_and == 2 ? "andor"
+                                       : a.opts.default_and ? "and" : "or");
     printf("%-8s %9s %11s %10s %10s %10s %8s\n", "engine", "queries",
            "queries/s", "mean ms", "p50 ms", "p99 ms", "ratio");
     FILE *jf = a.json_out ? fopen(a.json_out, "w") : NULL;

@@ -22,7 +22,8 @@ static const char help[] =
     "  --batch B               queries per GPU batch (256)\n"
     "  --device-memory MIB     GPU memory budget (default: 90% of free)\n"
     "  -k K                    results per query (10)\n"
-    "  --op or|and             default operator between words (or)\n"
+    "  --op or|and|andor       default operator between words (or);\n"
+    "                          andor: AND, then OR if AND finds < k\n"
     "  --stem english|none     stemmer, STEM_SOME (english)\n"
     "  --stopper english       drop English stop words (default: none)\n"
     "  --bm25 K1,K2,K3,B,MINLEN  BM25Weight parameters (1,0,1,0.5,0.5)\n"
@@ -99,12 +100,11 @@ int xg_cli_search(int argc, char **argv)
         for (uint32_t i = 0; i < cnt; ++i) {
             xg_xquery *xq = NULL;
             pq[i] = NULL;
-            qrc[i] = xg_searcher_parse(s, qs.text[f + i], &a.opts, &xq);
-            if (!qrc[i]) {
-                if (batched)
-                    qrc[i] = xg_searcher_prepare(s, xq, &pq[i]);
-                else
-                    qrc[i] = xg_searcher_run(s, xq, &a.opts, &res[i]);
+            if (batched) {
+                qrc[i] = xg_searcher_parse(s, qs.text[f + i], &a.opts, &xq);
+                if (!qrc[i]) qrc[i] = xg_searcher_prepare(s, xq, &pq[i]);
+            } else {
+                qrc[i] = xg_searcher_search(s, qs.text[f + i], &a.opts, &res[i]);
             }
             if (xq) xg_shim_xquery_free(xq);
             if (qrc[i]) {
@@ -122,7 +122,10 @@ int xg_cli_search(int argc, char **argv)
         if (!rc && batched && np) {
             struct xg_result pres[1024];
             int pst[1024];
-            if (xg_searcher_run_prepared(s, ready, np, &a.opts, pres, pst)) {
+            const char *texts[1024];
+            for (uint32_t j = 0; j < np; ++j) texts[j] = qs.text[f + where[j]];
+            if (xg_searcher_run_prepared(s, ready, np, &a.opts, pres, pst) ||
+                xg_searcher_andor_finish(s, texts, np, &a.opts, pres, pst)) {
                 rc = xg_cli_fail();
             } else {
                 for (uint32_t j = 0; j < np; ++j) {

@@ -33,6 +33,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"device-memory", required_argument, 0, 'M'},
         {"member", required_argument, 0, 'm'},
         {"bloom", required_argument, 0, 'b'},
+        {"batch-work", required_argument, 0, 'W'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -64,8 +65,9 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         case 'O':
             if (!strcmp(optarg, "or")) a->opts.default_and = 0;
             else if (!strcmp(optarg, "and")) a->opts.default_and = 1;
-            else return xg_cli_usage(cmd, "--op must be or or and, got '%s'",
-                                     optarg);
+            else if (!strcmp(optarg, "andor")) a->opts.default_and = 2;
+            else return xg_cli_usage(cmd, "--op must be or, and or andor, "
+                                     "got '%s'", optarg);
             break;
         case 's':
             if (!strcmp(optarg, "english")) a->opts.stem_english = 1;
@@ -108,6 +110,14 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
                             1u << 24, &mib))
                 return 2;
             a->engine_opts.memory_budget = (uint64_t)mib << 20;
+            break;
+        }
+        case 'W': {
+            uint32_t mp;
+            if (xg_cli_uint(cmd, "--batch-work (M postings)", optarg, 0,
+                            1u << 20, &mp))
+                return 2;
+            a->engine_opts.batch_work = (uint64_t)mp << 20;
             break;
         }
         case 'm':

@@ -345,13 +345,73 @@ int xg_searcher_run(xg_searcher *s, const xg_xquery *xq,
     return rc;
 }
 
-int xg_searcher_search(xg_searcher *s, const char *query,
-                       const struct xg_search_opts *o, struct xg_result *out)
+static int search_one(xg_searcher *s, const char *query,
+                      const struct xg_search_opts *o, struct xg_result *out)
 {
     xg_xquery *xq = NULL;
     memset(out, 0, sizeof *out);
     int rc = xg_searcher_parse(s, query, o, &xq);
     if (!rc) rc = xg_searcher_run(s, xq, o, out);
     if (xq) xg_shim_xquery_free(xq);
+    return rc;
+}
+
+int xg_searcher_search(xg_searcher *s, const char *query,
+                       const struct xg_search_opts *o, struct xg_result *out)
+{
+    if (o->default_and != 2) return search_one(s, query, o, out);
+    /* AND+OR: the OR query only when the AND one finds fewer than k. */
+    struct xg_search_opts and_o = *o, or_o = *o;
+    and_o.default_and = 1;
+    or_o.default_and = 0;
+    int rc = search_one(s, query, &and_o, out);
+    if (rc || out->n_hits >= o->k) return rc;
+    xg_result_free(out);
+    return search_one(s, query, &or_o, out);
+}
+
+int xg_searcher_andor_finish(xg_searcher *s, const char *const *texts,
+                             uint32_t n, const struct xg_search_opts *o,
+                             struct xg_result *res, int *status)
+{
+    if (o->default_and != 2) return XG_OK;
+    struct xg_search_opts or_o = *o;
+    or_o.default_and = 0;
+    struct xg_prepared **pq = calloc(n ? n : 1, sizeof *pq);
+    uint32_t *idx = calloc(n ? n : 1, sizeof *idx);
+    struct xg_result *r2 = calloc(n ? n : 1, sizeof *r2);
+    int *st2 = calloc(n ? n : 1, sizeof *st2);
+    uint32_t m = 0;
+    int rc = XG_OK;
+    if (!pq || !idx || !r2 || !st2) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        if (status[i] != XG_OK || res[i].n_hits >= o->k) continue;
+        xg_xquery *xq = NULL;
+        int prc = xg_searcher_parse(s, texts[i], &or_o, &xq);
+        if (!prc) prc = xg_searcher_prepare(s, xq, &pq[m]);
+        if (xq) xg_shim_xquery_free(xq);
+        if (prc) {
+            /* The OR form cannot be served: report that, not a short AND. */
+            xg_result_free(&res[i]);
+            status[i] = prc;
+            continue;
+        }
+        idx[m++] = i;
+    }
+    if (m && !(rc = xg_searcher_run_prepared(s, pq, m, &or_o, r2, st2)))
+        for (uint32_t j = 0; j < m; ++j) {
+            xg_result_free(&res[idx[j]]);
+            res[idx[j]] = r2[j];
+            status[idx[j]] = st2[j];
+        }
+done:
+    for (uint32_t j = 0; j < m; ++j) xg_prepared_free(pq[j]);
+    free(pq);
+    free(idx);
+    free(r2);
+    free(st2);
     return rc;
 }

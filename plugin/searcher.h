@@ -45,6 +45,13 @@ int xg_searcher_run_prepared(xg_searcher *s, struct xg_prepared *const *pqs,
                              uint32_t n, const struct xg_search_opts *o,
                              struct xg_result *out, int *status);
 
+/* AND+OR (o->default_and == 2), after a batch answered the AND forms:
+ * rerun as OR the queries (texts[i], status XG_OK) with fewer than k
+ * results, replacing res[i]/status[i].  No-op for other modes. */
+int xg_searcher_andor_finish(xg_searcher *s, const char *const *texts,
+                             uint32_t n, const struct xg_search_opts *o,
+                             struct xg_result *res, int *status);
+
 void xg_searcher_set_engine_opts(xg_searcher *s,
                                  const struct xg_engine_opts *o);
 

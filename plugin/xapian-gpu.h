@@ -63,7 +63,9 @@ enum xg_engine {
 struct xg_search_opts {
     int engine;                 /* enum xg_engine */
     uint32_t k;                 /* results wanted */
-    int default_and;            /* QueryParser default op: 1 AND, 0 OR */
+    int default_and;            /* QueryParser default op: 0 OR, 1 AND,
+                                   2 AND then OR for queries whose AND
+                                   finds fewer than k (seed 003 §8.3) */
     int stem_english;           /* 1: Stem("english"), STEM_SOME; 0: none */
     const char *stopper;        /* NULL or "english" */
     unsigned parser_flags;      /* 0: QueryParser::FLAG_DEFAULT */

@@ -55,7 +55,8 @@ def fold_queries(src, dst):
 ENGINE = "cpu"
 
 
-def compare(name, binary, db, queries, ops=("or", "and"), ks=(10, 1000)):
+def compare(name, binary, db, queries, ops=("or", "and", "andor"),
+            ks=(10, 1000)):
     """Returns (compared, unsupported); exits on the first difference."""
     compared = unsupported = 0
     for op in ops:

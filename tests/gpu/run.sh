@@ -8,7 +8,8 @@
 #   kernels        every kernel against its CPU twin (tests/gpu/test_kernels.c)
 #   ab             --engine gpu against stock Xapian on every collection
 #   bench N [Q]    synthetic collection of N docs, Q queries (10000): export,
-#                  then xapian/cpu (all cores) vs gpu, OR and AND, top 10
+#                  then xapian/cpu (all cores) vs gpu, OR, AND and AND+OR,
+#                  top 10
 #   latency N      one query at a time (GPU batch of 1) on that collection
 #   members N      AND with each membership test, with and without Bloom
 #   kbench         decode and intersection kernel throughput (random lists)
@@ -71,7 +72,7 @@ while [ $# -gt 0 ]; do
         grep -E 'bare|exported|phases|^index' "$OUT/export-$n.log" | sed 's/^/    /' \
             | tee -a "$SUMMARY"
         $B synth queries --queries "$q" /tmp/xg-q.tsv
-        for op in or and; do
+        for op in or and andor; do
             $B bench --db "$db" --queries /tmp/xg-q.tsv --stem none -k 10 \
                 --op $op --json="$OUT/bench-$n-$op.json" 2>&1 \
                 | tee "$OUT/bench-$n-$op.log"
