@@ -27,13 +27,7 @@
 
 #include <stdint.h>
 
-#ifndef XG_HOST_DEVICE
-#ifdef __CUDACC__
-#define XG_HOST_DEVICE __host__ __device__
-#else
-#define XG_HOST_DEVICE
-#endif
-#endif
+#include "host_device.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -17,13 +17,7 @@
 
 #include "query.h"
 
-#ifndef XG_HOST_DEVICE
-#ifdef __CUDACC__
-#define XG_HOST_DEVICE __host__ __device__
-#else
-#define XG_HOST_DEVICE
-#endif
-#endif
+#include "host_device.h"
 
 /* Per-query, per-leaf constants (BM25Weight::init with factor 1). */
 struct xg_bm25_term {

@@ -13,13 +13,7 @@
 
 #include "query.h"
 
-#ifndef XG_HOST_DEVICE
-#ifdef __CUDACC__
-#define XG_HOST_DEVICE __host__ __device__
-#else
-#define XG_HOST_DEVICE
-#endif
-#endif
+#include "host_device.h"
 
 /* Returns 1 and *out = the document's weight if it matches, 0 otherwise.
  * matched[i] / w[i]: leaf i matched and its sumpart.  `stack_m` and

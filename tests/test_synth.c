@@ -20,42 +20,7 @@
 
 /* ---- harness ---------------------------------------------------------- */
 
-static uint64_t seed_used;
-static int n_passed;
-
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                    \
-            printf(__VA_ARGS__);                                           \
-            printf("\n(seed %" PRIu64 ")\n%d passed, 1 failed\n",          \
-                   seed_used, n_passed);                                   \
-            exit(1);                                                       \
-        }                                                                  \
-    } while (0)
-
-static void group_ok(const char *what)
-{
-    ++n_passed;
-    printf("ok   %s\n", what);
-    fflush(stdout);
-}
-
-static uint64_t parse_seed(int argc, char **argv)
-{
-    uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 32);
-    for (int i = 1; i < argc; ++i) {
-        if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
-            seed = strtoull(argv[++i], NULL, 0);
-        else if (strncmp(argv[i], "--seed=", 7) == 0)
-            seed = strtoull(argv[i] + 7, NULL, 0);
-        else {
-            fprintf(stderr, "usage: %s [--seed N]\n", argv[0]);
-            exit(2);
-        }
-    }
-    return seed;
-}
+#include "test_util.h"
 
 /* ---- helpers ---------------------------------------------------------- */
 
