@@ -26,12 +26,8 @@ accumulate_kernel(struct xg_dindex ix, const struct xg_dlist *lists,
     const uint64_t stride = (uint64_t)gridDim.x * WARPS;
     for (uint64_t g = block_lo + (uint64_t)blockIdx.x * WARPS + warp;
          g < block_hi; g += stride) {
-        uint32_t lo = list_lo, hi = list_hi;
-        while (hi - lo > 1) {
-            uint32_t mid = (lo + hi) >> 1;
-            if (lists[mid].block_start <= g) lo = mid; else hi = mid;
-        }
-        const struct xg_dlist &l = lists[lo];
+        const struct xg_dlist &l =
+            lists[xg_list_of_block(lists, list_lo, list_hi, g)];
         const uint32_t blk = (uint32_t)(g - l.block_start);
         const uint32_t n = xg_warp_decode_block(ix, l.term, blk, s_docs[warp],
                                                 s_wdfs[warp]);

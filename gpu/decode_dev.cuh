@@ -14,30 +14,47 @@
 
 #include "gpu_types.h"
 
+/* A stream's header (word 0) and the layout it implies (pfor.h). */
+struct xg_stream_hdr {
+    uint32_t b, ne, n, n_slots, mask;
+    const uint32_t *slots;
+};
+
+__device__ __forceinline__ struct xg_stream_hdr xg_stream_open(const uint32_t *w)
+{
+    struct xg_stream_hdr s;
+    const uint32_t h = w[0];
+    s.b = h & 0xFFu;
+    if (s.b > 32u) s.b = 32u;
+    s.ne = (h >> 8) & 0xFFu;
+    s.n = ((h >> 16) & 0x7Fu) + 1u;
+    s.slots = w + 1;
+    s.n_slots = (s.n * s.b + 31u) >> 5;
+    s.mask = s.b == 32u ? 0xFFFFFFFFu : (1u << s.b) - 1u;
+    return s;
+}
+
+/* Slot i of a stream (its low b bits). */
+__device__ __forceinline__ uint32_t xg_stream_slot(const struct xg_stream_hdr &s,
+                                                   uint32_t i)
+{
+    if (!s.b || i >= s.n) return 0;
+    const uint32_t bit = i * s.b, wi = bit >> 5, sh = bit & 31u;
+    uint64_t two = s.slots[wi];
+    if (wi + 1 < s.n_slots) two |= (uint64_t)s.slots[wi + 1] << 32;
+    return (uint32_t)(two >> sh) & s.mask;
+}
+
 /* Decode one stream at `w` into out[0..n) (shared memory, 128 entries) with
  * the whole warp; returns the number of words the stream occupies. */
 __device__ __forceinline__ uint32_t
 xg_warp_decode_stream(const uint32_t *w, uint32_t *out, uint32_t *n_out)
 {
     const uint32_t lane = threadIdx.x & 31u;
-    const uint32_t h = w[0];
-    uint32_t b = h & 0xFFu;
-    if (b > 32u) b = 32u;
-    const uint32_t ne = (h >> 8) & 0xFFu;
-    const uint32_t n = ((h >> 16) & 0x7Fu) + 1u;
-    const uint32_t *slots = w + 1;
-    const uint32_t n_slots = (n * b + 31u) >> 5;
-    const uint32_t mask = b == 32u ? 0xFFFFFFFFu : (1u << b) - 1u;
-    for (uint32_t i = lane; i < 128u; i += 32u) {
-        uint32_t v = 0;
-        if (i < n && b) {
-            const uint32_t bit = i * b, wi = bit >> 5, sh = bit & 31u;
-            uint64_t two = slots[wi];
-            if (wi + 1 < n_slots) two |= (uint64_t)slots[wi + 1] << 32;
-            v = (uint32_t)(two >> sh) & mask;
-        }
-        out[i] = v;
-    }
+    const struct xg_stream_hdr hs = xg_stream_open(w);
+    const uint32_t b = hs.b, ne = hs.ne, n = hs.n, n_slots = hs.n_slots;
+    const uint32_t *slots = hs.slots;
+    for (uint32_t i = lane; i < 128u; i += 32u) out[i] = xg_stream_slot(hs, i);
     __syncwarp();
     const uint8_t *pos = (const uint8_t *)(slots + n_slots);
     const uint32_t *high = slots + n_slots + ((ne + 3u) >> 2);
@@ -74,6 +91,19 @@ xg_warp_prefix_sum(uint32_t *v, uint32_t base)
     __syncwarp();
 }
 
+/* The list of [lo, hi) that global block g belongs to: the last whose
+ * block_start <= g (lists are in block_start order). */
+__device__ __forceinline__ uint32_t
+xg_list_of_block(const struct xg_dlist *lists, uint32_t lo, uint32_t hi,
+                 uint64_t g)
+{
+    while (hi - lo > 1) {
+        const uint32_t mid = (lo + hi) >> 1;
+        if (lists[mid].block_start <= g) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
 /* Decode block `blk` of term `t` (docs and wdfs) with the warp. */
 __device__ __forceinline__ uint32_t
 xg_warp_decode_block(const struct xg_dindex &ix, uint32_t t, uint32_t blk,
@@ -94,21 +124,11 @@ xg_warp_decode_block(const struct xg_dindex &ix, uint32_t t, uint32_t blk,
 __device__ __forceinline__ uint32_t
 xg_stream_value(const uint32_t *w, uint32_t i, uint32_t *words)
 {
-    const uint32_t h = w[0];
-    uint32_t b = h & 0xFFu;
-    if (b > 32u) b = 32u;
-    const uint32_t ne = (h >> 8) & 0xFFu;
-    const uint32_t n = ((h >> 16) & 0x7Fu) + 1u;
-    const uint32_t *slots = w + 1;
-    const uint32_t n_slots = (n * b + 31u) >> 5;
+    const struct xg_stream_hdr hs = xg_stream_open(w);
+    const uint32_t b = hs.b, ne = hs.ne, n_slots = hs.n_slots;
+    const uint32_t *slots = hs.slots;
     if (words) *words = 1u + n_slots + ((ne + 3u) >> 2) + ne;
-    uint32_t v = 0;
-    if (b && i < n) {
-        const uint32_t bit = i * b, wi = bit >> 5, sh = bit & 31u;
-        uint64_t two = slots[wi];
-        if (wi + 1 < n_slots) two |= (uint64_t)slots[wi + 1] << 32;
-        v = (uint32_t)(two >> sh) & (b == 32u ? 0xFFFFFFFFu : (1u << b) - 1u);
-    }
+    uint32_t v = xg_stream_slot(hs, i);
     if (b < 32u) {
         const uint8_t *pos = (const uint8_t *)(slots + n_slots);
         const uint32_t *high = slots + n_slots + ((ne + 3u) >> 2);
