@@ -10,6 +10,7 @@
  */
 #include <getopt.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,7 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
 struct prep_job {
     struct job j;
     struct xg_prepared **pq;
+    uint8_t *done;              /* per query: prepared (or failed) */
 };
 
 /* A preparing thread: QueryParser, conversion, term ids and plans, with
@@ -147,11 +149,14 @@ static void *prepare_thread(void *arg)
     xg_searcher *s = pool_take(j);
     struct xg_search_opts o = j->a->opts;
     for (uint32_t i; (i = take(j)) < j->qs->n;) {
+        double t = xg_cli_now();
         xg_xquery *xq = NULL;
         int rc = xg_searcher_parse(s, j->qs->text[i], &o, &xq);
         if (!rc) rc = xg_searcher_prepare(s, xq, &pj->pq[i]);
         if (xq) xg_shim_xquery_free(xq);
         j->run->status[i] = rc;
+        j->run->lat[i] = xg_cli_now() - t; /* its own preparation */
+        __atomic_store_n(&pj->done[i], 1, __ATOMIC_RELEASE);
         if (rc && rc != XG_ERR_UNSUPPORTED && rc != XG_ERR_ARG) {
             fail(j);
             break;
@@ -160,7 +165,10 @@ static void *prepare_thread(void *arg)
     return NULL;
 }
 
-/* The GPU engine: prepare every query (threads), then batches of B. */
+/* The GPU engine.  Threads prepare the queries, as an application's
+ * threads each prepare their own; the main thread meanwhile takes them in
+ * order and runs batches of B as soon as they are ready, so preparing and
+ * the device overlap as they would in a deployment. */
 static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
                    struct xg_cli_queries *qs, struct engine_run *run,
                    uint32_t batch, uint32_t threads, xg_searcher **pool)
@@ -169,66 +177,74 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
     o.engine = run->engine;
     struct prep_job pj = {{a, qs, run, 0, PTHREAD_MUTEX_INITIALIZER, 0, "",
                            pool, 0},
-                          calloc(qs->n + 1, sizeof(struct xg_prepared *))};
-    struct xg_prepared **ready = calloc(qs->n + 1, sizeof *ready);
-    uint32_t *idx = calloc(qs->n + 1, sizeof *idx);
+                          calloc(qs->n + 1, sizeof(struct xg_prepared *)),
+                          calloc(qs->n + 1, 1)};
+    struct xg_prepared **ready = calloc(batch, sizeof *ready);
+    uint32_t *idx = calloc(batch, sizeof *idx);
+    struct xg_result *res = calloc(batch, sizeof *res);
+    int *st = calloc(batch, sizeof *st);
     pthread_t *t = calloc(threads, sizeof *t);
     int rc = XG_OK;
-    if (!pj.pq || !ready || !idx || !t) {
+    uint32_t started = 0;
+    if (!pj.pq || !pj.done || !ready || !idx || !res || !st || !t) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         goto done;
     }
     double t0 = xg_cli_now();
-    uint32_t started = 0;
     for (; started < threads; ++started)
         if (pthread_create(&t[started], NULL, prepare_thread, &pj)) break;
-    for (uint32_t i = 0; i < started; ++i) pthread_join(t[i], NULL);
-    if (pj.j.rc) {
-        rc = xg_set_error(XG_ERR_IO, "%s", pj.j.err);
+    if (!started) {
+        rc = xg_set_error(XG_ERR_NOMEM, "cannot start threads");
         goto done;
     }
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < qs->n; ++i)
-        if (pj.pq[i]) {
-            ready[n] = pj.pq[i];
-            idx[n++] = i;
+    for (uint32_t next = 0; next < qs->n && !rc;) {
+        /* Gather the next prepared queries, in order, up to a batch. */
+        uint32_t cnt = 0;
+        while (next < qs->n && cnt < batch) {
+            while (!__atomic_load_n(&pj.done[next], __ATOMIC_ACQUIRE)) {
+                pthread_mutex_lock(&pj.j.lock);
+                int failed = pj.j.rc;
+                pthread_mutex_unlock(&pj.j.lock);
+                if (failed) break;
+                sched_yield();
+            }
+            if (!__atomic_load_n(&pj.done[next], __ATOMIC_ACQUIRE)) break;
+            if (pj.pq[next]) {
+                ready[cnt] = pj.pq[next];
+                idx[cnt++] = next;
+            }
+            ++next;
         }
-    double t_prep = xg_cli_now() - t0;
-    struct xg_result *res = calloc(batch, sizeof *res);
-    int *st = calloc(batch, sizeof *st);
-    if (!res || !st) {
-        free(res);
-        free(st);
-        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    for (uint32_t f = 0; f < n && !rc; f += batch) {
-        uint32_t cnt = n - f < batch ? n - f : batch;
+        if (pj.j.rc) break;
+        if (!cnt) continue;
         double tb = xg_cli_now();
-        rc = xg_searcher_run_prepared(s, ready + f, cnt, &o, res, st);
+        rc = xg_searcher_run_prepared(s, ready, cnt, &o, res, st);
         if (!rc && o.default_and == 2) {
             const char *texts[1024];
-            for (uint32_t i = 0; i < cnt; ++i) texts[i] = qs->text[idx[f + i]];
+            for (uint32_t i = 0; i < cnt; ++i) texts[i] = qs->text[idx[i]];
             rc = xg_searcher_andor_finish(s, texts, cnt, &o, res, st);
         }
         tb = xg_cli_now() - tb;
         for (uint32_t i = 0; i < cnt && !rc; ++i) {
-            uint32_t q = idx[f + i];
+            uint32_t q = idx[i];
             run->res[q] = res[i];
             run->status[q] = st[i];
-            /* A query waits for its batch, after its own preparation. */
-            run->lat[q] = tb + t_prep * started / (n ? n : 1);
+            /* A query waits for its own preparation, then its batch. */
+            run->lat[q] += tb;
         }
     }
-    free(res);
-    free(st);
     run->wall = xg_cli_now() - t0;
 done:
+    for (uint32_t i = 0; i < started; ++i) pthread_join(t[i], NULL);
+    if (!rc && pj.j.rc) rc = xg_set_error(XG_ERR_IO, "%s", pj.j.err);
     if (pj.pq)
         for (uint32_t i = 0; i < qs->n; ++i) xg_prepared_free(pj.pq[i]);
     free(pj.pq);
+    free(pj.done);
     free(ready);
     free(idx);
+    free(res);
+    free(st);
     free(t);
     return rc;
 }
