@@ -14,11 +14,6 @@
 #include "intersect.h"
 #include "topk.h"
 
-/* Margin below the selection threshold, relative to the largest weight:
- * approximate sums of <= 64 non-negative terms in any order are within
- * 64 * 2^-53 (relative) of the exact one, far below this (docs/gpu.md). */
-#define XG_SELECT_MARGIN 1e-12
-
 int xg_dindex_block_ref(const struct xg_dindex *ix, uint32_t t, uint32_t blk,
                         uint32_t *docs, uint32_t *wdfs, uint32_t *n);
 

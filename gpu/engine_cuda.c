@@ -23,8 +23,6 @@
 #include "pfor.h"
 #include "topk.h"
 
-#define XG_SELECT_MARGIN 1e-12
-
 #define XG_CUDA_CHECK(call, what)                                           \
     do {                                                                    \
         cudaError_t err_ = (cudaError_t)(call);                             \

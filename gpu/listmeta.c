@@ -68,15 +68,6 @@ void xg_lr_fit(const uint32_t *d, uint32_t n, float *slope, float *intercept,
     *max_right = (uint32_t)mr;
 }
 
-/* ((n_docs - 1) >> shift) + 1, or 1 when n_docs is 0. */
-uint32_t xg_hashseg_count(uint32_t n_docs, uint32_t shift)
-{
-    if (n_docs == 0)
-        return 1;
-    if (shift > 31)
-        shift = 31;
-    return ((n_docs - 1) >> shift) + 1;
-}
 
 /* Smallest shift giving at most max(1, df / target) segments (31 if none). */
 uint32_t xg_hashseg_shift(uint32_t n_docs, uint32_t df, uint32_t target)
@@ -94,7 +85,7 @@ uint32_t xg_hashseg_shift(uint32_t n_docs, uint32_t df, uint32_t target)
     uint32_t s = top > lim ? top - lim : 0;
     if (s > 0) --s;
     for (; s < 32; ++s)
-        if (((n_docs - 1) >> s) + 1 <= limit)
+        if (xg_hashseg_count(n_docs, s) <= limit)
             return s;
     return 31;
 }

@@ -98,7 +98,15 @@ static inline XG_HOST_DEVICE void xg_lr_range(float slope, float intercept,
 
 /* Segment count for doc numbers 0 .. n_docs-1: ((n_docs - 1) >> shift) + 1,
  * 1 if n_docs == 0.  The directory has this many + 1 entries. */
-uint32_t xg_hashseg_count(uint32_t n_docs, uint32_t shift);
+static inline XG_HOST_DEVICE uint32_t xg_hashseg_count(uint32_t n_docs,
+                                                       uint32_t shift)
+{
+    if (n_docs == 0)
+        return 1;
+    if (shift > 31)
+        shift = 31;
+    return ((n_docs - 1) >> shift) + 1;
+}
 
 /* The shift for a list of df elements over n_docs doc numbers: the smallest
  * s in 0..31 with xg_hashseg_count(n_docs, s) <= max(1, df / target)

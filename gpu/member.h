@@ -34,9 +34,8 @@ xg_member_find(const struct xg_dindex *ix, uint32_t t, const uint32_t *docs,
         break;
     }
     case XG_MEMBER_HASHSEG: {
-        uint32_t shift = e->hashseg_shift > 31u ? 31u : e->hashseg_shift;
-        uint32_t nseg = ix->n_docs ? ((ix->n_docs - 1) >> shift) + 1 : 1;
-        xg_hashseg_range(ix->hashseg + e->hashseg_offset, shift, nseg, key,
+        xg_hashseg_range(ix->hashseg + e->hashseg_offset, e->hashseg_shift,
+                         xg_hashseg_count(ix->n_docs, e->hashseg_shift), key,
                          &lo, &hi);
         break;
     }
@@ -60,8 +59,7 @@ static inline uint32_t xg_member_choose(const struct xg_fmt_term *e,
                                         const struct xg_fmt_term_lr *lr,
                                         uint32_t n_docs)
 {
-    uint32_t shift = e->hashseg_shift > 31u ? 31u : e->hashseg_shift;
-    uint32_t nseg = n_docs ? ((n_docs - 1) >> shift) + 1 : 1;
+    uint32_t nseg = xg_hashseg_count(n_docs, e->hashseg_shift);
     uint64_t seg_span = nseg > 1 ? 2ull * e->df / nseg + 1 : e->df;
     uint64_t lr_span = e->lr_slope > 0.0f
                            ? (uint64_t)lr->max_left + lr->max_right + 1

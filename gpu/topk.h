@@ -14,6 +14,11 @@ extern "C" {
 
 struct CUstream_st;
 
+/* Margin below the selection threshold, relative to the largest weight:
+ * approximate sums of <= 64 non-negative terms in any order are within
+ * 64 * 2^-53 (relative) of the exact one, far below this (docs/gpu.md). */
+#define XG_SELECT_MARGIN 1e-12
+
 /* Per-query selection state (device scratch, zeroed by the launcher). */
 struct xg_select_state {
     unsigned long long matched, max_bits;   /* max_bits: S as bits */

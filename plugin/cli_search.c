@@ -87,9 +87,9 @@ int xg_cli_search(int argc, char **argv)
     uint32_t bsz = batched ? a.engine_opts.max_batch : 1;
     struct xg_prepared **pq = calloc(bsz, sizeof *pq);
     struct xg_result *res = calloc(bsz, sizeof *res);
-    int *st = calloc(bsz, sizeof *st), *qrc = calloc(bsz, sizeof *qrc);
+    int *qrc = calloc(bsz, sizeof *qrc);
     char **err = calloc(bsz, sizeof *err);
-    if (!pq || !res || !st || !qrc || !err) {
+    if (!pq || !res || !qrc || !err) {
         rc = (xg_set_error(XG_ERR_NOMEM, "out of memory"), xg_cli_fail());
         goto free_batch;
     }
@@ -160,7 +160,6 @@ int xg_cli_search(int argc, char **argv)
 free_batch:
     free(pq);
     free(res);
-    free(st);
     free(qrc);
     free(err);
 done:

@@ -88,9 +88,11 @@ bool parse_docid(const std::string &line, size_t tab, uint64_t &out)
     return true;
 }
 
-/* Move tmp to path, refusing to replace anything that appeared meanwhile
+} // namespace
+
+/* See shim_int.h.  Move tmp to path, refusing to replace anything that appeared meanwhile
  * (plain rename() would silently replace an empty directory). */
-int rename_into_place(const std::string &tmp, const char *path)
+int xg_shim_rename_into_place(const std::string &tmp, const char *path)
 {
     if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path, RENAME_NOREPLACE)
         == 0)
@@ -109,8 +111,6 @@ int rename_into_place(const std::string &tmp, const char *path)
                             path, tmp.c_str(), strerror(errno));
     return XG_OK;
 }
-
-} // namespace
 
 extern "C" {
 
@@ -235,7 +235,7 @@ int xg_shim_index_tsv(const char *tsv, const char *db_path,
                 return xg_set_error(XG_ERR_IO, "%s: %s", stub_path.c_str(),
                                     strerror(errno));
         }
-        int rc = rename_into_place(tmp, db_path);
+        int rc = xg_shim_rename_into_place(tmp, db_path);
         if (rc != XG_OK)
             return rc;
         guard.keep = true;

@@ -97,4 +97,10 @@ inline int xg_shim_fail(const char *where) noexcept
         return NULL;                                                        \
     }
 
+/* Move a finished temporary database `tmp` to `path`, refusing to replace
+ * anything that appeared there meanwhile (plain rename() would silently
+ * replace an empty directory).  XG_OK or XG_ERR_IO naming path.  Shared by
+ * the indexer and the synthetic generator (defined in shim_index.cc). */
+int xg_shim_rename_into_place(const std::string &tmp, const char *path);
+
 #endif

@@ -188,27 +188,6 @@ class status_compactor : public Xapian::Compactor {
     bool show_;
 };
 
-/* Move tmp to path, refusing to replace anything that appeared meanwhile
- * (plain rename() would silently replace an empty directory). */
-int rename_into_place(const std::string &tmp, const char *path)
-{
-    if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path, RENAME_NOREPLACE)
-        == 0)
-        return XG_OK;
-    if (errno == EEXIST || errno == ENOTEMPTY)
-        return xg_set_error(XG_ERR_IO, "%s: already exists", path);
-    if (errno != EINVAL && errno != ENOSYS)
-        return xg_set_error(XG_ERR_IO, "%s: cannot rename %s into place: %s",
-                            path, tmp.c_str(), strerror(errno));
-    struct stat sb;
-    if (lstat(path, &sb) == 0)
-        return xg_set_error(XG_ERR_IO, "%s: already exists", path);
-    if (rename(tmp.c_str(), path) != 0)
-        return xg_set_error(XG_ERR_IO, "%s: cannot rename %s into place: %s",
-                            path, tmp.c_str(), strerror(errno));
-    return XG_OK;
-}
-
 double now_seconds()
 {
     using clock = std::chrono::steady_clock;
@@ -319,7 +298,7 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
         if (progress)
             fprintf(stderr, "\r\033[K%s: compacted %zu parts in %.1f s\n",
                     db_path, slices.size(), now_seconds() - t1);
-        rc = rename_into_place(out, db_path);
+        rc = xg_shim_rename_into_place(out, db_path);
         if (rc != XG_OK)
             return rc;
         return XG_OK;  /* the guard removes the emptied temporary */

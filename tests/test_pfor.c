@@ -5,8 +5,8 @@
  *         truncated and corrupt blocks, a 100k-buffer fuzz behind a guard
  *         page, and the prefix sum.
  *
- *  Usage: test_pfor [--seed N].  The CACM group reads
- *  /work/shared/ir-data/cacm/docs.tsv (or $XG_CACM_TSV) and is skipped with
+ *  Usage: test_pfor [--seed N].  The CACM group reads $XG_CACM_TSV
+ *  (tests/meson.build points it at ../shared/ir-data) and is skipped with
  *  a message if it is missing.  Prints the seed, one "ok" line per check
  *  group and "N passed, 0 failed"; exits 1 at the first failure.
  */
@@ -408,69 +408,6 @@ static void test_zipf_streams(void)
 
 /* ---- CACM ------------------------------------------------------------- */
 
-static const char *const cacm_words[] = {"the", "of", "and", "for",
-                                         "computer", "algorithm", "system",
-                                         "program", "data", "language"};
-#define N_CACM_WORDS (sizeof cacm_words / sizeof cacm_words[0])
-
-/* Read docs.tsv ("docid \t text" per line) and build, for each word of
- * cacm_words, the ascending list of dense doc numbers (line index) that
- * contain it.  Returns 0 if the file cannot be opened. */
-static int cacm_lists(uint32_t *lists[N_CACM_WORDS], size_t len[N_CACM_WORDS],
-                      uint32_t *n_docs)
-{
-    const char *path = getenv("XG_CACM_TSV");
-    if (!path)
-        path = "/work/shared/ir-data/cacm/docs.tsv";
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        printf("     (skipping: cannot open %s)\n", path);
-        return 0;
-    }
-    size_t cap = 4096;
-    for (size_t w = 0; w < N_CACM_WORDS; ++w) {
-        lists[w] = malloc(cap * 4);
-        CHECK(lists[w] != NULL, "malloc");
-        len[w] = 0;
-    }
-    char *line = NULL;
-    size_t line_cap = 0;
-    uint32_t doc = 0;
-    while (getline(&line, &line_cap, f) > 0) {
-        char *text = strchr(line, '\t');
-        if (!text)
-            continue;
-        int seen[N_CACM_WORDS] = {0};
-        for (char *p = text + 1; *p;) {
-            while (*p && !isalnum((unsigned char)*p))
-                ++p;
-            char *start = p;
-            while (*p && isalnum((unsigned char)*p)) {
-                *p = (char)tolower((unsigned char)*p);
-                ++p;
-            }
-            size_t tl = (size_t)(p - start);
-            for (size_t w = 0; w < N_CACM_WORDS && tl; ++w)
-                if (strlen(cacm_words[w]) == tl &&
-                    memcmp(cacm_words[w], start, tl) == 0)
-                    seen[w] = 1;
-        }
-        for (size_t w = 0; w < N_CACM_WORDS; ++w)
-            if (seen[w]) {
-                if (len[w] == cap) {
-                    CHECK(0, "more than %zu docs: enlarge cap", cap);
-                }
-                lists[w][len[w]++] = doc;
-            }
-        ++doc;
-        if (doc == cap)
-            CHECK(0, "more than %zu docs: enlarge cap", cap);
-    }
-    free(line);
-    fclose(f);
-    *n_docs = doc;
-    return 1;
-}
 
 static void test_cacm(void)
 {

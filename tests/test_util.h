@@ -1,11 +1,13 @@
 /** @file test_util.h
  *  @brief The shared harness of the unit tests: a seeded splitmix64 RNG
  *         (the seed is printed and --seed replays it), CHECK, and the
- *         "N passed, N failed" accounting that test runners read.
+ *         "N passed, N failed" accounting that test runners read, and
+ *         real posting lists from the CACM collection.
  */
 #ifndef XG_TEST_UTIL_H
 #define XG_TEST_UTIL_H
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +69,68 @@ static inline uint64_t parse_seed(int argc, char **argv)
         }
     }
     return seed;
+}
+
+/* Real lists: the CACM collection's documents containing each of ten
+ * common words, as dense doc numbers (line order). */
+static const char *const cacm_words[] = {"the", "of", "and", "for",
+                                         "computer", "algorithm", "system",
+                                         "program", "data", "language"};
+#define N_CACM_WORDS (sizeof cacm_words / sizeof cacm_words[0])
+
+/* Read docs.tsv ("docid \t text" per line) and build, for each word of
+ * cacm_words, the ascending list of dense doc numbers (line index) that
+ * contain it.  Returns 0 if the file cannot be opened. */
+static inline int cacm_lists(uint32_t *lists[N_CACM_WORDS], size_t len[N_CACM_WORDS],
+                      uint32_t *n_docs)
+{
+    /* tests/meson.build points XG_CACM_TSV at ../shared/ir-data. */
+    const char *path = getenv("XG_CACM_TSV");
+    if (!path)
+        path = "../shared/ir-data/cacm/docs.tsv";
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        printf("     (skipping: cannot open %s)\n", path);
+        return 0;
+    }
+    size_t cap = 4096;
+    for (size_t w = 0; w < N_CACM_WORDS; ++w) {
+        lists[w] = malloc(cap * 4);
+        CHECK(lists[w] != NULL, "malloc");
+        len[w] = 0;
+    }
+    char *line = NULL;
+    size_t line_cap = 0;
+    uint32_t doc = 0;
+    while (getline(&line, &line_cap, f) > 0) {
+        char *text = strchr(line, '\t');
+        if (!text)
+            continue;
+        int seen[N_CACM_WORDS] = {0};
+        for (char *p = text + 1; *p;) {
+            while (*p && !isalnum((unsigned char)*p))
+                ++p;
+            char *start = p;
+            while (*p && isalnum((unsigned char)*p)) {
+                *p = (char)tolower((unsigned char)*p);
+                ++p;
+            }
+            size_t tl = (size_t)(p - start);
+            for (size_t w = 0; w < N_CACM_WORDS && tl; ++w)
+                if (strlen(cacm_words[w]) == tl &&
+                    memcmp(cacm_words[w], start, tl) == 0)
+                    seen[w] = 1;
+        }
+        CHECK(doc < cap, "more than %zu docs: enlarge cap", cap);
+        for (size_t w = 0; w < N_CACM_WORDS; ++w)
+            if (seen[w])
+                lists[w][len[w]++] = doc;
+        ++doc;
+    }
+    free(line);
+    fclose(f);
+    *n_docs = doc;
+    return 1;
 }
 
 #endif
