@@ -14,6 +14,7 @@
 
 #include "error.h"
 #include "member.h"
+#include "merge.h"
 
 #define CAND_MIN 4096u
 
@@ -39,6 +40,8 @@ void xg_batch_free(struct xg_batch *b)
     free(b->plan);
     free(b->iq);
     free(b->iprefix);
+    free(b->mlist);
+    free(b->mprefix);
     memset(b, 0, sizeof *b);
 }
 
@@ -123,13 +126,7 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
                 l->df = ix->terms[t].df;
                 l->n_blocks = xg_fmt_n_blocks(ix, (uint64_t)t);
                 l->decoded = UINT64_MAX;
-                uint32_t m = member;
-                if (m == XG_MEMBER_AUTO)
-                    m = xg_member_choose(&ix->terms[t], &ix->terms_lr[t],
-                                         (uint32_t)h->n_docs);
-                /* Bloom only when asked for (--bloom on): see member.h. */
-                if (bloom == 1 && ix->terms[t].bloom_words) m |= XG_MEMBER_BLOOM;
-                l->method = m;
+                l->mpos = UINT64_MAX;
                 if (l->df < shortest_df) {
                     shortest_df = l->df;
                     dq->shortest = n_lists;
@@ -149,9 +146,27 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
         struct xg_dlist *l = &b->lists[dq->list_first + j];
         l->block_start = b->total_blocks;
         b->total_blocks += l->n_blocks;
-        if (path == XG_DPATH_INTERSECT) {
-            l->decoded = b->decoded_total;
-            b->decoded_total += l->df;
+        if (path != XG_DPATH_INTERSECT) continue;
+        l->decoded = b->decoded_total;
+        b->decoded_total += l->df;
+        if (j == dq->shortest) continue; /* the probes: decoded whole */
+        /* Every other list is probed by the shortest one's postings. */
+        uint32_t m = member;
+        if (m == XG_MEMBER_AUTO)
+            m = xg_member_choose(&ix->terms[l->term], &ix->terms_lr[l->term],
+                                 (uint32_t)h->n_docs, shortest_df);
+        /* Bloom only when asked for (--bloom on): see member.h. */
+        if (bloom == 1 && ix->terms[l->term].bloom_words &&
+            m != XG_MEMBER_MERGE)
+            m |= XG_MEMBER_BLOOM;
+        l->method = m;
+        if (m == XG_MEMBER_MERGE) {
+            l->mpos = b->mpos_total;
+            b->mpos_total += shortest_df;
+            if ((rc = grow((void **)&b->mlist, &b->cap_mlist, b->n_ml + 1,
+                           sizeof *b->mlist)))
+                return rc;
+            b->mlist[b->n_ml++] = dq->list_first + j;
         }
     }
     if (path == XG_DPATH_DENSE) b->dense_blocks = b->total_blocks;
@@ -198,7 +213,8 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     b->n_queries = b->n_lists = b->n_dense_lists = b->n_leaves = 0;
     b->n_plan = b->n_iq = b->n_rows = 0;
     b->dense_blocks = b->total_blocks = b->decoded_total = 0;
-    b->icand_total = b->cand_total = 0;
+    b->icand_total = b->cand_total = b->mpos_total = 0;
+    b->n_ml = 0;
     xg_bm25_query_init(p, ix->hdr->n_docs, ix->hdr->total_length, 0,
                        &b->bm25);
     /* Two passes: DENSE queries, then INTERSECT ones. */
@@ -226,10 +242,21 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
         n_iq += b->queries[i].path == XG_DPATH_INTERSECT;
     free(b->iq);
     free(b->iprefix);
+    free(b->mprefix);
     b->iq = malloc((n_iq + 1) * sizeof *b->iq);
     b->iprefix = malloc((n_iq + 1) * sizeof *b->iprefix);
-    if (!b->iq || !b->iprefix)
+    b->mprefix = malloc((b->n_ml + 1) * sizeof *b->mprefix);
+    if (!b->iq || !b->iprefix || !b->mprefix)
         return xg_set_error(XG_ERR_NOMEM, "out of memory (batch)");
+    /* The merge paths' work list: chunks per MERGE list. */
+    b->mprefix[0] = 0;
+    for (uint32_t m = 0; m < b->n_ml; ++m) {
+        const struct xg_dlist *l = &b->lists[b->mlist[m]];
+        const struct xg_dquery *q = &b->queries[l->query];
+        b->mprefix[m + 1] =
+            b->mprefix[m] +
+            xg_merge_chunks(b->lists[q->list_first + q->shortest].df, l->df);
+    }
     b->iprefix[0] = 0;
     for (uint32_t i = 0; i < b->n_queries; ++i) {
         const struct xg_dquery *q = &b->queries[i];

@@ -27,10 +27,14 @@ struct xg_batch {
     uint32_t n_iq;                  /* INTERSECT queries */
     uint32_t *iq;
     uint64_t *iprefix;
+    uint32_t n_ml;                  /* XG_MEMBER_MERGE lists (merge.h) */
+    uint32_t *mlist;
+    uint64_t *mprefix;              /* n_ml + 1 prefix sums of chunks */
+    uint64_t mpos_total;            /* their positions (xg_dlist.mpos) */
     uint32_t n_rows;                /* dense accumulator rows */
     uint64_t decoded_total;         /* scratch postings (INTERSECT lists) */
     uint64_t icand_total, cand_total;
-    uint32_t cap_queries, cap_lists, cap_leaves, cap_plan;
+    uint32_t cap_queries, cap_lists, cap_leaves, cap_plan, cap_mlist;
     struct xg_bm25_query bm25;
 };
 

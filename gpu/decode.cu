@@ -1,7 +1,7 @@
 /** @file decode.cu
- *  @brief Decode whole lists into scratch (the AND path searches them):
- *         one warp per 128-posting block, localized prefix sum (seed 003
- *         §6).  Twin: xg_fmt_block_decode / xg_pfor_decode_ref.
+ *  @brief Decode the AND path's lists into scratch, where they are
+ *         searched: one warp per 128-posting block, localized prefix sum
+ *         (seed 003 §6).  Twin: decode_ref.c.
  */
 #include <cuda_runtime.h>
 
@@ -11,19 +11,24 @@
 #define WARPS 8
 
 /* Lists [list_lo, list_hi) of the batch; their blocks are numbered from
- * block_lo to block_hi by xg_dlist.block_start. */
+ * block_lo to block_hi by xg_dlist.block_start.  Without bsel: every block
+ * of every list but the XG_MEMBER_BLOCK ones; with it: only the marked
+ * blocks (merge.h's selection). */
 static __global__ void __launch_bounds__(WARPS * 32)
 decode_lists_kernel(struct xg_dindex ix, const struct xg_dlist *lists,
                     uint32_t list_lo, uint32_t list_hi, uint64_t block_lo,
-                    uint64_t block_hi, uint32_t *d_docs, uint32_t *d_wdfs)
+                    uint64_t block_hi, const uint8_t *bsel, uint32_t *d_docs,
+                    uint32_t *d_wdfs)
 {
     __shared__ uint32_t s_docs[WARPS][128], s_wdfs[WARPS][128];
     const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
     const uint64_t stride = (uint64_t)gridDim.x * WARPS;
     for (uint64_t g = block_lo + (uint64_t)blockIdx.x * WARPS + warp;
          g < block_hi; g += stride) {
+        if (bsel && !bsel[g]) continue;
         const struct xg_dlist &l =
             lists[xg_list_of_block(lists, list_lo, list_hi, g)];
+        if (!bsel && (l.method & XG_MEMBER_KIND) == XG_MEMBER_BLOCK) continue;
         const uint32_t blk = (uint32_t)(g - l.block_start);
         const uint32_t n = xg_warp_decode_block(ix, l.term, blk, s_docs[warp],
                                                 s_wdfs[warp]);
@@ -40,13 +45,14 @@ extern "C" int xg_decode_lists_gpu(const struct xg_dindex *ix,
                                    const struct xg_dlist *d_lists,
                                    uint32_t list_lo, uint32_t list_hi,
                                    uint64_t block_lo, uint64_t block_hi,
-                                   uint32_t *d_docs, uint32_t *d_wdfs,
-                                   cudaStream_t stream)
+                                   const uint8_t *bsel, uint32_t *d_docs,
+                                   uint32_t *d_wdfs, cudaStream_t stream)
 {
     if (block_hi <= block_lo) return cudaSuccess;
     uint64_t blocks = (block_hi - block_lo + WARPS - 1) / WARPS;
     unsigned grid = (unsigned)(blocks < 65535u * 8u ? blocks : 65535u * 8u);
     decode_lists_kernel<<<grid, WARPS * 32, 0, stream>>>(
-        *ix, d_lists, list_lo, list_hi, block_lo, block_hi, d_docs, d_wdfs);
+        *ix, d_lists, list_lo, list_hi, block_lo, block_hi, bsel, d_docs,
+        d_wdfs);
     return (int)cudaPeekAtLastError();
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "gpu_types.h"
+#include "member.h"
 
 /* A stream's header (word 0) and the layout it implies (pfor.h). */
 struct xg_stream_hdr {
@@ -147,15 +148,11 @@ xg_lookup_wdf(const struct xg_dindex &ix, uint32_t t, uint32_t doc,
               int *found)
 {
     const struct xg_fmt_term &e = ix.terms[t];
-    const uint32_t nb = (e.df + XG_FMT_BLOCK - 1) / XG_FMT_BLOCK;
     const struct xg_fmt_skip *sk = ix.skip + e.skip_first;
-    uint32_t lo = 0, hi = nb;
-    while (lo < hi) {
-        const uint32_t mid = (lo + hi) >> 1;
-        if (sk[mid].last < doc) lo = mid + 1; else hi = mid;
-    }
+    const int64_t b = xg_block_of(&ix, t, doc);
     *found = 0;
-    if (lo == nb || sk[lo].first > doc) return 0;
+    if (b < 0) return 0;
+    const uint32_t lo = (uint32_t)b;
     const uint32_t *w =
         (const uint32_t *)(ix.postings + e.postings_offset + sk[lo].offset);
     uint32_t words;

@@ -4,6 +4,8 @@
  */
 #include "decode.h"
 
+#include <stddef.h>
+
 #include "error.h"
 #include "pfor.h"
 
@@ -32,10 +34,14 @@ int xg_dindex_block_ref(const struct xg_dindex *ix, uint32_t t, uint32_t blk,
 
 int xg_decode_lists_ref(const struct xg_dindex *ix,
                         const struct xg_dlist *lists, uint32_t list_lo,
-                        uint32_t list_hi, uint32_t *docs, uint32_t *wdfs)
+                        uint32_t list_hi, const uint8_t *bsel, uint32_t *docs,
+                        uint32_t *wdfs)
 {
     for (uint32_t l = list_lo; l < list_hi; ++l)
         for (uint32_t b = 0; b < lists[l].n_blocks; ++b) {
+            const int is_block =
+                (lists[l].method & XG_MEMBER_KIND) == XG_MEMBER_BLOCK;
+            if (bsel ? !bsel[lists[l].block_start + b] : is_block) continue;
             uint32_t n;
             uint64_t out = lists[l].decoded + (uint64_t)b * XG_FMT_BLOCK;
             int rc = xg_dindex_block_ref(ix, lists[l].term, b, docs + out,

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "finish.h"
 #include "intersect.h"
+#include "merge.h"
 #include "topk.h"
 
 int xg_dindex_block_ref(const struct xg_dindex *ix, uint32_t t, uint32_t blk,
@@ -147,18 +148,30 @@ static int run_ref(struct xg_gpu *e)
     uint32_t *wdfs = talloc(b->decoded_total + 1, sizeof *wdfs);
     uint32_t *icount = talloc(b->n_queries + 1, sizeof *icount);
     struct xg_dcand *icand = talloc(b->icand_total + 1, sizeof *icand);
-    if (!acc || !mask || !docs || !wdfs || !icount || !icand) {
+    uint8_t *bsel = talloc(b->total_blocks + 1, sizeof *bsel);
+    uint32_t *mpos = talloc(b->mpos_total + 1, sizeof *mpos);
+    if (!acc || !mask || !docs || !wdfs || !icount || !icand || !bsel ||
+        !mpos) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory (twin pipeline)");
         goto done;
     }
     if ((rc = xg_accumulate_ref(&e->hix, b->lists, b->queries, 0,
                                 b->n_dense_lists, acc, mask)))
         goto done;
+    /* AND: probes and whole lists, block selection, selected blocks,
+     * merge paths, then the intersection. */
+    struct xg_merge_args ma = {b->queries, b->lists, b->iq, b->iprefix,
+                               b->n_iq, b->n_ml, b->mlist, b->mprefix, docs,
+                               bsel, mpos};
     if ((rc = xg_decode_lists_ref(&e->hix, b->lists, b->n_dense_lists,
-                                  b->n_lists, docs, wdfs)))
+                                  b->n_lists, NULL, docs, wdfs)) ||
+        (rc = xg_block_select_ref(&e->hix, &ma)) ||
+        (rc = xg_decode_lists_ref(&e->hix, b->lists, b->n_dense_lists,
+                                  b->n_lists, bsel, docs, wdfs)) ||
+        (rc = xg_mergepath_ref(&ma)))
         goto done;
     struct xg_intersect_args ia = {b->queries, b->lists, b->iq, b->iprefix,
-                                   b->n_iq, 0, docs, wdfs, b->leaf_list,
+                                   b->n_iq, 0, docs, wdfs, mpos, b->leaf_list,
                                    b->leaf_tw, b->plan, b->bm25, icount,
                                    icand};
     if ((rc = xg_intersect_ref(&e->hix, &ia))) goto done;
@@ -176,6 +189,8 @@ done:
     free(wdfs);
     free(icount);
     free(icand);
+    free(bsel);
+    free(mpos);
     return rc;
 }
 

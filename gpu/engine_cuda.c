@@ -20,6 +20,7 @@
 #include "error.h"
 #include "finish.h"
 #include "intersect.h"
+#include "merge.h"
 #include "pfor.h"
 #include "topk.h"
 
@@ -60,6 +61,10 @@ struct dev {
     uint64_t cap_hist;
     struct xg_dcand *d_packed;
     uint64_t cap_packed;
+    uint8_t *d_bsel;                /* AND: selected blocks */
+    uint64_t cap_bsel;
+    uint32_t *d_mpos;               /* AND: merge-path positions */
+    uint64_t cap_mpos;
     struct xg_dqresult *h_res;      /* pinned host copies */
     struct xg_dcand *h_cand;
     uint64_t cap_hres, cap_hcand;
@@ -228,6 +233,8 @@ void xg_engine_dev_close(struct xg_gpu *e)
     cudaFree(d->d_packed);
     cudaFree(d->d_sel);
     cudaFree(d->d_hist);
+    cudaFree(d->d_bsel);
+    cudaFree(d->d_mpos);
     cudaFreeHost(d->h_res);
     cudaFreeHost(d->h_cand);
     e->h_res = NULL;
@@ -277,7 +284,9 @@ int xg_engine_dev_run(struct xg_gpu *e)
     size_t o_pl = ALIGN16(o_tw + b->n_leaves * sizeof *b->leaf_tw);
     size_t o_iq = ALIGN16(o_pl + b->n_plan * sizeof *b->plan);
     size_t o_ip = ALIGN16(o_iq + (b->n_iq + 1) * sizeof *b->iq);
-    size_t size = ALIGN16(o_ip + (b->n_iq + 1) * sizeof *b->iprefix);
+    size_t o_ml = ALIGN16(o_ip + (b->n_iq + 1) * sizeof *b->iprefix);
+    size_t o_mp = ALIGN16(o_ml + (b->n_ml + 1) * sizeof *b->mlist);
+    size_t size = ALIGN16(o_mp + (b->n_ml + 1) * sizeof *b->mprefix);
     if (size > d->cap_desc) {
         dfree(d, d->d_desc, d->cap_desc);
         d->d_desc = NULL;
@@ -297,6 +306,8 @@ int xg_engine_dev_run(struct xg_gpu *e)
     memcpy(h + o_pl, b->plan, b->n_plan * sizeof *b->plan);
     memcpy(h + o_iq, b->iq, (b->n_iq + 1) * sizeof *b->iq);
     memcpy(h + o_ip, b->iprefix, (b->n_iq + 1) * sizeof *b->iprefix);
+    if (b->n_ml) memcpy(h + o_ml, b->mlist, b->n_ml * sizeof *b->mlist);
+    memcpy(h + o_mp, b->mprefix, (b->n_ml + 1) * sizeof *b->mprefix);
     const struct xg_dquery *dq = (const void *)(d->d_desc + o_q);
     const struct xg_dlist *dl = (const void *)(d->d_desc + o_l);
     const uint32_t *dll = (const void *)(d->d_desc + o_ll);
@@ -304,6 +315,8 @@ int xg_engine_dev_run(struct xg_gpu *e)
     const struct xg_plan_op *dpl = (const void *)(d->d_desc + o_pl);
     const uint32_t *diq = (const void *)(d->d_desc + o_iq);
     const uint64_t *dip = (const void *)(d->d_desc + o_ip);
+    const uint32_t *dml = (const void *)(d->d_desc + o_ml);
+    const uint64_t *dmp = (const void *)(d->d_desc + o_mp);
 
     const uint64_t cells = b->n_rows * n_docs + 1;
     if ((rc = dgrow(d, (void **)&d->d_acc, &d->cap_rows, cells,
@@ -334,7 +347,11 @@ int xg_engine_dev_run(struct xg_gpu *e)
                     "selection histograms")) ||
         (rc = dgrow(d, (void **)&d->d_packed, &d->cap_packed,
                     b->cand_total + 1, sizeof(struct xg_dcand),
-                    "packed candidates")))
+                    "packed candidates")) ||
+        (rc = dgrow(d, (void **)&d->d_bsel, &d->cap_bsel,
+                    b->total_blocks + 1, 1, "block selection")) ||
+        (rc = dgrow(d, (void **)&d->d_mpos, &d->cap_mpos, b->mpos_total + 1,
+                    sizeof(uint32_t), "merge positions")))
         return rc;
 
     cudaStream_t st = d->stream;
@@ -355,13 +372,28 @@ int xg_engine_dev_run(struct xg_gpu *e)
     XG_CUDA_CHECK(xg_accumulate_gpu(&d->dix, dl, dq, 0, b->n_dense_lists, 0,
                                     b->dense_blocks, d->d_acc, d->d_mask, st),
                   "accumulate kernel");
+    /* AND: probes and whole lists, block selection, selected blocks,
+     * merge paths, then the intersection. */
+    struct xg_merge_args ma = {dq, dl, diq, dip, b->n_iq, b->n_ml, dml, dmp,
+                               d->d_docs, d->d_bsel, d->d_mpos};
+    if (b->n_iq)
+        XG_CUDA_CHECK(cudaMemsetAsync(d->d_bsel, 0, b->total_blocks, st),
+                      "selection reset");
     XG_CUDA_CHECK(xg_decode_lists_gpu(&d->dix, dl, b->n_dense_lists,
                                       b->n_lists, b->dense_blocks,
-                                      b->total_blocks, d->d_docs, d->d_wdfs,
-                                      st), "decode kernel");
+                                      b->total_blocks, NULL, d->d_docs,
+                                      d->d_wdfs, st), "decode kernel");
+    XG_CUDA_CHECK(xg_block_select_gpu(&d->dix, &ma, b->iprefix[b->n_iq], st),
+                  "block selection kernel");
+    XG_CUDA_CHECK(xg_decode_lists_gpu(&d->dix, dl, b->n_dense_lists,
+                                      b->n_lists, b->dense_blocks,
+                                      b->total_blocks, d->d_bsel, d->d_docs,
+                                      d->d_wdfs, st), "decode kernel");
+    XG_CUDA_CHECK(xg_mergepath_gpu(&ma, b->mprefix[b->n_ml], st),
+                  "merge path kernel");
     struct xg_intersect_args ia = {dq, dl, diq, dip, b->n_iq, 0, d->d_docs,
-                                   d->d_wdfs, dll, dtw, dpl, b->bm25,
-                                   d->d_icount, d->d_icand};
+                                   d->d_wdfs, d->d_mpos, dll, dtw, dpl,
+                                   b->bm25, d->d_icount, d->d_icand};
     XG_CUDA_CHECK(xg_intersect_gpu(&d->dix, &ia, b->iprefix[b->n_iq], st),
                   "intersect kernel");
     struct xg_select_args sa = {dq, d->d_acc, d->d_mask, n_docs, d->d_icount,

@@ -4,6 +4,7 @@
 #include "finish.h"
 
 #include "error.h"
+#include "member.h"
 #include "plan_eval.h"
 
 int xg_dindex_block_ref(const struct xg_dindex *ix, uint32_t t, uint32_t blk,
@@ -13,18 +14,12 @@ int xg_dindex_block_ref(const struct xg_dindex *ix, uint32_t t, uint32_t blk,
 static int lookup(const struct xg_dindex *ix, uint32_t t, uint32_t doc,
                   uint32_t *wdf, int *found)
 {
-    const struct xg_fmt_term *e = &ix->terms[t];
-    uint32_t nb = (e->df + XG_FMT_BLOCK - 1) / XG_FMT_BLOCK, lo = 0, hi = nb;
-    const struct xg_fmt_skip *sk = ix->skip + e->skip_first;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (sk[mid].last < doc) lo = mid + 1; else hi = mid;
-    }
+    const int64_t lo = xg_block_of(ix, t, doc);
     *found = 0;
     *wdf = 0;
-    if (lo == nb || sk[lo].first > doc) return XG_OK;
+    if (lo < 0) return XG_OK;
     uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK], n;
-    int rc = xg_dindex_block_ref(ix, t, lo, docs, wdfs, &n);
+    int rc = xg_dindex_block_ref(ix, t, (uint32_t)lo, docs, wdfs, &n);
     if (rc) return rc;
     for (uint32_t i = 0; i < n; ++i)
         if (docs[i] == doc) {

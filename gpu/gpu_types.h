@@ -34,14 +34,21 @@ struct xg_dindex {
     uint32_t n_docs, n_shards, bloom_hashes, pad;
 };
 
-/* Membership tests for AND (seed 004 ch. 4-5). */
+/* Membership tests for AND (seed 004 ch. 4-5, seed 003 §8.1).  The kind
+ * is in the low bits of xg_dlist.method; flags above it. */
 enum xg_member_method {
     XG_MEMBER_BINARY = 0,   /* binary search over the whole list */
     XG_MEMBER_LR = 1,       /* linear-regression search range */
     XG_MEMBER_HASHSEG = 2,  /* hash-segment search range */
-    XG_MEMBER_AUTO = 3      /* chosen per list by xg_member_choose() */
+    XG_MEMBER_MERGE = 3,    /* merge path of the shortest list and this one
+                               (positions precomputed by merge.cu) */
+    XG_MEMBER_BLOCK = 4,    /* Parallel Merge Find: only the blocks whose
+                               B* range holds a candidate are decoded; the
+                               search runs inside that block */
+    XG_MEMBER_AUTO = 7      /* chosen per list by xg_member_choose() */
 };
-#define XG_MEMBER_BLOOM 4u  /* flag: Bloom prefilter before the search */
+#define XG_MEMBER_KIND 7u   /* mask of the kind */
+#define XG_MEMBER_BLOOM 8u  /* flag: Bloom prefilter before the search */
 
 /* One list of the batch: a distinct term of a query. */
 struct xg_dlist {
@@ -55,6 +62,8 @@ struct xg_dlist {
                                approximate score) */
     uint32_t group_mask;    /* AND operands it belongs to */
     uint32_t method;        /* enum xg_member_method [| XG_MEMBER_BLOOM] */
+    uint64_t mpos;          /* MERGE: offset of its per-candidate positions
+                               (one per posting of the shortest list) */
 };
 
 enum xg_dpath {

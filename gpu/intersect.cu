@@ -28,11 +28,7 @@ intersect_kernel(struct xg_dindex ix, struct xg_intersect_args a)
         uint32_t qi = 0, doc = 0;
         double weight = 0;
         if (g < total) {
-            uint32_t lo = 0, hi = a.n_iq; /* last query with iprefix <= g */
-            while (hi - lo > 1) {
-                uint32_t mid = (lo + hi) >> 1;
-                if (a.iprefix[mid] <= g) lo = mid; else hi = mid;
-            }
+            const uint32_t lo = xg_prefix_owner(a.iprefix, a.n_iq, g);
             qi = a.iq[lo];
             const struct xg_dquery &q = a.queries[qi];
             const uint64_t i = g - a.iprefix[lo];
@@ -46,8 +42,7 @@ intersect_kernel(struct xg_dindex ix, struct xg_intersect_args a)
                     wdf[j] = a.wdfs[s.decoded + i];
                     continue;
                 }
-                int64_t at = xg_member_find(&ix, l.term, a.docs + l.decoded,
-                                            l.df, l.method, doc);
+                int64_t at = xg_member_at(&ix, &l, a.docs, a.mpos, i, doc);
                 if (at < 0) all = false;
                 else wdf[j] = a.wdfs[l.decoded + (uint64_t)at];
             }

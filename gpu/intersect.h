@@ -24,6 +24,7 @@ struct xg_intersect_args {
     const uint64_t *iprefix;     /* n_iq + 1 prefix sums of shortest df */
     uint32_t n_iq, pad;
     const uint32_t *docs, *wdfs; /* decoded lists (xg_dlist.decoded) */
+    const uint32_t *mpos;        /* MERGE lists' positions (merge.h) */
     const uint32_t *leaf_list;   /* leaf -> list index within its query */
     const double *leaf_tw;       /* leaf termweights */
     const struct xg_plan_op *plan;

@@ -23,8 +23,7 @@ int xg_intersect_ref(const struct xg_dindex *ix,
                     wdf[j] = a->wdfs[s->decoded + i];
                     continue;
                 }
-                int64_t at = xg_member_find(ix, l->term, a->docs + l->decoded,
-                                            l->df, l->method, doc);
+                int64_t at = xg_member_at(ix, l, a->docs, a->mpos, i, doc);
                 if (at < 0) all = 0;
                 else wdf[j] = a->wdfs[l->decoded + (uint64_t)at];
             }

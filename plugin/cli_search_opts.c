@@ -125,8 +125,10 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             else if (!strcmp(optarg, "binary")) a->engine_opts.member_method = XG_MEMBER_BINARY;
             else if (!strcmp(optarg, "lr")) a->engine_opts.member_method = XG_MEMBER_LR;
             else if (!strcmp(optarg, "hashseg")) a->engine_opts.member_method = XG_MEMBER_HASHSEG;
-            else return xg_cli_usage(cmd, "--member must be auto, binary, lr or "
-                                     "hashseg, got '%s'", optarg);
+            else if (!strcmp(optarg, "merge")) a->engine_opts.member_method = XG_MEMBER_MERGE;
+            else if (!strcmp(optarg, "block")) a->engine_opts.member_method = XG_MEMBER_BLOCK;
+            else return xg_cli_usage(cmd, "--member must be auto, binary, lr, "
+                                     "hashseg, merge or block, got '%s'", optarg);
             break;
         case 'b':
             if (!strcmp(optarg, "auto")) a->engine_opts.bloom = -1;

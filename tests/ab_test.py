@@ -31,8 +31,9 @@ def run(cmd, **kw):
 
 
 def search(binary, db, queries, engine, op, k):
+    extra = ["--member", MEMBER] if engine == "gpu" else []
     out = run([binary, "search", "--db", db, "--engine", engine, "--op", op,
-               "-k", str(k), "--json", "--queries", queries])
+               "-k", str(k), "--json", "--queries", queries, *extra])
     return [json.loads(line) for line in out.splitlines()]
 
 
@@ -53,6 +54,7 @@ def fold_queries(src, dst):
 
 
 ENGINE = "cpu"
+MEMBER = "auto"   # the GPU engine's AND membership test
 
 
 def compare(name, binary, db, queries, ops=("or", "and", "andor"),
@@ -114,11 +116,18 @@ def main():
     ap.add_argument("--only", help="comma-separated collections")
     ap.add_argument("--engine", default="cpu", choices=["cpu", "gpu"],
                     help="engine compared with stock Xapian")
+    ap.add_argument("--member", default="auto",
+                    choices=["auto", "binary", "lr", "hashseg", "merge",
+                             "block"],
+                    help="AND membership test of the GPU engine")
     a = ap.parse_args()
-    global ENGINE
+    global ENGINE, MEMBER
     ENGINE = a.engine
-    print("engine under test: %s%s" % (a.engine, " (CPU twins of the kernels)"
-          if os.environ.get("XG_GPU_TWINS") == "1" else ""))
+    MEMBER = a.member
+    print("engine under test: %s%s%s" % (
+        a.engine, " (CPU twins of the kernels)"
+        if os.environ.get("XG_GPU_TWINS") == "1" else "",
+        ", membership %s" % a.member if a.engine == "gpu" else ""))
     if not os.path.isdir(a.ir_data):
         print("SKIP: %s not found" % a.ir_data)
         return 77

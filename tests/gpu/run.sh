@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
         db=/tmp/xg-syn-$n
         head -2000 /tmp/xg-q.tsv > /tmp/xg-q2k.tsv
         note "AND membership methods, $n docs, 2000 queries (GPU device time):"
-        for m in binary lr hashseg auto; do
+        for m in binary lr hashseg merge block auto; do
             for bl in off on; do
                 $B bench --db "$db" --queries /tmp/xg-q2k.tsv --stem none -k 10 \
                     --op and --engines gpu --member $m --bloom $bl \

@@ -1,8 +1,9 @@
 /** @file test_kernels.c
  *  @brief Every GPU kernel against its CPU twin on fresh random lists:
  *         decode (every bit width, exceptions, dense numbers near 2^32),
- *         intersection (empty, single, identical, disjoint, very unequal
- *         lists; every membership method, with and without Bloom),
+ *         the AND sequence (block selection, merge paths, intersection:
+ *         empty, single, identical, disjoint, very unequal lists; every
+ *         membership method, with and without Bloom),
  *         accumulation, selection (many ties at the cut) and the exact
  *         finish.  Exits 77 when there is no CUDA device.
  *  usage: test_kernels [--seed N]
@@ -22,6 +23,7 @@
 #include "intersect.h"
 #include "list_encode.h"
 #include "member.h"
+#include "merge.h"
 #include "topk.h"
 
 static uint64_t rng;
@@ -218,7 +220,7 @@ static int test_decode(void)
     struct xg_dlist *l = all_lists(&t, &total, &blocks);
     uint32_t *hd = malloc(total * 4), *hw = malloc(total * 4);
     uint32_t *gd = malloc(total * 4), *gw = malloc(total * 4);
-    CHECK(xg_decode_lists_ref(&t.h, l, 0, t.n_terms, hd, hw) == XG_OK,
+    CHECK(xg_decode_lists_ref(&t.h, l, 0, t.n_terms, NULL, hd, hw) == XG_OK,
           "twin decode: %s", xg_last_error());
     for (uint32_t i = 0, o = 0; i < t.n_terms; o += t.df[i], ++i)
         CHECK(!memcmp(hd + o, t.lists[i], t.df[i] * 4) &&
@@ -230,7 +232,8 @@ static int test_decode(void)
     CUDA(cudaMalloc((void **)&dw, total * 4));
     CUDA(cudaMemset(dd, 0xAB, total * 4)); /* poison */
     CUDA(cudaMemset(dw, 0xAB, total * 4));
-    CUDA(xg_decode_lists_gpu(&t.d, dl, 0, t.n_terms, 0, blocks, dd, dw, 0));
+    CUDA(xg_decode_lists_gpu(&t.d, dl, 0, t.n_terms, 0, blocks, NULL, dd, dw,
+                             0));
     CUDA(cudaDeviceSynchronize());
     CUDA(cudaMemcpy(gd, dd, total * 4, cudaMemcpyDeviceToHost));
     CUDA(cudaMemcpy(gw, dw, total * 4, cudaMemcpyDeviceToHost));
@@ -252,6 +255,182 @@ static int cmp_cand(const void *x, const void *y)
 {
     const struct xg_dcand *a = x, *b = y;
     return a->doc < b->doc ? -1 : a->doc > b->doc;
+}
+
+/* An AND batch of two-term queries (pairs of term ids), the way batch.c
+ * lays it out: lists back to back, the shorter list of each pair probes
+ * the other with `method` (XG_MEMBER_AUTO: xg_member_choose), MERGE lists
+ * get positions.  Host descriptors, their device copies, and buffers. */
+struct and_case {
+    uint32_t nq, n_ml;
+    struct xg_dquery *q;
+    struct xg_dlist *l;
+    uint32_t *leaf_list, *iq, *mlist;
+    double *leaf_tw;
+    struct xg_plan_op *plan;
+    uint64_t *iprefix, *mprefix;
+    uint64_t dec, blocks, icand, mpos_total;
+    struct xg_merge_args dm;      /* device side */
+    struct xg_intersect_args di;
+    uint32_t *dd, *dw;
+};
+
+static int and_case_build(struct and_case *c, const struct tindex *t,
+                          const uint32_t (*pairs)[2], uint32_t nq,
+                          uint32_t method)
+{
+    memset(c, 0, sizeof *c);
+    c->nq = nq;
+    c->q = calloc(nq, sizeof *c->q);
+    c->l = calloc(2 * nq, sizeof *c->l);
+    c->leaf_list = calloc(2 * nq, sizeof *c->leaf_list);
+    c->leaf_tw = calloc(2 * nq, sizeof *c->leaf_tw);
+    c->iq = calloc(nq, sizeof *c->iq);
+    c->mlist = calloc(nq + 1, sizeof *c->mlist);
+    c->plan = calloc(6 * nq, sizeof *c->plan);
+    c->iprefix = calloc(nq + 1, sizeof *c->iprefix);
+    c->mprefix = calloc(nq + 1, sizeof *c->mprefix);
+    for (uint32_t i = 0; i < nq; ++i) {
+        struct xg_dquery *q = &c->q[i];
+        q->path = XG_DPATH_INTERSECT;
+        q->k = 10;
+        q->n_lists = q->n_leaves = 2;
+        q->list_first = q->leaf_first = 2 * i;
+        q->plan_first = 6 * i;
+        q->plan_stride = q->plan_len = 3;
+        q->shortest = t->df[pairs[i][0]] <= t->df[pairs[i][1]] ? 0 : 1;
+        q->icand_first = c->icand;
+        const uint32_t sdf = t->df[pairs[i][q->shortest]];
+        for (uint32_t j = 0; j < 2; ++j) {
+            struct xg_dlist *x = &c->l[2 * i + j];
+            x->query = i;
+            x->term = pairs[i][j];
+            x->df = t->df[x->term];
+            x->n_blocks = (x->df + 127) / 128;
+            x->block_start = c->blocks;
+            x->decoded = c->dec;
+            x->mpos = UINT64_MAX;
+            c->blocks += x->n_blocks;
+            c->dec += x->df;
+            c->leaf_list[2 * i + j] = j;
+            c->leaf_tw[2 * i + j] = 1.0 + 0.5 * j;
+            if (j == q->shortest) continue;
+            x->method = method == XG_MEMBER_AUTO
+                            ? xg_member_choose(&t->terms[x->term],
+                                               &t->lr[x->term], t->n_docs, sdf)
+                            : method;
+            if ((x->method & XG_MEMBER_KIND) == XG_MEMBER_MERGE) {
+                x->mpos = c->mpos_total;
+                c->mpos_total += sdf;
+                c->mlist[c->n_ml] = 2 * i + j;
+                c->mprefix[c->n_ml + 1] =
+                    c->mprefix[c->n_ml] + xg_merge_chunks(sdf, x->df);
+                ++c->n_ml;
+            }
+        }
+        for (uint32_t s = 0; s < 2; ++s) {
+            c->plan[6 * i + 3 * s] = (struct xg_plan_op){XG_PLAN_LEAF, (uint16_t)s};
+            c->plan[6 * i + 3 * s + 1] =
+                (struct xg_plan_op){XG_PLAN_LEAF, (uint16_t)(1 - s)};
+            c->plan[6 * i + 3 * s + 2] = (struct xg_plan_op){XG_PLAN_AND, 2};
+        }
+        c->icand += sdf;
+        c->iq[i] = i;
+        c->iprefix[i + 1] = c->iprefix[i] + sdf;
+    }
+    /* Device copies and buffers (docs poisoned: a block the selection
+     * missed would be read as garbage and change the result). */
+    struct xg_merge_args *m = &c->dm;
+    struct xg_intersect_args *a = &c->di;
+    a->queries = m->queries = to_dev(c->q, nq * sizeof *c->q);
+    a->lists = m->lists = to_dev(c->l, 2 * nq * sizeof *c->l);
+    a->iq = m->iq = to_dev(c->iq, nq * sizeof *c->iq);
+    a->iprefix = m->iprefix = to_dev(c->iprefix, (nq + 1) * sizeof *c->iprefix);
+    a->n_iq = m->n_iq = nq;
+    m->n_ml = c->n_ml;
+    m->mlist = to_dev(c->mlist, (nq + 1) * sizeof *c->mlist);
+    m->mprefix = to_dev(c->mprefix, (nq + 1) * sizeof *c->mprefix);
+    a->leaf_list = to_dev(c->leaf_list, 2 * nq * sizeof *c->leaf_list);
+    a->leaf_tw = to_dev(c->leaf_tw, 2 * nq * sizeof *c->leaf_tw);
+    a->plan = to_dev(c->plan, 6 * nq * sizeof *c->plan);
+    CUDA(cudaMalloc((void **)&c->dd, c->dec * 4 + 8));
+    CUDA(cudaMalloc((void **)&c->dw, c->dec * 4 + 8));
+    CUDA(cudaMemset(c->dd, 0xAB, c->dec * 4 + 8));
+    CUDA(cudaMalloc((void **)&m->bsel, c->blocks + 8));
+    CUDA(cudaMalloc((void **)&m->mpos, c->mpos_total * 4 + 8));
+    CUDA(cudaMalloc((void **)&a->icount, nq * 4 + 8));
+    CUDA(cudaMalloc((void **)&a->icand, (c->icand + 1) * sizeof *a->icand));
+    a->docs = m->docs = c->dd;
+    a->wdfs = c->dw;
+    a->mpos = m->mpos;
+    return 0;
+}
+
+/* The device's AND sequence, as engine_cuda.c runs it. */
+static int and_case_launch(const struct tindex *t, struct and_case *c)
+{
+    CUDA(cudaMemsetAsync(c->dm.bsel, 0, c->blocks, 0));
+    CUDA(cudaMemsetAsync(c->di.icount, 0, c->nq * 4, 0));
+    CUDA(xg_decode_lists_gpu(&t->d, c->dm.lists, 0, 2 * c->nq, 0, c->blocks,
+                             NULL, c->dd, c->dw, 0));
+    CUDA(xg_block_select_gpu(&t->d, &c->dm, c->iprefix[c->nq], 0));
+    CUDA(xg_decode_lists_gpu(&t->d, c->dm.lists, 0, 2 * c->nq, 0, c->blocks,
+                             c->dm.bsel, c->dd, c->dw, 0));
+    CUDA(xg_mergepath_gpu(&c->dm, c->mprefix[c->n_ml], 0));
+    CUDA(xg_intersect_gpu(&t->d, &c->di, c->iprefix[c->nq], 0));
+    return 0;
+}
+
+/* The twins' AND sequence: matches per query into count/cand, and the
+ * block marks and merge positions for comparison. */
+static int and_case_ref(const struct tindex *t, const struct and_case *c,
+                        uint32_t *count, struct xg_dcand *cand,
+                        uint8_t *bsel, uint32_t *mpos)
+{
+    uint32_t *docs = calloc(c->dec + 1, 4), *wdfs = calloc(c->dec + 1, 4);
+    struct xg_merge_args m = {c->q, c->l, c->iq, c->iprefix, c->nq, c->n_ml,
+                              c->mlist, c->mprefix, docs, bsel, mpos};
+    struct xg_bm25_query bq;
+    memset(&bq, 0, sizeof bq);
+    struct xg_intersect_args a = {c->q, c->l, c->iq, c->iprefix, c->nq, 0,
+                                  docs, wdfs, mpos, c->leaf_list, c->leaf_tw,
+                                  c->plan, bq, count, cand};
+    memset(bsel, 0, c->blocks + 1);
+    memset(count, 0, c->nq * sizeof *count);
+    int rc = xg_decode_lists_ref(&t->h, c->l, 0, 2 * c->nq, NULL, docs, wdfs);
+    if (!rc) rc = xg_block_select_ref(&t->h, &m);
+    if (!rc) rc = xg_decode_lists_ref(&t->h, c->l, 0, 2 * c->nq, bsel, docs,
+                                      wdfs);
+    if (!rc) rc = xg_mergepath_ref(&m);
+    if (!rc) rc = xg_intersect_ref(&t->h, &a);
+    free(docs);
+    free(wdfs);
+    CHECK(rc == XG_OK, "twin AND sequence: %s", xg_last_error());
+    return 0;
+}
+
+static void and_case_free(struct and_case *c)
+{
+    cudaFree((void *)c->di.queries); cudaFree((void *)c->di.lists);
+    cudaFree((void *)c->di.iq); cudaFree((void *)c->di.iprefix);
+    cudaFree((void *)c->dm.mlist); cudaFree((void *)c->dm.mprefix);
+    cudaFree((void *)c->di.leaf_list); cudaFree((void *)c->di.leaf_tw);
+    cudaFree((void *)c->di.plan); cudaFree(c->dd); cudaFree(c->dw);
+    cudaFree(c->dm.bsel); cudaFree(c->dm.mpos);
+    cudaFree(c->di.icount); cudaFree(c->di.icand);
+    free(c->q); free(c->l); free(c->leaf_list); free(c->leaf_tw);
+    free(c->iq); free(c->mlist); free(c->plan); free(c->iprefix);
+    free(c->mprefix);
+}
+
+static const char *member_name(uint32_t m)
+{
+    static const char *kinds[] = {"binary", "lr", "hashseg", "merge", "block",
+                                  "?", "?", "auto"};
+    static char buf[32];
+    snprintf(buf, sizeof buf, "%s%s", kinds[m & XG_MEMBER_KIND],
+             m & XG_MEMBER_BLOOM ? "+bloom" : "");
+    return buf;
 }
 
 /* AND of every pair shape, for one membership method. */
@@ -301,63 +480,18 @@ static int test_intersect(uint32_t method)
     t.d.doclens = dup_to_device(&t, 7, t.doclens, n_docs * 4, 0);
     t.d.kd = dup_to_device(&t, 8, t.kd, n_docs * 8, 0);
 
-    /* Queries: pairs (a AND b) with a the shorter. */
+    /* Queries: pairs (a AND b). */
     static const uint32_t pairs[][2] = {{0, 1}, {0, 2}, {0, 3}, {4, 1},
                                         {4, 0}, {5, 1}, {0, 5}, {3, 1}};
     const uint32_t nq = sizeof pairs / sizeof pairs[0];
-    struct xg_dquery q[8];
-    struct xg_dlist l[16];
-    uint32_t leaf_list[16], iq[8];
-    double leaf_tw[16];
-    struct xg_plan_op plan[8 * 3 * 2];
-    uint64_t iprefix[9] = {0}, dec = 0, icand = 0;
-    memset(q, 0, sizeof q);
-    memset(l, 0, sizeof l);
-    for (uint32_t i = 0; i < nq; ++i) {
-        q[i].path = XG_DPATH_INTERSECT;
-        q[i].k = 10;
-        q[i].n_lists = 2;
-        q[i].list_first = 2 * i;
-        q[i].n_leaves = 2;
-        q[i].leaf_first = 2 * i;
-        q[i].plan_first = 6 * i;
-        q[i].plan_stride = 3;
-        q[i].plan_len = 3;
-        q[i].shortest = t.df[pairs[i][0]] <= t.df[pairs[i][1]] ? 0 : 1;
-        q[i].icand_first = icand;
-        for (int j = 0; j < 2; ++j) {
-            struct xg_dlist *x = &l[2 * i + j];
-            x->query = i;
-            x->term = pairs[i][j];
-            x->df = t.df[x->term];
-            x->n_blocks = (x->df + 127) / 128;
-            x->decoded = dec;
-            x->method = method == XG_MEMBER_AUTO
-                            ? xg_member_choose(&t.terms[x->term], &t.lr[x->term],
-                                               n_docs)
-                            : method;
-            dec += x->df;
-            leaf_list[2 * i + j] = j;
-            leaf_tw[2 * i + j] = 1.0 + 0.5 * j;
-        }
-        for (uint32_t s = 0; s < 2; ++s) {
-            plan[6 * i + 3 * s] = (struct xg_plan_op){XG_PLAN_LEAF, (uint16_t)s};
-            plan[6 * i + 3 * s + 1] = (struct xg_plan_op){XG_PLAN_LEAF, (uint16_t)(1 - s)};
-            plan[6 * i + 3 * s + 2] = (struct xg_plan_op){XG_PLAN_AND, 2};
-        }
-        icand += l[2 * i + q[i].shortest].df;
-        iq[i] = i;
-        iprefix[i + 1] = iprefix[i] + l[2 * i + q[i].shortest].df;
-    }
-    uint32_t *docs = malloc(dec * 4), *wdfs = malloc(dec * 4);
-    CHECK(xg_decode_lists_ref(&t.h, l, 0, 2 * nq, docs, wdfs) == XG_OK, "decode");
-    struct xg_bm25_query bq;
-    memset(&bq, 0, sizeof bq);
-    uint32_t hcount[8] = {0};
-    struct xg_dcand *hc = calloc(icand + 1, sizeof *hc);
-    struct xg_intersect_args ha = {q, l, iq, iprefix, nq, 0, docs, wdfs,
-                                   leaf_list, leaf_tw, plan, bq, hcount, hc};
-    CHECK(xg_intersect_ref(&t.h, &ha) == XG_OK, "twin intersect");
+    struct and_case c;
+    if (and_case_build(&c, &t, pairs, nq, method)) return 1;
+    uint32_t hcount[8];
+    struct xg_dcand *hc = calloc(c.icand + 1, sizeof *hc);
+    uint8_t *hsel = calloc(c.blocks + 1, 1), *gsel = calloc(c.blocks + 1, 1);
+    uint32_t *hpos = calloc(c.mpos_total + 1, 4),
+             *gpos = calloc(c.mpos_total + 1, 4);
+    if (and_case_ref(&t, &c, hcount, hc, hsel, hpos)) return 1;
     /* The twin against a plain merge of the two input lists. */
     for (uint32_t i = 0; i < nq; ++i) {
         const uint32_t *a = t.lists[pairs[i][0]], *b = t.lists[pairs[i][1]];
@@ -368,51 +502,45 @@ static int test_intersect(uint32_t method)
             else if (a[x] > b[y]) ++y;
             else { ++both; ++x; ++y; }
         }
-        CHECK(hcount[i] == both, "twin: pair %u: %u matches, merge says %u", i,
-              hcount[i], both);
+        CHECK(hcount[i] == both, "twin %s: pair %u: %u matches, merge says %u",
+              member_name(method), i, hcount[i], both);
     }
-    struct xg_intersect_args da = ha;
-    da.queries = to_dev(q, sizeof q);
-    da.lists = to_dev(l, sizeof l);
-    da.iq = to_dev(iq, sizeof iq);
-    da.iprefix = to_dev(iprefix, sizeof iprefix);
-    da.docs = to_dev(docs, dec * 4);
-    da.wdfs = to_dev(wdfs, dec * 4);
-    da.leaf_list = to_dev(leaf_list, sizeof leaf_list);
-    da.leaf_tw = to_dev(leaf_tw, sizeof leaf_tw);
-    da.plan = to_dev(plan, sizeof plan);
-    uint32_t zero[8] = {0};
-    da.icount = to_dev(zero, sizeof zero);
-    CUDA(cudaMalloc((void **)&da.icand, (icand + 1) * sizeof *hc));
-    CUDA(xg_intersect_gpu(&t.d, &da, iprefix[nq], 0));
+    if (and_case_launch(&t, &c)) return 1;
     CUDA(cudaDeviceSynchronize());
     uint32_t gcount[8];
-    struct xg_dcand *gc = calloc(icand + 1, sizeof *gc);
-    CUDA(cudaMemcpy(gcount, da.icount, sizeof gcount, cudaMemcpyDeviceToHost));
-    CUDA(cudaMemcpy(gc, da.icand, icand * sizeof *gc, cudaMemcpyDeviceToHost));
+    struct xg_dcand *gc = calloc(c.icand + 1, sizeof *gc);
+    CUDA(cudaMemcpy(gcount, c.di.icount, sizeof gcount, cudaMemcpyDeviceToHost));
+    CUDA(cudaMemcpy(gc, c.di.icand, c.icand * sizeof *gc, cudaMemcpyDeviceToHost));
+    CUDA(cudaMemcpy(gsel, c.dm.bsel, c.blocks, cudaMemcpyDeviceToHost));
+    CUDA(cudaMemcpy(gpos, c.dm.mpos, c.mpos_total * 4, cudaMemcpyDeviceToHost));
+    uint64_t selected = 0;
+    for (uint64_t b = 0; b < c.blocks; ++b) {
+        CHECK(gsel[b] == hsel[b], "%s: block %llu: selected %u, twin %u",
+              member_name(method), (unsigned long long)b, gsel[b], hsel[b]);
+        selected += hsel[b];
+    }
+    CHECK(!memcmp(gpos, hpos, c.mpos_total * 4), "%s: merge positions differ",
+          member_name(method));
     uint64_t total = 0;
     for (uint32_t i = 0; i < nq; ++i) {
-        CHECK(gcount[i] == hcount[i], "method %u pair %u: gpu %u twin %u matches",
-              method, i, gcount[i], hcount[i]);
-        qsort(gc + q[i].icand_first, gcount[i], sizeof *gc, cmp_cand);
-        qsort(hc + q[i].icand_first, hcount[i], sizeof *hc, cmp_cand);
+        CHECK(gcount[i] == hcount[i], "%s pair %u: gpu %u twin %u matches",
+              member_name(method), i, gcount[i], hcount[i]);
+        qsort(gc + c.q[i].icand_first, gcount[i], sizeof *gc, cmp_cand);
+        qsort(hc + c.q[i].icand_first, hcount[i], sizeof *hc, cmp_cand);
         for (uint32_t j = 0; j < gcount[i]; ++j) {
-            const struct xg_dcand *g = &gc[q[i].icand_first + j],
-                                  *h = &hc[q[i].icand_first + j];
+            const struct xg_dcand *g = &gc[c.q[i].icand_first + j],
+                                  *h = &hc[c.q[i].icand_first + j];
             CHECK(g->doc == h->doc && !memcmp(&g->weight, &h->weight, 8),
-                  "method %u pair %u: match %u differs", method, i, j);
+                  "%s pair %u: match %u differs", member_name(method), i, j);
         }
         total += gcount[i];
     }
-    printf("ok intersect (method %u%s): %u queries, %llu matches equal\n",
-           method & 3u, method & XG_MEMBER_BLOOM ? "+bloom" : "", nq,
-           (unsigned long long)total);
-    cudaFree((void *)da.queries); cudaFree((void *)da.lists);
-    cudaFree((void *)da.iq); cudaFree((void *)da.iprefix);
-    cudaFree((void *)da.docs); cudaFree((void *)da.wdfs);
-    cudaFree((void *)da.leaf_list); cudaFree((void *)da.leaf_tw);
-    cudaFree((void *)da.plan); cudaFree(da.icount); cudaFree(da.icand);
-    free(docs); free(wdfs); free(hc); free(gc);
+    printf("ok intersect (%s): %u queries, %llu matches equal; %llu blocks "
+           "selected, %llu merge positions equal\n", member_name(method), nq,
+           (unsigned long long)total, (unsigned long long)selected,
+           (unsigned long long)c.mpos_total);
+    and_case_free(&c);
+    free(hc); free(gc); free(hsel); free(gsel); free(hpos); free(gpos);
     release(&t);
     ++passed;
     return 0;
@@ -606,6 +734,57 @@ static int cmp_f(const void *a, const void *b)
         cudaEventDestroy(e1_);                                              \
     } while (0)
 
+/* The whole AND sequence (decode, block selection, merge paths,
+ * intersection) with each membership method, at three length ratios of
+ * the probing list to the probed one: where each method pays. */
+static int bench_and(void)
+{
+    enum { NT = 10 };
+    uint32_t dfs[NT] = {2500000, 100000, 5000};
+    for (int i = 3; i < NT; ++i) dfs[i] = 5000000;
+    struct tindex t;
+    if (build(&t, NT, 50000000, 0, dfs, 0)) return 1;
+    double *kd = calloc(t.n_docs, 8);
+    uint32_t *docids = malloc((size_t)t.n_docs * 4);
+    for (uint32_t d = 0; d < t.n_docs; ++d) { kd[d] = 1.0; docids[d] = d + 1; }
+    t.d.kd = to_dev(kd, (size_t)t.n_docs * 8);
+    t.d.docids = to_dev(docids, (size_t)t.n_docs * 4);
+    t.d.n_shards = 1;
+    static const uint32_t methods[] = {XG_MEMBER_BINARY, XG_MEMBER_LR,
+                                       XG_MEMBER_HASHSEG, XG_MEMBER_MERGE,
+                                       XG_MEMBER_BLOCK, XG_MEMBER_AUTO};
+    for (uint32_t r = 0; r < 3; ++r) {
+        uint32_t pairs[NT - 3][2];
+        for (uint32_t i = 0; i < NT - 3; ++i) {
+            pairs[i][0] = r;
+            pairs[i][1] = 3 + i;
+        }
+        for (size_t m = 0; m < sizeof methods / sizeof methods[0]; ++m) {
+            struct and_case c;
+            if (and_case_build(&c, &t, (const uint32_t (*)[2])pairs, NT - 3,
+                               methods[m]))
+                return 1;
+            float ms;
+            TIME_MEDIAN(9, ms, and_case_launch(&t, &c));
+            uint32_t cnt[NT];
+            CUDA(cudaMemcpy(cnt, c.di.icount, (NT - 3) * 4,
+                            cudaMemcpyDeviceToHost));
+            uint64_t found = 0;
+            for (int i = 0; i < NT - 3; ++i) found += cnt[i];
+            printf("bench and 1:%-5u %-8s %7llu probes x %u lists of %u: "
+                   "%.3f ms, %.2f G probes/s (%llu matches)\n",
+                   dfs[3] / t.df[r], member_name(methods[m]),
+                   (unsigned long long)c.iprefix[c.nq], NT - 3, dfs[3], ms,
+                   c.iprefix[c.nq] / (ms * 1e6), (unsigned long long)found);
+            and_case_free(&c);
+        }
+    }
+    cudaFree((void *)t.d.kd); cudaFree((void *)t.d.docids);
+    free(kd); free(docids);
+    release(&t);
+    return 0;
+}
+
 /* Throughput of decode and intersection on large random lists
  * (--bench): medians of 9 launches timed with events. */
 static int bench(void)
@@ -623,7 +802,8 @@ static int bench(void)
     CUDA(cudaMalloc((void **)&dd, total * 4));
     CUDA(cudaMalloc((void **)&dw, total * 4));
     float ms;
-    TIME_MEDIAN(9, ms, xg_decode_lists_gpu(&t.d, dl, 0, NT, 0, blocks, dd, dw, 0));
+    TIME_MEDIAN(9, ms, xg_decode_lists_gpu(&t.d, dl, 0, NT, 0, blocks, NULL, dd,
+                                          dw, 0));
     double bytes = (double)t.post.len + t.skip.len + total * 8.0;
     printf("bench decode: %llu postings (%llu integers) in %.3f ms: %.1f G "
            "integers/s; %.0f GB/s moved (compressed in + skips + decoded "
@@ -717,7 +897,7 @@ static int bench(void)
     cudaFree((void *)t.d.kd); cudaFree((void *)t.d.docids);
     free(kd); free(docids); free(l);
     release(&t);
-    return 0;
+    return bench_and();
 }
 
 int main(int argc, char **argv)
@@ -741,7 +921,8 @@ int main(int argc, char **argv)
     static const uint32_t methods[] = {
         XG_MEMBER_BINARY, XG_MEMBER_LR, XG_MEMBER_HASHSEG,
         XG_MEMBER_BINARY | XG_MEMBER_BLOOM, XG_MEMBER_LR | XG_MEMBER_BLOOM,
-        XG_MEMBER_HASHSEG | XG_MEMBER_BLOOM, XG_MEMBER_AUTO};
+        XG_MEMBER_HASHSEG | XG_MEMBER_BLOOM, XG_MEMBER_MERGE, XG_MEMBER_BLOCK,
+        XG_MEMBER_BLOCK | XG_MEMBER_BLOOM, XG_MEMBER_AUTO};
     for (size_t m = 0; m < sizeof methods / sizeof methods[0] && !bad; ++m)
         bad = test_intersect(methods[m]);
     if (!bad) bad = test_or_pipeline();
