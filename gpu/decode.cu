@@ -56,3 +56,21 @@ extern "C" int xg_decode_lists_gpu(const struct xg_dindex *ix,
         d_wdfs);
     return (int)cudaPeekAtLastError();
 }
+
+/* The list cache moved lists: pairs (term, new offset). */
+static __global__ void patch_offsets_kernel(uint64_t *list_off,
+                                            const uint64_t *pairs, uint32_t n)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) list_off[pairs[2 * i]] = pairs[2 * i + 1];
+}
+
+extern "C" int xg_patch_list_offsets_gpu(uint64_t *d_list_off,
+                                         const uint64_t *d_pairs, uint32_t n,
+                                         cudaStream_t stream)
+{
+    if (!n) return cudaSuccess;
+    patch_offsets_kernel<<<(n + 255) / 256, 256, 0, stream>>>(d_list_off,
+                                                              d_pairs, n);
+    return (int)cudaPeekAtLastError();
+}

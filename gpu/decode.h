@@ -27,6 +27,12 @@ int xg_decode_lists_gpu(const struct xg_dindex *ix,
                         uint32_t *d_docs, uint32_t *d_wdfs,
                         struct CUstream_st *stream);
 
+/* Set d_list_off[pairs[2i]] = pairs[2i + 1] for i < n: where the list
+ * cache (list_cache.h) placed the lists it loaded.  Returns a
+ * cudaError_t. */
+int xg_patch_list_offsets_gpu(uint64_t *d_list_off, const uint64_t *d_pairs,
+                              uint32_t n, struct CUstream_st *stream);
+
 /* The CPU twin over host pointers, same passes; returns XG_OK or
  * XG_ERR_FORMAT. */
 int xg_decode_lists_ref(const struct xg_dindex *ix,

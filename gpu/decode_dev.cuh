@@ -113,7 +113,7 @@ xg_warp_decode_block(const struct xg_dindex &ix, uint32_t t, uint32_t blk,
     const struct xg_fmt_term &e = ix.terms[t];
     const struct xg_fmt_skip &sk = ix.skip[e.skip_first + blk];
     const uint32_t *w =
-        (const uint32_t *)(ix.postings + e.postings_offset + sk.offset);
+        (const uint32_t *)(ix.postings + ix.list_off[t] + sk.offset);
     uint32_t n, n2;
     const uint32_t used = xg_warp_decode_stream(w, docs, &n);
     xg_warp_decode_stream(w + used, wdfs, &n2);
@@ -154,7 +154,7 @@ xg_lookup_wdf(const struct xg_dindex &ix, uint32_t t, uint32_t doc,
     if (b < 0) return 0;
     const uint32_t lo = (uint32_t)b;
     const uint32_t *w =
-        (const uint32_t *)(ix.postings + e.postings_offset + sk[lo].offset);
+        (const uint32_t *)(ix.postings + ix.list_off[t] + sk[lo].offset);
     uint32_t words;
     const uint32_t n = ((w[0] >> 16) & 0x7Fu) + 1u;
     xg_stream_value(w, 0, &words);

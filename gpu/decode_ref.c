@@ -18,7 +18,7 @@ int xg_dindex_block_ref(const struct xg_dindex *ix, uint32_t t, uint32_t blk,
     const struct xg_fmt_term *e = &ix->terms[t];
     const struct xg_fmt_skip *sk = &ix->skip[e->skip_first + blk];
     const uint32_t *w =
-        (const uint32_t *)(ix->postings + e->postings_offset + sk->offset);
+        (const uint32_t *)(ix->postings + ix->list_off[t] + sk->offset);
     uint32_t nd, nw, used, used2;
     /* Blocks were verified when the index was loaded; XG_PFOR_MAX_WORDS
      * per stream is all a block can span. */

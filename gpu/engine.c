@@ -50,6 +50,96 @@ static int verify_blocks(const struct xg_index *ix)
     return XG_OK;
 }
 
+int xg_engine_plan_memory(struct xg_gpu *e, uint64_t budget)
+{
+    const struct xg_index *ix = e->ix;
+    const struct xg_fmt_section *s = ix->sec;
+    const uint64_t n_terms = ix->hdr->n_terms, n_docs = ix->hdr->n_docs;
+    /* Always resident: everything but the lists. */
+    const uint64_t meta =
+        s[XG_SEC_SKIP].length + n_terms * (sizeof(struct xg_fmt_term) +
+                                           sizeof(struct xg_fmt_term_lr) + 8) +
+        s[XG_SEC_BLOOM].length + s[XG_SEC_HASHSEG].length + n_docs * 8 +
+        (n_docs + 1) * sizeof(double);
+    const uint64_t reserve = budget / 4, lists = ix->postings_len;
+    uint64_t pool = e->o.list_cache;
+    if (!pool) {
+        if (!budget || meta + lists + XG_POSTINGS_PAD + reserve <= budget)
+            return XG_OK;
+        if (meta + reserve + XG_POSTINGS_PAD >= budget)
+            return xg_set_error(XG_ERR_NOMEM, "GPU: the index's metadata "
+                                "(%llu bytes) leaves no room for its lists "
+                                "in a %llu-byte budget",
+                                (unsigned long long)meta,
+                                (unsigned long long)budget);
+        pool = budget - meta - reserve - XG_POSTINGS_PAD;
+    }
+    e->list_bytes = malloc(n_terms * sizeof *e->list_bytes);
+    if (!e->list_bytes) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    uint64_t longest = 0;
+    for (uint64_t t = 0; t < n_terms; ++t) {
+        int rc = xg_fmt_list_bytes(ix, t, &e->list_bytes[t]);
+        if (rc) return rc;
+        if (e->list_bytes[t] > longest) longest = e->list_bytes[t];
+    }
+    int rc = xg_lcache_create(pool, n_terms, &e->cache);
+    if (rc) return rc;
+    /* The buddy pool's largest block is the largest power of two of
+     * XG_LCACHE_UNIT units in it. */
+    uint64_t block = XG_LCACHE_UNIT;
+    while (block * 2 <= pool) block *= 2;
+    if (longest > block)
+        return xg_set_error(XG_ERR_NOMEM, "GPU: the longest list (%llu bytes)"
+                            " does not fit a %llu-byte list cache",
+                            (unsigned long long)longest,
+                            (unsigned long long)pool);
+    e->cache_pool = pool;
+    e->st.cache_pool = pool;
+    return XG_OK;
+}
+
+/* Make every list of the batch resident and pinned: copy in the ones the
+ * cache had not, and record where they went.  XG_ERR_NOMEM when they do
+ * not fit together (the caller splits the batch). */
+static int place_lists(struct xg_gpu *e)
+{
+    if (!e->cache) return XG_OK;
+    const struct xg_batch *b = &e->batch;
+    xg_lcache_unpin_all(e->cache);
+    e->n_patch = 0;
+    int rc = XG_OK;
+    for (uint32_t i = 0; i < b->n_lists && !rc; ++i) {
+        const uint32_t t = b->lists[i].term;
+        uint64_t off;
+        int load;
+        rc = xg_lcache_acquire(e->cache, t, e->list_bytes[t], &off, &load);
+        if (rc || !load) continue;
+        if (e->n_patch + 1 > e->cap_patch) {
+            uint32_t c = e->cap_patch ? 2 * e->cap_patch : 256;
+            uint64_t *p = realloc(e->patch, 2 * (size_t)c * sizeof *p);
+            if (!p) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+            e->patch = p;
+            e->cap_patch = c;
+        }
+        e->patch[2 * e->n_patch] = t;
+        e->patch[2 * e->n_patch + 1] = off;
+        ++e->n_patch;
+        if (e->o.use_device) {
+            rc = xg_engine_dev_load_list(e, t, off);
+        } else {
+            memcpy(e->hpool + off, e->ix->postings + e->ix->terms[t].postings_offset,
+                   e->list_bytes[t]);
+            e->list_off[t] = off;
+        }
+    }
+    /* Lists placed before a failure stay resident: record them too. */
+    if (e->o.use_device) {
+        int rc2 = xg_engine_dev_patch_offsets(e);
+        if (!rc) rc = rc2;
+    }
+    return rc;
+}
+
 static int set_kd(struct xg_gpu *e, const struct xg_bm25_params *p)
 {
     if (e->kd_valid && !memcmp(&e->kd_params, p, sizeof *p)) return XG_OK;
@@ -78,6 +168,14 @@ int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
         goto fail;
     }
     if ((rc = verify_blocks(ix))) goto fail;
+    e->list_off = malloc((ix->hdr->n_terms + 1) * sizeof *e->list_off);
+    if (!e->list_off) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (uint64_t t = 0; t < ix->hdr->n_terms; ++t)
+        e->list_off[t] = ix->terms[t].postings_offset;
+    e->hix.list_off = e->list_off;
     e->hix.postings = ix->postings;
     e->hix.skip = ix->skip;
     e->hix.terms = ix->terms;
@@ -90,7 +188,20 @@ int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
     e->hix.n_docs = (uint32_t)ix->hdr->n_docs;
     e->hix.n_shards = ix->hdr->n_shards;
     e->hix.bloom_hashes = ix->hdr->bloom_hashes;
-    if (o->use_device && (rc = xg_engine_dev_open(e))) goto fail;
+    if (o->use_device) {
+        if ((rc = xg_engine_dev_open(e))) goto fail; /* plans its memory */
+    } else {
+        /* The twins honour the same budget, with a host pool. */
+        if ((rc = xg_engine_plan_memory(e, o->memory_budget))) goto fail;
+        if (e->cache) {
+            e->hpool = calloc(1, e->cache_pool + XG_POSTINGS_PAD);
+            if (!e->hpool) {
+                rc = xg_set_error(XG_ERR_NOMEM, "out of memory (list cache)");
+                goto fail;
+            }
+            e->hix.postings = e->hpool;
+        }
+    }
     *out = e;
     return XG_OK;
 fail:
@@ -108,6 +219,11 @@ void xg_engine_close(xg_gpu *e)
         free(e->h_cand);
     }
     xg_batch_free(&e->batch);
+    xg_lcache_destroy(e->cache);
+    free(e->list_bytes);
+    free(e->list_off);
+    free(e->hpool);
+    free(e->patch);
     free(e->h_kd);
     free(e);
 }
@@ -228,8 +344,21 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
             if (cnt && e->o.batch_work && work + w > e->o.batch_work) break;
             work += w;
         }
-        rc = xg_batch_build(&e->batch, e->ix, qs, first, cnt, p,
-                            e->o.member_method, e->o.bloom, out, status);
+        /* With a list cache, halve the batch until its lists fit. */
+        for (;;) {
+            rc = xg_batch_build(&e->batch, e->ix, qs, first, cnt, p,
+                                e->o.member_method, e->o.bloom, out, status);
+            if (!rc) rc = place_lists(e);
+            if (rc != XG_ERR_NOMEM || !e->cache || cnt == 1) break;
+            cnt /= 2;
+            ++e->st.batch_splits;
+        }
+        if (rc == XG_ERR_NOMEM && e->cache && cnt == 1) {
+            /* One query whose lists outgrow the cache: the CPU answers. */
+            memset(&out[first], 0, sizeof out[first]);
+            status[first] = XG_ERR_UNSUPPORTED;
+            continue;
+        }
         if (!rc && e->batch.n_queries) {
             rc = e->o.use_device ? xg_engine_dev_run(e) : run_ref(e);
             if (!rc)
@@ -248,6 +377,14 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
     for (uint32_t i = 0; i < n; ++i) {
         ++e->st.queries;
         if (status[i] == XG_OK) ++e->st.served; else ++e->st.to_cpu;
+    }
+    if (e->cache) {
+        struct xg_lcache_stats cs;
+        xg_lcache_stats(e->cache, &cs);
+        e->st.cache_hits = cs.hits;
+        e->st.cache_misses = cs.misses;
+        e->st.cache_evictions = cs.evictions;
+        e->st.cache_bytes_loaded = cs.bytes_loaded;
     }
     return XG_OK;
 }

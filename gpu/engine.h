@@ -40,22 +40,35 @@ struct xg_engine_opts {
                                        004 ch. 3's computation threshold:
                                        shortest lists for AND, all lists
                                        for OR); 0: no limit */
+    uint64_t list_cache;            /* bytes: keep the lists in an LRU
+                                       cache of this size even if all
+                                       would fit; 0: only when they do not
+                                       fit the budget (xg_engine_open) */
 };
 
-#define XG_ENGINE_DEFAULTS {1, 0, 0, XG_MEMBER_AUTO, -1, 256, 1ull << 27}
+#define XG_ENGINE_DEFAULTS {1, 0, 0, XG_MEMBER_AUTO, -1, 256, 1ull << 27, 0}
 
 struct xg_engine_stats {
     uint64_t queries, served, to_cpu, batches;
     uint64_t postings_decoded, candidates;
     double device_seconds;          /* sum of per-batch event times */
+    uint64_t cache_pool;            /* list cache bytes (0: all resident) */
+    uint64_t cache_hits, cache_misses, cache_evictions, cache_bytes_loaded;
+    uint64_t batch_splits;          /* batches halved to fit the cache */
 };
 
 typedef struct xg_gpu xg_gpu;
 
-/* Load the index (every list resident; its blocks are verified on the CPU
- * first).  Errors: XG_ERR_NODEVICE (no CUDA device, or built without
- * CUDA), XG_ERR_CUDA, XG_ERR_NOMEM (index larger than the budget),
- * XG_ERR_FORMAT (a corrupt block).  Frees everything on error. */
+/* Load the index; its blocks are verified on the CPU first.  Everything
+ * but the posting lists is always resident.  The lists are too when they
+ * fit the memory budget with a quarter of it left for batch buffers;
+ * otherwise (or with opts.list_cache) they live in an LRU cache
+ * (list_cache.h) filled per batch from host memory through a pinned
+ * staging buffer, and a batch whose lists do not fit together is split.
+ * Errors: XG_ERR_NODEVICE (no CUDA device, or built without CUDA),
+ * XG_ERR_CUDA, XG_ERR_NOMEM (the metadata or the longest list does not
+ * fit the budget), XG_ERR_FORMAT (a corrupt block).  Frees everything on
+ * error. */
 int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
                    xg_gpu **out);
 void xg_engine_close(xg_gpu *e);

@@ -38,7 +38,12 @@ struct dev {
     cudaStream_t stream;
     cudaEvent_t ev0, ev1;
     struct xg_dindex dix;
-    void *index_mem[9];
+    void *index_mem[10];
+    uint8_t *pool;                  /* list cache pool (index_mem[0]) */
+    uint8_t *stage;                 /* pinned staging for list uploads */
+    uint64_t stage_cap, stage_used;
+    uint64_t *d_list_off, *d_patch;
+    uint64_t cap_patch;
     double *d_kd;
     uint8_t *d_desc, *h_desc;
     size_t cap_desc;
@@ -164,11 +169,35 @@ int xg_engine_dev_open(struct xg_gpu *e)
     uint64_t n_terms = ix->hdr->n_terms, n_docs = ix->hdr->n_docs;
     int rc;
     const void *p;
-    /* Padding after POSTINGS: a stream read never runs past the buffer. */
-    if ((rc = upload(d, 0, ix->postings, ix->postings_len,
-                     4 * XG_PFOR_MAX_WORDS * 2, "postings", &p)))
+    if ((rc = xg_engine_plan_memory(e, d->budget))) return rc;
+    if (e->cache) {
+        /* The lists come in per batch (xg_engine_dev_load_list). */
+        void *pool;
+        if ((rc = dalloc(d, &pool, e->cache_pool + XG_POSTINGS_PAD,
+                         "list cache")))
+            return rc;
+        d->index_mem[0] = pool;
+        d->pool = pool;
+        XG_CUDA_CHECK(cudaMemset(pool, 0, e->cache_pool + XG_POSTINGS_PAD),
+                      "list cache");
+        d->dix.postings = pool;
+        uint64_t longest = 0;
+        for (uint64_t t = 0; t < n_terms; ++t)
+            if (e->list_bytes[t] > longest) longest = e->list_bytes[t];
+        d->stage_cap = longest > (32u << 20) ? longest : (32u << 20);
+        XG_CUDA_CHECK(cudaMallocHost((void **)&d->stage, d->stage_cap),
+                      "pinned staging buffer");
+    } else {
+        if ((rc = upload(d, 0, ix->postings, ix->postings_len,
+                         XG_POSTINGS_PAD, "postings", &p)))
+            return rc;
+        d->dix.postings = p;
+    }
+    if ((rc = upload(d, 9, e->list_off, n_terms * sizeof *e->list_off, 0,
+                     "list offsets", &p)))
         return rc;
-    d->dix.postings = p;
+    d->d_list_off = (uint64_t *)p;
+    d->dix.list_off = p;
     if ((rc = upload(d, 1, ix->skip, s[XG_SEC_SKIP].length, 0, "skip", &p)))
         return rc;
     d->dix.skip = p;
@@ -218,7 +247,9 @@ void xg_engine_dev_close(struct xg_gpu *e)
     struct dev *d = e->dev;
     if (!d) return;
     if (d->stream) cudaStreamSynchronize(d->stream);
-    for (int i = 0; i < 9; ++i) cudaFree(d->index_mem[i]);
+    for (int i = 0; i < 10; ++i) cudaFree(d->index_mem[i]);
+    cudaFreeHost(d->stage);
+    cudaFree(d->d_patch);
     cudaFree(d->d_desc);
     cudaFreeHost(d->h_desc);
     cudaFree(d->d_acc);
@@ -244,6 +275,47 @@ void xg_engine_dev_close(struct xg_gpu *e)
     if (d->stream) cudaStreamDestroy(d->stream);
     free(d);
     e->dev = NULL;
+}
+
+int xg_engine_dev_load_list(struct xg_gpu *e, uint32_t t, uint64_t off)
+{
+    struct dev *d = e->dev;
+    const uint64_t n = e->list_bytes[t];
+    if (d->stage_used + n > d->stage_cap) {
+        /* Staging full: wait for the copies out of it. */
+        XG_CUDA_CHECK(cudaStreamSynchronize(d->stream), "list upload");
+        d->stage_used = 0;
+    }
+    memcpy(d->stage + d->stage_used,
+           e->ix->postings + e->ix->terms[t].postings_offset, n);
+    XG_CUDA_CHECK(cudaMemcpyAsync(d->pool + off, d->stage + d->stage_used, n,
+                                  cudaMemcpyHostToDevice, d->stream),
+                  "list upload");
+    d->stage_used += (n + 15u) & ~(uint64_t)15u;
+    return XG_OK;
+}
+
+int xg_engine_dev_patch_offsets(struct xg_gpu *e)
+{
+    struct dev *d = e->dev;
+    const uint64_t bytes = 2ull * e->n_patch * sizeof *e->patch;
+    if (!e->n_patch) return XG_OK;
+    int rc = dgrow(d, (void **)&d->d_patch, &d->cap_patch, 2ull * e->n_patch,
+                   sizeof *e->patch, "list offsets");
+    if (rc) return rc;
+    if (d->stage_used + bytes > d->stage_cap) {
+        XG_CUDA_CHECK(cudaStreamSynchronize(d->stream), "list upload");
+        d->stage_used = 0;
+    }
+    memcpy(d->stage + d->stage_used, e->patch, bytes);
+    XG_CUDA_CHECK(cudaMemcpyAsync(d->d_patch, d->stage + d->stage_used, bytes,
+                                  cudaMemcpyHostToDevice, d->stream),
+                  "list offsets");
+    d->stage_used += (bytes + 15u) & ~(uint64_t)15u;
+    XG_CUDA_CHECK(xg_patch_list_offsets_gpu(d->d_list_off, d->d_patch,
+                                            e->n_patch, d->stream),
+                  "list offsets kernel");
+    return XG_OK;
 }
 
 #define ALIGN16(x) (((x) + 15u) & ~(size_t)15u)
@@ -423,6 +495,7 @@ int xg_engine_dev_run(struct xg_gpu *e)
                                   cudaMemcpyDeviceToHost, st), "candidates");
     XG_CUDA_CHECK(cudaEventRecord(d->ev1, st), "event");
     XG_CUDA_CHECK(cudaStreamSynchronize(st), "batch");
+    d->stage_used = 0; /* every list upload has landed */
     float ms = 0;
     if (cudaEventElapsedTime(&ms, d->ev0, d->ev1) == cudaSuccess)
         e->st.device_seconds += ms / 1e3;

@@ -34,3 +34,17 @@ int xg_engine_dev_run(struct xg_gpu *e)
 }
 
 void xg_engine_dev_close(struct xg_gpu *e) { (void)e; }
+
+int xg_engine_dev_load_list(struct xg_gpu *e, uint32_t t, uint64_t off)
+{
+    (void)e;
+    (void)t;
+    (void)off;
+    return xg_set_error(XG_ERR_NODEVICE, "GPU: built without CUDA");
+}
+
+int xg_engine_dev_patch_offsets(struct xg_gpu *e)
+{
+    (void)e;
+    return xg_set_error(XG_ERR_NODEVICE, "GPU: built without CUDA");
+}

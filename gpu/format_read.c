@@ -267,8 +267,31 @@ int64_t xg_fmt_lookup(const struct xg_index *ix, const char *term,
                           term, len);
 }
 
+static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
+                        uint32_t *docs, uint32_t *wdfs, uint32_t *n,
+                        uint32_t *bytes);
+
 int xg_fmt_block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
                         uint32_t *docs, uint32_t *wdfs, uint32_t *n)
+{
+    uint32_t bytes;
+    return block_decode(ix, t, blk, docs, wdfs, n, &bytes);
+}
+
+int xg_fmt_list_bytes(const struct xg_index *ix, uint64_t t, uint64_t *bytes)
+{
+    uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK], n, last_bytes = 0;
+    const uint32_t last = xg_fmt_n_blocks(ix, t) - 1;
+    int rc = block_decode(ix, t, last, docs, wdfs, &n, &last_bytes);
+    if (rc) return rc;
+    *bytes = (uint64_t)ix->skip[ix->terms[t].skip_first + last].offset +
+             last_bytes;
+    return XG_OK;
+}
+
+static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
+                        uint32_t *docs, uint32_t *wdfs, uint32_t *n,
+                        uint32_t *bytes)
 {
     const struct xg_fmt_term *e = &ix->terms[t];
     const struct xg_fmt_skip *sk = &ix->skip[e->skip_first + blk];
@@ -288,6 +311,7 @@ int xg_fmt_block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
             return xg_set_error(XG_ERR_FORMAT, "%s: term %llu block %u: "
                                 "docids not ascending", ix->path,
                                 (unsigned long long)t, blk);
+    *bytes = 4 * (used + used2);
     xg_pfor_prefix_sum(docs, nd, sk->first);
     for (uint32_t i = 1; i < nd; ++i)
         if (docs[i] <= docs[i - 1])

@@ -66,6 +66,11 @@ static inline uint32_t xg_fmt_n_blocks(const struct xg_index *ix, uint64_t t)
 int xg_fmt_block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
                         uint32_t *docs, uint32_t *wdfs, uint32_t *n);
 
+/* Bytes of term t's list in POSTINGS, from its postings_offset to the end
+ * of its last block (what the list cache copies).  XG_ERR_FORMAT if that
+ * block is corrupt. */
+int xg_fmt_list_bytes(const struct xg_index *ix, uint64_t t, uint64_t *bytes);
+
 /* Name of a section ("POSTINGS", ...) for messages. */
 const char *xg_fmt_section_name(unsigned id);
 

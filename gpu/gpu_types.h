@@ -22,7 +22,12 @@
 
 /* The resident index: device pointers (or, for the twins, host pointers). */
 struct xg_dindex {
-    const uint8_t *postings;            /* POSTINGS, padded at the end */
+    const uint8_t *postings;            /* POSTINGS, padded at the end; or
+                                           the LRU cache's pool */
+    const uint64_t *list_off;           /* per term: its list's byte offset
+                                           in `postings` (the cache moves
+                                           lists, so kernels read this, not
+                                           xg_fmt_term.postings_offset) */
     const struct xg_fmt_skip *skip;
     const struct xg_fmt_term *terms;
     const struct xg_fmt_term_lr *terms_lr;

@@ -445,6 +445,15 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
                (unsigned long long)gs->queries, (unsigned long long)gs->served,
                (unsigned long long)gs->to_cpu,
                (unsigned long long)gs->batches, gs->device_seconds);
+    if (gs && gs->queries && gs->cache_pool)
+        printf("list cache: %llu bytes; %llu hits, %llu misses, %llu "
+               "evictions, %llu bytes loaded; %llu batch splits\n",
+               (unsigned long long)gs->cache_pool,
+               (unsigned long long)gs->cache_hits,
+               (unsigned long long)gs->cache_misses,
+               (unsigned long long)gs->cache_evictions,
+               (unsigned long long)gs->cache_bytes_loaded,
+               (unsigned long long)gs->batch_splits);
     else
         printf("gpu engine: %s\n", have_gpu ? "not used" : why ? why : "none");
     free(lat);

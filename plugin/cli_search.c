@@ -22,6 +22,7 @@ static const char help[] =
     "  --batch B               queries per GPU batch (256)\n"
     "  --device-memory MIB     GPU memory budget (default: 90% of free); a\n"
     "                          larger index keeps its lists in an LRU cache\n"
+    "  --list-cache KIB        force an LRU list cache of KIB KiB\n"
     "  --member M              AND membership test: auto, binary, lr,\n"
     "                          hashseg, merge or block (auto)\n"
     "  --bloom auto|on|off     Bloom prefilter before it (auto = off)\n"

@@ -34,6 +34,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"member", required_argument, 0, 'm'},
         {"bloom", required_argument, 0, 'b'},
         {"batch-work", required_argument, 0, 'W'},
+        {"list-cache", required_argument, 0, 'L'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -104,6 +105,14 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
                 return 2;
             a->engine_opts.max_batch = a->batch;
             break;
+        case 'L': {
+            uint32_t kib;
+            if (xg_cli_uint(cmd, "--list-cache (KiB)", optarg, 1,
+                            UINT32_MAX, &kib))
+                return 2;
+            a->engine_opts.list_cache = (uint64_t)kib << 10;
+            break;
+        }
         case 'M': {
             uint32_t mib;
             if (xg_cli_uint(cmd, "--device-memory (MiB)", optarg, 1,

@@ -32,9 +32,25 @@ def run(cmd, **kw):
 
 def search(binary, db, queries, engine, op, k):
     extra = ["--member", MEMBER] if engine == "gpu" else []
+    if engine == "gpu" and LIST_CACHE:
+        extra += ["--list-cache", str(LIST_CACHE)]
     out = run([binary, "search", "--db", db, "--engine", engine, "--op", op,
                "-k", str(k), "--json", "--queries", queries, *extra])
     return [json.loads(line) for line in out.splitlines()]
+
+
+def check_cache_used(binary, db, queries):
+    """The forced list cache really evicted and reloaded lists (and bench,
+    which compares every MSet with stock Xapian, found no difference)."""
+    out = run([binary, "bench", "--db", db, "--queries", queries,
+               "--engines", "xapian,gpu", "--threads", "1", "--op", "or",
+               "--list-cache", str(LIST_CACHE)])
+    m = re.search(r"list cache: (\d+) bytes; (\d+) hits, (\d+) misses, "
+                  r"(\d+) evictions", out)
+    if not m or int(m.group(4)) == 0:
+        sys.exit("FAIL %s: the list cache was not exercised:\n%s" % (db, out))
+    print("   list cache %s KiB: %s hits, %s misses, %s evictions" %
+          (LIST_CACHE, m.group(2), m.group(3), m.group(4)))
 
 
 def fold_queries(src, dst):
@@ -55,6 +71,7 @@ def fold_queries(src, dst):
 
 ENGINE = "cpu"
 MEMBER = "auto"   # the GPU engine's AND membership test
+LIST_CACHE = 0    # KiB: force the GPU engine's LRU list cache
 
 
 def compare(name, binary, db, queries, ops=("or", "and", "andor"),
@@ -120,10 +137,13 @@ def main():
                     choices=["auto", "binary", "lr", "hashseg", "merge",
                              "block"],
                     help="AND membership test of the GPU engine")
+    ap.add_argument("--list-cache", type=int, default=0, metavar="KIB",
+                    help="force the GPU engine's list cache to KIB KiB")
     a = ap.parse_args()
-    global ENGINE, MEMBER
+    global ENGINE, MEMBER, LIST_CACHE
     ENGINE = a.engine
     MEMBER = a.member
+    LIST_CACHE = a.list_cache
     print("engine under test: %s%s%s" % (
         a.engine, " (CPU twins of the kernels)"
         if os.environ.get("XG_GPU_TWINS") == "1" else "",
@@ -164,6 +184,8 @@ def main():
             t = time.time()
             build(a.bin, docs, db, *opts)
             n, u = compare(name, a.bin, db, queries)
+            if LIST_CACHE:
+                check_cache_used(a.bin, db, queries)
             if n == 0:
                 sys.exit("FAIL %s: no query was compared" % name)
             plain = os.path.join(a.work, c + "-plain-queries.tsv")

@@ -59,9 +59,20 @@ struct tindex {
     uint32_t *docids, *doclens;
     double *kd;
     struct xg_dindex h, d;
-    void *dmem[9];
+    void *dmem[10];
     uint32_t **lists, **wdfs, *df;
+    uint64_t *list_off;
 };
+
+/* Lists stay where the encoder put them: list_off = postings_offset. */
+static void set_list_off(struct tindex *t)
+{
+    free(t->list_off);
+    t->list_off = malloc((t->n_terms + 1) * sizeof *t->list_off);
+    for (uint32_t i = 0; i < t->n_terms; ++i)
+        t->list_off[i] = t->terms[i].postings_offset;
+    t->h.list_off = t->list_off;
+}
 
 static void *dup_to_device(struct tindex *t, int slot, const void *p, size_t n,
                            size_t pad)
@@ -150,7 +161,9 @@ static int build(struct tindex *t, uint32_t n_terms, uint32_t n_docs,
     h->n_docs = n_docs;
     h->n_shards = 2;
     h->bloom_hashes = 3;
+    set_list_off(t);
     *d = *h;
+    d->list_off = dup_to_device(t, 9, t->list_off, n_terms * 8, 0);
     d->postings = dup_to_device(t, 0, t->post.data, t->post.len, 8192);
     d->skip = dup_to_device(t, 1, t->skip.data, t->skip.len, 0);
     d->terms = dup_to_device(t, 2, t->terms, n_terms * sizeof *t->terms, 0);
@@ -168,7 +181,8 @@ static int build(struct tindex *t, uint32_t n_terms, uint32_t n_docs,
 
 static void release(struct tindex *t)
 {
-    for (int i = 0; i < 9; ++i) cudaFree(t->dmem[i]);
+    for (int i = 0; i < 10; ++i) cudaFree(t->dmem[i]);
+    free(t->list_off);
     for (uint32_t i = 0; i < t->n_terms; ++i) {
         free(t->lists[i]);
         free(t->wdfs[i]);
@@ -446,7 +460,7 @@ static int test_intersect(uint32_t method)
      * re-encoding them into fresh sections. */
     xg_buf_free(&t.post); xg_buf_free(&t.skip);
     xg_buf_free(&t.bloom); xg_buf_free(&t.hashseg);
-    for (int i = 0; i < 9; ++i) { cudaFree(t.dmem[i]); t.dmem[i] = NULL; }
+    for (int i = 0; i < 10; ++i) { cudaFree(t.dmem[i]); t.dmem[i] = NULL; }
     t.lists[2] = realloc(t.lists[2], (t.df[0] + 1) * 4);
     t.wdfs[2] = realloc(t.wdfs[2], (t.df[0] + 1) * 4);
     memcpy(t.lists[2], t.lists[0], t.df[0] * 4);
@@ -469,7 +483,9 @@ static int test_intersect(uint32_t method)
     t.h.postings = t.post.data; t.h.skip = (const void *)t.skip.data;
     t.h.bloom = (const void *)t.bloom.data;
     t.h.hashseg = (const void *)t.hashseg.data;
+    set_list_off(&t);
     t.d = t.h;
+    t.d.list_off = dup_to_device(&t, 9, t.list_off, 6 * 8, 0);
     t.d.postings = dup_to_device(&t, 0, t.post.data, t.post.len, 8192);
     t.d.skip = dup_to_device(&t, 1, t.skip.data, t.skip.len, 0);
     t.d.terms = dup_to_device(&t, 2, t.terms, 6 * sizeof *t.terms, 0);
