@@ -439,23 +439,24 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
         fclose(jf);
     }
     const struct xg_engine_stats *gs = xg_searcher_gpu_stats(s);
-    if (gs && gs->queries)
+    if (gs && gs->queries) {
         printf("gpu engine: %llu queries, %llu served on the device, %llu by "
                "the CPU matcher; %llu batches, %.3f s device time\n",
                (unsigned long long)gs->queries, (unsigned long long)gs->served,
                (unsigned long long)gs->to_cpu,
                (unsigned long long)gs->batches, gs->device_seconds);
-    if (gs && gs->queries && gs->cache_pool)
-        printf("list cache: %llu bytes; %llu hits, %llu misses, %llu "
-               "evictions, %llu bytes loaded; %llu batch splits\n",
-               (unsigned long long)gs->cache_pool,
-               (unsigned long long)gs->cache_hits,
-               (unsigned long long)gs->cache_misses,
-               (unsigned long long)gs->cache_evictions,
-               (unsigned long long)gs->cache_bytes_loaded,
-               (unsigned long long)gs->batch_splits);
-    else
+        if (gs->cache_pool)
+            printf("list cache: %llu bytes; %llu hits, %llu misses, %llu "
+                   "evictions, %llu bytes loaded; %llu batch splits\n",
+                   (unsigned long long)gs->cache_pool,
+                   (unsigned long long)gs->cache_hits,
+                   (unsigned long long)gs->cache_misses,
+                   (unsigned long long)gs->cache_evictions,
+                   (unsigned long long)gs->cache_bytes_loaded,
+                   (unsigned long long)gs->batch_splits);
+    } else {
         printf("gpu engine: %s\n", have_gpu ? "not used" : why ? why : "none");
+    }
     free(lat);
     free(all);
     if (different) rc = 1;

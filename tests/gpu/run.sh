@@ -12,6 +12,9 @@
 #                  top 10
 #   latency N      one query at a time (GPU batch of 1) on that collection
 #   members N      AND with each membership test, with and without Bloom
+#   cache N        the LRU list cache at 1/2 and 1/8 of the index's size,
+#                  against all lists resident (2000 queries, OR and AND)
+#   abcache        ab --engine gpu with a 48 KiB list cache (cacm, med)
 #   kbench         decode and intersection kernel throughput (random lists)
 # Logs go to $OUT; a short table is printed last.
 set -o pipefail
@@ -52,6 +55,32 @@ while [ $# -gt 0 ]; do
                 note "    member $m bloom $bl: $(grep '^gpu engine' "$OUT/member-$m-$bl.log" | sed 's/.*batches, //')"
             done
         done
+        ;;
+    cache)
+        n=$1; shift
+        db=/tmp/xg-syn-$n
+        head -2000 /tmp/xg-q.tsv > /tmp/xg-q2k.tsv
+        size=$(stat -c %s "$db/xapian-gpu.idx")
+        note "list cache, $n docs (index $size bytes), 2000 queries:"
+        for op in or and; do
+            for div in 0 2 8; do
+                lc=""
+                [ $div = 0 ] || lc="--list-cache $(( size / div / 1024 ))"
+                $B bench --db "$db" --queries /tmp/xg-q2k.tsv --stem none -k 10 \
+                    --op $op --engines xapian,gpu $lc \
+                    > "$OUT/cache-$op-$div.log" 2>&1
+                note "    op $op, cache ${lc:-none}: $(grep -E '^gpu +[0-9]' "$OUT/cache-$op-$div.log" | awk '{print $3" q/s, ratio "$NF}')"
+                grep -E '^(list cache|queries|gpu engine)' "$OUT/cache-$op-$div.log" \
+                    | sed 's/^/        /' | tee -a "$SUMMARY"
+            done
+        done
+        ;;
+    abcache)
+        t=$(date +%s)
+        python3 tests/ab_test.py --bin "$B" --ir-data .device-carry/ir-data \
+            --work /tmp/xg-abc --engine gpu --only cacm,med --list-cache 48 \
+            2>&1 | tee "$OUT/abcache.log"
+        note "ab --engine gpu --list-cache 48: $(tail -1 "$OUT/abcache.log"); $(grep 'MSets compared' "$OUT/abcache.log") ($(( $(date +%s) - t )) s)"
         ;;
     ab)
         t=$(date +%s)
