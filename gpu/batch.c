@@ -248,14 +248,14 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     b->mprefix = malloc((b->n_ml + 1) * sizeof *b->mprefix);
     if (!b->iq || !b->iprefix || !b->mprefix)
         return xg_set_error(XG_ERR_NOMEM, "out of memory (batch)");
-    /* The merge paths' work list: chunks per MERGE list. */
+    /* The merge paths' work list: tiles per MERGE list. */
     b->mprefix[0] = 0;
     for (uint32_t m = 0; m < b->n_ml; ++m) {
         const struct xg_dlist *l = &b->lists[b->mlist[m]];
         const struct xg_dquery *q = &b->queries[l->query];
         b->mprefix[m + 1] =
             b->mprefix[m] +
-            xg_merge_chunks(b->lists[q->list_first + q->shortest].df, l->df);
+            xg_merge_tiles(b->lists[q->list_first + q->shortest].df, l->df);
     }
     b->iprefix[0] = 0;
     for (uint32_t i = 0; i < b->n_queries; ++i) {

@@ -94,25 +94,26 @@ xg_member_at(const struct xg_dindex *ix, const struct xg_dlist *l,
 }
 
 /* The automatic choice for a list of df postings probed by the shortest
- * list's `probes` candidates, from its metadata (measured on an H200,
- * docs/gpu.md):
- *  - BLOCK when the candidates can touch at most a quarter of its blocks:
- *    the rest are never decoded;
- *  - MERGE when the lists are within a factor XG_MERGE_RATIO in length:
- *    a merge reads both once, where searches would cost log(df) each;
+ * list's `probes` candidates, from its metadata (measured on an H100,
+ * 2026-11-22, `test_kernels --bench`, docs/gpu.md):
+ *  - BLOCK when there are at most 4 probes per block of the list (lists
+ *    32 times longer or more): the blocks no probe falls in are never
+ *    decoded.  Whole AND sequence at 1:1000 in length 0.100 ms against
+ *    0.263 for the best search, at 1:50 0.304 against 0.315; at 1:2 it
+ *    loses (1.73 against 1.14 ms);
+ *  - never MERGE by itself: the merge path cost more than the searches it
+ *    replaces at every ratio measured (1:2: 1.49 against 1.14 ms);
  *  - else the narrower of the regression and hash-segment ranges, binary
  *    search when neither narrows the list to under a quarter.
  * No Bloom prefilter: on an H200 (2026-11-22, docs/gpu.md) it slowed every
  * method at a 10% hit rate (binary 18.7 -> 16.6, regression 26.8 -> 21.5,
  * hash segments 27.2 -> 22.6 G tests/s); --bloom on still forces it. */
-#define XG_MERGE_RATIO 4u
 static inline uint32_t xg_member_choose(const struct xg_fmt_term *e,
                                         const struct xg_fmt_term_lr *lr,
                                         uint32_t n_docs, uint32_t probes)
 {
     const uint64_t n_blocks = (e->df + XG_FMT_BLOCK - 1) / XG_FMT_BLOCK;
-    if ((uint64_t)probes * 4 <= n_blocks) return XG_MEMBER_BLOCK;
-    if (e->df <= (uint64_t)probes * XG_MERGE_RATIO) return XG_MEMBER_MERGE;
+    if ((uint64_t)probes <= 4 * n_blocks) return XG_MEMBER_BLOCK;
     uint32_t nseg = xg_hashseg_count(n_docs, e->hashseg_shift);
     uint64_t seg_span = nseg > 1 ? 2ull * e->df / nseg + 1 : e->df;
     uint64_t lr_span = e->lr_slope > 0.0f

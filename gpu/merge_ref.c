@@ -1,6 +1,6 @@
 /** @file merge_ref.c
  *  @brief CPU twins of merge.cu: the same block marks, the same merge
- *         walks (one chunk at a time, so the chunk seams are exercised).
+ *         walks (XG_MERGE_CHUNK steps at a time, so seams are exercised).
  */
 #include "merge.h"
 
@@ -36,9 +36,11 @@ int xg_mergepath_ref(const struct xg_merge_args *a)
         const struct xg_dquery *q = &a->queries[l->query];
         const struct xg_dlist *s = &a->lists[q->list_first + q->shortest];
         const uint64_t end = (uint64_t)s->df + l->df;
+        /* Thread by thread, on the whole lists (no tiles): the same
+         * positions, whatever the partition. */
         for (uint64_t d0 = 0; d0 < end; d0 += XG_MERGE_CHUNK)
             xg_merge_walk(a->docs + s->decoded, s->df, a->docs + l->decoded,
-                          l->df, d0,
+                          l->df, l->df, 0, d0,
                           d0 + XG_MERGE_CHUNK < end ? d0 + XG_MERGE_CHUNK
                                                     : end,
                           a->mpos + l->mpos);
