@@ -34,7 +34,7 @@ block_select_kernel(struct xg_dindex ix, struct xg_merge_args a)
 
 /* xg_merge_split by a whole warp: a 32-way search (about 5 rounds of
  * loads for 5M-posting lists instead of 23 dependent ones). */
-__device__ static uint32_t warp_merge_split(const uint32_t *A, uint32_t na,
+static __device__ uint32_t warp_merge_split(const uint32_t *A, uint32_t na,
                                             const uint32_t *B, uint32_t nb,
                                             uint64_t d)
 {
