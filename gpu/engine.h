@@ -20,6 +20,10 @@
 #include "gpu_types.h"
 #include "query.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct xg_engine_query {
     const struct xg_query *q;
     const int64_t *leaf_term;       /* term id per leaf, -1 if absent */
@@ -88,5 +92,9 @@ int xg_engine_device_info(int device, char *buf, size_t n);
 
 /* Test hook: make the next device allocation fail (fault injection). */
 void xg_engine_fail_next_alloc(int n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -9,6 +9,10 @@
 #include "../shim/xg_shim.h"
 #include "xapian-gpu.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 xg_db *xg_searcher_db(xg_searcher *s);
 
 /* A searcher for another thread: its own Xapian handles on db_paths, the
@@ -62,4 +66,7 @@ const struct xg_engine_stats *xg_searcher_gpu_stats(const xg_searcher *s);
 /* Batches the CPU matcher answered because the GPU engine failed. */
 uint64_t xg_searcher_gpu_fallbacks(const xg_searcher *s);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -97,6 +97,65 @@ const char *xg_searcher_index_error(const xg_searcher *s);
 int xg_searcher_search(xg_searcher *s, const char *query,
                        const struct xg_search_opts *o, struct xg_result *out);
 
+/* ---- The accelerator context: what an application keeps open ------- */
+
+/* How a query was answered, and why (the planner's counted reasons). */
+enum xg_route {
+    XG_ROUTE_GPU = 0,             /* the GPU engine */
+    XG_ROUTE_CPU,                 /* the exact CPU matcher over the index
+                                     (engine CPU, or a query the GPU
+                                     cannot serve exactly) */
+    XG_ROUTE_STOCK_UNSUPPORTED,   /* stock Xapian: a query shape the
+                                     engines do not serve */
+    XG_ROUTE_STOCK_STALE,         /* ... the index is older than the DB */
+    XG_ROUTE_STOCK_DAMAGED,       /* ... the index is corrupt, missing or
+                                     of another version */
+    XG_ROUTE_STOCK_NO_DEVICE,     /* ... no usable GPU (engine AUTO/GPU) */
+    XG_ROUTE_STOCK_GPU_ERROR,     /* ... the GPU failed on this query */
+    XG_ROUTE_STOCK_WEIGHTING,     /* ... the Enquire's weighting scheme is
+                                     not the context's BM25 */
+    XG_ROUTE_COUNT
+};
+
+/* "gpu", "cpu", "stock:unsupported", ... */
+const char *xg_route_name(int route);
+
+struct xg_context_opts {
+    int engine;                 /* XG_ENGINE_AUTO (GPU if usable, else
+                                   stock Xapian), _GPU, or _CPU */
+    struct xg_bm25_params bm25; /* must match the Enquire's BM25Weight */
+    int device;                 /* CUDA device ordinal */
+    uint64_t device_memory;     /* bytes; 0: 90% of free */
+};
+#define XG_CONTEXT_DEFAULTS {XG_ENGINE_AUTO, XG_BM25_DEFAULTS, 0, 0}
+
+typedef struct xg_context xg_context;
+
+/* Open the accelerator for the database at db_paths (as for
+ * xg_searcher_open; index_path NULL: next to the first database).  A
+ * stale or damaged index is not an error: the context then routes every
+ * query to stock Xapian and counts why.  Thread-safe after opening: many
+ * threads may search one context at once. */
+int xg_context_open(const char *const *db_paths, size_t n_paths,
+                    const char *index_path, const struct xg_context_opts *o,
+                    xg_context **out);
+void xg_context_close(xg_context *ctx);
+
+/* Parse `query` (QueryParser with o's settings; o->k and o->engine are
+ * ignored) and return the MSet entries [first, first + maxitems) exactly
+ * as stock Xapian's Enquire::get_mset(first, maxitems) with BM25Weight
+ * would, with its matches_estimated.  *route (may be NULL) says who
+ * answered. */
+int xg_context_search(xg_context *ctx, const char *query,
+                      const struct xg_search_opts *o, uint32_t first,
+                      uint32_t maxitems, struct xg_result *out, int *route);
+
+/* Queries routed each way since opening: counts[XG_ROUTE_COUNT]. */
+void xg_context_routes(const xg_context *ctx, uint64_t *counts);
+
+/* NULL if the index is usable, else why every query goes to stock. */
+const char *xg_context_index_error(const xg_context *ctx);
+
 /* Status codes: 0 is success, negative values are errors. */
 enum xg_status {
     XG_OK = 0, XG_ERR_IO = -1, XG_ERR_FORMAT = -2, XG_ERR_CHECKSUM = -3,

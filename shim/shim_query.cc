@@ -21,6 +21,7 @@
  *  significant first, the last group with its top bit set.
  */
 #include "shim_int.h"
+#include "xg_shim.hh"
 
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +31,13 @@
 struct xg_xquery {
     Xapian::Query q;
 };
+
+xg_xquery *xg_shim_xquery_wrap(const Xapian::Query &q)
+{
+    return new (std::nothrow) xg_xquery{q};
+}
+
+const Xapian::Query &xg_shim_xquery_get(const xg_xquery *q) { return q->q; }
 
 namespace {
 
@@ -382,18 +390,33 @@ int xg_shim_search(xg_db *db, const xg_xquery *q,
     out->matches_estimated = 0;
     out->n_hits = 0;
     out->hits = NULL;
-    if (!db || !q)
+    if (!q)
         return xg_set_error(XG_ERR_ARG, "xg_shim_search: NULL argument");
+    return xg_shim_search_query(db, q->q, p, 0, k, out);
+}
+
+} // extern "C"
+
+/* See xg_shim.hh. */
+int xg_shim_search_query(xg_db *db, const Xapian::Query &q,
+                         const struct xg_bm25_params *p, uint32_t first,
+                         uint32_t maxitems, struct xg_result *out)
+{
+    out->matches_estimated = 0;
+    out->n_hits = 0;
+    out->hits = NULL;
+    if (!db)
+        return xg_set_error(XG_ERR_ARG, "xg_shim_search: NULL database");
     static const struct xg_bm25_params defaults = XG_BM25_DEFAULTS;
     if (!p)
         p = &defaults;
     const char *where = db->name.c_str();
     XG_SHIM_TRY
         Xapian::Enquire enquire(db->combined);
-        enquire.set_query(q->q);
+        enquire.set_query(q);
         enquire.set_weighting_scheme(
             Xapian::BM25Weight(p->k1, p->k2, p->k3, p->b, p->min_normlen));
-        Xapian::MSet mset = enquire.get_mset(0, k);
+        Xapian::MSet mset = enquire.get_mset(first, maxitems);
         uint32_t n = (uint32_t)mset.size();
         /* Owned here until filled, so nothing leaks if iteration throws. */
         std::unique_ptr<struct xg_hit, void (*)(void *)> owned(NULL, free);
@@ -417,5 +440,3 @@ int xg_shim_search(xg_db *db, const xg_xquery *q,
         return XG_OK;
     XG_SHIM_CATCH(where)
 }
-
-} // extern "C"

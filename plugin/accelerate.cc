@@ -1,0 +1,298 @@
+/** @file accelerate.cc
+ *  @brief The thin C++ glue between Xapian applications and the context:
+ *         xg_accelerate, the ResultSource posting source, and the C API's
+ *         search (which runs the same accelerated query through Enquire, so
+ *         C programs get Xapian's own estimate too).
+ */
+#include "xapian-gpu.hh"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "../gpu/error.h"
+#include "../gpu/format_read.h"
+#include "../shim/xg_shim.hh"
+#include "context.h"
+
+using xapian_gpu::ResultSource;
+using xapian_gpu::ShardResult;
+
+namespace {
+
+const char source_name[] = "xapian_gpu::ResultSource";
+const char magic[] = "XGRS1";
+
+/* Little-endian fixed-width fields for serialise(). */
+void put_u64(std::string &s, uint64_t v)
+{
+    for (int i = 0; i < 8; ++i) s.push_back(char((v >> (8 * i)) & 0xff));
+}
+
+uint64_t get_u64(const std::string &s, size_t &at)
+{
+    if (s.size() - at < 8 || at > s.size())
+        throw Xapian::SerialisationError("xapian-gpu: ResultSource: "
+                                         "truncated serialisation");
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v |= uint64_t((unsigned char)s[at + i]) << (8 * i);
+    at += 8;
+    return v;
+}
+
+/* The engine's top k (combined docids, weight order) split by shard. */
+std::shared_ptr<std::vector<ShardResult>>
+split_by_shard(const xg_index *ix, const xg_result &r)
+{
+    const uint32_t n = ix->hdr->n_shards;
+    auto shards = std::make_shared<std::vector<ShardResult>>(n);
+    for (uint32_t i = 0; i < n; ++i) {
+        (*shards)[i].uuid = ix->shards[i].uuid;
+        (*shards)[i].revision = ix->shards[i].revision;
+    }
+    std::vector<std::pair<Xapian::docid, double>> tmp;
+    for (uint32_t sh = 0; sh < n; ++sh) {
+        tmp.clear();
+        for (uint32_t i = 0; i < r.n_hits; ++i)
+            if ((r.hits[i].docid - 1) % n == sh)
+                tmp.emplace_back((r.hits[i].docid - 1) / n + 1,
+                                 r.hits[i].weight);
+        std::sort(tmp.begin(), tmp.end());
+        ShardResult &s = (*shards)[sh];
+        for (const auto &h : tmp) {
+            s.docids.push_back(h.first);
+            s.weights.push_back(h.second);
+            s.max_weight = std::max(s.max_weight, h.second);
+        }
+    }
+    return shards;
+}
+
+bool same_bm25(const Xapian::Weight &w, const xg_bm25_params &p)
+{
+    return w.name() == "Xapian::BM25Weight" &&
+           w.serialise() ==
+               Xapian::BM25Weight(p.k1, p.k2, p.k3, p.b, p.min_normlen)
+                   .serialise();
+}
+
+} // namespace
+
+ResultSource::ResultSource(std::shared_ptr<const std::vector<ShardResult>> s)
+    : shards_(std::move(s))
+{
+}
+
+void ResultSource::init(const Xapian::Database &db)
+{
+    cur_ = nullptr;
+    pos_ = 0;
+    started_ = false;
+    const std::string uuid = db.get_uuid();
+    for (const ShardResult &s : *shards_)
+        if (s.uuid == uuid) {
+            /* A result for another revision would be silently wrong. */
+            if (db.get_revision() != s.revision)
+                throw Xapian::DatabaseModifiedError(
+                    "xapian-gpu: the database changed since its GPU index "
+                    "was built; reopen the context after re-exporting");
+            cur_ = &s;
+            set_maxweight(s.max_weight);
+            return;
+        }
+    throw Xapian::InvalidArgumentError(
+        "xapian-gpu: ResultSource: database " + uuid +
+        " is not one the context's index was built from");
+}
+
+/* Zero, on purpose: the source only ever appears as
+ * OR(source, SCALE_WEIGHT(query, 0)), its documents are a subset of the
+ * query's, so the OR's true statistics are the query's alone.  With zero
+ * here Xapian's OR formulas give exactly the query's min, estimate and max
+ * (OrPostList: max(0, min), est + 0 - 0 rounded, min(0 + max, N)), which
+ * are what the stock matcher starts its bounds from. */
+Xapian::doccount ResultSource::get_termfreq_min() const { return 0; }
+
+Xapian::doccount ResultSource::get_termfreq_est() const { return 0; }
+
+Xapian::doccount ResultSource::get_termfreq_max() const { return 0; }
+
+double ResultSource::get_weight() const { return cur_->weights[pos_]; }
+
+void ResultSource::next(double)
+{
+    if (!started_) started_ = true;
+    else ++pos_;
+}
+
+void ResultSource::skip_to(Xapian::docid did, double)
+{
+    if (!started_) started_ = true;
+    const auto &d = cur_->docids;
+    if (pos_ < d.size() && d[pos_] >= did) return;
+    pos_ = size_t(std::lower_bound(d.begin() + pos_, d.end(), did) - d.begin());
+}
+
+bool ResultSource::at_end() const
+{
+    return started_ && pos_ >= cur_->docids.size();
+}
+
+Xapian::docid ResultSource::get_docid() const { return cur_->docids[pos_]; }
+
+ResultSource *ResultSource::clone() const { return new ResultSource(shards_); }
+
+std::string ResultSource::name() const { return source_name; }
+
+/* magic, n_shards, then per shard: uuid length and bytes, revision, count,
+ * and count (docid, weight bits) pairs; all fields u64 little-endian. */
+std::string ResultSource::serialise() const
+{
+    std::string s(magic);
+    put_u64(s, shards_->size());
+    for (const ShardResult &sh : *shards_) {
+        put_u64(s, sh.uuid.size());
+        s += sh.uuid;
+        put_u64(s, sh.revision);
+        put_u64(s, sh.docids.size());
+        for (size_t i = 0; i < sh.docids.size(); ++i) {
+            uint64_t bits;
+            std::memcpy(&bits, &sh.weights[i], 8);
+            put_u64(s, sh.docids[i]);
+            put_u64(s, bits);
+        }
+    }
+    return s;
+}
+
+ResultSource *ResultSource::unserialise_with_registry(
+    const std::string &s, const Xapian::Registry &) const
+{
+    const size_t m = sizeof magic - 1;
+    if (s.compare(0, m, magic) != 0)
+        throw Xapian::SerialisationError("xapian-gpu: ResultSource: bad "
+                                         "serialisation");
+    size_t at = m;
+    const uint64_t n = get_u64(s, at);
+    if (n == 0 || n > s.size())
+        throw Xapian::SerialisationError("xapian-gpu: ResultSource: bad "
+                                         "shard count");
+    auto shards = std::make_shared<std::vector<ShardResult>>(n);
+    for (ShardResult &sh : *shards) {
+        const uint64_t len = get_u64(s, at);
+        if (len > s.size() - at)
+            throw Xapian::SerialisationError("xapian-gpu: ResultSource: "
+                                             "truncated uuid");
+        sh.uuid.assign(s, at, len);
+        at += len;
+        sh.revision = get_u64(s, at);
+        const uint64_t count = get_u64(s, at);
+        if (count > (s.size() - at) / 16)
+            throw Xapian::SerialisationError("xapian-gpu: ResultSource: "
+                                             "truncated hits");
+        for (uint64_t i = 0; i < count; ++i) {
+            const uint64_t did = get_u64(s, at), bits = get_u64(s, at);
+            double w;
+            std::memcpy(&w, &bits, 8);
+            if (did == 0 || did > 0xffffffffu || !(w >= 0) ||
+                (i && did <= sh.docids.back()))
+                throw Xapian::SerialisationError("xapian-gpu: ResultSource: "
+                                                 "bad hit");
+            sh.docids.push_back(Xapian::docid(did));
+            sh.weights.push_back(w);
+            sh.max_weight = std::max(sh.max_weight, w);
+        }
+    }
+    if (at != s.size())
+        throw Xapian::SerialisationError("xapian-gpu: ResultSource: "
+                                         "trailing bytes");
+    return new ResultSource(shards);
+}
+
+std::string ResultSource::get_description() const
+{
+    size_t n = 0;
+    for (const ShardResult &s : *shards_) n += s.docids.size();
+    return std::string(source_name) + "(" + std::to_string(n) + " documents)";
+}
+
+Xapian::Query xg_accelerate(xg_context *ctx, const Xapian::Query &query,
+                            Xapian::doccount first, Xapian::doccount maxitems,
+                            int *route)
+{
+    int r = XG_ROUTE_STOCK_UNSUPPORTED;
+    if (route) *route = r;
+    const uint64_t k = uint64_t(first) + maxitems;
+    xg_xquery *xq = xg_shim_xquery_wrap(query);
+    if (!xq) throw std::bad_alloc();
+    xg_result res;
+    int rc = k > 0xffffffffu ? XG_ERR_UNSUPPORTED
+                             : xg_context_answer(ctx, xq, uint32_t(k), &res, &r);
+    xg_shim_xquery_free(xq);
+    if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
+    if (rc) {
+        /* Too many items, or an engine error: stock Xapian answers. */
+        r = rc == XG_ERR_UNSUPPORTED ? XG_ROUTE_STOCK_UNSUPPORTED
+                                     : XG_ROUTE_STOCK_GPU_ERROR;
+        xg_context_count(ctx, r);
+    }
+    if (route) *route = r;
+    if (r != XG_ROUTE_GPU && r != XG_ROUTE_CPU) return query;
+    std::shared_ptr<std::vector<ShardResult>> shards;
+    try {
+        shards = split_by_shard(xg_context_index(ctx), res);
+    } catch (...) {
+        xg_result_free(&res);
+        throw;
+    }
+    xg_result_free(&res);
+    ResultSource *src = new ResultSource(std::move(shards));
+    return Xapian::Query(Xapian::Query::OP_OR, Xapian::Query(src->release()),
+                         Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, query,
+                                       0.0));
+}
+
+Xapian::Query xg_accelerate(xg_context *ctx, const Xapian::Query &query,
+                            Xapian::doccount first, Xapian::doccount maxitems,
+                            const Xapian::Weight &weighting, int *route)
+{
+    if (!same_bm25(weighting, xg_context_options(ctx)->bm25)) {
+        xg_context_count(ctx, XG_ROUTE_STOCK_WEIGHTING);
+        if (route) *route = XG_ROUTE_STOCK_WEIGHTING;
+        return query;
+    }
+    return xg_accelerate(ctx, query, first, maxitems, route);
+}
+
+extern "C" int xg_context_search(xg_context *ctx, const char *query,
+                                 const struct xg_search_opts *o,
+                                 uint32_t first, uint32_t maxitems,
+                                 struct xg_result *out, int *route)
+{
+    std::memset(out, 0, sizeof *out);
+    if (!ctx || !query || !o)
+        return xg_set_error(XG_ERR_ARG, "xg_context_search: NULL argument");
+    if (o->default_and != 0 && o->default_and != 1)
+        return xg_set_error(XG_ERR_ARG, "xg_context_search: default_and "
+                            "must be 0 (OR) or 1 (AND)");
+    xg_searcher *s;
+    int rc = xg_context_take(ctx, &s);
+    if (rc) return rc;
+    xg_xquery *xq = nullptr;
+    rc = xg_searcher_parse(s, query, o, &xq);
+    if (!rc) {
+        try {
+            Xapian::Query q =
+                xg_accelerate(ctx, xg_shim_xquery_get(xq), first, maxitems,
+                              route);
+            rc = xg_shim_search_query(xg_searcher_db(s), q,
+                                      &xg_context_options(ctx)->bm25, first,
+                                      maxitems, out);
+        } catch (const std::bad_alloc &) {
+            rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        }
+    }
+    if (xq) xg_shim_xquery_free(xq);
+    xg_context_give(ctx, s);
+    return rc;
+}

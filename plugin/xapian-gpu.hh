@@ -1,0 +1,89 @@
+/** @file xapian-gpu.hh
+ *  @brief The C++ face of the plugin: hand a Xapian::Query to xapian-gpu,
+ *         give the query it returns to your Enquire, get the stock MSet.
+ *
+ *      xg_context *ctx;                      // once, at startup
+ *      xg_context_open(paths, n, NULL, NULL, &ctx);
+ *      ...
+ *      Xapian::Query q = parser.parse_query(text);
+ *      enquire.set_query(xg_accelerate(ctx, q, first, maxitems));
+ *      Xapian::MSet mset = enquire.get_mset(first, maxitems);
+ *
+ *  When the planner answers a query (GPU, or the exact CPU matcher), the
+ *  returned query is OP_OR(ResultSource, OP_SCALE_WEIGHT(q, 0)): the
+ *  source yields the exact top first+maxitems with their weights, and the
+ *  zero-weighted original keeps Xapian's match estimate and the matching
+ *  terms (highlighting).  Otherwise it returns q unchanged and stock
+ *  Xapian answers.  The only visible difference is MSet percentages
+ *  (docs/plugin.md).  Do not ask the Enquire for more than first+maxitems
+ *  items with the returned query.
+ */
+#ifndef XAPIAN_GPU_HH
+#define XAPIAN_GPU_HH
+
+#include <xapian.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "xapian-gpu.h"
+
+namespace xapian_gpu {
+
+/* One shard's part of a precomputed result: shard-local docids ascending
+ * and their exact weights. */
+struct ShardResult {
+    std::string uuid;               /* the shard's Database::get_uuid() */
+    Xapian::rev revision = 0;       /* the revision the index was built at */
+    std::vector<Xapian::docid> docids;
+    std::vector<double> weights;
+    double max_weight = 0;
+};
+
+/* A PostingSource that yields a precomputed top k, shard by shard
+ * (xapian-notes.md §3: shard-local docids ascending, live only, exact
+ * weights, maxweight the true maximum).  Serialisable, so a remote server
+ * with it registered can run it: the result travels with the query. */
+class ResultSource : public Xapian::PostingSource {
+    std::shared_ptr<const std::vector<ShardResult>> shards_;
+    const ShardResult *cur_ = nullptr;
+    size_t pos_ = 0;
+    bool started_ = false;
+
+  public:
+    explicit ResultSource(std::shared_ptr<const std::vector<ShardResult>> s);
+
+    void init(const Xapian::Database &db) override;
+    Xapian::doccount get_termfreq_min() const override;
+    Xapian::doccount get_termfreq_est() const override;
+    Xapian::doccount get_termfreq_max() const override;
+    double get_weight() const override;
+    void next(double min_wt) override;
+    void skip_to(Xapian::docid did, double min_wt) override;
+    bool at_end() const override;
+    Xapian::docid get_docid() const override;
+
+    ResultSource *clone() const override;
+    std::string name() const override;
+    std::string serialise() const override;
+    ResultSource *unserialise_with_registry(
+        const std::string &s, const Xapian::Registry &registry) const override;
+    std::string get_description() const override;
+};
+
+} // namespace xapian_gpu
+
+/* The query to give to Enquire for get_mset(first, maxitems).  *route (may
+ * be NULL): who answered (enum xg_route).  The context's BM25 parameters
+ * must be the Enquire's; the second form checks that against the Enquire's
+ * weighting scheme and routes to stock Xapian when they differ. */
+Xapian::Query xg_accelerate(xg_context *ctx, const Xapian::Query &query,
+                            Xapian::doccount first, Xapian::doccount maxitems,
+                            int *route = nullptr);
+Xapian::Query xg_accelerate(xg_context *ctx, const Xapian::Query &query,
+                            Xapian::doccount first, Xapian::doccount maxitems,
+                            const Xapian::Weight &weighting,
+                            int *route = nullptr);
+
+#endif

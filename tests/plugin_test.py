@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""The plugin as an application uses it (tests/test_plugin_app.cc), on
+every ../shared/ir-data collection with 1 and 2 shards, then 16 threads at
+once, and the fallbacks: a stale index, a damaged index, unsupported
+queries and injected GPU errors must each give the stock MSet and be
+counted under their reason.
+
+usage: plugin_test.py --bin XAPIAN_GPU --app TEST_PLUGIN_APP --ir-data DIR
+                      --work DIR [--engine gpu|cpu|auto] [--only C1,C2]
+With --engine gpu and no device, set XG_GPU_TWINS=1 (the kernels' CPU
+twins), as CI does."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+
+def run(cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("FAIL: %s exited %d:\n%s%s" % (" ".join(cmd), p.returncode,
+                                                 p.stdout, p.stderr))
+    return p.stdout
+
+
+def build(binary, tsv, db, *opts):
+    shutil.rmtree(db, ignore_errors=True)
+    run([binary, "index", "--quiet", *opts, tsv, db])
+    run([binary, "export", "--quiet", db])
+
+
+def app(a, db, queries, *extra):
+    out = run([a.app, "--db", db, "--queries", queries, "--engine", a.engine,
+               *extra])
+    return out.strip().splitlines()[-1] if "index:" not in out else \
+        " | ".join(out.strip().splitlines()[-2:])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--app", required=True)
+    ap.add_argument("--ir-data", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--engine", default="gpu", choices=["gpu", "cpu", "auto"])
+    ap.add_argument("--only")
+    a = ap.parse_args()
+    if not os.path.isdir(a.ir_data):
+        print("SKIP: %s not found" % a.ir_data)
+        return 77
+    os.makedirs(a.work, exist_ok=True)
+    if a.engine == "gpu" and os.environ.get("XG_GPU_TWINS") != "1":
+        # No usable device: skip, as every GPU test does.
+        probe = os.path.join(a.work, "probe")
+        build(a.bin, os.path.join(a.ir_data, "adi", "docs.tsv"), probe)
+        p = subprocess.run([a.bin, "search", "--db", probe, "--engine", "gpu",
+                            "probe"], capture_output=True, text=True)
+        if p.returncode != 0:
+            print("SKIP: GPU engine unavailable: %s" % p.stderr.strip())
+            return 77
+    colls = sorted(d for d in os.listdir(a.ir_data)
+                   if os.path.isfile(os.path.join(a.ir_data, d, "docs.tsv")))
+    if a.only:
+        colls = [c for c in colls if c in a.only.split(",")]
+    served = "0.3"   # the other-BM25 checks count as stock routes
+    for c in colls:
+        docs = os.path.join(a.ir_data, c, "docs.tsv")
+        queries = os.path.join(a.ir_data, c, "queries.tsv")
+        for shards in ("1", "2"):
+            db = os.path.join(a.work, "%s-%s" % (c, shards))
+            build(a.bin, docs, db, "--shards", shards)
+            print("ok %-10s %s shard(s): %s" %
+                  (c, shards, app(a, db, queries, "--min-served", served)))
+
+    # The fallbacks, on cranfield (or the first collection).
+    c = "cranfield" if "cranfield" in colls else colls[0]
+    docs = os.path.join(a.ir_data, c, "docs.tsv")
+    queries = os.path.join(a.ir_data, c, "queries.tsv")
+    db = os.path.join(a.work, c + "-1")
+    print("ok 16 threads: %s" % app(a, db, queries, "--threads", "16",
+                                     "--min-served", served))
+
+    odd = os.path.join(a.work, "unsupported.tsv")
+    with open(odd, "w") as f:
+        f.write('1\t"boundary layer" flow\n2\tshock NOT wave\n'
+                '3\theat -transfer\n')
+    print("ok unsupported: %s" % app(a, db, odd, "--expect-route",
+                                     "stock:unsupported"))
+
+    if a.engine != "cpu" and os.environ.get("XG_GPU_TWINS") == "1":
+        print("ok injected GPU errors: %s" %
+              app(a, db, queries, "--inject-gpu-fault", "--require-route",
+                  "stock:gpu-error"))
+
+    damaged = os.path.join(a.work, c + "-damaged")
+    shutil.rmtree(damaged, ignore_errors=True)
+    shutil.copytree(db, damaged)
+    idx = os.path.join(damaged, "xapian-gpu.idx")
+    with open(idx, "r+b") as f:
+        f.seek(os.path.getsize(idx) // 2)
+        b = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([b[0] ^ 0x5A]))
+    print("ok damaged index: %s" % app(a, damaged, queries, "--expect-route",
+                                       "stock:damaged"))
+
+    stale = os.path.join(a.work, c + "-stale")
+    shutil.rmtree(stale, ignore_errors=True)
+    shutil.copytree(db, stale)
+    print("ok stale index: %s" % app(a, stale, queries, "--modify-db",
+                                     "--expect-route", "stock:stale"))
+    print("plugin: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

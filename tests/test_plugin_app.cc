@@ -1,0 +1,291 @@
+/** @file test_plugin_app.cc
+ *  @brief An application the way Xapian applications are written
+ *         (QueryParser, Enquire), with the plugin added: every MSet must be
+ *         the stock one, bit for bit (docids, order, weights, matching
+ *         terms of the top document, and the match bounds wherever stock's
+ *         are exact).  Where stock's bounds are estimates they depend on
+ *         how far its pruning went, and the plugin's may differ: those are
+ *         counted and printed, not failed (docs/plugin.md).
+ *
+ *  For each query, OR and AND, (first, maxitems) = (0, 10), (0, 100) and
+ *  (5, 10): stock Enquire against Enquire on xg_accelerate()'s query.  Also
+ *  per served query: the accelerated query serialised and unserialised
+ *  with ResultSource registered (what the remote backend does) gives the
+ *  same MSet, and a different BM25 on the Enquire is routed to stock.
+ *
+ *  usage: test_plugin_app --db DB [--db SHARD2 ...] --queries FILE
+ *         [--engine auto|gpu|cpu] [--threads N] [--expect-route NAME]
+ *         [--require-route NAME] [--min-served FRACTION]
+ *         [--inject-gpu-fault] [--modify-db]
+ *  --expect-route: every accelerate() call must take that route;
+ *  --require-route: at least one must;
+ *  --min-served: at least that fraction answered by the GPU or CPU engine;
+ *  --inject-gpu-fault: each search's first engine allocation fails;
+ *  --modify-db: add a document to the (single) database first (stale).
+ *  Exit 0 when every MSet was identical and the expectations hold.
+ */
+#include <xapian.h>
+
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "../gpu/engine.h"
+#include "../plugin/xapian-gpu.hh"
+
+namespace {
+
+struct Args {
+    std::vector<std::string> dbs;
+    std::string queries, expect_route, require_route;
+    int engine = XG_ENGINE_AUTO;
+    unsigned threads = 1;
+    double min_served = 0;
+    bool inject = false, modify = false;
+};
+
+std::atomic<uint64_t> compared{0}, differences{0};
+
+Xapian::Database open_db(const Args &a)
+{
+    Xapian::Database db;
+    for (const std::string &p : a.dbs) db.add_database(Xapian::Database(p));
+    return db;
+}
+
+std::string describe(const Xapian::MSet &m)
+{
+    std::string s = "matches " + std::to_string(m.get_matches_lower_bound()) +
+                    "/" + std::to_string(m.get_matches_estimated()) + "/" +
+                    std::to_string(m.get_matches_upper_bound()) + ":";
+    for (auto it = m.begin(); it != m.end(); ++it) {
+        char buf[64];
+        snprintf(buf, sizeof buf, " %u/%.17g", *it, it.get_weight());
+        s += buf;
+    }
+    return s;
+}
+
+/* 0: the same MSet, bit for bit (docids, order, weights, matching terms
+ * of the top document, and the match bounds whenever stock's are exact);
+ * 1: different; 2 (lower bound) or 3 (estimate or upper bound): the same
+ * but for the bounds of a stock MSet whose bounds are estimates
+ * (docs/plugin.md: the one visible difference besides percentages). */
+int compare(Xapian::Enquire &e1, const Xapian::MSet &a, Xapian::Enquire &e2,
+            const Xapian::MSet &b)
+{
+    if (a.size() != b.size()) return 1;
+    for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
+        const double x = i.get_weight(), y = j.get_weight();
+        if (*i != *j || std::memcmp(&x, &y, sizeof x) != 0) return 1;
+    }
+    if (!a.empty()) {
+        std::vector<std::string> t1(e1.get_matching_terms_begin(a.begin()),
+                                    e1.get_matching_terms_end(a.begin()));
+        std::vector<std::string> t2(e2.get_matching_terms_begin(b.begin()),
+                                    e2.get_matching_terms_end(b.begin()));
+        if (t1 != t2) return 1;
+    }
+    const bool bounds_same =
+        a.get_matches_estimated() == b.get_matches_estimated() &&
+        a.get_matches_lower_bound() == b.get_matches_lower_bound() &&
+        a.get_matches_upper_bound() == b.get_matches_upper_bound();
+    if (bounds_same) return 0;
+    if (a.get_matches_lower_bound() == a.get_matches_upper_bound()) return 1;
+    return a.get_matches_estimated() == b.get_matches_estimated() &&
+                   a.get_matches_upper_bound() == b.get_matches_upper_bound()
+               ? 2   /* the lower bound only */
+               : 3;
+}
+
+std::atomic<uint64_t> estimates_differ{0}, lower_differs{0};
+
+void check(const char *what, const std::string &qtext, Xapian::Enquire &e1,
+           const Xapian::MSet &a, Xapian::Enquire &e2, const Xapian::MSet &b)
+{
+    ++compared;
+    const int c = compare(e1, a, e2, b);
+    if (c == 0) return;
+    if (c == 2) {
+        ++lower_differs;
+        return;
+    }
+    if (c == 3) {
+        ++estimates_differ;
+        return;
+    }
+    if (++differences <= 5) {
+        std::string da = describe(a), db = describe(b);
+        if (da.size() > 300) da.resize(300);
+        if (db.size() > 300) db.resize(300);
+        std::printf("DIFFERENT %s, query '%s':\n  stock  %s\n  plugin %s\n",
+                    what, qtext.c_str(), da.c_str(), db.c_str());
+    }
+}
+
+void run_queries(const Args &a, xg_context *ctx,
+                 const std::vector<std::string> &texts, size_t from,
+                 size_t step)
+{
+    Xapian::Database db = open_db(a);
+    Xapian::Stem stem("english");
+    Xapian::Registry registry;
+    registry.register_posting_source(xapian_gpu::ResultSource(nullptr));
+    static const unsigned pages[][2] = {{0, 10}, {0, 100}, {5, 10}};
+    for (size_t qi = from; qi < texts.size(); qi += step) {
+        for (int op = 0; op < 2; ++op) {
+            Xapian::QueryParser qp;
+            qp.set_database(db);
+            qp.set_stemmer(stem);
+            qp.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
+            qp.set_default_op(op ? Xapian::Query::OP_AND : Xapian::Query::OP_OR);
+            Xapian::Query q;
+            try {
+                q = qp.parse_query(texts[qi]);
+            } catch (const Xapian::QueryParserError &) {
+                continue;
+            }
+            for (const auto &pg : pages) {
+                Xapian::Enquire stock(db), plug(db);
+                stock.set_query(q);
+                Xapian::MSet ms = stock.get_mset(pg[0], pg[1]);
+                if (a.inject) xg_engine_fail_next_alloc(1);
+                int route;
+                Xapian::Query aq = xg_accelerate(ctx, q, pg[0], pg[1],
+                                                 Xapian::BM25Weight(),
+                                                 &route);
+                plug.set_query(aq);
+                Xapian::MSet mp = plug.get_mset(pg[0], pg[1]);
+                check("MSet", texts[qi], stock, ms, plug, mp);
+                if (!a.expect_route.empty() &&
+                    a.expect_route != xg_route_name(route)) {
+                    if (++differences <= 5)
+                        std::printf("ROUTE %s, expected %s: '%s'\n",
+                                    xg_route_name(route),
+                                    a.expect_route.c_str(), texts[qi].c_str());
+                }
+                if (route != XG_ROUTE_GPU && route != XG_ROUTE_CPU) continue;
+                if (pg[1] != 10 || pg[0] != 0) continue;
+                /* The remote backend's path: serialise, unserialise. */
+                Xapian::Enquire remote(db);
+                remote.set_query(
+                    Xapian::Query::unserialise(aq.serialise(), registry));
+                check("unserialised", texts[qi], stock, ms, remote,
+                      remote.get_mset(pg[0], pg[1]));
+                /* Another BM25 on the Enquire: stock answers it. */
+                Xapian::BM25Weight other(1.2, 0, 1, 0.75, 0.5);
+                Xapian::Enquire s2(db), p2(db);
+                s2.set_weighting_scheme(other);
+                p2.set_weighting_scheme(other);
+                s2.set_query(q);
+                p2.set_query(xg_accelerate(ctx, q, 0, 10, other, &route));
+                check("other BM25", texts[qi], s2, s2.get_mset(0, 10), p2,
+                      p2.get_mset(0, 10));
+                if (route != XG_ROUTE_STOCK_WEIGHTING && ++differences <= 5)
+                    std::printf("ROUTE %s for another BM25\n",
+                                xg_route_name(route));
+            }
+        }
+    }
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        std::string o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : nullptr;
+        if (o == "--db" && v) a.dbs.push_back(argv[++i]);
+        else if (o == "--queries" && v) a.queries = argv[++i];
+        else if (o == "--threads" && v) a.threads = (unsigned)std::atoi(argv[++i]);
+        else if (o == "--expect-route" && v) a.expect_route = argv[++i];
+        else if (o == "--require-route" && v) a.require_route = argv[++i];
+        else if (o == "--min-served" && v) a.min_served = std::atof(argv[++i]);
+        else if (o == "--inject-gpu-fault") a.inject = true;
+        else if (o == "--modify-db") a.modify = true;
+        else if (o == "--engine" && v) {
+            std::string e = argv[++i];
+            a.engine = e == "gpu" ? XG_ENGINE_GPU
+                     : e == "cpu" ? XG_ENGINE_CPU : XG_ENGINE_AUTO;
+        } else {
+            std::fprintf(stderr, "test_plugin_app: bad argument %s\n", argv[i]);
+            return 2;
+        }
+    }
+    if (a.dbs.empty() || a.queries.empty() || a.threads == 0) {
+        std::fprintf(stderr, "usage: test_plugin_app --db DB --queries FILE "
+                     "[options]\n");
+        return 2;
+    }
+    if (a.modify) {
+        Xapian::WritableDatabase w(a.dbs[0], Xapian::DB_OPEN);
+        Xapian::Document d;
+        d.add_term("xgstaletestterm");
+        w.add_document(d);
+        w.commit();
+    }
+    std::vector<std::string> texts;
+    std::ifstream in(a.queries);
+    for (std::string line; std::getline(in, line);) {
+        size_t tab = line.find('\t');
+        if (tab != std::string::npos) texts.push_back(line.substr(tab + 1));
+    }
+    std::vector<const char *> paths;
+    for (const std::string &p : a.dbs) paths.push_back(p.c_str());
+    xg_context_opts o = XG_CONTEXT_DEFAULTS;
+    o.engine = a.engine;
+    xg_context *ctx;
+    if (xg_context_open(paths.data(), paths.size(), nullptr, &o, &ctx)) {
+        std::fprintf(stderr, "test_plugin_app: %s\n", xg_last_error());
+        return 1;
+    }
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < a.threads; ++t)
+        pool.emplace_back(run_queries, std::cref(a), ctx, std::cref(texts), t,
+                          a.threads);
+    for (std::thread &t : pool) t.join();
+    uint64_t routes[XG_ROUTE_COUNT], total = 0;
+    xg_context_routes(ctx, routes);
+    std::printf("%zu queries, %u threads: %" PRIu64 " MSets compared, %" PRIu64
+                " different; where stock's bounds are estimates, %" PRIu64
+                " with another lower bound only, %" PRIu64 " with another "
+                "estimate; routes:", texts.size(), a.threads, compared.load(),
+                differences.load(), lower_differs.load(),
+                estimates_differ.load());
+    for (int r = 0; r < XG_ROUTE_COUNT; ++r) {
+        total += routes[r];
+        if (routes[r]) std::printf(" %s %" PRIu64, xg_route_name(r), routes[r]);
+    }
+    std::printf("\n");
+    const char *why = xg_context_index_error(ctx);
+    if (why) std::printf("index: %s\n", why);
+    xg_context_close(ctx);
+    const uint64_t served = routes[XG_ROUTE_GPU] + routes[XG_ROUTE_CPU];
+    if (a.min_served > 0 && served < a.min_served * (double)total) {
+        std::printf("FAIL: only %" PRIu64 " of %" PRIu64 " served by the "
+                    "plugin's engines\n", served, total);
+        return 1;
+    }
+    if (!a.require_route.empty()) {
+        int r = 0;
+        while (r < XG_ROUTE_COUNT && a.require_route != xg_route_name(r)) ++r;
+        if (r == XG_ROUTE_COUNT || routes[r] == 0) {
+            std::printf("FAIL: no query took route %s\n",
+                        a.require_route.c_str());
+            return 1;
+        }
+    }
+    if (compared == 0) {
+        std::printf("FAIL: nothing compared\n");
+        return 1;
+    }
+    return differences ? 1 : 0;
+}
