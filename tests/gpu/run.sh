@@ -15,6 +15,8 @@
 #   cache N        the LRU list cache at 1/2 and 1/8 of the index's size,
 #                  against all lists resident (2000 queries, OR and AND)
 #   abcache        ab --engine gpu with a 48 KiB list cache (cacm, med)
+#   plugin         the application-style plugin test on the GPU (every
+#                  collection, 1 and 2 shards, 16 threads, fallbacks)
 #   kbench         decode and intersection kernel throughput (random lists)
 # Logs go to $OUT; a short table is printed last.
 set -o pipefail
@@ -81,6 +83,14 @@ while [ $# -gt 0 ]; do
             --work /tmp/xg-abc --engine gpu --only cacm,med --list-cache 48 \
             2>&1 | tee "$OUT/abcache.log"
         note "ab --engine gpu --list-cache 48: $(tail -1 "$OUT/abcache.log"); $(grep 'MSets compared' "$OUT/abcache.log") ($(( $(date +%s) - t )) s)"
+        ;;
+    plugin)
+        t=$(date +%s)
+        python3 tests/plugin_test.py --bin "$B" \
+            --app build-dev/tests/test_plugin_app --ir-data .device-carry/ir-data \
+            --work /tmp/xg-plugin --engine gpu 2>&1 | tee "$OUT/plugin.log"
+        note "plugin --engine gpu: $(tail -1 "$OUT/plugin.log") ($(( $(date +%s) - t )) s)"
+        grep '^ok' "$OUT/plugin.log" | cut -c1-160 | sed 's/^/    /' | tee -a "$SUMMARY"
         ;;
     ab)
         t=$(date +%s)
