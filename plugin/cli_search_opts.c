@@ -35,6 +35,9 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"bloom", required_argument, 0, 'b'},
         {"batch-work", required_argument, 0, 'W'},
         {"list-cache", required_argument, 0, 'L'},
+        {"omega", no_argument, 0, 'O'},
+        {"qrels", required_argument, 0, 'Q'},
+        {"html", required_argument, 0, 'H'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -104,6 +107,19 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             if (xg_cli_uint(cmd, "--batch", optarg, 1, 1024, &a->batch))
                 return 2;
             a->engine_opts.max_batch = a->batch;
+            break;
+        case 'O':
+            /* Omega's defaults: AND between words, English stemming. */
+            a->opts.omega = 1;
+            a->opts.default_and = 1;
+            a->opts.stem_english = 1;
+            break;
+        case 'Q':
+        case 'H':
+            if (strcmp(cmd, "ab") && strcmp(cmd, "bench"))
+                return xg_cli_usage(cmd, "--%s is for ab and bench",
+                                    c == 'Q' ? "qrels" : "html");
+            if (c == 'Q') a->qrels = optarg; else a->html_out = optarg;
             break;
         case 'L': {
             uint32_t kib;

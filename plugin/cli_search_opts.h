@@ -14,6 +14,7 @@ struct xg_cli_search_args {
     char *dbs[64];
     size_t n_dbs;
     const char *index, *queries, *engines, *json_out;
+    const char *qrels, *html_out;  /* ab: relevance judgements, report */
     int json;
     int first_arg;                 /* first positional argument */
     uint32_t threads, batch;       /* ab/bench */

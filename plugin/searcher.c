@@ -164,6 +164,7 @@ int xg_searcher_parse(xg_searcher *s, const char *text,
     po.default_and = o->default_and;
     po.stopper = o->stopper;
     po.flags = o->parser_flags;
+    po.omega = o->omega;
     return xg_shim_parse(s->db, text, &po, out);
 }
 

@@ -70,8 +70,10 @@ struct xg_search_opts {
     const char *stopper;        /* NULL or "english" */
     unsigned parser_flags;      /* 0: QueryParser::FLAG_DEFAULT */
     struct xg_bm25_params bm25;
+    int omega;                  /* 1: build queries as Omega does by
+                                   default (prefixes, stopper; docs/cli.md) */
 };
-#define XG_SEARCH_DEFAULTS {XG_ENGINE_CPU, 10, 0, 1, NULL, 0, XG_BM25_DEFAULTS}
+#define XG_SEARCH_DEFAULTS {XG_ENGINE_CPU, 10, 0, 1, NULL, 0, XG_BM25_DEFAULTS, 0}
 
 typedef struct xg_searcher xg_searcher;
 

@@ -249,7 +249,7 @@ int xg_shim_parse(xg_db *db, const char *text, const struct xg_parse_opts *o,
         *out = NULL;
     if (!text || !out)
         return xg_set_error(XG_ERR_ARG, "xg_shim_parse: NULL argument");
-    static const struct xg_parse_opts defaults = {1, 0, NULL, 0};
+    static const struct xg_parse_opts defaults = {1, 0, NULL, 0, 0};
     if (!o)
         o = &defaults;
     XG_SHIM_TRY

@@ -82,6 +82,7 @@ struct xg_parse_opts {
     int default_and;        /* 1: OP_AND between words; 0: OP_OR */
     const char *stopper;    /* NULL or "english" */
     unsigned flags;         /* QueryParser flags; 0 means FLAG_DEFAULT */
+    int omega;              /* 1: Omega's default query construction */
 };
 
 /* Parse `text` with Xapian's QueryParser. */
