@@ -3,6 +3,9 @@
  */
 #include "cli_search_opts.h"
 
+/* Long options without a short letter. */
+enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML };
+
 #include <getopt.h>
 #include <string.h>
 
@@ -35,9 +38,9 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"bloom", required_argument, 0, 'b'},
         {"batch-work", required_argument, 0, 'W'},
         {"list-cache", required_argument, 0, 'L'},
-        {"omega", no_argument, 0, 'O'},
-        {"qrels", required_argument, 0, 'Q'},
-        {"html", required_argument, 0, 'H'},
+        {"omega", no_argument, 0, OPT_OMEGA},
+        {"qrels", required_argument, 0, OPT_QRELS},
+        {"html", required_argument, 0, OPT_HTML},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -108,18 +111,18 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
                 return 2;
             a->engine_opts.max_batch = a->batch;
             break;
-        case 'O':
+        case OPT_OMEGA:
             /* Omega's defaults: AND between words, English stemming. */
             a->opts.omega = 1;
             a->opts.default_and = 1;
             a->opts.stem_english = 1;
             break;
-        case 'Q':
-        case 'H':
-            if (strcmp(cmd, "ab") && strcmp(cmd, "bench"))
+        case OPT_QRELS:
+        case OPT_HTML:
+            if (!is_ab)
                 return xg_cli_usage(cmd, "--%s is for ab and bench",
-                                    c == 'Q' ? "qrels" : "html");
-            if (c == 'Q') a->qrels = optarg; else a->html_out = optarg;
+                                    c == OPT_QRELS ? "qrels" : "html");
+            if (c == OPT_QRELS) a->qrels = optarg; else a->html_out = optarg;
             break;
         case 'L': {
             uint32_t kib;
