@@ -18,13 +18,14 @@ static const struct {
     {"ab", xg_cli_ab, "compare engines on a query file: equality and speed"},
     {"bench", xg_cli_bench, "throughput of every engine, all cores and GPU"},
     {"synth", xg_cli_synth, "generate a synthetic collection or query set"},
+    {"calibrate", xg_cli_calibrate, "fit the plugin's cost model on this machine"},
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: xapian-gpu COMMAND [OPTIONS]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
-        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\n'xapian-gpu COMMAND --help' describes a command; "
                "docs/cli.md has the reference.\n");
 }

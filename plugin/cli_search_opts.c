@@ -4,7 +4,7 @@
 #include "cli_search_opts.h"
 
 /* Long options without a short letter. */
-enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML };
+enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML, OPT_MODEL };
 
 #include <getopt.h>
 #include <string.h>
@@ -16,7 +16,8 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
 {
     struct xg_search_opts defaults = XG_SEARCH_DEFAULTS;
     struct xg_engine_opts edefaults = XG_ENGINE_DEFAULTS;
-    int is_ab = !strcmp(cmd, "ab") || !strcmp(cmd, "bench"), c;
+    int is_ab = !strcmp(cmd, "ab") || !strcmp(cmd, "bench") ||
+                !strcmp(cmd, "calibrate"), c;
     memset(a, 0, sizeof *a);
     a->opts = defaults;
     a->engine_opts = edefaults;
@@ -41,6 +42,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"omega", no_argument, 0, OPT_OMEGA},
         {"qrels", required_argument, 0, OPT_QRELS},
         {"html", required_argument, 0, OPT_HTML},
+        {"model", required_argument, 0, OPT_MODEL},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -116,6 +118,11 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             a->opts.omega = 1;
             a->opts.default_and = 1;
             a->opts.stem_english = 1;
+            break;
+        case OPT_MODEL:
+            if (strcmp(cmd, "calibrate"))
+                return xg_cli_usage(cmd, "--model is for calibrate");
+            a->model = optarg;
             break;
         case OPT_QRELS:
         case OPT_HTML:

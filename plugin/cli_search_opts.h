@@ -15,6 +15,7 @@ struct xg_cli_search_args {
     size_t n_dbs;
     const char *index, *queries, *engines, *json_out;
     const char *qrels, *html_out;  /* ab: relevance judgements, report */
+    const char *model;             /* calibrate: the cost model file */
     int json;
     int first_arg;                 /* first positional argument */
     uint32_t threads, batch;       /* ab/bench */

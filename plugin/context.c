@@ -5,15 +5,20 @@
  *
  *  Routing, in order: no usable index -> stock (stale or damaged); a query
  *  shape the engines do not serve -> stock; engine CPU -> the exact CPU
- *  matcher; otherwise the GPU engine if a device is usable (else stock),
- *  where a query the GPU cannot serve exactly goes to the CPU matcher and
- *  a GPU failure sends the query to stock.  Every decision is counted.
+ *  matcher; no usable device -> stock; engine AUTO and the cost model
+ *  predicts stock faster, given the GPU's queue -> stock; otherwise the
+ *  GPU dispatcher (dispatch.h), where a query the GPU cannot serve exactly
+ *  goes to the CPU matcher, and a GPU failure or a missed deadline sends
+ *  the query to stock.  Every decision is counted.
  *
- *  The engine is not thread-safe: GPU batches run under one mutex.  Query
- *  preparation and the CPU matcher only read the shared index, so they run
- *  in the calling thread.
+ *  Query preparation and the CPU matcher only read the shared index, so
+ *  they run in the calling thread; only the dispatcher's thread touches
+ *  the GPU engine.
  */
 #include "context.h"
+
+#include "cost_model.h"
+#include "dispatch.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,7 +32,10 @@ struct xg_context {
     size_t n_paths;
     xg_searcher *base;              /* owns the index and the GPU engine */
     struct xg_context_opts o;
-    pthread_mutex_t gpu_lock;
+    pthread_mutex_t gpu_lock;       /* starting the dispatcher */
+    struct xg_dispatch *dispatch;
+    int dispatch_tried, dispatch_rc;
+    struct xg_cost_model model;
     pthread_mutex_t pool_lock;
     xg_searcher **pool;             /* idle per-thread searchers */
     size_t n_pool, cap_pool;
@@ -38,8 +46,34 @@ const char *xg_route_name(int route)
 {
     static const char *const names[XG_ROUTE_COUNT] = {
         "gpu", "cpu", "stock:unsupported", "stock:stale", "stock:damaged",
-        "stock:no-device", "stock:gpu-error", "stock:weighting"};
+        "stock:no-device", "stock:gpu-error", "stock:weighting",
+        "stock:cheaper", "stock:deadline"};
     return route >= 0 && route < XG_ROUTE_COUNT ? names[route] : "?";
+}
+
+/* The cost model: the file named in the options (an error if unreadable),
+ * else xapian-gpu.model beside the index if there is one, else built in. */
+static int load_model(xg_context *c, const char *index_path)
+{
+    xg_cost_model_default(&c->model);
+    if (c->o.cost_model) return xg_cost_model_load(c->o.cost_model, &c->model);
+    const struct xg_index *ix = xg_searcher_index(c->base);
+    const char *p = ix ? ix->path : index_path;
+    if (!p) return XG_OK;
+    size_t n = strlen(p);
+    char *path = malloc(n + 16);
+    if (!path) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    const char *slash = strrchr(p, '/');
+    size_t dir = slash ? (size_t)(slash - p) + 1 : 0;
+    memcpy(path, p, dir);
+    strcpy(path + dir, "xapian-gpu.model");
+    int rc = xg_cost_model_load(path, &c->model);
+    if (rc == XG_ERR_IO) {
+        xg_cost_model_default(&c->model); /* no file: the default */
+        rc = XG_OK;
+    }
+    free(path);
+    return rc;
 }
 
 int xg_context_open(const char *const *db_paths, size_t n_paths,
@@ -71,6 +105,7 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
         eo.device = o->device;
         eo.memory_budget = o->device_memory;
         xg_searcher_set_engine_opts(c->base, &eo);
+        rc = load_model(c, index_path);
     }
     if (rc) {
         xg_context_close(c);
@@ -83,6 +118,7 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
 void xg_context_close(xg_context *c)
 {
     if (!c) return;
+    xg_dispatch_stop(c->dispatch);
     for (size_t i = 0; i < c->n_pool; ++i) xg_searcher_close(c->pool[i]);
     free(c->pool);
     xg_searcher_close(c->base);
@@ -159,6 +195,26 @@ static int index_route(xg_context *c)
                                 : XG_ROUTE_STOCK_DAMAGED;
 }
 
+/* The dispatcher, started on first use; NULL if there is no usable GPU. */
+static struct xg_dispatch *dispatcher(xg_context *c)
+{
+    pthread_mutex_lock(&c->gpu_lock);
+    if (!c->dispatch_tried) {
+        c->dispatch_tried = 1;
+        struct xg_dispatch_opts o;
+        memset(&o, 0, sizeof o);
+        o.max_batch = 256;
+        o.batch_work = 1ull << 27; /* the engine's default threshold */
+        o.max_wait = c->o.max_wait_ms > 0 ? c->o.max_wait_ms / 1e3 : 1e-3;
+        o.deadline = c->o.deadline_ms > 0 ? c->o.deadline_ms / 1e3 : 0.05;
+        o.bm25 = c->o.bm25;
+        c->dispatch_rc = xg_dispatch_start(c->base, &o, &c->dispatch);
+    }
+    struct xg_dispatch *d = c->dispatch;
+    pthread_mutex_unlock(&c->gpu_lock);
+    return d;
+}
+
 static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
                   struct xg_result *out, int *route)
 {
@@ -189,33 +245,25 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
         xg_prepared_free(pq);
         return rc;
     }
-    so.engine = XG_ENGINE_GPU;
-    pthread_mutex_lock(&c->gpu_lock);
-    const char *why;
-    int status = XG_OK;
-    if (xg_searcher_gpu_status(c->base, &why)) {
+    struct xg_dispatch *d = dispatcher(c);
+    if (!d) {
         *route = XG_ROUTE_STOCK_NO_DEVICE;
-        rc = XG_OK;
-    } else {
-        uint64_t faults = xg_searcher_gpu_fallbacks(c->base);
-        const struct xg_engine_stats *st = xg_searcher_gpu_stats(c->base);
-        uint64_t served = st ? st->served : 0;
-        rc = xg_searcher_run_prepared(c->base, &pq, 1, &so, out, &status);
-        st = xg_searcher_gpu_stats(c->base);
-        if (!rc && xg_searcher_gpu_fallbacks(c->base) != faults) {
-            /* The engine failed: stock Xapian answers this query. */
-            xg_result_free(out);
-            *route = XG_ROUTE_STOCK_GPU_ERROR;
-        } else if (!rc && status != XG_OK) {
-            xg_result_free(out);
-            *route = XG_ROUTE_STOCK_UNSUPPORTED;
-        } else if (!rc) {
-            /* What the GPU could not serve exactly, the CPU matcher did. */
-            *route = st && st->served != served ? XG_ROUTE_GPU
-                                                : XG_ROUTE_CPU;
+        xg_prepared_free(pq);
+        return XG_OK;
+    }
+    struct xg_query_features f;
+    xg_query_features_of(pq, xg_context_index(c), &f);
+    if (c->o.engine == XG_ENGINE_AUTO) {
+        const double wait = c->o.max_wait_ms > 0 ? c->o.max_wait_ms / 1e3 : 1e-3;
+        if (xg_cost_stock_seconds(&c->model, &f) <
+            xg_cost_gpu_seconds(&c->model, &f, xg_dispatch_queued_work(d),
+                                wait)) {
+            *route = XG_ROUTE_STOCK_CHEAPER;
+            xg_prepared_free(pq);
+            return XG_OK;
         }
     }
-    pthread_mutex_unlock(&c->gpu_lock);
+    rc = xg_dispatch_submit(d, pq, k, xg_cost_gpu_work(&f), out, route);
     xg_prepared_free(pq);
     return rc;
 }

@@ -275,6 +275,16 @@ int xg_searcher_run_prepared(xg_searcher *s, struct xg_prepared *const *pqs,
                              uint32_t n, const struct xg_search_opts *o,
                              struct xg_result *out, int *status)
 {
+    return xg_searcher_run_prepared_ex(s, pqs, NULL, n, o, out, status, NULL);
+}
+
+int xg_searcher_run_prepared_ex(xg_searcher *s,
+                                struct xg_prepared *const *pqs,
+                                const uint32_t *ks, uint32_t n,
+                                const struct xg_search_opts *o,
+                                struct xg_result *out, int *status,
+                                uint8_t *on_gpu)
+{
     int use_gpu = o->engine == XG_ENGINE_GPU || o->engine == XG_ENGINE_AUTO;
     int rc = XG_OK;
     if (use_gpu && (rc = gpu_ready(s))) {
@@ -290,7 +300,7 @@ int xg_searcher_run_prepared(xg_searcher *s, struct xg_prepared *const *pqs,
             eq[i].q = &pqs[i]->q;
             eq[i].leaf_term = pqs[i]->term;
             eq[i].plans = pqs[i]->plans;
-            eq[i].k = o->k;
+            eq[i].k = ks ? ks[i] : o->k;
         }
         rc = xg_engine_search(s->gpu, eq, n, &o->bm25, out, status);
         free(eq);
@@ -314,8 +324,11 @@ int xg_searcher_run_prepared(xg_searcher *s, struct xg_prepared *const *pqs,
     }
     /* What the GPU did not serve, the exact CPU matcher does. */
     for (uint32_t i = 0; i < n; ++i) {
+        if (on_gpu) on_gpu[i] = status[i] == XG_OK;
         if (status[i] == XG_OK) continue;
-        status[i] = xg_searcher_run_cpu(s, pqs[i], o, &out[i]);
+        struct xg_search_opts oi = *o;
+        if (ks) oi.k = ks[i];
+        status[i] = xg_searcher_run_cpu(s, pqs[i], &oi, &out[i]);
         if (status[i] != XG_OK && status[i] != XG_ERR_UNSUPPORTED) {
             for (uint32_t j = 0; j < n; ++j) xg_result_free(&out[j]);
             return status[i];

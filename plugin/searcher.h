@@ -49,6 +49,16 @@ int xg_searcher_run_prepared(xg_searcher *s, struct xg_prepared *const *pqs,
                              uint32_t n, const struct xg_search_opts *o,
                              struct xg_result *out, int *status);
 
+/* The same with a k per query (ks NULL: o->k) and, if on_gpu is not
+ * NULL, on_gpu[i] = 1 where the GPU engine answered query i (0: the CPU
+ * matcher did). */
+int xg_searcher_run_prepared_ex(xg_searcher *s,
+                                struct xg_prepared *const *pqs,
+                                const uint32_t *ks, uint32_t n,
+                                const struct xg_search_opts *o,
+                                struct xg_result *out, int *status,
+                                uint8_t *on_gpu);
+
 /* AND+OR (o->default_and == 2), after a batch answered the AND forms:
  * rerun as OR the queries (texts[i], status XG_OK) with fewer than k
  * results, replacing res[i]/status[i].  No-op for other modes. */

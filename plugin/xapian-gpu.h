@@ -116,6 +116,10 @@ enum xg_route {
     XG_ROUTE_STOCK_GPU_ERROR,     /* ... the GPU failed on this query */
     XG_ROUTE_STOCK_WEIGHTING,     /* ... the Enquire's weighting scheme is
                                      not the context's BM25 */
+    XG_ROUTE_STOCK_CHEAPER,       /* ... the cost model predicted stock
+                                     Xapian faster (engine AUTO) */
+    XG_ROUTE_STOCK_DEADLINE,      /* ... still queued for the GPU at the
+                                     deadline */
     XG_ROUTE_COUNT
 };
 
@@ -123,13 +127,22 @@ enum xg_route {
 const char *xg_route_name(int route);
 
 struct xg_context_opts {
-    int engine;                 /* XG_ENGINE_AUTO (GPU if usable, else
-                                   stock Xapian), _GPU, or _CPU */
+    int engine;                 /* XG_ENGINE_AUTO (the cost model picks the
+                                   GPU or stock Xapian per query), _GPU
+                                   (always the GPU when usable), or _CPU
+                                   (the exact CPU matcher) */
     struct xg_bm25_params bm25; /* must match the Enquire's BM25Weight */
     int device;                 /* CUDA device ordinal */
     uint64_t device_memory;     /* bytes; 0: 90% of free */
+    double max_wait_ms;         /* a GPU batch closes when its oldest query
+                                   has waited this long (0: 1 ms) */
+    double deadline_ms;         /* a query still queued for the GPU after
+                                   this long goes to stock (0: 50 ms) */
+    const char *cost_model;     /* file from `xapian-gpu calibrate`; NULL:
+                                   xapian-gpu.model next to the index if
+                                   present, else the built-in default */
 };
-#define XG_CONTEXT_DEFAULTS {XG_ENGINE_AUTO, XG_BM25_DEFAULTS, 0, 0}
+#define XG_CONTEXT_DEFAULTS {XG_ENGINE_AUTO, XG_BM25_DEFAULTS, 0, 0, 0, 0, NULL}
 
 typedef struct xg_context xg_context;
 

@@ -93,6 +93,35 @@ def main():
               app(a, db, queries, "--inject-gpu-fault", "--require-route",
                   "stock:gpu-error"))
 
+    if a.engine != "cpu":
+        # The cost model routes: cheap queries to stock, the rest to the
+        # GPU, every MSet still the stock one.
+        model = os.path.join(a.work, "routing.model")
+        with open(model, "w") as f:
+            f.write("stock_base 0\nstock_per_posting 2e-6\n"
+                    "stock_per_probe 2e-6\ngpu_batch 1e-4\n"
+                    "gpu_per_posting 1e-9\n")
+        out = run([a.app, "--db", db, "--queries", queries, "--engine",
+                   "auto", "--model", model, "--require-route", "gpu",
+                   "--require-route", "stock:cheaper"])
+        print("ok cost-model routing: %s" % out.strip().splitlines()[-1])
+        with open(model, "a") as f:
+            f.write("gpu_speed 3\n")
+        p = subprocess.run([a.app, "--db", db, "--queries", queries,
+                            "--engine", "auto", "--model", model],
+                           capture_output=True, text=True)
+        if p.returncode == 0 or "routing.model:6: unknown key" not in p.stderr:
+            sys.exit("FAIL: a malformed model file was not refused: %s" %
+                     p.stderr)
+        print("ok malformed model refused: %s" % p.stderr.strip())
+        # calibrate writes a model the context reads back.
+        cal = os.path.join(a.work, "calibrated.model")
+        run([a.bin, "calibrate", "--db", db, "--queries", queries, "--model",
+             cal])
+        run([a.app, "--db", db, "--queries", queries, "--engine", "auto",
+             "--model", cal])
+        print("ok calibrate: wrote and read %s" % cal)
+
     damaged = os.path.join(a.work, c + "-damaged")
     shutil.rmtree(damaged, ignore_errors=True)
     shutil.copytree(db, damaged)

@@ -15,10 +15,11 @@
  *
  *  usage: test_plugin_app --db DB [--db SHARD2 ...] --queries FILE
  *         [--engine auto|gpu|cpu] [--threads N] [--expect-route NAME]
- *         [--require-route NAME] [--min-served FRACTION]
+ *         [--require-route NAME]... [--model FILE] [--min-served F]
  *         [--inject-gpu-fault] [--modify-db]
  *  --expect-route: every accelerate() call must take that route;
- *  --require-route: at least one must;
+ *  --require-route: at least one must (repeatable);
+ *  --model: the cost model file for engine auto;
  *  --min-served: at least that fraction answered by the GPU or CPU engine;
  *  --inject-gpu-fault: each search's first engine allocation fails;
  *  --modify-db: add a document to the (single) database first (stale).
@@ -43,7 +44,8 @@ namespace {
 
 struct Args {
     std::vector<std::string> dbs;
-    std::string queries, expect_route, require_route;
+    std::string queries, expect_route, model;
+    std::vector<std::string> require_routes;
     int engine = XG_ENGINE_AUTO;
     unsigned threads = 1;
     double min_served = 0;
@@ -207,7 +209,8 @@ int main(int argc, char **argv)
         else if (o == "--queries" && v) a.queries = argv[++i];
         else if (o == "--threads" && v) a.threads = (unsigned)std::atoi(argv[++i]);
         else if (o == "--expect-route" && v) a.expect_route = argv[++i];
-        else if (o == "--require-route" && v) a.require_route = argv[++i];
+        else if (o == "--require-route" && v) a.require_routes.push_back(argv[++i]);
+        else if (o == "--model" && v) a.model = argv[++i];
         else if (o == "--min-served" && v) a.min_served = std::atof(argv[++i]);
         else if (o == "--inject-gpu-fault") a.inject = true;
         else if (o == "--modify-db") a.modify = true;
@@ -242,6 +245,7 @@ int main(int argc, char **argv)
     for (const std::string &p : a.dbs) paths.push_back(p.c_str());
     xg_context_opts o = XG_CONTEXT_DEFAULTS;
     o.engine = a.engine;
+    if (!a.model.empty()) o.cost_model = a.model.c_str();
     xg_context *ctx;
     if (xg_context_open(paths.data(), paths.size(), nullptr, &o, &ctx)) {
         std::fprintf(stderr, "test_plugin_app: %s\n", xg_last_error());
@@ -274,12 +278,11 @@ int main(int argc, char **argv)
                     "plugin's engines\n", served, total);
         return 1;
     }
-    if (!a.require_route.empty()) {
+    for (const std::string &want : a.require_routes) {
         int r = 0;
-        while (r < XG_ROUTE_COUNT && a.require_route != xg_route_name(r)) ++r;
+        while (r < XG_ROUTE_COUNT && want != xg_route_name(r)) ++r;
         if (r == XG_ROUTE_COUNT || routes[r] == 0) {
-            std::printf("FAIL: no query took route %s\n",
-                        a.require_route.c_str());
+            std::printf("FAIL: no query took route %s\n", want.c_str());
             return 1;
         }
     }

@@ -1,0 +1,176 @@
+/** @file cost_model.c
+ *  @brief The planner's cost model: features, predictions, the model file
+ *         and the fit `xapian-gpu calibrate` uses (see cost_model.h).
+ *
+ *  File format: text, one `key value` per line, `#` comments:
+ *      stock_base 2.1e-05
+ *      stock_per_posting 6.0e-09
+ *      ...
+ *  Unknown keys are an error (a typo must not silently keep a default).
+ */
+#include "cost_model.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../gpu/error.h"
+
+void xg_cost_model_default(struct xg_cost_model *m)
+{
+    /* Fitted by `xapian-gpu calibrate` on the 10^6-document synthetic
+     * collection on an H100 host (docs/benchmarks.md, 2026-11-22). */
+    m->stock_base = 2.0e-5;
+    m->stock_per_posting = 1.2e-8;
+    m->stock_per_probe = 1.5e-8;
+    m->gpu_batch = 2.0e-4;
+    m->gpu_per_posting = 2.0e-10;
+    snprintf(m->source, sizeof m->source, "built-in default");
+}
+
+static const struct {
+    const char *key;
+    size_t off;
+} fields[] = {
+    {"stock_base", offsetof(struct xg_cost_model, stock_base)},
+    {"stock_per_posting", offsetof(struct xg_cost_model, stock_per_posting)},
+    {"stock_per_probe", offsetof(struct xg_cost_model, stock_per_probe)},
+    {"gpu_batch", offsetof(struct xg_cost_model, gpu_batch)},
+    {"gpu_per_posting", offsetof(struct xg_cost_model, gpu_per_posting)},
+};
+#define N_FIELDS (sizeof fields / sizeof fields[0])
+
+int xg_cost_model_load(const char *path, struct xg_cost_model *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return xg_set_error(XG_ERR_IO, "%s: cannot open", path);
+    struct xg_cost_model m;
+    xg_cost_model_default(&m);
+    unsigned seen = 0, line_no = 0;
+    char line[256];
+    int rc = XG_OK;
+    while (!rc && fgets(line, sizeof line, f)) {
+        ++line_no;
+        char *p = line + strspn(line, " \t");
+        if (*p == '#' || *p == '\n' || !*p) continue;
+        char key[64];
+        double v;
+        char extra;
+        if (sscanf(p, "%63s %lf %c", key, &v, &extra) != 2 || !(v >= 0)) {
+            rc = xg_set_error(XG_ERR_FORMAT, "%s:%u: expected 'key value' "
+                              "with a value >= 0", path, line_no);
+            break;
+        }
+        size_t i = 0;
+        while (i < N_FIELDS && strcmp(fields[i].key, key)) ++i;
+        if (i == N_FIELDS) {
+            rc = xg_set_error(XG_ERR_FORMAT, "%s:%u: unknown key '%s'", path,
+                              line_no, key);
+            break;
+        }
+        *(double *)((char *)&m + fields[i].off) = v;
+        seen |= 1u << i;
+    }
+    fclose(f);
+    if (!rc && seen != (1u << N_FIELDS) - 1)
+        rc = xg_set_error(XG_ERR_FORMAT, "%s: missing keys (need all of "
+                          "stock_base, stock_per_posting, stock_per_probe, "
+                          "gpu_batch, gpu_per_posting)", path);
+    if (rc) return rc;
+    snprintf(m.source, sizeof m.source, "%s", path);
+    *out = m;
+    return XG_OK;
+}
+
+int xg_cost_model_save(const char *path, const struct xg_cost_model *m,
+                       const char *comment)
+{
+    size_t n = strlen(path) + 8;
+    char *tmp = malloc(n);
+    if (!tmp) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    snprintf(tmp, n, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    int rc = XG_OK;
+    if (!f) {
+        rc = xg_set_error(XG_ERR_IO, "%s: cannot write", tmp);
+        free(tmp);
+        return rc;
+    }
+    fprintf(f, "# xapian-gpu cost model (xapian-gpu calibrate)\n# %s\n",
+            comment ? comment : "");
+    for (size_t i = 0; i < N_FIELDS; ++i)
+        fprintf(f, "%s %.6e\n", fields[i].key,
+                *(const double *)((const char *)m + fields[i].off));
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        remove(tmp);
+        rc = xg_set_error(XG_ERR_IO, "%s: cannot write", path);
+    }
+    free(tmp);
+    return rc;
+}
+
+void xg_query_features_of(const struct xg_prepared *pq,
+                          const struct xg_index *ix,
+                          struct xg_query_features *f)
+{
+    memset(f, 0, sizeof *f);
+    f->is_and = pq->q.op == XG_QOP_AND && pq->q.n_groups > 1;
+    f->shortest = UINT64_MAX;
+    for (uint32_t i = 0; i < pq->q.n_leaves; ++i) {
+        int64_t t = pq->term[i];
+        if (t < 0) continue;
+        int dup = 0;
+        for (uint32_t j = 0; j < i && !dup; ++j) dup = pq->term[j] == t;
+        if (dup) continue;
+        uint64_t df = ix->terms[t].df;
+        ++f->n_lists;
+        f->sum += df;
+        if (df < f->shortest) f->shortest = df;
+    }
+    if (!f->n_lists) f->shortest = 0;
+}
+
+uint64_t xg_cost_gpu_work(const struct xg_query_features *f)
+{
+    return f->is_and ? f->shortest : f->sum;
+}
+
+double xg_cost_stock_seconds(const struct xg_cost_model *m,
+                             const struct xg_query_features *f)
+{
+    if (f->is_and)
+        return m->stock_base + m->stock_per_probe * (double)f->shortest *
+                                   (double)(f->n_lists > 1 ? f->n_lists - 1 : 1);
+    return m->stock_base + m->stock_per_posting * (double)f->sum;
+}
+
+double xg_cost_gpu_seconds(const struct xg_cost_model *m,
+                           const struct xg_query_features *f,
+                           uint64_t queued, double max_wait)
+{
+    return max_wait + m->gpu_batch +
+           m->gpu_per_posting * (double)(queued + xg_cost_gpu_work(f));
+}
+
+void xg_cost_fit(const double *x, const double *y, uint32_t n, double *a,
+                 double *b)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        sx += x[i];
+        sy += y[i];
+        sxx += x[i] * x[i];
+        sxy += x[i] * y[i];
+    }
+    const double d = n * sxx - sx * sx;
+    *b = n && d > 0 ? (n * sxy - sx * sy) / d : 0;
+    if (*b < 0) *b = 0;
+    *a = n ? (sy - *b * sx) / n : 0;
+    if (*a < 0) {
+        /* Through the origin instead: never a negative cost. */
+        *a = 0;
+        *b = sxx > 0 ? sxy / sxx : 0;
+        if (*b < 0) *b = 0;
+    }
+}

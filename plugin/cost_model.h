@@ -1,0 +1,79 @@
+/** @file cost_model.h
+ *  @brief The planner's cost model (seed 003 §9, seed 004 ch. 3 §4; Griffin,
+ *         PPoPP 2018): predict a query's time on stock Xapian and on the
+ *         GPU from what is known before running it, and route it to the
+ *         faster one.
+ *
+ *  Features: the query's lists' document frequencies (shortest, sum), its
+ *  number of lists, AND or OR, and the work already queued for the GPU.
+ *  - stock Xapian, one thread: base + per_posting * sum for OR, base +
+ *    per_probe * shortest * (lists - 1) for AND (its skip_to's);
+ *  - GPU latency: the batch's wait (max_wait), a fixed cost per batch and a
+ *    cost per posting of the work queued ahead plus the query's own (what
+ *    the engine's batches decode: the shortest list for AND, every list for
+ *    OR).
+ *  `xapian-gpu calibrate` fits the coefficients on this machine and writes
+ *  them to a file the plugin reads (docs/plugin.md); the built-in default
+ *  comes from an H100 run (docs/benchmarks.md).
+ */
+#ifndef XG_COST_MODEL_H
+#define XG_COST_MODEL_H
+
+#include <stdint.h>
+
+#include "searcher.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct xg_query_features {
+    uint32_t n_lists;       /* distinct indexed terms */
+    int is_and;             /* an AND of several operands */
+    uint64_t shortest, sum; /* their document frequencies */
+};
+
+struct xg_cost_model {
+    double stock_base;          /* seconds per query */
+    double stock_per_posting;   /* OR: per posting of all lists */
+    double stock_per_probe;     /* AND: per shortest-list posting and list */
+    double gpu_batch;           /* seconds per batch */
+    double gpu_per_posting;     /* per posting of batch work */
+    char source[200];           /* where the coefficients came from */
+};
+
+void xg_cost_model_default(struct xg_cost_model *m);
+
+/* Read a model written by xg_cost_model_save.  XG_ERR_IO if the file
+ * cannot be opened, XG_ERR_FORMAT (naming the file and line) if it is
+ * malformed; *m is untouched on error. */
+int xg_cost_model_load(const char *path, struct xg_cost_model *m);
+
+/* Write atomically (temporary file, then rename); `comment` goes into the
+ * header (device, date, command). */
+int xg_cost_model_save(const char *path, const struct xg_cost_model *m,
+                       const char *comment);
+
+void xg_query_features_of(const struct xg_prepared *pq,
+                          const struct xg_index *ix,
+                          struct xg_query_features *f);
+
+/* Postings the GPU engine works on for the query (its batch work). */
+uint64_t xg_cost_gpu_work(const struct xg_query_features *f);
+
+double xg_cost_stock_seconds(const struct xg_cost_model *m,
+                             const struct xg_query_features *f);
+
+/* Latency on the GPU with `queued` postings of work ahead of it. */
+double xg_cost_gpu_seconds(const struct xg_cost_model *m,
+                           const struct xg_query_features *f,
+                           uint64_t queued, double max_wait);
+
+/* Least squares y = a + b x over n points (a, b >= 0); for calibrate. */
+void xg_cost_fit(const double *x, const double *y, uint32_t n, double *a,
+                 double *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

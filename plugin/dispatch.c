@@ -1,0 +1,273 @@
+/** @file dispatch.c
+ *  @brief The GPU dispatcher (see dispatch.h): a queue of waiting queries,
+ *         one batch thread, and the three ways a batch closes.
+ *
+ *  Callers enqueue an item on their own stack and sleep on one shared
+ *  condition variable; the batch thread marks items done and broadcasts.
+ *  A batch takes queries in arrival order up to max_batch and the work
+ *  threshold (always at least one).
+ */
+#include "dispatch.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../gpu/error.h"
+
+enum { QUEUED, RUNNING, DONE };
+
+struct item {
+    struct xg_prepared *pq;
+    uint32_t k;
+    uint64_t work;
+    double t_enq;
+    int state, status, route;
+    struct xg_result res;
+    struct item *next;
+};
+
+struct xg_dispatch {
+    xg_searcher *base;
+    struct xg_dispatch_opts o;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, done_cv;
+    struct item *head;
+    uint32_t n_queued;
+    uint64_t queued_work;
+    int stop, gpu_ok;
+    pthread_t thread;
+    struct item **items;            /* the running batch */
+    struct xg_dispatch_stats st;
+};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, double t)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    if (ts.tv_nsec >= 1000000000L) {
+        ++ts.tv_sec;
+        ts.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(cv, mu, &ts);
+}
+
+static void unlink_item(struct xg_dispatch *d, struct item *it)
+{
+    for (struct item **p = &d->head; *p; p = &(*p)->next)
+        if (*p == it) {
+            *p = it->next;
+            --d->n_queued;
+            d->queued_work -= it->work;
+            return;
+        }
+}
+
+/* Run one batch: items[] are RUNNING and out of the queue; called
+ * without the lock. */
+static void run_batch(struct xg_dispatch *d, struct item **items, uint32_t n)
+{
+    struct xg_prepared **pqs = malloc(n * sizeof *pqs);
+    uint32_t *ks = malloc(n * sizeof *ks);
+    struct xg_result *res = calloc(n, sizeof *res);
+    int *status = calloc(n, sizeof *status);
+    uint8_t *on_gpu = calloc(n, 1);
+    int rc = XG_ERR_NOMEM;
+    uint64_t faults = xg_searcher_gpu_fallbacks(d->base);
+    if (pqs && ks && res && status && on_gpu) {
+        for (uint32_t i = 0; i < n; ++i) {
+            pqs[i] = items[i]->pq;
+            ks[i] = items[i]->k;
+        }
+        struct xg_search_opts so = XG_SEARCH_DEFAULTS;
+        so.engine = XG_ENGINE_GPU;
+        so.bm25 = d->o.bm25;
+        rc = xg_searcher_run_prepared_ex(d->base, pqs, ks, n, &so, res,
+                                         status, on_gpu);
+    }
+    const int failed = !rc && xg_searcher_gpu_fallbacks(d->base) != faults;
+    for (uint32_t i = 0; i < n; ++i) {
+        struct item *it = items[i];
+        memset(&it->res, 0, sizeof it->res);
+        if (rc) {
+            it->status = rc;
+        } else if (failed) {
+            /* The engine failed on this batch: stock Xapian answers. */
+            xg_result_free(&res[i]);
+            it->status = XG_OK;
+            it->route = XG_ROUTE_STOCK_GPU_ERROR;
+        } else if (status[i] == XG_ERR_UNSUPPORTED) {
+            /* Neither engine can serve it exactly. */
+            xg_result_free(&res[i]);
+            it->status = XG_OK;
+            it->route = XG_ROUTE_STOCK_UNSUPPORTED;
+        } else {
+            it->status = status[i];
+            it->route = on_gpu[i] ? XG_ROUTE_GPU : XG_ROUTE_CPU;
+            it->res = res[i];
+        }
+    }
+    if (failed) {
+        const char *why;
+        pthread_mutex_lock(&d->mu);
+        d->gpu_ok = xg_searcher_gpu_status(d->base, &why) == XG_OK;
+        pthread_mutex_unlock(&d->mu);
+    }
+    free(pqs);
+    free(ks);
+    free(res);
+    free(status);
+    free(on_gpu);
+}
+
+static void *batch_thread(void *arg)
+{
+    struct xg_dispatch *d = arg;
+    struct item **items = d->items;
+    pthread_mutex_lock(&d->mu);
+    for (;;) {
+        while (!d->stop && !d->head) pthread_cond_wait(&d->work_cv, &d->mu);
+        if (!d->head) break; /* stopping, nothing left */
+        /* Close the batch: full, enough work, or the oldest waited. */
+        while (!d->stop && d->head && d->n_queued < d->o.max_batch &&
+               d->queued_work < d->o.batch_work &&
+               now() < d->head->t_enq + d->o.max_wait)
+            wait_until(&d->work_cv, &d->mu, d->head->t_enq + d->o.max_wait);
+        if (!d->head) continue; /* withdrawn at their deadlines */
+        uint32_t n = 0;
+        uint64_t work = 0;
+        while (d->head && n < d->o.max_batch &&
+               (!n || !d->o.batch_work ||
+                work + d->head->work <= d->o.batch_work)) {
+            struct item *it = d->head;
+            unlink_item(d, it);
+            it->state = RUNNING;
+            items[n++] = it;
+            work += it->work;
+        }
+        pthread_mutex_unlock(&d->mu);
+        run_batch(d, items, n);
+        pthread_mutex_lock(&d->mu);
+        for (uint32_t i = 0; i < n; ++i) items[i]->state = DONE;
+        ++d->st.batches;
+        d->st.queries += n;
+        pthread_cond_broadcast(&d->done_cv);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+int xg_dispatch_start(xg_searcher *base, const struct xg_dispatch_opts *o,
+                      struct xg_dispatch **out)
+{
+    *out = NULL;
+    const char *why;
+    int rc = xg_searcher_gpu_status(base, &why);
+    if (rc) return rc;
+    struct xg_dispatch *d = calloc(1, sizeof *d);
+    if (!d) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    d->base = base;
+    d->o = *o;
+    if (!d->o.max_batch) d->o.max_batch = 256;
+    d->gpu_ok = 1;
+    d->items = malloc(d->o.max_batch * sizeof *d->items);
+    if (!d->items) {
+        free(d);
+        return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    }
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_cond_init(&d->work_cv, NULL);
+    pthread_cond_init(&d->done_cv, NULL);
+    if (pthread_create(&d->thread, NULL, batch_thread, d)) {
+        free(d->items);
+        free(d);
+        return xg_set_error(XG_ERR_NOMEM, "cannot start the GPU dispatcher");
+    }
+    *out = d;
+    return XG_OK;
+}
+
+void xg_dispatch_stop(struct xg_dispatch *d)
+{
+    if (!d) return;
+    pthread_mutex_lock(&d->mu);
+    d->stop = 1;
+    pthread_cond_broadcast(&d->work_cv);
+    pthread_mutex_unlock(&d->mu);
+    pthread_join(d->thread, NULL);
+    pthread_mutex_destroy(&d->mu);
+    pthread_cond_destroy(&d->work_cv);
+    pthread_cond_destroy(&d->done_cv);
+    free(d->items);
+    free(d);
+}
+
+int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
+                       uint32_t k, uint64_t work, struct xg_result *out,
+                       int *route)
+{
+    struct item it;
+    memset(&it, 0, sizeof it);
+    memset(out, 0, sizeof *out);
+    it.pq = pq;
+    it.k = k;
+    it.work = work;
+    pthread_mutex_lock(&d->mu);
+    if (!d->gpu_ok || d->stop) {
+        pthread_mutex_unlock(&d->mu);
+        *route = XG_ROUTE_STOCK_NO_DEVICE;
+        return XG_OK;
+    }
+    it.t_enq = now();
+    struct item **p = &d->head;
+    while (*p) p = &(*p)->next;
+    *p = &it;
+    ++d->n_queued;
+    d->queued_work += work;
+    pthread_cond_signal(&d->work_cv);
+    while (it.state != DONE) {
+        if (it.state == QUEUED && d->o.deadline > 0) {
+            const double until = it.t_enq + d->o.deadline;
+            if (now() >= until) {
+                unlink_item(d, &it);
+                ++d->st.deadline_misses;
+                pthread_cond_signal(&d->work_cv);
+                pthread_mutex_unlock(&d->mu);
+                *route = XG_ROUTE_STOCK_DEADLINE;
+                return XG_OK;
+            }
+            wait_until(&d->done_cv, &d->mu, until);
+        } else {
+            pthread_cond_wait(&d->done_cv, &d->mu);
+        }
+    }
+    pthread_mutex_unlock(&d->mu);
+    *out = it.res;
+    *route = it.route;
+    return it.status;
+}
+
+uint64_t xg_dispatch_queued_work(struct xg_dispatch *d)
+{
+    pthread_mutex_lock(&d->mu);
+    uint64_t w = d->queued_work;
+    pthread_mutex_unlock(&d->mu);
+    return w;
+}
+
+void xg_dispatch_stats(struct xg_dispatch *d, struct xg_dispatch_stats *st)
+{
+    pthread_mutex_lock(&d->mu);
+    *st = d->st;
+    pthread_mutex_unlock(&d->mu);
+}

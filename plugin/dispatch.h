@@ -1,0 +1,49 @@
+/** @file dispatch.h
+ *  @brief The GPU dispatcher: queries from many application threads are
+ *         batched for the GPU engine (seed 004 ch. 3): a batch closes when
+ *         it holds max_batch queries, when its work (postings) reaches the
+ *         computation threshold, or when its oldest query has waited
+ *         max_wait.  A query still queued at its deadline is withdrawn and
+ *         answered by stock Xapian.  One thread runs the batches; callers
+ *         block until their query is answered.
+ */
+#ifndef XG_DISPATCH_H
+#define XG_DISPATCH_H
+
+#include <stdint.h>
+
+#include "searcher.h"
+
+struct xg_dispatch_opts {
+    uint32_t max_batch;         /* queries per batch */
+    uint64_t batch_work;        /* postings per batch (computation threshold) */
+    double max_wait;            /* seconds the oldest query may wait */
+    double deadline;            /* seconds a query may stay queued (0: none) */
+    struct xg_bm25_params bm25;
+};
+
+struct xg_dispatch;
+
+/* Start the batch thread on `base` (whose GPU engine it alone uses).
+ * XG_ERR_NODEVICE etc. if the engine cannot open. */
+int xg_dispatch_start(xg_searcher *base, const struct xg_dispatch_opts *o,
+                      struct xg_dispatch **out);
+void xg_dispatch_stop(struct xg_dispatch *d);
+
+/* Answer pq (top k, `work` postings) in the next batch.  XG_OK with *route:
+ * XG_ROUTE_GPU or XG_ROUTE_CPU and `out` filled; XG_ROUTE_STOCK_GPU_ERROR,
+ * XG_ROUTE_STOCK_DEADLINE or XG_ROUTE_STOCK_NO_DEVICE with `out` empty.
+ * Other returns are errors from the CPU matcher. */
+int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
+                       uint32_t k, uint64_t work, struct xg_result *out,
+                       int *route);
+
+/* Postings of work queued now (for the cost model). */
+uint64_t xg_dispatch_queued_work(struct xg_dispatch *d);
+
+struct xg_dispatch_stats {
+    uint64_t batches, queries, deadline_misses;
+};
+void xg_dispatch_stats(struct xg_dispatch *d, struct xg_dispatch_stats *st);
+
+#endif
