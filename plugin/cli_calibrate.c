@@ -3,9 +3,10 @@
  *         model the plugin's planner routes with (cost_model.h).
  *
  *  Stock Xapian: every query, in its OR and its AND form, once to warm the
- *  caches, then once timed, one thread; least squares of its time against the OR queries' postings and
- *  the AND queries' probes.  GPU: the same queries in batches of 1 to 256;
- *  least squares of each batch's wall time against its work.
+ *  caches, then once timed, one thread; least squares of its time against
+ *  the OR queries' postings and the AND queries' probes.  GPU: the same
+ *  queries in batches of 1 to 256; least squares of each batch's wall time
+ *  against its work.
  */
 #include <stdio.h>
 #include <stdlib.h>
