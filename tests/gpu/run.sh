@@ -15,6 +15,11 @@
 #   cache N        the LRU list cache at 1/2 and 1/8 of the index's size,
 #                  against all lists resident (2000 queries, OR and AND)
 #   abcache        ab --engine gpu with a 48 KiB list cache (cacm, med)
+#   plugbench N    the plugin under 64 application threads (bench_plugin):
+#                  stock vs plugin-gpu vs plugin-auto, after calibrate, on
+#                  the N-doc synthetic collection and on the real-text one
+#                  (.device-carry/realtext: Debian documentation, TREC 2005
+#                  efficiency queries)
 #   plugin         the application-style plugin test on the GPU (every
 #                  collection, 1 and 2 shards, 16 threads, fallbacks)
 #   kbench         decode and intersection kernel throughput (random lists)
@@ -83,6 +88,39 @@ while [ $# -gt 0 ]; do
             --work /tmp/xg-abc --engine gpu --only cacm,med --list-cache 48 \
             2>&1 | tee "$OUT/abcache.log"
         note "ab --engine gpu --list-cache 48: $(tail -1 "$OUT/abcache.log"); $(grep 'MSets compared' "$OUT/abcache.log") ($(( $(date +%s) - t )) s)"
+        ;;
+    plugbench)
+        n=$1; shift
+        db=/tmp/xg-syn-$n
+        [ -d "$db" ] || $B synth docs --docs "$n" --quiet "$db" || exit 1
+        [ -f "$db/xapian-gpu.idx" ] || $B export --quiet "$db" || exit 1
+        [ -f /tmp/xg-q.tsv ] || $B synth queries --queries 10000 /tmp/xg-q.tsv
+        rt=/tmp/xg-realtext
+        if [ ! -d "$rt" ]; then
+            xz -dc .device-carry/realtext/all.tsv.xz > /tmp/realtext.tsv
+            $B index --quiet /tmp/realtext.tsv "$rt" && $B export --quiet "$rt" \
+                || exit 1
+        fi
+        head -10000 .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-trec10k.tsv
+        head -500 /tmp/xg-q.tsv > /tmp/xg-q500.tsv
+        head -500 /tmp/xg-trec10k.tsv > /tmp/xg-trec500.tsv
+        $B calibrate --db "$db" --queries /tmp/xg-q500.tsv --stem none \
+            > "$OUT/calibrate-syn.log" 2>&1
+        $B calibrate --db "$rt" --queries /tmp/xg-trec500.tsv \
+            > "$OUT/calibrate-rt.log" 2>&1
+        cp "$db/xapian-gpu.model" "$OUT/syn.model"; cp "$rt/xapian-gpu.model" "$OUT/rt.model"
+        note "calibrate, synthetic $n: $(grep -E '^(stock|gpu|with)' "$OUT/calibrate-syn.log" | tr '\n' ';')"
+        note "calibrate, real text: $(grep -E '^(stock|gpu|with)' "$OUT/calibrate-rt.log" | tr '\n' ';')"
+        for op in or and; do
+            build-dev/tests/bench_plugin --db "$db" --queries /tmp/xg-q.tsv \
+                --stem none --threads 64 --op $op > "$OUT/plugbench-syn-$op.log" 2>&1
+            note "plugin bench, synthetic $n docs, 10000 queries, 64 threads, op $op:"
+            sed 's/^/    /' "$OUT/plugbench-syn-$op.log" | tee -a "$SUMMARY"
+            build-dev/tests/bench_plugin --db "$rt" --queries /tmp/xg-trec10k.tsv \
+                --threads 64 --op $op > "$OUT/plugbench-rt-$op.log" 2>&1
+            note "plugin bench, real text ($(wc -l < /tmp/realtext.tsv 2>/dev/null || echo ?) docs), TREC 2005 efficiency 10000 queries, 64 threads, op $op:"
+            sed 's/^/    /' "$OUT/plugbench-rt-$op.log" | tee -a "$SUMMARY"
+        done
         ;;
     plugin)
         t=$(date +%s)
