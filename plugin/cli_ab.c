@@ -6,7 +6,8 @@
  *  engines one after the other.  `bench` is the same run built for
  *  throughput: the stock matcher and the CPU matcher run one matcher per
  *  thread (default: every core), the GPU runs batches.  Equality is exact:
- *  same docids, same order, bit-equal weights.
+ *  same docids, same order, bit-equal weights.  This file runs the engines
+ *  and prints; the metrics, qrels and the HTML report are ab_report.c's.
  */
 #include <getopt.h>
 #include <pthread.h>
@@ -17,6 +18,7 @@
 #include <unistd.h>
 
 #include "../gpu/error.h"
+#include "ab_report.h"
 #include "cli.h"
 #include "cli_search_opts.h"
 #include "searcher.h"
@@ -31,6 +33,8 @@ static const char help_ab[] =
     "  --threads N             matchers in parallel for xapian and cpu (1)\n"
     "  --batch B               queries per GPU batch (256)\n"
     "  --json=OUT              write the figures as JSON to OUT\n"
+    "  --qrels FILE            TREC qrels: MAP, P@10 and nDCG@10 per engine\n"
+    "  --html OUT              write a self-contained HTML report to OUT\n"
     "  plus the options of 'xapian-gpu search' (--db, --index, -k, --op,\n"
     "  --stem, --stopper, --bm25).  Exit status 1 if any MSet differs.\n";
 
@@ -39,9 +43,8 @@ static const char help_bench[] =
     "Throughput run: the stock matcher and the CPU matcher with one matcher\n"
     "per thread (default: all cores), the GPU in batches; checks every MSet\n"
     "against the first engine's and prints queries/s, mean, p50 and p99\n"
-    "latency and the ratios.  Options as for 'xapian-gpu ab'.\n";
-
-#define MAX_ENGINES 4
+    "latency and the ratios.  Options as for 'xapian-gpu ab' (--qrels and\n"
+    "--html included).\n";
 
 struct engine_run {
     const char *name;
@@ -50,7 +53,7 @@ struct engine_run {
     int *status;
     double *lat;                /* per query seconds */
     double wall;                /* whole run */
-    uint32_t served;
+    uint32_t routing[XG_AB_N_ROUTES];  /* gpu/auto: counted by run_gpu */
 };
 
 struct job {
@@ -165,6 +168,39 @@ static void *prepare_thread(void *arg)
     return NULL;
 }
 
+/* Queries the GPU engine has served so far (0 once it is closed). */
+static uint64_t gpu_served(const xg_searcher *s)
+{
+    const struct xg_engine_stats *g = xg_searcher_gpu_stats(s);
+    return g ? g->served : 0;
+}
+
+/* Count which matcher answered each query of a batch.  on_gpu says it for
+ * the first pass.  With --op andor, the queries whose AND form fell short
+ * (rerun[i]) were answered again as OR by xg_searcher_andor_finish(),
+ * which does not say per query which matcher served them; the GPU
+ * engine's `served` counter, read before (served0) and after, tells how
+ * many of them the device answered, and the CPU matcher answered the
+ * rest. */
+static void count_routes(const xg_searcher *s, uint64_t served0,
+                         const int *st, const uint8_t *on_gpu,
+                         const uint8_t *rerun, uint32_t n,
+                         struct engine_run *run)
+{
+    uint32_t reruns = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (st[i] != XG_OK) continue;
+        if (rerun && rerun[i]) ++reruns;
+        else ++run->routing[on_gpu[i] ? XG_AB_ROUTE_GPU : XG_AB_ROUTE_CPU];
+    }
+    if (!rerun) return;
+    /* A GPU fault closes the engine (its counter reads 0); the CPU matcher
+     * then answered the whole batch. */
+    uint64_t after = gpu_served(s), dev = after > served0 ? after - served0 : 0;
+    run->routing[XG_AB_ROUTE_GPU] += (uint32_t)dev;
+    run->routing[XG_AB_ROUTE_CPU] += reruns - (uint32_t)dev;
+}
+
 /* The GPU engine.  Threads prepare the queries, as an application's
  * threads each prepare their own; the main thread meanwhile takes them in
  * order and runs batches of B as soon as they are ready, so preparing and
@@ -183,10 +219,12 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
     uint32_t *idx = calloc(batch, sizeof *idx);
     struct xg_result *res = calloc(batch, sizeof *res);
     int *st = calloc(batch, sizeof *st);
+    uint8_t *on_gpu = calloc(batch, 1), *rerun = calloc(batch, 1);
     pthread_t *t = calloc(threads, sizeof *t);
     int rc = XG_OK;
     uint32_t started = 0;
-    if (!pj.pq || !pj.done || !ready || !idx || !res || !st || !t) {
+    if (!pj.pq || !pj.done || !ready || !idx || !res || !st || !on_gpu ||
+        !rerun || !t) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -218,13 +256,20 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
         if (pj.j.rc) break;
         if (!cnt) continue;
         double tb = xg_cli_now();
-        rc = xg_searcher_run_prepared(s, ready, cnt, &o, res, st);
+        rc = xg_searcher_run_prepared_ex(s, ready, NULL, cnt, &o, res, st,
+                                         on_gpu);
+        uint64_t served0 = gpu_served(s);
         if (!rc && o.default_and == 2) {
             const char *texts[1024];
-            for (uint32_t i = 0; i < cnt; ++i) texts[i] = qs->text[idx[i]];
+            for (uint32_t i = 0; i < cnt; ++i) {
+                texts[i] = qs->text[idx[i]];
+                rerun[i] = st[i] == XG_OK && res[i].n_hits < o.k;
+            }
             rc = xg_searcher_andor_finish(s, texts, cnt, &o, res, st);
         }
         tb = xg_cli_now() - tb;
+        if (!rc) count_routes(s, served0, st, on_gpu,
+                              o.default_and == 2 ? rerun : NULL, cnt, run);
         for (uint32_t i = 0; i < cnt && !rc; ++i) {
             uint32_t q = idx[i];
             run->res[q] = res[i];
@@ -245,6 +290,8 @@ done:
     free(idx);
     free(res);
     free(st);
+    free(on_gpu);
+    free(rerun);
     free(t);
     return rc;
 }
@@ -265,15 +312,403 @@ static int same_mset(const struct xg_result *a, const struct xg_result *b)
     return 1;
 }
 
-static int parse_engine(const char *tok, int *engine)
+static const char *const engine_names[] = {"xapian", "cpu", "gpu", "auto"};
+
+/* Fill runs[] from "--engines LIST"; 0, or the usage exit status.  An
+ * engine named twice is refused: the report keys figures by name. */
+static int parse_engines(const char *cmd, const char *engines,
+                         struct engine_run *runs, uint32_t *n_eng)
 {
-    static const char *names[] = {"xapian", "cpu", "gpu", "auto"};
-    for (int i = 0; i < 4; ++i)
-        if (!strcmp(tok, names[i])) {
-            *engine = i;
-            return 0;
+    char list[256];
+    snprintf(list, sizeof list, "%s", engines);
+    *n_eng = 0;
+    for (char *save, *tok = strtok_r(list, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (*n_eng == XG_AB_MAX_ENGINES)
+            return xg_cli_usage(cmd, "too many engines");
+        const int n_names = sizeof engine_names / sizeof *engine_names;
+        int eng = 0;
+        while (eng < n_names && strcmp(tok, engine_names[eng])) ++eng;
+        if (eng == n_names)
+            return xg_cli_usage(cmd, "unknown engine '%s' (xapian, cpu, gpu, "
+                                "auto)", tok);
+        for (uint32_t e = 0; e < *n_eng; ++e)
+            if (runs[e].engine == eng)
+                return xg_cli_usage(cmd, "engine '%s' given twice", tok);
+        runs[*n_eng].engine = eng;
+        runs[(*n_eng)++].name = engine_names[eng];
+    }
+    return 0;
+}
+
+/* Which matcher answered each query of a threaded run (gpu and auto are
+ * counted batch by batch in run_gpu). */
+static void count_thread_routes(struct engine_run *r, uint32_t n)
+{
+    enum xg_ab_route t = r->engine == XG_ENGINE_XAPIAN ? XG_AB_ROUTE_XAPIAN
+                                                       : XG_AB_ROUTE_CPU;
+    for (uint32_t i = 0; i < n; ++i) r->routing[t] += r->status[i] == XG_OK;
+}
+
+/* The cost of each query for the speedup plot: the sum of the df of its
+ * leaves' terms found in the index (a repeated word is a leaf of its own
+ * and its list is read again).  Untimed; 0 where the query does not
+ * prepare.  Returns NULL, or why every cost is 0. */
+static const char *query_costs(xg_searcher *s, const struct xg_search_opts *o,
+                               const struct xg_cli_queries *qs, double *cost)
+{
+    const struct xg_index *ix = xg_searcher_index(s);
+    if (!ix) return xg_searcher_index_error(s);
+    for (uint32_t i = 0; i < qs->n; ++i) {
+        xg_xquery *xq = NULL;
+        struct xg_prepared *pq = NULL;
+        if (!xg_searcher_parse(s, qs->text[i], o, &xq) &&
+            !xg_searcher_prepare(s, xq, &pq))
+            for (uint32_t l = 0; l < pq->q.n_leaves; ++l)
+                if (pq->term[l] >= 0) cost[i] += ix->terms[pq->term[l]].df;
+        if (xq) xg_shim_xquery_free(xq);
+        xg_prepared_free(pq);
+    }
+    return NULL;
+}
+
+/* Queries, MSets compared and how they compare. */
+struct tally {
+    uint32_t identical, different, unsupported, rejected;
+    uint32_t est_cmp, est_equal;    /* match counts where ref's is exact */
+    uint32_t diff_queries;          /* queries with any MSet different */
+};
+
+/* Compare every engine's MSets with engine 0's: the tally, the first
+ * differing queries (rep->diffs), all[i] = every engine answered query i,
+ * and overlap@k.  Returns XG_OK or XG_ERR_NOMEM. */
+static int compare_runs(const char *cmd, const struct xg_cli_queries *qs,
+                        uint32_t k, struct engine_run *runs, uint32_t n_eng,
+                        uint8_t *all, struct tally *t,
+                        struct xg_ab_report *rep)
+{
+    uint32_t *scratch = calloc(2 * (size_t)k + 1, sizeof *scratch);
+    if (!scratch) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    double overlap[XG_AB_MAX_ENGINES] = {0};
+    uint32_t n_all = 0;
+    for (uint32_t i = 0; i < qs->n; ++i) {
+        int ok = 1;
+        for (uint32_t e = 0; e < n_eng && ok; ++e) {
+            if (runs[e].status[i] == XG_ERR_ARG) ++t->rejected, ok = 0;
+            else if (runs[e].status[i]) ++t->unsupported, ok = 0;
         }
-    return -1;
+        if (!ok) continue;
+        all[i] = 1;
+        ++n_all;
+        const struct xg_result *ref = &runs[0].res[i];
+        int differs = 0;
+        for (uint32_t e = 1; e < n_eng; ++e) {
+            const struct xg_result *got = &runs[e].res[i];
+            overlap[e] += xg_ab_overlap(ref->hits, ref->n_hits, got->hits,
+                                        got->n_hits, k, scratch);
+            if (same_mset(ref, got)) {
+                ++t->identical;
+            } else {
+                ++t->different;
+                differs = 1;
+                fprintf(stderr, "xapian-gpu %s: query %s: %s differs from %s\n",
+                        cmd, qs->qid[i], runs[e].name, runs[0].name);
+                if (t->diff_queries < XG_AB_MAX_DIFF_QUERIES)
+                    rep->diffs[rep->n_diffs++] = (struct xg_ab_diff){
+                        qs->qid[i], qs->text[i], e, ref, got};
+            }
+            if (ref->n_hits < k) {
+                ++t->est_cmp;
+                t->est_equal += ref->matches_estimated ==
+                                got->matches_estimated;
+            }
+        }
+        t->diff_queries += differs;
+    }
+    for (uint32_t e = 1; e < n_eng; ++e)
+        rep->eng[e].overlap = n_all ? overlap[e] / n_all : 0;
+    free(scratch);
+    return XG_OK;
+}
+
+/* MAP, P@10 and nDCG@10 per engine over the queries every engine
+ * answered that have a relevant judgement (AP is undefined without one). */
+static void score_qrels(const struct xg_qrels *qr,
+                        const struct xg_cli_queries *qs,
+                        const struct engine_run *runs, uint32_t n_eng,
+                        const uint8_t *all, struct xg_ab_report *rep)
+{
+    for (uint32_t i = 0; i < qs->n; ++i) {
+        const struct xg_qrels_query *jq = xg_qrels_find(qr, qs->qid[i]);
+        if (!all[i] || !jq || !jq->n_rel) continue;
+        ++rep->n_judged;
+        for (uint32_t e = 0; e < n_eng; ++e) {
+            const struct xg_result *r = &runs[e].res[i];
+            rep->eng[e].map += xg_ab_ap(jq, r->hits, r->n_hits);
+            rep->eng[e].p10 += xg_ab_precision(jq, r->hits, r->n_hits, 10);
+            rep->eng[e].ndcg10 += xg_ab_ndcg(jq, r->hits, r->n_hits, 10);
+        }
+    }
+    for (uint32_t e = 0; e < n_eng && rep->n_judged; ++e) {
+        rep->eng[e].map /= rep->n_judged;
+        rep->eng[e].p10 /= rep->n_judged;
+        rep->eng[e].ndcg10 /= rep->n_judged;
+    }
+}
+
+/* Queries/s over the whole run; mean, p50 and p99 latency over the
+ * queries every engine answered.  lat: room for qs.n values. */
+static void latency_figures(const struct engine_run *r, uint32_t n_q,
+                            const uint8_t *all, double *lat,
+                            struct xg_ab_engine *g)
+{
+    uint32_t n = 0;
+    double sum = 0;
+    for (uint32_t i = 0; i < n_q; ++i)
+        if (all[i]) {
+            lat[n++] = r->lat[i];
+            sum += r->lat[i];
+        }
+    qsort(lat, n, sizeof *lat, cmp_double);
+    g->name = r->name;
+    g->lat = r->lat;
+    g->qps = r->wall > 0 ? n_q / r->wall : 0;
+    g->mean_ms = n ? sum / n * 1e3 : 0;
+    g->p50_ms = n ? lat[n / 2] * 1e3 : 0;
+    g->p99_ms = n ? lat[(uint32_t)(0.99 * (n - 1))] * 1e3 : 0;
+    memcpy(g->routing, r->routing, sizeof g->routing);
+}
+
+/* Both MSets of a difference side by side, '*' on the ranks that differ. */
+static void print_diff(const struct xg_ab_report *rep,
+                       const struct xg_ab_diff *d)
+{
+    const char *ref = rep->eng[0].name, *got = rep->eng[d->engine].name;
+    printf("query %s, %s against %s: %s\n", d->qid, got, ref, d->text);
+    printf("  %4s %10s %24s %10s %24s\n", "rank", ref, "weight", got,
+           "weight");
+    uint32_t n = d->ref->n_hits > d->got->n_hits ? d->ref->n_hits
+                                                 : d->got->n_hits;
+    for (uint32_t i = 0; i < n; ++i) {
+        const struct xg_hit *a = i < d->ref->n_hits ? &d->ref->hits[i] : NULL,
+                            *b = i < d->got->n_hits ? &d->got->hits[i] : NULL;
+        int same = a && b && a->docid == b->docid &&
+                   !memcmp(&a->weight, &b->weight, sizeof a->weight);
+        printf("  %4u", i + 1);
+        if (a) printf(" %10u %24.17g", a->docid, a->weight);
+        else printf(" %10s %24s", "-", "-");
+        if (b) printf(" %10u %24.17g", b->docid, b->weight);
+        else printf(" %10s %24s", "-", "-");
+        printf("%s\n", same ? "" : " *");
+    }
+}
+
+static void print_report(const struct xg_ab_report *rep)
+{
+    char overlap[32];
+    snprintf(overlap, sizeof overlap, "overlap@%u", rep->k);
+    printf("%-8s %9s %11s %10s %10s %10s %8s %11s\n", "engine", "queries",
+           "queries/s", "mean ms", "p50 ms", "p99 ms", "ratio", overlap);
+    for (uint32_t e = 0; e < rep->n_eng; ++e) {
+        const struct xg_ab_engine *g = &rep->eng[e];
+        printf("%-8s %9u %11.0f %10.3f %10.3f %10.3f %7.1fx", g->name,
+               rep->n_queries, g->qps, g->mean_ms, g->p50_ms, g->p99_ms,
+               g->ratio);
+        if (e) printf(" %11.4f\n", g->overlap);
+        else printf(" %11s\n", "-");
+    }
+    printf("routing (queries answered by each matcher):\n%-8s", "engine");
+    for (int t = 0; t < XG_AB_N_ROUTES; ++t)
+        printf(" %9s", xg_ab_route_names[t]);
+    printf("\n");
+    for (uint32_t e = 0; e < rep->n_eng; ++e) {
+        printf("%-8s", rep->eng[e].name);
+        for (int t = 0; t < XG_AB_N_ROUTES; ++t)
+            printf(" %9u", rep->eng[e].routing[t]);
+        printf("\n");
+    }
+    if (rep->qrels_path) {
+        printf("qrels %s: %u queries with a relevant judgement, answered by "
+               "every engine (top %u; nDCG gain = rel)\n%-8s %9s %9s %9s\n",
+               rep->qrels_path, rep->n_judged, rep->k, "engine", "MAP",
+               "P@10", "nDCG@10");
+        for (uint32_t e = 0; e < rep->n_eng; ++e)
+            printf("%-8s %9.4f %9.4f %9.4f\n", rep->eng[e].name,
+                   rep->eng[e].map, rep->eng[e].p10, rep->eng[e].ndcg10);
+    }
+    if (rep->n_diffs)
+        printf("first differences (up to %d queries):\n",
+               XG_AB_MAX_DIFF_QUERIES);
+    for (uint32_t d = 0; d < rep->n_diffs; ++d) print_diff(rep, &rep->diffs[d]);
+}
+
+static void json_hits(FILE *f, const struct xg_result *r)
+{
+    fputc('[', f);
+    for (uint32_t i = 0; i < r->n_hits; ++i)
+        fprintf(f, "%s{\"docid\":%u,\"weight\":%.17g}", i ? "," : "",
+                r->hits[i].docid, r->hits[i].weight);
+    fputc(']', f);
+}
+
+static void write_json(FILE *f, const struct xg_ab_report *rep,
+                       uint32_t threads, uint32_t batch)
+{
+    fprintf(f, "{\"queries\":%u,\"identical\":%u,\"different\":%u,"
+            "\"unsupported\":%u,\"rejected\":%u,\"threads\":%u,\"batch\":%u,"
+            "\"k\":%u,\"engines\":[", rep->n_queries, rep->identical,
+            rep->different, rep->unsupported, rep->rejected, threads, batch,
+            rep->k);
+    for (uint32_t e = 0; e < rep->n_eng; ++e) {
+        const struct xg_ab_engine *g = &rep->eng[e];
+        fprintf(f, "%s{\"engine\":\"%s\",\"qps\":%.1f,\"mean_ms\":%.4f,"
+                "\"p50_ms\":%.4f,\"p99_ms\":%.4f,\"routing\":{", e ? "," : "",
+                g->name, g->qps, g->mean_ms, g->p50_ms, g->p99_ms);
+        for (int t = 0; t < XG_AB_N_ROUTES; ++t)
+            fprintf(f, "%s\"%s\":%u", t ? "," : "", xg_ab_route_names[t],
+                    g->routing[t]);
+        fputc('}', f);
+        if (rep->qrels_path)
+            fprintf(f, ",\"map\":%.6f,\"p_at_10\":%.6f,\"ndcg_at_10\":%.6f",
+                    g->map, g->p10, g->ndcg10);
+        fputc('}', f);
+    }
+    fputs("],\"overlap_at_k\":{", f);
+    for (uint32_t e = 1; e < rep->n_eng; ++e)
+        fprintf(f, "%s\"%s\":%.6f", e > 1 ? "," : "", rep->eng[e].name,
+                rep->eng[e].overlap);
+    fputs("},\"qrels\":", f);
+    if (rep->qrels_path) {
+        fputs("{\"file\":", f);
+        xg_cli_json_string(f, rep->qrels_path);
+        fprintf(f, ",\"judged_queries\":%u}", rep->n_judged);
+    } else {
+        fputs("null", f);
+    }
+    fputs(",\"first_differences\":[", f);
+    for (uint32_t d = 0; d < rep->n_diffs; ++d) {
+        const struct xg_ab_diff *x = &rep->diffs[d];
+        fputs(d ? ",{\"qid\":" : "{\"qid\":", f);
+        xg_cli_json_string(f, x->qid);
+        fputs(",\"query\":", f);
+        xg_cli_json_string(f, x->text);
+        fprintf(f, ",\"engine\":\"%s\",\"results\":",
+                rep->eng[x->engine].name);
+        json_hits(f, x->got);
+        fprintf(f, ",\"reference_engine\":\"%s\",\"reference_results\":",
+                rep->eng[0].name);
+        json_hits(f, x->ref);
+        fputc('}', f);
+    }
+    fputs("]}\n", f);
+}
+
+/* Every engine, one after the other, on threads or in GPU batches; then
+ * the pool of per-thread searchers is closed.  0 or the exit status. */
+static int run_engines(xg_searcher *s, struct xg_cli_search_args *a,
+                       struct xg_cli_queries *qs, struct engine_run *runs,
+                       uint32_t n_eng, uint32_t threads, uint32_t batch)
+{
+    /* One searcher per thread, opened before any clock starts: Xapian
+     * handles of their own, the verified index shared. */
+    xg_searcher **pool = calloc(threads, sizeof *pool);
+    if (!pool) return (xg_set_error(XG_ERR_NOMEM, "out of memory"),
+                       xg_cli_fail());
+    int rc = 0;
+    for (uint32_t i = 0; i < threads && !rc; ++i)
+        if (xg_searcher_clone(s, (const char *const *)a->dbs, a->n_dbs,
+                              &pool[i]))
+            rc = xg_cli_fail();
+    for (uint32_t e = 0; e < n_eng && !rc; ++e) {
+        struct engine_run *r = &runs[e];
+        r->res = calloc(qs->n + 1, sizeof *r->res);
+        r->status = calloc(qs->n + 1, sizeof *r->status);
+        r->lat = calloc(qs->n + 1, sizeof *r->lat);
+        if (!r->res || !r->status || !r->lat) {
+            rc = (xg_set_error(XG_ERR_NOMEM, "out of memory"), xg_cli_fail());
+            break;
+        }
+        int gpu = r->engine == XG_ENGINE_GPU || r->engine == XG_ENGINE_AUTO;
+        int err = gpu ? run_gpu(s, a, qs, r, batch, threads, pool)
+                      : run_threads(a, qs, r, threads, pool);
+        if (err) rc = xg_cli_fail();
+        else if (!gpu) count_thread_routes(r, qs->n);
+    }
+    for (uint32_t i = 0; i < threads; ++i) xg_searcher_close(pool[i]);
+    free(pool);
+    return rc;
+}
+
+/* The A/B report once every engine has run: compare, score, print, and
+ * write the JSON and HTML files.  0, or 1 on a difference or a fault. */
+static int report(const char *cmd, xg_searcher *s,
+                  const struct xg_cli_search_args *a,
+                  const struct xg_cli_queries *qs, const struct xg_qrels *qr,
+                  struct engine_run *runs, uint32_t n_eng, int bench,
+                  uint32_t threads, uint32_t batch)
+{
+    struct xg_ab_report *rep = calloc(1, sizeof *rep);
+    uint8_t *all = calloc(qs->n + 1, 1);
+    double *lat = calloc(qs->n + 1, sizeof *lat),
+           *cost = calloc(qs->n + 1, sizeof *cost);
+    struct tally t = {0};
+    int rc = 0;
+    if (!rep || !all || !lat || !cost ||
+        compare_runs(cmd, qs, a->opts.k, runs, n_eng, all, &t, rep)) {
+        rc = (xg_set_error(XG_ERR_NOMEM, "out of memory"), xg_cli_fail());
+        goto done;
+    }
+    rep->cmd = cmd;
+    rep->queries_path = a->queries;
+    rep->qrels_path = a->qrels;
+    rep->k = a->opts.k;
+    rep->n_queries = qs->n;
+    rep->compared = t.identical + t.different;
+    rep->identical = t.identical;
+    rep->different = t.different;
+    rep->unsupported = t.unsupported;
+    rep->rejected = t.rejected;
+    rep->n_eng = n_eng;
+    rep->answered = all;
+    rep->cost = cost;
+    for (uint32_t e = 0; e < n_eng; ++e) {
+        latency_figures(&runs[e], qs->n, all, lat, &rep->eng[e]);
+        rep->eng[e].ratio = rep->eng[0].qps > 0
+                                ? rep->eng[e].qps / rep->eng[0].qps : 0;
+    }
+    if (qr) score_qrels(qr, qs, runs, n_eng, all, rep);
+
+    printf("queries %u: compared %u MSets, identical %u, different %u; "
+           "unsupported %u, rejected by QueryParser %u\n", qs->n,
+           rep->compared, t.identical, t.different, t.unsupported,
+           t.rejected);
+    printf("match counts compared where the reference is exact: %u of %u "
+           "equal\n", t.est_equal, t.est_cmp);
+    if (bench)
+        printf("threads %u (xapian, cpu), GPU batch %u, k %u, op %s\n",
+               threads, batch, a->opts.k,
+               a->opts.default_and == 2 ? "andor"
+                                        : a->opts.default_and ? "and" : "or");
+    print_report(rep);
+    if (a->json_out) {
+        FILE *jf = fopen(a->json_out, "w");
+        if (jf) write_json(jf, rep, threads, batch);
+        if (!jf || fclose(jf)) {
+            fprintf(stderr, "xapian-gpu: %s: cannot write\n", a->json_out);
+            rc = 1;
+        }
+    }
+    if (a->html_out) {
+        if (n_eng > 1) rep->cost_note = query_costs(s, &a->opts, qs, cost);
+        if (xg_ab_report_html(rep, a->html_out)) rc = xg_cli_fail();
+    }
+    if (t.different) rc = 1;
+done:
+    free(rep);
+    free(all);
+    free(lat);
+    free(cost);
+    return rc;
 }
 
 static int ab_main(const char *cmd, int argc, char **argv, int bench)
@@ -287,15 +722,23 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
                                  : bench ? (uint32_t)sysconf(_SC_NPROCESSORS_ONLN)
                                          : 1;
     uint32_t batch = a.batch ? a.batch : 256;
-    struct engine_run runs[MAX_ENGINES];
-    int n_eng = 0;
-    char list[256];
+    struct engine_run runs[XG_AB_MAX_ENGINES];
+    uint32_t n_eng = 0;
     memset(runs, 0, sizeof runs);
 
     struct xg_cli_queries qs;
     if (xg_cli_queries_load(a.queries, &qs)) return xg_cli_fail();
+    /* Judgements are read before any engine runs: a bad file costs
+     * nothing.  A malformed one is bad input (2), a missing one a fault. */
+    struct xg_qrels qr = {0};
+    if (a.qrels && (rc = xg_qrels_load(a.qrels, &qr))) {
+        xg_cli_queries_free(&qs);
+        fprintf(stderr, "xapian-gpu: %s\n", xg_last_error());
+        return rc == XG_ERR_FORMAT ? 2 : 1;
+    }
     xg_searcher *s;
     if (xg_searcher_open((const char *const *)a.dbs, a.n_dbs, a.index, &s)) {
+        xg_qrels_free(&qr);
         xg_cli_queries_free(&qs);
         return xg_cli_fail();
     }
@@ -303,23 +746,11 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
     const char *why = NULL;
     int have_gpu = xg_searcher_index_error(s) == NULL &&
                    xg_searcher_gpu_status(s, &why) == XG_OK;
-    snprintf(list, sizeof list, "%s",
-             a.engines ? a.engines : have_gpu ? "xapian,cpu,gpu" : "xapian,cpu");
-    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-        if (n_eng == MAX_ENGINES) {
-            rc = xg_cli_usage(cmd, "too many engines");
-            goto out;
-        }
-        if (parse_engine(tok, &runs[n_eng].engine)) {
-            rc = xg_cli_usage(cmd, "unknown engine '%s' (xapian, cpu, gpu, "
-                              "auto)", tok);
-            goto out;
-        }
-        static const char *names[] = {"xapian", "cpu", "gpu", "auto"};
-        runs[n_eng].name = names[runs[n_eng].engine];
-        ++n_eng;
-    }
-    for (int e = 0; e < n_eng; ++e) {
+    rc = parse_engines(cmd, a.engines ? a.engines
+                            : have_gpu ? "xapian,cpu,gpu" : "xapian,cpu",
+                       runs, &n_eng);
+    if (rc) goto out;
+    for (uint32_t e = 0; e < n_eng; ++e) {
         int eng = runs[e].engine;
         if (eng != XG_ENGINE_XAPIAN && xg_searcher_index_error(s)) {
             fprintf(stderr, "xapian-gpu: %s\n", xg_searcher_index_error(s));
@@ -332,112 +763,10 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
             goto out;
         }
     }
-    /* One searcher per thread, opened before any clock starts: Xapian
-     * handles of their own, the verified index shared. */
-    xg_searcher **pool = calloc(threads, sizeof *pool);
-    if (!pool) {
-        rc = (xg_set_error(XG_ERR_NOMEM, "out of memory"), xg_cli_fail());
-        goto out;
-    }
-    rc = 0;
-    for (uint32_t i = 0; i < threads && !rc; ++i)
-        if (xg_searcher_clone(s, (const char *const *)a.dbs, a.n_dbs,
-                              &pool[i]))
-            rc = xg_cli_fail();
-    for (int e = 0; e < n_eng && !rc; ++e) {
-        struct engine_run *r = &runs[e];
-        r->res = calloc(qs.n + 1, sizeof *r->res);
-        r->status = calloc(qs.n + 1, sizeof *r->status);
-        r->lat = calloc(qs.n + 1, sizeof *r->lat);
-        if (!r->res || !r->status || !r->lat) {
-            rc = (xg_set_error(XG_ERR_NOMEM, "out of memory"), xg_cli_fail());
-            break;
-        }
-        int err = r->engine == XG_ENGINE_GPU || r->engine == XG_ENGINE_AUTO
-                      ? run_gpu(s, &a, &qs, r, batch, threads, pool)
-                      : run_threads(&a, &qs, r, threads, pool);
-        if (err) rc = xg_cli_fail();
-    }
-    for (uint32_t i = 0; i < threads; ++i) xg_searcher_close(pool[i]);
-    free(pool);
+    rc = run_engines(s, &a, &qs, runs, n_eng, threads, batch);
     if (rc) goto out;
-
-    uint32_t identical = 0, different = 0, unsupported = 0, rejected = 0,
-             est_cmp = 0, est_equal = 0;
-    double *lat = calloc(qs.n + 1, sizeof *lat);
-    uint8_t *all = calloc(qs.n + 1, 1);
-    for (uint32_t i = 0; i < qs.n; ++i) {
-        int ok = 1;
-        for (int e = 0; e < n_eng; ++e) {
-            if (runs[e].status[i] == XG_ERR_ARG) { ++rejected; ok = 0; break; }
-            if (runs[e].status[i]) { ++unsupported; ok = 0; break; }
-        }
-        if (!ok) continue;
-        all[i] = 1;
-        for (int e = 1; e < n_eng; ++e) {
-            if (same_mset(&runs[0].res[i], &runs[e].res[i])) {
-                ++identical;
-            } else {
-                ++different;
-                fprintf(stderr, "xapian-gpu %s: query %s: %s differs from %s\n",
-                        cmd, qs.qid[i], runs[e].name, runs[0].name);
-            }
-            if (runs[0].res[i].n_hits < a.opts.k) {
-                ++est_cmp;
-                est_equal += runs[0].res[i].matches_estimated ==
-                             runs[e].res[i].matches_estimated;
-            }
-        }
-    }
-    printf("queries %u: compared %u MSets, identical %u, different %u; "
-           "unsupported %u, rejected by QueryParser %u\n", qs.n,
-           identical + different, identical, different, unsupported,
-           rejected);
-    printf("match counts compared where the reference is exact: %u of %u "
-           "equal\n", est_equal, est_cmp);
-    if (bench)
-        printf("threads %u (xapian, cpu), GPU batch %u, k %u, op %s\n",
-               threads, batch, a.opts.k,
-               a.opts.default_and == 2 ? "andor"
-                                       : a.opts.default_and ? "and" : "or");
-    printf("%-8s %9s %11s %10s %10s %10s %8s\n", "engine", "queries",
-           "queries/s", "mean ms", "p50 ms", "p99 ms", "ratio");
-    FILE *jf = a.json_out ? fopen(a.json_out, "w") : NULL;
-    if (a.json_out && !jf) {
-        fprintf(stderr, "xapian-gpu: %s: cannot write\n", a.json_out);
-        rc = 1;
-    }
-    if (jf)
-        fprintf(jf, "{\"queries\":%u,\"identical\":%u,\"different\":%u,"
-                "\"unsupported\":%u,\"threads\":%u,\"batch\":%u,\"k\":%u,"
-                "\"engines\":[", qs.n, identical, different, unsupported,
-                threads, batch, a.opts.k);
-    double qps0 = 0;
-    for (int e = 0; e < n_eng; ++e) {
-        uint32_t n = 0;
-        double sum = 0;
-        for (uint32_t i = 0; i < qs.n; ++i)
-            if (all[i]) {
-                lat[n++] = runs[e].lat[i];
-                sum += runs[e].lat[i];
-            }
-        qsort(lat, n, sizeof *lat, cmp_double);
-        double qps = runs[e].wall > 0 ? qs.n / runs[e].wall : 0;
-        if (e == 0) qps0 = qps;
-        double mean = n ? sum / n : 0, p50 = n ? lat[n / 2] : 0,
-               p99 = n ? lat[(uint32_t)(0.99 * (n - 1))] : 0;
-        printf("%-8s %9u %11.0f %10.3f %10.3f %10.3f %7.1fx\n", runs[e].name,
-               qs.n, qps, mean * 1e3, p50 * 1e3, p99 * 1e3,
-               qps0 > 0 ? qps / qps0 : 0);
-        if (jf)
-            fprintf(jf, "%s{\"engine\":\"%s\",\"qps\":%.1f,\"mean_ms\":%.4f,"
-                    "\"p50_ms\":%.4f,\"p99_ms\":%.4f}", e ? "," : "",
-                    runs[e].name, qps, mean * 1e3, p50 * 1e3, p99 * 1e3);
-    }
-    if (jf) {
-        fprintf(jf, "]}\n");
-        fclose(jf);
-    }
+    rc = report(cmd, s, &a, &qs, a.qrels ? &qr : NULL, runs, n_eng, bench,
+                threads, batch);
     const struct xg_engine_stats *gs = xg_searcher_gpu_stats(s);
     if (gs && gs->queries) {
         printf("gpu engine: %llu queries, %llu served on the device, %llu by "
@@ -457,11 +786,8 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
     } else {
         printf("gpu engine: %s\n", have_gpu ? "not used" : why ? why : "none");
     }
-    free(lat);
-    free(all);
-    if (different) rc = 1;
 out:
-    for (int e = 0; e < n_eng; ++e) {
+    for (uint32_t e = 0; e < n_eng; ++e) {
         if (runs[e].res)
             for (uint32_t i = 0; i < qs.n; ++i) xg_result_free(&runs[e].res[i]);
         free(runs[e].res);
@@ -469,6 +795,7 @@ out:
         free(runs[e].lat);
     }
     xg_searcher_close(s);
+    xg_qrels_free(&qr);
     xg_cli_queries_free(&qs);
     return rc;
 }
