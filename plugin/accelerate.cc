@@ -21,7 +21,7 @@ using xapian_gpu::ShardResult;
 namespace {
 
 const char source_name[] = "xapian_gpu::ResultSource";
-const char magic[] = "XGRS1";
+const char magic[] = "XGRS2";
 
 /* Little-endian fixed-width fields for serialise(). */
 void put_u64(std::string &s, uint64_t v)
@@ -40,15 +40,19 @@ uint64_t get_u64(const std::string &s, size_t &at)
     return v;
 }
 
-/* The engine's top k (combined docids, weight order) split by shard. */
+/* The engine's top k (combined docids, weight order) split by shard,
+ * with the query's starting bounds per shard (3 per shard). */
 std::shared_ptr<std::vector<ShardResult>>
-split_by_shard(const xg_index *ix, const xg_result &r)
+split_by_shard(const xg_index *ix, const xg_result &r, const uint64_t *bounds)
 {
     const uint32_t n = ix->hdr->n_shards;
     auto shards = std::make_shared<std::vector<ShardResult>>(n);
     for (uint32_t i = 0; i < n; ++i) {
         (*shards)[i].uuid = ix->shards[i].uuid;
         (*shards)[i].revision = ix->shards[i].revision;
+        (*shards)[i].tf_min = Xapian::doccount(bounds[3 * i]);
+        (*shards)[i].tf_est = Xapian::doccount(bounds[3 * i + 1]);
+        (*shards)[i].tf_max = Xapian::doccount(bounds[3 * i + 2]);
     }
     std::vector<std::pair<Xapian::docid, double>> tmp;
     for (uint32_t sh = 0; sh < n; ++sh) {
@@ -105,17 +109,24 @@ void ResultSource::init(const Xapian::Database &db)
         " is not one the context's index was built from");
 }
 
-/* Zero, on purpose: the source only ever appears as
- * OR(source, SCALE_WEIGHT(query, 0)), its documents are a subset of the
- * query's, so the OR's true statistics are the query's alone.  With zero
- * here Xapian's OR formulas give exactly the query's min, estimate and max
- * (OrPostList: max(0, min), est + 0 - 0 rounded, min(0 + max, N)), which
- * are what the stock matcher starts its bounds from. */
-Xapian::doccount ResultSource::get_termfreq_min() const { return 0; }
+/* The query's own bounds, not the source's k documents: the source is
+ * the left side of AND_MAYBE(source, SCALE_WEIGHT(query, 0)), whose
+ * termfreqs are its left side's, and Xapian starts the MSet's bounds from
+ * the root's termfreqs, so they start where stock's do. */
+Xapian::doccount ResultSource::get_termfreq_min() const
+{
+    return cur_ ? cur_->tf_min : 0;
+}
 
-Xapian::doccount ResultSource::get_termfreq_est() const { return 0; }
+Xapian::doccount ResultSource::get_termfreq_est() const
+{
+    return cur_ ? cur_->tf_est : 0;
+}
 
-Xapian::doccount ResultSource::get_termfreq_max() const { return 0; }
+Xapian::doccount ResultSource::get_termfreq_max() const
+{
+    return cur_ ? cur_->tf_max : 0;
+}
 
 double ResultSource::get_weight() const { return cur_->weights[pos_]; }
 
@@ -144,8 +155,9 @@ ResultSource *ResultSource::clone() const { return new ResultSource(shards_); }
 
 std::string ResultSource::name() const { return source_name; }
 
-/* magic, n_shards, then per shard: uuid length and bytes, revision, count,
- * and count (docid, weight bits) pairs; all fields u64 little-endian. */
+/* magic, n_shards, then per shard: uuid length and bytes, revision, the
+ * three bounds, count, and count (docid, weight bits) pairs; all fields
+ * u64 little-endian. */
 std::string ResultSource::serialise() const
 {
     std::string s(magic);
@@ -154,6 +166,9 @@ std::string ResultSource::serialise() const
         put_u64(s, sh.uuid.size());
         s += sh.uuid;
         put_u64(s, sh.revision);
+        put_u64(s, sh.tf_min);
+        put_u64(s, sh.tf_est);
+        put_u64(s, sh.tf_max);
         put_u64(s, sh.docids.size());
         for (size_t i = 0; i < sh.docids.size(); ++i) {
             uint64_t bits;
@@ -186,6 +201,14 @@ ResultSource *ResultSource::unserialise_with_registry(
         sh.uuid.assign(s, at, len);
         at += len;
         sh.revision = get_u64(s, at);
+        const uint64_t b0 = get_u64(s, at), b1 = get_u64(s, at),
+                       b2 = get_u64(s, at);
+        if (b0 > b1 || b1 > b2 || b2 > 0xffffffffu)
+            throw Xapian::SerialisationError("xapian-gpu: ResultSource: "
+                                             "bad bounds");
+        sh.tf_min = Xapian::doccount(b0);
+        sh.tf_est = Xapian::doccount(b1);
+        sh.tf_max = Xapian::doccount(b2);
         const uint64_t count = get_u64(s, at);
         if (count > (s.size() - at) / 16)
             throw Xapian::SerialisationError("xapian-gpu: ResultSource: "
@@ -238,16 +261,29 @@ Xapian::Query xg_accelerate(xg_context *ctx, const Xapian::Query &query,
     }
     if (route) *route = r;
     if (r != XG_ROUTE_GPU && r != XG_ROUTE_CPU) return query;
+    const xg_index *ix = xg_context_index(ctx);
+    std::vector<uint64_t> bounds(3 * size_t(ix->hdr->n_shards));
+    xg_searcher *s = nullptr;
+    rc = xg_context_take(ctx, &s);
+    if (!rc) rc = xg_shim_tree_bounds(xg_searcher_db(s), query, bounds.data());
+    if (s) xg_context_give(ctx, s);
+    if (rc) {
+        xg_result_free(&res);
+        if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
+        throw Xapian::DatabaseError(std::string("xapian-gpu: ") +
+                                    xg_last_error());
+    }
     std::shared_ptr<std::vector<ShardResult>> shards;
     try {
-        shards = split_by_shard(xg_context_index(ctx), res);
+        shards = split_by_shard(ix, res, bounds.data());
     } catch (...) {
         xg_result_free(&res);
         throw;
     }
     xg_result_free(&res);
     ResultSource *src = new ResultSource(std::move(shards));
-    return Xapian::Query(Xapian::Query::OP_OR, Xapian::Query(src->release()),
+    return Xapian::Query(Xapian::Query::OP_AND_MAYBE,
+                         Xapian::Query(src->release()),
                          Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, query,
                                        0.0));
 }

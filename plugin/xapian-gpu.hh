@@ -10,13 +10,14 @@
  *      Xapian::MSet mset = enquire.get_mset(first, maxitems);
  *
  *  When the planner answers a query (GPU, or the exact CPU matcher), the
- *  returned query is OP_OR(ResultSource, OP_SCALE_WEIGHT(q, 0)): the
- *  source yields the exact top first+maxitems with their weights, and the
- *  zero-weighted original keeps Xapian's match estimate and the matching
- *  terms (highlighting).  Otherwise it returns q unchanged and stock
- *  Xapian answers.  The only visible difference is MSet percentages
- *  (docs/plugin.md).  Do not ask the Enquire for more than first+maxitems
- *  items with the returned query.
+ *  returned query is OP_AND_MAYBE(ResultSource, OP_SCALE_WEIGHT(q, 0)):
+ *  Xapian visits only the source's documents, the exact top
+ *  first+maxitems with their weights; the source reports q's own match
+ *  bounds, and the zero-weighted original keeps the matching terms
+ *  (highlighting).  Otherwise it returns q unchanged and stock Xapian
+ *  answers.  What can differ is in docs/plugin.md (percentages, and the
+ *  lower bound where stock's bounds are estimates).  Do not ask the
+ *  Enquire for more than first+maxitems items with the returned query.
  */
 #ifndef XAPIAN_GPU_HH
 #define XAPIAN_GPU_HH
@@ -39,6 +40,9 @@ struct ShardResult {
     std::vector<Xapian::docid> docids;
     std::vector<double> weights;
     double max_weight = 0;
+    /* The query's match bounds on this shard as stock Xapian starts them
+     * (lower, estimate, upper): reported as the source's termfreqs. */
+    Xapian::doccount tf_min = 0, tf_est = 0, tf_max = 0;
 };
 
 /* A PostingSource that yields a precomputed top k, shard by shard

@@ -23,4 +23,9 @@ int xg_shim_search_query(xg_db *db, const Xapian::Query &q,
                          const struct xg_bm25_params *p, uint32_t first,
                          uint32_t maxitems, struct xg_result *out);
 
+/* For each shard s of db: bounds[3s .. 3s+2] = the lower bound, estimate
+ * and upper bound of q's matches that stock Xapian starts from
+ * (shim_bounds.cc). */
+int xg_shim_tree_bounds(xg_db *db, const Xapian::Query &q, uint64_t *bounds);
+
 #endif
