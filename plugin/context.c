@@ -35,6 +35,7 @@ struct xg_context {
     pthread_mutex_t gpu_lock;       /* starting the dispatcher */
     struct xg_dispatch *dispatch;
     int dispatch_tried, dispatch_rc;
+    _Atomic int dispatch_ready;     /* dispatch (or its absence) is final */
     struct xg_cost_model model;
     pthread_mutex_t pool_lock;
     xg_searcher **pool;             /* idle per-thread searchers */
@@ -198,6 +199,8 @@ static int index_route(xg_context *c)
 /* The dispatcher, started on first use; NULL if there is no usable GPU. */
 static struct xg_dispatch *dispatcher(xg_context *c)
 {
+    /* Started once; after that every thread reads it without the lock. */
+    if (atomic_load(&c->dispatch_ready)) return c->dispatch;
     pthread_mutex_lock(&c->gpu_lock);
     if (!c->dispatch_tried) {
         c->dispatch_tried = 1;
@@ -211,6 +214,7 @@ static struct xg_dispatch *dispatcher(xg_context *c)
         c->dispatch_rc = xg_dispatch_start(c->base, &o, &c->dispatch);
     }
     struct xg_dispatch *d = c->dispatch;
+    atomic_store(&c->dispatch_ready, 1);
     pthread_mutex_unlock(&c->gpu_lock);
     return d;
 }
@@ -219,7 +223,7 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
                   struct xg_result *out, int *route)
 {
     struct xg_prepared *pq = NULL;
-    int rc = xg_searcher_prepare(c->base, xq, &pq);
+    int rc = xg_searcher_prepare_terms(c->base, xq, &pq);
     if (rc == XG_ERR_UNSUPPORTED) {
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
         return XG_OK;
@@ -236,7 +240,8 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
     so.k = k;
     so.bm25 = c->o.bm25;
     if (c->o.engine == XG_ENGINE_CPU) {
-        rc = xg_searcher_run_cpu(c->base, pq, &so, out);
+        rc = xg_searcher_prepare_plans(c->base, pq);
+        if (!rc) rc = xg_searcher_run_cpu(c->base, pq, &so, out);
         *route = XG_ROUTE_CPU;
         if (rc == XG_ERR_UNSUPPORTED) {
             *route = XG_ROUTE_STOCK_UNSUPPORTED;
@@ -263,7 +268,14 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
             return XG_OK;
         }
     }
-    rc = xg_dispatch_submit(d, pq, k, xg_cost_gpu_work(&f), out, route);
+    /* Plans only for the queries the engines will run. */
+    rc = xg_searcher_prepare_plans(c->base, pq);
+    if (rc == XG_ERR_UNSUPPORTED) {
+        *route = XG_ROUTE_STOCK_UNSUPPORTED;
+        xg_prepared_free(pq);
+        return XG_OK;
+    }
+    if (!rc) rc = xg_dispatch_submit(d, pq, k, xg_cost_gpu_work(&f), out, route);
     xg_prepared_free(pq);
     return rc;
 }

@@ -226,6 +226,17 @@ void xg_prepared_free(struct xg_prepared *pq)
 int xg_searcher_prepare(xg_searcher *s, const xg_xquery *xq,
                         struct xg_prepared **out)
 {
+    int rc = xg_searcher_prepare_terms(s, xq, out);
+    if (!rc && (rc = xg_searcher_prepare_plans(s, *out))) {
+        xg_prepared_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int xg_searcher_prepare_terms(xg_searcher *s, const xg_xquery *xq,
+                              struct xg_prepared **out)
+{
     *out = NULL;
     if (!s->ix)
         return xg_set_error(s->index_rc ? s->index_rc : XG_ERR_IO, "%s",
@@ -237,31 +248,32 @@ int xg_searcher_prepare(xg_searcher *s, const xg_xquery *xq,
         free(pq);
         return rc;
     }
+    for (uint32_t i = 0; i < pq->q.n_leaves; ++i)
+        pq->term[i] = xg_fmt_lookup(s->ix, pq->q.leaves[i].term,
+                                    pq->q.leaves[i].term_len);
+    *out = pq;
+    return XG_OK;
+}
+
+int xg_searcher_prepare_plans(xg_searcher *s, struct xg_prepared *pq)
+{
+    int rc = XG_OK;
     uint32_t n_sh = s->n_shards, nl = pq->q.n_leaves;
     uint32_t *sdf = calloc((size_t)n_sh * (nl ? nl : 1), 4);
     pq->plans = calloc(n_sh, sizeof *pq->plans);
     if (!sdf || !pq->plans) {
         free(sdf);
-        xg_prepared_free(pq);
         return xg_set_error(XG_ERR_NOMEM, "out of memory");
     }
-    for (uint32_t i = 0; i < nl; ++i) {
-        pq->term[i] = xg_fmt_lookup(s->ix, pq->q.leaves[i].term,
-                                    pq->q.leaves[i].term_len);
+    for (uint32_t i = 0; i < nl; ++i)
         for (uint32_t sh = 0; sh < n_sh; ++sh)
             sdf[sh * nl + i] = pq->term[i] < 0
                 ? 0 : s->ix->shard_df[(uint64_t)pq->term[i] * n_sh + sh];
-    }
     for (uint32_t sh = 0; sh < n_sh && !rc; ++sh)
         rc = xg_shim_plan(&pq->q, sdf + (size_t)sh * nl, s->shard_doccount[sh],
                           &pq->plans[sh]);
     free(sdf);
-    if (rc) {
-        xg_prepared_free(pq);
-        return rc;
-    }
-    *out = pq;
-    return XG_OK;
+    return rc;
 }
 
 int xg_searcher_run_cpu(xg_searcher *s, const struct xg_prepared *pq,

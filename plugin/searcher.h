@@ -37,6 +37,11 @@ struct xg_prepared {
 
 int xg_searcher_prepare(xg_searcher *s, const xg_xquery *xq,
                         struct xg_prepared **out);
+/* The same in two steps: the shapes and term ids (enough for the cost
+ * model), then the per-shard plans. */
+int xg_searcher_prepare_terms(xg_searcher *s, const xg_xquery *xq,
+                              struct xg_prepared **out);
+int xg_searcher_prepare_plans(xg_searcher *s, struct xg_prepared *pq);
 void xg_prepared_free(struct xg_prepared *pq);
 
 /* The CPU matcher on a prepared query. */
