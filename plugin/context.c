@@ -52,6 +52,8 @@ const char *xg_route_name(int route)
     return route >= 0 && route < XG_ROUTE_COUNT ? names[route] : "?";
 }
 
+static struct xg_dispatch *dispatcher(xg_context *c);
+
 /* The cost model: the file named in the options (an error if unreadable),
  * else xapian-gpu.model beside the index if there is one, else built in. */
 static int load_model(xg_context *c, const char *index_path)
@@ -112,6 +114,9 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
         xg_context_close(c);
         return rc;
     }
+    /* Load the index onto the GPU now, not in the first query's wait (no
+     * device is not an error: those queries go to stock). */
+    if (c->o.engine != XG_ENGINE_CPU && xg_context_index(c)) dispatcher(c);
     *out = c;
     return XG_OK;
 }

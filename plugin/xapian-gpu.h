@@ -147,7 +147,8 @@ struct xg_context_opts {
 typedef struct xg_context xg_context;
 
 /* Open the accelerator for the database at db_paths (as for
- * xg_searcher_open; index_path NULL: next to the first database).  A
+ * xg_searcher_open; index_path NULL: next to the first database), and
+ * load the index onto the GPU (engines AUTO and GPU).  A
  * stale or damaged index is not an error: the context then routes every
  * query to stock Xapian and counts why.  Thread-safe after opening: many
  * threads may search one context at once. */
