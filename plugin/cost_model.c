@@ -19,13 +19,14 @@
 
 void xg_cost_model_default(struct xg_cost_model *m)
 {
-    /* Fitted by `xapian-gpu calibrate` on the 10^6-document synthetic
-     * collection on an H100 host (docs/benchmarks.md, 2026-11-22). */
-    m->stock_base = 2.0e-5;
-    m->stock_per_posting = 1.2e-8;
-    m->stock_per_probe = 1.5e-8;
-    m->gpu_batch = 2.0e-4;
-    m->gpu_per_posting = 2.0e-10;
+    /* `xapian-gpu calibrate` on an H100 host (16 cores), 2026-11-22: the
+     * real-text collection (322,045 paragraphs of Debian documentation)
+     * with 500 TREC 2005 efficiency queries (docs/benchmarks.md). */
+    m->stock_base = 2.445e-4;
+    m->stock_per_posting = 1.579e-8;
+    m->stock_per_probe = 9.656e-11;
+    m->gpu_batch = 3.428e-4;
+    m->gpu_per_posting = 1.252e-9;
     snprintf(m->source, sizeof m->source, "built-in default");
 }
 

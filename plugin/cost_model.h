@@ -14,7 +14,7 @@
  *    OR).
  *  `xapian-gpu calibrate` fits the coefficients on this machine and writes
  *  them to a file the plugin reads (docs/plugin.md); the built-in default
- *  comes from an H100 run (docs/benchmarks.md).
+ *  is such a fit from an H100 host (docs/benchmarks.md).
  */
 #ifndef XG_COST_MODEL_H
 #define XG_COST_MODEL_H
