@@ -18,7 +18,8 @@ static const char help[] =
     "  --db DB                 database (repeat to combine shards)\n"
     "  --index INDEX           GPU index (default: next to the database)\n"
     "  --engine E              xapian (stock matcher), cpu (exact CPU\n"
-    "                          matcher), gpu, or auto (gpu if usable) (cpu)\n"
+    "                          matcher), gpu, or auto (the plugin's planner:\n"
+    "                          the JSON's engine says who answered) (cpu)\n"
     "  --batch B               queries per GPU batch (256)\n"
     "  --device-memory MIB     GPU memory budget (default: 90% of free); a\n"
     "                          larger index keeps its lists in an LRU cache\n"
@@ -57,6 +58,39 @@ static void print_result(const char *qid, const char *engine,
                r->hits[i].weight);
 }
 
+/* --engine auto: the plugin's planner answers each query (GPU, CPU
+ * matcher or stock Xapian, docs/plugin.md) and the "engine" field says
+ * which, with the reason when it is stock. */
+static int search_auto(const struct xg_cli_search_args *a,
+                       const struct xg_cli_queries *qs)
+{
+    if (a->opts.default_and == 2)
+        return xg_cli_usage("search", "--op andor is not available with "
+                            "--engine auto");
+    struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
+    co.bm25 = a->opts.bm25;
+    co.device = a->engine_opts.device;
+    co.device_memory = a->engine_opts.memory_budget;
+    xg_context *ctx;
+    if (xg_context_open((const char *const *)a->dbs, a->n_dbs, a->index, &co,
+                        &ctx))
+        return xg_cli_fail();
+    int rc = 0;
+    for (uint32_t i = 0; i < qs->n && !rc; ++i) {
+        struct xg_result r;
+        int route;
+        if (xg_context_search(ctx, qs->text[i], &a->opts, 0, a->opts.k, &r,
+                              &route)) {
+            rc = xg_cli_fail();
+            break;
+        }
+        print_result(qs->qid[i], xg_route_name(route), &r, a->json);
+        xg_result_free(&r);
+    }
+    xg_context_close(ctx);
+    return rc;
+}
+
 int xg_cli_search(int argc, char **argv)
 {
     struct xg_cli_search_args a;
@@ -67,6 +101,11 @@ int xg_cli_search(int argc, char **argv)
                   : xg_cli_queries_from_args(argc - a.first_arg,
                                              argv + a.first_arg, &qs))
         return xg_cli_fail();
+    if (a.opts.engine == XG_ENGINE_AUTO) {
+        rc = search_auto(&a, &qs);
+        xg_cli_queries_free(&qs);
+        return rc;
+    }
     xg_searcher *s;
     if (xg_searcher_open((const char *const *)a.dbs, a.n_dbs, a.index, &s)) {
         xg_cli_queries_free(&qs);
