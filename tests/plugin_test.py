@@ -122,6 +122,32 @@ def main():
              "--model", cal])
         print("ok calibrate: wrote and read %s" % cal)
 
+    if a.engine != "cpu":
+        # search --engine auto: the planner answers, the JSON says who, and
+        # every result is stock's.
+        import json
+        routes = {}
+        for op in ("or", "and"):
+            got = [json.loads(l) for l in run(
+                [a.bin, "search", "--db", db, "--engine", "auto", "--op", op,
+                 "--json", "--queries", queries]).splitlines()]
+            want = [json.loads(l) for l in run(
+                [a.bin, "search", "--db", db, "--engine", "xapian", "--op", op,
+                 "--json", "--queries", queries]).splitlines()]
+            for g, w in zip(got, want):
+                if g["results"] != w["results"] or g["qid"] != w["qid"]:
+                    sys.exit("FAIL search --engine auto, qid %s: %s" %
+                             (g["qid"], g))
+                routes[g["engine"]] = routes.get(g["engine"], 0) + 1
+            if len(got) != len(want):
+                sys.exit("FAIL search --engine auto: %d answers for %d "
+                         "queries" % (len(got), len(want)))
+        if not routes or any(r not in ("gpu", "cpu") and
+                             not r.startswith("stock:") for r in routes):
+            sys.exit("FAIL search --engine auto: routes %s" % routes)
+        print("ok search --engine auto: results identical to stock; routes "
+              "%s" % routes)
+
     damaged = os.path.join(a.work, c + "-damaged")
     shutil.rmtree(damaged, ignore_errors=True)
     shutil.copytree(db, damaged)
