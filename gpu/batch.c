@@ -112,7 +112,8 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
         int64_t t = eq->leaf_term[i];
         if (t >= 0) {
             leaf_tw = xg_bm25_termweight(p, h->n_docs, ix->terms[t].df,
-                                         q->leaves[i].wqf);
+                                         q->leaves[i].wqf,
+                                         q->leaves[i].factor);
             for (uint32_t j = 0; j < n_lists; ++j)
                 if (b->lists[dq->list_first + j].term == (uint32_t)t) li = j;
             if (li == UINT32_MAX) {

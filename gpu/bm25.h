@@ -19,9 +19,9 @@
 
 #include "host_device.h"
 
-/* Per-query, per-leaf constants (BM25Weight::init with factor 1). */
+/* Per-query, per-leaf constants (BM25Weight::init(factor)). */
 struct xg_bm25_term {
-    double termweight;  /* log(tw) * k3 factor * (k1 + 1) */
+    double termweight;  /* log(tw) * factor * k3 part * (k1 + 1) */
 };
 
 /* Per-query constants shared by every leaf. */
@@ -34,17 +34,20 @@ struct xg_bm25_query {
 #ifndef __CUDACC__
 #include <math.h>
 
-/* BM25Weight::init for one leaf: global N, the term's global termfreq and
- * the leaf's wqf (no relevance set).  Host only (glibc log). */
+/* BM25Weight::init(factor) for one leaf: global N, the term's global
+ * termfreq, the leaf's wqf and its factor (struct xg_qleaf; 1.0 outside
+ * OP_SCALE_WEIGHT), with no relevance set.  Host only (glibc log). */
 static inline double xg_bm25_termweight(const struct xg_bm25_params *p,
                                         uint64_t n_docs, uint64_t termfreq,
-                                        uint32_t wqf)
+                                        uint32_t wqf, double factor)
 {
     /* (N - tf) is unsigned arithmetic in Xapian, then + 0.5 in double. */
     double tw = (double)(uint32_t)(n_docs - termfreq) + 0.5;
     tw = tw / ((double)termfreq + 0.5);
     if (tw < 2) tw = tw * 0.5 + 1;
-    double termweight = log(tw) * 1.0;
+    /* The factor scales log(tw) before the wqf and k1 multiplications,
+     * as in bm25weight.cc; any other place can differ in the last bit. */
+    double termweight = log(tw) * factor;
     if (p->k3 != 0) {
         double wqf_double = wqf;
         termweight *= (p->k3 + 1) * wqf_double / (p->k3 + wqf_double);

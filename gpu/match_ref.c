@@ -144,7 +144,7 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
         tw[i] = 0;
         if (leaf_term[i] < 0) continue;
         tw[i] = xg_bm25_termweight(p, h->n_docs, ix->terms[leaf_term[i]].df,
-                                   q->leaves[i].wqf);
+                                   q->leaves[i].wqf, q->leaves[i].factor);
         for (uint32_t c = 0; c < n_cur; ++c)
             if (cur[c].term == (uint64_t)leaf_term[i]) leaf_cur[i] = c;
         if (leaf_cur[i] != UINT32_MAX) continue;

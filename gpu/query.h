@@ -7,6 +7,8 @@
  *  inside an OR and nested ANDs inside an AND are flattened, as Xapian's
  *  OrContext/AndContext flatten them.  Every leaf keeps its own wqf and
  *  position in depth-first order; repeated words stay separate leaves.
+ *  OP_SCALE_WEIGHT leaves no node of its own: its factor is multiplied
+ *  into each leaf below it, as QueryScaleWeight::postlist does.
  *
  *  The plan (struct xg_plan) fixes the order in which leaf weights are
  *  added for one shard, replicating the postlist tree Xapian 1.4.22 builds
@@ -37,6 +39,9 @@ struct xg_qleaf {
     uint32_t term_len;
     uint32_t wqf;       /* within-query frequency of this leaf */
     uint32_t group;     /* AND operand index (always 0 under XG_QOP_OR) */
+    double factor;      /* BM25Weight::init's factor: the product of the
+                           enclosing OP_SCALE_WEIGHT factors, root first
+                           (1.0 under none); always > 0 */
 };
 
 struct xg_query {

@@ -36,7 +36,8 @@ static const char help_ab[] =
     "  --qrels FILE            TREC qrels: MAP, P@10 and nDCG@10 per engine\n"
     "  --html OUT              write a self-contained HTML report to OUT\n"
     "  plus the options of 'xapian-gpu search' (--db, --index, -k, --op,\n"
-    "  --stem, --stopper, --bm25).  Exit status 1 if any MSet differs.\n";
+    "  --stem, --stopper, --bm25, --omega).  Exit status 1 if any MSet\n"
+    "  differs.\n";
 
 static const char help_bench[] =
     "usage: xapian-gpu bench --db DB --queries FILE [OPTIONS]\n"

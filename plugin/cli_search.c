@@ -32,6 +32,8 @@ static const char help[] =
     "                          andor: AND, then OR if AND finds < k\n"
     "  --stem english|none     stemmer, STEM_SOME (english)\n"
     "  --stopper english       drop English stop words (default: none)\n"
+    "  --omega                 build queries as Omega does by default (its\n"
+    "                          prefixes, stop words, english, AND)\n"
     "  --bm25 K1,K2,K3,B,MINLEN  BM25Weight parameters (1,0,1,0.5,0.5)\n"
     "  --queries FILE          'qid<TAB>text' lines ('-': stdin)\n"
     "  --json                  one JSON line per query\n"

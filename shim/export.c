@@ -125,7 +125,8 @@ static int encode_term(struct exporter *x, const char *term, size_t len,
                                 x->o->bloom_hashes, x->o->hashseg_target,
                                 &x->bm25,
                                 /* block upper bounds use wqf 1 */
-                                xg_bm25_termweight(&x->o->bm25, x->n_docs, n, 1),
+                                xg_bm25_termweight(&x->o->bm25, x->n_docs, n, 1,
+                                                   1.0),
                                 x->doclens};
     struct xg_list_sink sink = {post, &x->sec[XG_SEC_SKIP],
                                 &x->sec[XG_SEC_BLOOM], &x->sec[XG_SEC_HASHSEG]};

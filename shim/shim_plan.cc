@@ -15,6 +15,12 @@
  *  with the same comparators over stand-in nodes: the permutation they
  *  produce is the one libxapian's instantiation produced.  This is why the
  *  plan lives in the C++ shim and not in C.
+ *
+ *  OP_SCALE_WEIGHT needs nothing here.  QueryScaleWeight::postlist returns
+ *  its subquery's postlist, so the tree's shape and its estimates are the
+ *  ones the query would have without it.  The converter refuses the two
+ *  placements that would change the shape: an OR scaled inside an OR, or
+ *  an AND inside an AND, becomes a subtree instead of being flattened.
  */
 #include <algorithm>
 #include <memory>

@@ -8,6 +8,29 @@
  *  terms or ORs of terms (nested ANDs flattened, each operand one group).
  *  Leaves keep depth-first order; repeated words stay separate leaves.
  *
+ *  OP_SCALE_WEIGHT may wrap the whole query, an AND operand or a term.
+ *  QueryScaleWeight::postlist only passes factor * scale_factor down, so
+ *  there the postlist tree is the one without it, and each leaf carries
+ *  the product of its factors.  It does not take part in the OR and AND
+ *  flattening (postlist_sub_or_like / postlist_sub_and_like): an OR
+ *  scaled inside an OR, or an AND scaled inside an AND, becomes a subtree
+ *  of its own, which the engine shapes do not express, so those are
+ *  unsupported, as are factors that are 0 or multiply to 0 or infinity.
+ *  The 1.4 API has no accessor for the factor either; it is decoded from
+ *  QueryScaleWeight::serialise's bytes, 0x0d then serialise_double():
+ *
+ *      byte 0: bit 7 sign, bits 4-6 mantissa bytes - 1, bits 0-3 E
+ *        E 0..13: exponent E - 7; E 14: next byte - 128;
+ *        E 15: next two bytes (least significant first) - 32768
+ *      mantissa bytes m0 m1 ..., m0 in [1, 256): the value is
+ *        (m0 + m1/256 + m2/256^2 + ...) * 256^exponent
+ *
+ *  (xapian-core/common/serialise-double.cc; every 1.4 release uses this
+ *  portable form, with no native-IEEE shortcut).  A finite double needs
+ *  at most 8 mantissa bytes holding its 53 significant bits, so the
+ *  decoding is exact; Xapian's own encoder re-encodes the value as a
+ *  check.  Anything odd is unsupported, so stock Xapian answers it.
+ *
  *  The 1.4 API has no accessor for a leaf's wqf, so each leaf is
  *  serialised and the term and wqf are decoded from the bytes that
  *  QueryTerm::serialise writes (xapian-core/api/queryinternal.cc, v1.4.22):
@@ -23,6 +46,7 @@
 #include "shim_int.h"
 #include "xg_shim.hh"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -72,6 +96,45 @@ const Xapian::Stopper *english_stopper()
     return &stopper;
 }
 
+/* Omega 1.4.22's stop words (MyStopper in xapian-applications/omega/
+ * query.cc), which every Omega query uses; not the list above. */
+const char *const omega_stop_words[] = {
+    "a", "about", "an", "and", "are", "as", "at", "be", "by", "en", "for",
+    "from", "how", "i", "in", "is", "it", "of", "on", "or", "that", "the",
+    "this", "to", "was", "what", "when", "where", "which", "who", "why",
+    "will", "with", "you", "your",
+};
+
+const Xapian::Stopper *omega_stopper()
+{
+    static const Xapian::SimpleStopper stopper(
+        omega_stop_words,
+        omega_stop_words + sizeof omega_stop_words / sizeof omega_stop_words[0]);
+    return &stopper;
+}
+
+/* Omega's QueryParser setup beyond stemmer and default op (its query.cc
+ * parse_queries, with the default templates/query):
+ *  - the stopper above;
+ *  - "size:" ranges on value slot 2 (VALUE_SIZE in omega/values.h);
+ *  - the template's $setmap{prefix,,$split{ S B F},title,S,author,A,
+ *    topic,B}: free text searches the unprefixed terms and S (title),
+ *    B (description) and F (file name), in that order, and title:,
+ *    author:, topic: search S, A, B.  Omega adds the prefixes in its
+ *    option map's order, with the free-text ones first. */
+void omega_setup(Xapian::QueryParser &qp)
+{
+    qp.set_stopper(omega_stopper());
+    qp.add_rangeprocessor(
+        (new Xapian::NumberRangeProcessor(2, "size:"))->release());
+    static const char *const free_text[] = {"", "S", "B", "F"};
+    for (const char *pfx : free_text)
+        qp.add_prefix("", pfx);
+    qp.add_prefix("author", "A");
+    qp.add_prefix("title", "S");
+    qp.add_prefix("topic", "B");
+}
+
 /* Names for "unsupported: <what>" messages, by Query::op value. */
 const char *op_name(Xapian::Query::op op)
 {
@@ -101,6 +164,7 @@ struct leaf {
     std::string term;
     uint32_t wqf;
     uint32_t group;
+    double factor;
 };
 
 /* decode_length() of xapian-core/net/length.cc, without exceptions. */
@@ -134,8 +198,9 @@ int bad_leaf(const char *why)
                         "(%s)", why);
 }
 
-/* Append one LEAF_TERM query to `out`, with its term and wqf. */
-int add_leaf(const Xapian::Query &q, uint32_t group, std::vector<leaf> &out)
+/* Append one LEAF_TERM query to `out`, with its term, wqf and factor. */
+int add_leaf(const Xapian::Query &q, uint32_t group, double factor,
+             std::vector<leaf> &out)
 {
     if (out.size() >= XG_QUERY_MAX_LEAVES)
         return xg_set_error(XG_ERR_UNSUPPORTED,
@@ -172,6 +237,7 @@ int add_leaf(const Xapian::Query &q, uint32_t group, std::vector<leaf> &out)
         return bad_leaf("wqf exceeds 32 bits");
     l.wqf = (uint32_t)wqf;
     l.group = group;
+    l.factor = factor;
     out.push_back(std::move(l));
     return XG_OK;
 }
@@ -184,22 +250,119 @@ int unsupported(Xapian::Query::op op, const char *inside)
     return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: %s", op_name(op));
 }
 
+/* serialise_double()'s form (see the file comment) at p; advances p.
+ * False if the bytes run out. */
+bool decode_double(const unsigned char *&p, const unsigned char *end,
+                   double &out)
+{
+    if (end - p < 2)
+        return false;
+    unsigned first = *p++;
+    int exp = (int)(first & 0x0f) - 7;
+    if ((first & 0x0f) == 14) {
+        exp = (int)*p++ - 128;
+    } else if ((first & 0x0f) == 15) {
+        if (end - p < 2)
+            return false;
+        exp = (int)(p[0] | p[1] << 8) - 32768;
+        p += 2;
+    }
+    unsigned n = ((first >> 4) & 0x07) + 1;
+    if (unsigned(end - p) < n)
+        return false;
+    /* The mantissa bytes as one integer: at most 64 bits, exact in a
+     * double for anything a finite double encodes to. */
+    uint64_t m = 0;
+    for (unsigned i = 0; i < n; ++i)
+        m = m << 8 | *p++;
+    double v = std::ldexp((double)m, 8 * (exp - (int)(n - 1)));
+    out = (first & 0x80) ? -v : v;
+    return true;
+}
+
+/* The factor of an OP_SCALE_WEIGHT query, if it is finite and > 0. */
+int scale_factor(const Xapian::Query &q, double &out)
+{
+    const std::string s = q.serialise();
+    const unsigned char *p = (const unsigned char *)s.data();
+    const unsigned char *end = p + s.size();
+    double f = 0;
+    if (p == end || *p++ != 0x0d || !decode_double(p, end, f))
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: "
+                            "OP_SCALE_WEIGHT factor that cannot be decoded");
+    if (!(f > 0) || !std::isfinite(f))
+        return xg_set_error(XG_ERR_UNSUPPORTED,
+                            "unsupported: OP_SCALE_WEIGHT with factor %g", f);
+    /* The stock encoder is the oracle: it must give back the same bytes
+     * (it encodes a finite double exactly, so equal bytes mean equal
+     * values, whatever the 1.4 release). */
+    size_t n = (size_t)(p - (const unsigned char *)s.data());
+    const std::string again = Xapian::Query(f, Xapian::Query("x")).serialise();
+    if (again.compare(0, n, s, 0, n) != 0)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: OP_SCALE_WEIGHT "
+                            "factor that does not round-trip (%g)", f);
+    out = f;
+    return XG_OK;
+}
+
+/* Step q down through any OP_SCALE_WEIGHT nodes, multiplying their factors
+ * into `factor` outermost first (factor * scale_factor, as
+ * QueryScaleWeight::postlist does).  *scaled: whether there were any. */
+int unwrap_scale(Xapian::Query &q, double &factor, bool *scaled)
+{
+    *scaled = false;
+    for (int depth = 0; q.get_type() == Xapian::Query::OP_SCALE_WEIGHT;
+         ++depth) {
+        if (depth > max_depth)
+            return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: "
+                                "OP_SCALE_WEIGHT nested deeper than %d",
+                                max_depth);
+        double f = 0;
+        int rc = scale_factor(q, f);
+        if (rc != XG_OK)
+            return rc;
+        factor = factor * f;
+        /* 0 would make the leaves unweighted, not just weightless. */
+        if (!(factor > 0) || !std::isfinite(factor))
+            return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: "
+                                "OP_SCALE_WEIGHT factors multiply to %g",
+                                factor);
+        q = q.get_subquery(0);
+        *scaled = true;
+    }
+    return XG_OK;
+}
+
+/* A scaled OR inside an OR (or AND inside an AND) is its own subtree. */
+int unsupported_scaled(Xapian::Query::op op)
+{
+    return xg_set_error(XG_ERR_UNSUPPORTED,
+                        "unsupported: OP_SCALE_WEIGHT of %s inside %s",
+                        op_name(op), op_name(op));
+}
+
 /* OP_OR: every leaf below (through nested ORs) goes into `group`. */
-int walk_or(const Xapian::Query &q, uint32_t group, int depth,
-            std::vector<leaf> &out)
+int walk_or(const Xapian::Query &q, uint32_t group, double factor,
+            int depth, std::vector<leaf> &out)
 {
     if (depth > max_depth)
         return xg_set_error(XG_ERR_UNSUPPORTED,
                             "unsupported: OP_OR nested deeper than %d",
                             max_depth);
     for (size_t i = 0, n = q.get_num_subqueries(); i < n; ++i) {
-        const Xapian::Query sub = q.get_subquery(i);
+        Xapian::Query sub = q.get_subquery(i);
+        double f = factor;
+        bool scaled;
+        int rc = unwrap_scale(sub, f, &scaled);
+        if (rc != XG_OK)
+            return rc;
         Xapian::Query::op t = sub.get_type();
-        int rc;
         if (t == Xapian::Query::LEAF_TERM)
-            rc = add_leaf(sub, group, out);
+            rc = add_leaf(sub, group, f, out);
+        else if (t == Xapian::Query::OP_OR && !scaled)
+            rc = walk_or(sub, group, f, depth + 1, out);
         else if (t == Xapian::Query::OP_OR)
-            rc = walk_or(sub, group, depth + 1, out);
+            rc = unsupported_scaled(t);
         else
             rc = unsupported(t, "OP_OR");
         if (rc != XG_OK)
@@ -210,23 +373,29 @@ int walk_or(const Xapian::Query &q, uint32_t group, int depth,
 
 /* OP_AND: each operand is a group (a term, or an OR of terms); nested
  * ANDs contribute their operands as groups of this AND. */
-int walk_and(const Xapian::Query &q, uint32_t &n_groups, int depth,
-             std::vector<leaf> &out)
+int walk_and(const Xapian::Query &q, uint32_t &n_groups, double factor,
+             int depth, std::vector<leaf> &out)
 {
     if (depth > max_depth)
         return xg_set_error(XG_ERR_UNSUPPORTED,
                             "unsupported: OP_AND nested deeper than %d",
                             max_depth);
     for (size_t i = 0, n = q.get_num_subqueries(); i < n; ++i) {
-        const Xapian::Query sub = q.get_subquery(i);
+        Xapian::Query sub = q.get_subquery(i);
+        double f = factor;
+        bool scaled;
+        int rc = unwrap_scale(sub, f, &scaled);
+        if (rc != XG_OK)
+            return rc;
         Xapian::Query::op t = sub.get_type();
-        int rc;
         if (t == Xapian::Query::LEAF_TERM)
-            rc = add_leaf(sub, n_groups++, out);
+            rc = add_leaf(sub, n_groups++, f, out);
         else if (t == Xapian::Query::OP_OR)
-            rc = walk_or(sub, n_groups++, depth + 1, out);
+            rc = walk_or(sub, n_groups++, f, depth + 1, out);
+        else if (t == Xapian::Query::OP_AND && !scaled)
+            rc = walk_and(sub, n_groups, f, depth + 1, out);
         else if (t == Xapian::Query::OP_AND)
-            rc = walk_and(sub, n_groups, depth + 1, out);
+            rc = unsupported_scaled(t);
         else
             rc = unsupported(t, "OP_AND");
         if (rc != XG_OK)
@@ -240,7 +409,9 @@ int walk_and(const Xapian::Query &q, uint32_t &n_groups, int depth,
 extern "C" {
 
 /* See xg_shim.h.  db may be NULL (no database for wildcards or spelling);
- * o NULL means stem_english = 1, OR, no stopper, FLAG_DEFAULT.
+ * o NULL means stem_english = 1, OR, no stopper, FLAG_DEFAULT.  With
+ * o->omega, Omega's stopper replaces o->stopper, and the flags get
+ * FLAG_ACCUMULATE as Omega's always do (it changes no query).
  * A query QueryParser rejects gives XG_ERR_ARG "query: <message>". */
 int xg_shim_parse(xg_db *db, const char *text, const struct xg_parse_opts *o,
                   xg_xquery **out)
@@ -273,9 +444,17 @@ int xg_shim_parse(xg_db *db, const char *text, const struct xg_parse_opts *o,
         }
         unsigned flags = o->flags ? o->flags
                                   : (unsigned)Xapian::QueryParser::FLAG_DEFAULT;
+        if (o->omega) {
+            omega_setup(qp);
+            flags |= Xapian::QueryParser::FLAG_ACCUMULATE;
+        }
         std::unique_ptr<xg_xquery> q(new xg_xquery);
         try {
             q->q = qp.parse_query(text, flags);
+            /* Omega ANDs its query strings (one here: P=), which keeps a
+             * single query as it is. */
+            if (o->omega && !q->q.empty())
+                q->q = Xapian::Query(Xapian::Query::OP_AND, &q->q, &q->q + 1);
         } catch (const Xapian::QueryParserError &e) {
             return xg_set_error(XG_ERR_ARG, "query: %s", e.get_msg().c_str());
         }
@@ -307,22 +486,28 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
         std::vector<leaf> leaves;
         uint32_t n_groups = 0;
         int op = XG_QOP_OR;
-        int rc = XG_OK;
-        Xapian::Query::op t = q->q.get_type();
+        /* LocalSubMatch::get_postlist starts BM25 at factor 1.0. */
+        double factor = 1.0;
+        bool scaled;
+        Xapian::Query root = q->q;
+        int rc = unwrap_scale(root, factor, &scaled);
+        if (rc != XG_OK)
+            return rc;
+        Xapian::Query::op t = root.get_type();
         switch (t) {
         case Xapian::Query::LEAF_MATCH_NOTHING:
             break;
         case Xapian::Query::LEAF_TERM:
-            rc = add_leaf(q->q, 0, leaves);
+            rc = add_leaf(root, 0, factor, leaves);
             n_groups = 1;
             break;
         case Xapian::Query::OP_OR:
-            rc = walk_or(q->q, 0, 0, leaves);
+            rc = walk_or(root, 0, factor, 0, leaves);
             n_groups = 1;
             break;
         case Xapian::Query::OP_AND:
             op = XG_QOP_AND;
-            rc = walk_and(q->q, n_groups, 0, leaves);
+            rc = walk_and(root, n_groups, factor, 0, leaves);
             break;
         default:
             rc = unsupported(t, NULL);
@@ -351,6 +536,7 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
             out->leaves[i].term_len = (uint32_t)leaves[i].term.size();
             out->leaves[i].wqf = leaves[i].wqf;
             out->leaves[i].group = leaves[i].group;
+            out->leaves[i].factor = leaves[i].factor;
             length += leaves[i].wqf;
             p += leaves[i].term.size() + 1;
         }

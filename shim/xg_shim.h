@@ -82,7 +82,9 @@ struct xg_parse_opts {
     int default_and;        /* 1: OP_AND between words; 0: OP_OR */
     const char *stopper;    /* NULL or "english" */
     unsigned flags;         /* QueryParser flags; 0 means FLAG_DEFAULT */
-    int omega;              /* 1: Omega's default query construction */
+    int omega;              /* 1: Omega's default query construction
+                               (prefixes, Omega's stop list instead of
+                               `stopper`, size: ranges; docs/cli.md) */
 };
 
 /* Parse `text` with Xapian's QueryParser. */
