@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -36,7 +37,8 @@ struct xg_dispatch {
     pthread_cond_t work_cv, done_cv;
     struct item *head;
     uint32_t n_queued;
-    uint64_t queued_work;
+    _Atomic uint64_t queued_work;   /* written under mu, read without it:
+                                       every query's cost check reads it */
     int stop, gpu_ok;
     pthread_t thread;
     struct item **items;            /* the running batch */
@@ -259,10 +261,7 @@ int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
 
 uint64_t xg_dispatch_queued_work(struct xg_dispatch *d)
 {
-    pthread_mutex_lock(&d->mu);
-    uint64_t w = d->queued_work;
-    pthread_mutex_unlock(&d->mu);
-    return w;
+    return atomic_load_explicit(&d->queued_work, memory_order_relaxed);
 }
 
 void xg_dispatch_stats(struct xg_dispatch *d, struct xg_dispatch_stats *st)
