@@ -7,7 +7,8 @@
  *  with engine GPU (all GPU, through the dispatcher) and with engine AUTO
  *  (the cost model routes each query).  Every plugin MSet is checked
  *  against the stock one (docids and bit-equal weights); the table gives
- *  queries/s, mean, p50 and p99 latency and the routes.
+ *  queries/s, mean, p50 and p99 latency and the routes, and the last line
+ *  how often the cost model picked the side that was faster for the query.
  *
  *  usage: bench_plugin --db DB --queries FILE [--threads T] [--op or|and]
  *         [-k K] [--stem english|none] [--model FILE] [--max N]
@@ -54,6 +55,7 @@ struct Run {
     double wall = 0;
     std::vector<double> lat;
     std::vector<std::vector<Hit>> res;
+    std::vector<int> route;         /* per query (plugin runs) */
     uint64_t routes[XG_ROUTE_COUNT] = {0};
 };
 
@@ -63,6 +65,7 @@ void run(const Args &a, const std::vector<std::string> &texts, int engine,
 {
     r.lat.assign(texts.size(), 0);
     r.res.assign(texts.size(), {});
+    r.route.assign(texts.size(), -1);
     xg_context *ctx = nullptr;
     if (engine >= 0) {
         std::vector<const char *> paths;
@@ -96,7 +99,7 @@ void run(const Args &a, const std::vector<std::string> &texts, int engine,
             } catch (const Xapian::QueryParserError &) {
                 continue;
             }
-            if (ctx) q = xg_accelerate(ctx, q, 0, a.k);
+            if (ctx) q = xg_accelerate(ctx, q, 0, a.k, &r.route[i]);
             enq.set_query(q);
             Xapian::MSet m = enq.get_mset(0, a.k);
             for (auto it = m.begin(); it != m.end(); ++it)
@@ -186,5 +189,22 @@ int main(int argc, char **argv)
                 std::printf(" %s %" PRIu64, xg_route_name(k), r.routes[k]);
         std::printf("\n");
     }
+    /* Did the cost model pick the faster side?  Each query's latency on
+     * stock and through the GPU comes from the first two runs (both under
+     * the same concurrency); only the queries it priced count. */
+    uint64_t priced = 0, right = 0, gpu_faster = 0;
+    for (size_t i = 0; i < texts.size(); ++i) {
+        const int rt = runs[2].route[i];
+        if ((rt != XG_ROUTE_GPU && rt != XG_ROUTE_STOCK_CHEAPER) ||
+            runs[1].route[i] != XG_ROUTE_GPU)
+            continue;
+        const bool faster = runs[1].lat[i] < runs[0].lat[i];
+        ++priced;
+        gpu_faster += faster;
+        right += faster == (rt == XG_ROUTE_GPU);
+    }
+    std::printf("cost model: chose the faster side for %" PRIu64 " of %" PRIu64
+                " queries it priced (the GPU was faster for %" PRIu64 ")\n",
+                right, priced, gpu_faster);
     return bad;
 }
