@@ -88,7 +88,7 @@ double xg_ab_overlap(const struct xg_hit *ref, uint32_t n_ref,
 
 /* ---- The report --------------------------------------------------------- */
 
-#define XG_AB_MAX_ENGINES 4
+#define XG_AB_MAX_ENGINES 5
 #define XG_AB_MAX_DIFF_QUERIES 3   /* first differing queries shown */
 
 /* Which matcher answered a query. */
@@ -104,6 +104,8 @@ struct xg_ab_engine {
     double qps, mean_ms, p50_ms, p99_ms, ratio;  /* ratio: qps / ref qps */
     double overlap;             /* overlap@k with engine 0 (not for 0) */
     uint32_t routing[XG_AB_N_ROUTES];  /* queries each matcher answered */
+    int has_reasons;            /* the plugin engine: its planner's routes */
+    uint64_t reasons[XG_ROUTE_COUNT];
     double map, p10, ndcg10;    /* means over the judged queries */
     const double *lat;          /* per query seconds; read where answered[i] */
 };

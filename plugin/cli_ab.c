@@ -28,7 +28,8 @@ static const char help_ab[] =
     "usage: xapian-gpu ab --db DB --queries FILE [OPTIONS]\n"
     "Answer every query with each engine, check the MSets are identical to\n"
     "the first engine's, and print throughput and latency per engine.\n"
-    "  --engines LIST          comma-separated from xapian,cpu,gpu,auto\n"
+    "  --engines LIST          comma-separated from xapian,cpu,gpu,auto,\n"
+    "                          plugin (the planner, as applications call it)\n"
     "                          (default xapian,cpu; xapian,cpu,gpu with a GPU)\n"
     "  --threads N             matchers in parallel for xapian and cpu (1)\n"
     "  --batch B               queries per GPU batch (256)\n"
@@ -55,7 +56,13 @@ struct engine_run {
     double *lat;                /* per query seconds */
     double wall;                /* whole run */
     uint32_t routing[XG_AB_N_ROUTES];  /* gpu/auto: counted by run_gpu */
+    int *route;                 /* plugin: enum xg_route per query */
+    uint64_t reasons[XG_ROUTE_COUNT];  /* plugin: the planner's counts */
 };
+
+/* The plugin: xg_context_search, as an application calls it (engine id
+ * after enum xg_engine's). */
+#define AB_ENGINE_PLUGIN 4
 
 struct job {
     struct xg_cli_search_args *a;
@@ -67,6 +74,7 @@ struct job {
     char err[512];
     xg_searcher **pool;         /* one opened searcher per thread */
     uint32_t pool_next;
+    xg_context *ctx;            /* the plugin engine's context */
 };
 
 /* The calling thread's searcher from the pool (opened before timing). */
@@ -118,20 +126,60 @@ static void *matcher_thread(void *arg)
     return NULL;
 }
 
+/* One application thread of the plugin engine: the context plans, batches
+ * for the GPU, or hands the query to stock Xapian. */
+static void *plugin_thread(void *arg)
+{
+    struct job *j = arg;
+    for (uint32_t i; (i = take(j)) < j->qs->n;) {
+        double t = xg_cli_now();
+        int rc = xg_context_search(j->ctx, j->qs->text[i], &j->a->opts, 0,
+                                   j->a->opts.k, &j->run->res[i],
+                                   &j->run->route[i]);
+        j->run->lat[i] = xg_cli_now() - t;
+        j->run->status[i] = rc;
+        if (rc && rc != XG_ERR_ARG) {
+            fail(j);
+            break;
+        }
+    }
+    return NULL;
+}
+
 static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
                        struct engine_run *run, uint32_t threads,
                        xg_searcher **pool)
 {
-    struct job j = {a, qs, run, 0, PTHREAD_MUTEX_INITIALIZER, 0, "", pool, 0};
+    struct job j = {a, qs, run, 0, PTHREAD_MUTEX_INITIALIZER, 0, "", pool, 0,
+                    NULL};
     pthread_t *t = calloc(threads, sizeof *t);
     if (!t) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    /* The plugin's context opens (and loads the GPU) before the clock. */
+    if (run->engine == AB_ENGINE_PLUGIN) {
+        struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
+        co.bm25 = a->opts.bm25;
+        co.device = a->engine_opts.device;
+        co.device_memory = a->engine_opts.memory_budget;
+        run->route = calloc(qs->n + 1, sizeof *run->route);
+        if (!run->route || xg_context_open((const char *const *)a->dbs,
+                                           a->n_dbs, a->index, &co, &j.ctx)) {
+            free(t);
+            return run->route ? xg_last_error_code()
+                              : xg_set_error(XG_ERR_NOMEM, "out of memory");
+        }
+    }
+    void *(*fn)(void *) = j.ctx ? plugin_thread : matcher_thread;
     double t0 = xg_cli_now();
     uint32_t started = 0;
     for (; started < threads; ++started)
-        if (pthread_create(&t[started], NULL, matcher_thread, &j)) break;
+        if (pthread_create(&t[started], NULL, fn, &j)) break;
     for (uint32_t i = 0; i < started; ++i) pthread_join(t[i], NULL);
     run->wall = xg_cli_now() - t0;
     free(t);
+    if (j.ctx) {
+        xg_context_routes(j.ctx, run->reasons);
+        xg_context_close(j.ctx);
+    }
     if (j.rc) return xg_set_error(XG_ERR_IO, "%s", j.err);
     if (!started) return xg_set_error(XG_ERR_NOMEM, "cannot start threads");
     return XG_OK;
@@ -313,7 +361,8 @@ static int same_mset(const struct xg_result *a, const struct xg_result *b)
     return 1;
 }
 
-static const char *const engine_names[] = {"xapian", "cpu", "gpu", "auto"};
+static const char *const engine_names[] = {"xapian", "cpu", "gpu", "auto",
+                                           "plugin"};
 
 /* Fill runs[] from "--engines LIST"; 0, or the usage exit status.  An
  * engine named twice is refused: the report keys figures by name. */
@@ -332,7 +381,7 @@ static int parse_engines(const char *cmd, const char *engines,
         while (eng < n_names && strcmp(tok, engine_names[eng])) ++eng;
         if (eng == n_names)
             return xg_cli_usage(cmd, "unknown engine '%s' (xapian, cpu, gpu, "
-                                "auto)", tok);
+                                "auto, plugin)", tok);
         for (uint32_t e = 0; e < *n_eng; ++e)
             if (runs[e].engine == eng)
                 return xg_cli_usage(cmd, "engine '%s' given twice", tok);
@@ -348,7 +397,14 @@ static void count_thread_routes(struct engine_run *r, uint32_t n)
 {
     enum xg_ab_route t = r->engine == XG_ENGINE_XAPIAN ? XG_AB_ROUTE_XAPIAN
                                                        : XG_AB_ROUTE_CPU;
-    for (uint32_t i = 0; i < n; ++i) r->routing[t] += r->status[i] == XG_OK;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (r->status[i] != XG_OK) continue;
+        if (r->route) /* the plugin: the planner said who answered */
+            t = r->route[i] == XG_ROUTE_GPU ? XG_AB_ROUTE_GPU
+              : r->route[i] == XG_ROUTE_CPU ? XG_AB_ROUTE_CPU
+                                            : XG_AB_ROUTE_XAPIAN;
+        ++r->routing[t];
+    }
 }
 
 /* The cost of each query for the speedup plot: the sum of the df of its
@@ -478,6 +534,8 @@ static void latency_figures(const struct engine_run *r, uint32_t n_q,
     g->p50_ms = n ? lat[n / 2] * 1e3 : 0;
     g->p99_ms = n ? lat[(uint32_t)(0.99 * (n - 1))] * 1e3 : 0;
     memcpy(g->routing, r->routing, sizeof g->routing);
+    g->has_reasons = r->route != NULL;
+    memcpy(g->reasons, r->reasons, sizeof g->reasons);
 }
 
 /* Both MSets of a difference side by side, '*' on the ranks that differ. */
@@ -528,6 +586,15 @@ static void print_report(const struct xg_ab_report *rep)
             printf(" %9u", rep->eng[e].routing[t]);
         printf("\n");
     }
+    for (uint32_t e = 0; e < rep->n_eng; ++e) {
+        if (!rep->eng[e].has_reasons) continue;
+        printf("%s routes (planner):", rep->eng[e].name);
+        for (int t = 0; t < XG_ROUTE_COUNT; ++t)
+            if (rep->eng[e].reasons[t])
+                printf(" %s %llu", xg_route_name(t),
+                       (unsigned long long)rep->eng[e].reasons[t]);
+        printf("\n");
+    }
     if (rep->qrels_path) {
         printf("qrels %s: %u queries with a relevant judgement, answered by "
                "every engine (top %u; nDCG gain = rel)\n%-8s %9s %9s %9s\n",
@@ -569,6 +636,16 @@ static void write_json(FILE *f, const struct xg_ab_report *rep,
             fprintf(f, "%s\"%s\":%u", t ? "," : "", xg_ab_route_names[t],
                     g->routing[t]);
         fputc('}', f);
+        if (g->has_reasons) {
+            fputs(",\"routes\":{", f);
+            for (int t = 0, first = 1; t < XG_ROUTE_COUNT; ++t)
+                if (g->reasons[t]) {
+                    fprintf(f, "%s\"%s\":%llu", first ? "" : ",",
+                            xg_route_name(t), (unsigned long long)g->reasons[t]);
+                    first = 0;
+                }
+            fputc('}', f);
+        }
         if (rep->qrels_path)
             fprintf(f, ",\"map\":%.6f,\"p_at_10\":%.6f,\"ndcg_at_10\":%.6f",
                     g->map, g->p10, g->ndcg10);
@@ -794,6 +871,7 @@ out:
         free(runs[e].res);
         free(runs[e].status);
         free(runs[e].lat);
+        free(runs[e].route);
     }
     xg_searcher_close(s);
     xg_qrels_free(&qr);

@@ -147,6 +147,18 @@ def main():
             sys.exit("FAIL search --engine auto: routes %s" % routes)
         print("ok search --engine auto: results identical to stock; routes "
               "%s" % routes)
+        # ab --engines xapian,plugin: the operator's view of the same.
+        report = os.path.join(a.work, "ab-plugin.json")
+        run([a.bin, "ab", "--db", db, "--queries", queries, "--engines",
+             "xapian,plugin", "--threads", "4", "--json=" + report])
+        with open(report) as f:
+            rep = json.load(f)
+        plug = rep["engines"][1]
+        if (rep["different"] or rep["identical"] != rep["queries"] or
+                sum(plug["routes"].values()) != rep["queries"]):
+            sys.exit("FAIL ab --engines xapian,plugin: %s" % rep)
+        print("ok ab --engines xapian,plugin: %d of %d identical; routes %s" %
+              (rep["identical"], rep["queries"], plug["routes"]))
 
     damaged = os.path.join(a.work, c + "-damaged")
     shutil.rmtree(damaged, ignore_errors=True)

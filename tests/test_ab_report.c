@@ -207,10 +207,14 @@ static void test_html(void)
     r.k = 10;
     r.n_queries = 3;
     r.n_eng = 2;
-    r.eng[0] = (struct xg_ab_engine){"xapian", 100, 2, 2, 4, 1, 0,
-                                     {2, 0, 0}, 0.5, 0.2, 0.4, lat0};
-    r.eng[1] = (struct xg_ab_engine){"gpu", 300, 1, 1, 1, 3, 0.75,
-                                     {0, 1, 1}, 0.5, 0.2, 0.4, lat1};
+    r.eng[0] = (struct xg_ab_engine){
+        .name = "xapian", .qps = 100, .mean_ms = 2, .p50_ms = 2, .p99_ms = 4,
+        .ratio = 1, .overlap = 0, .routing = {2, 0, 0}, .map = 0.5,
+        .p10 = 0.2, .ndcg10 = 0.4, .lat = lat0};
+    r.eng[1] = (struct xg_ab_engine){
+        .name = "gpu", .qps = 300, .mean_ms = 1, .p50_ms = 1, .p99_ms = 1,
+        .ratio = 3, .overlap = 0.75, .routing = {0, 1, 1}, .map = 0.5,
+        .p10 = 0.2, .ndcg10 = 0.4, .lat = lat1};
     r.answered = answered;
     r.cost = cost;
     r.n_diffs = 1;
