@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 
 #include "../gpu/error.h"
 #include "../gpu/format_read.h"

@@ -152,7 +152,8 @@ const struct xg_context_opts *xg_context_options(const xg_context *c)
 
 void xg_context_count(xg_context *c, int route)
 {
-    if (route >= 0 && route < XG_ROUTE_COUNT) atomic_fetch_add(&c->routes[route], 1);
+    if (route >= 0 && route < XG_ROUTE_COUNT)
+        atomic_fetch_add(&c->routes[route], 1);
 }
 
 void xg_context_routes(const xg_context *c, uint64_t *counts)
@@ -192,13 +193,12 @@ void xg_context_give(xg_context *c, xg_searcher *s)
     pthread_mutex_unlock(&c->pool_lock);
 }
 
-/* The route for an unusable index, from why it is unusable. */
-static int index_route(xg_context *c)
+/* The route for an unusable index, from why it is unusable (the code the
+ * searcher just reported). */
+static int index_route(void)
 {
-    (void)c;
-    int code = xg_last_error_code();
-    return code == XG_ERR_STALE ? XG_ROUTE_STOCK_STALE
-                                : XG_ROUTE_STOCK_DAMAGED;
+    return xg_last_error_code() == XG_ERR_STALE ? XG_ROUTE_STOCK_STALE
+                                                : XG_ROUTE_STOCK_DAMAGED;
 }
 
 /* The dispatcher, started on first use; NULL if there is no usable GPU. */
@@ -238,7 +238,7 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
         /* No usable index (the searcher kept why), or a query the shim
          * could not read: stock Xapian answers either way. */
         *route = xg_context_index(c) ? XG_ROUTE_STOCK_UNSUPPORTED
-                                     : index_route(c);
+                                     : index_route();
         return XG_OK;
     }
     struct xg_search_opts so = XG_SEARCH_DEFAULTS;
