@@ -261,7 +261,7 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
     struct xg_search_opts o = a->opts;
     o.engine = run->engine;
     struct prep_job pj = {{a, qs, run, 0, PTHREAD_MUTEX_INITIALIZER, 0, "",
-                           pool, 0},
+                           pool, 0, NULL},
                           calloc(qs->n + 1, sizeof(struct xg_prepared *)),
                           calloc(qs->n + 1, 1)};
     struct xg_prepared **ready = calloc(batch, sizeof *ready);
