@@ -30,7 +30,7 @@ static const char help_ab[] =
     "the first engine's, and print throughput and latency per engine.\n"
     "  --engines LIST          comma-separated from xapian,cpu,gpu,auto,\n"
     "                          plugin (the planner, as applications call it)\n"
-    "                          (default xapian,cpu; xapian,cpu,gpu with a GPU)\n"
+    "                          (default xapian,cpu,plugin; and gpu with a GPU)\n"
     "  --threads N             matchers in parallel for xapian and cpu (1)\n"
     "  --batch B               queries per GPU batch (256)\n"
     "  --json=OUT              write the figures as JSON to OUT\n"
@@ -825,7 +825,8 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
     int have_gpu = xg_searcher_index_error(s) == NULL &&
                    xg_searcher_gpu_status(s, &why) == XG_OK;
     rc = parse_engines(cmd, a.engines ? a.engines
-                            : have_gpu ? "xapian,cpu,gpu" : "xapian,cpu",
+                            : have_gpu ? "xapian,cpu,gpu,plugin"
+                                       : "xapian,cpu,plugin",
                        runs, &n_eng);
     if (rc) goto out;
     for (uint32_t e = 0; e < n_eng; ++e) {

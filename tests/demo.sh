@@ -1,7 +1,8 @@
 #!/bin/sh
 # The main job: install dependencies, build, index the bundled Cranfield
 # sample with Xapian, export the GPU index, answer every sample query with
-# the stock matcher and with xapian-gpu, and print the A/B summary.
+# the stock matcher, the CPU matcher, the plugin (planner: GPU or stock)
+# and, when a GPU is usable, the GPU engine, and print the A/B summary.
 set -e
 cd "$(dirname "$0")/.."
 sh tests/deps.sh
