@@ -19,6 +19,7 @@ static const struct {
     {"bench", xg_cli_bench, "throughput of every engine, all cores and GPU"},
     {"synth", xg_cli_synth, "generate a synthetic collection or query set"},
     {"calibrate", xg_cli_calibrate, "fit the plugin's cost model on this machine"},
+    {"weight", xg_cli_weight, "BM25 weight of every posting of a database"},
 };
 
 static void usage(FILE *f)

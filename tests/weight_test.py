@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""xapian-gpu weight --db: every posting's weight must be, bit for bit, the
+weight stock Xapian gives that document for the one-term query (compared
+on a sample of terms, every posting of each), on 1 and 2 shards and with
+non-default BM25 parameters; bad output paths leave nothing behind.
+
+usage: weight_test.py --bin XAPIAN_GPU --ir-data DIR --work DIR"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+
+def run(cmd, ok=True):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if ok and p.returncode != 0:
+        sys.exit("FAIL: %s exited %d: %s" % (" ".join(cmd), p.returncode,
+                                             p.stderr))
+    return p
+
+
+def check(a, db, bm25, label):
+    out = os.path.join(a.work, "weights.tsv")
+    extra = ["--bm25", bm25] if bm25 else []
+    run([a.bin, "weight", "--quiet", "--db", db, "-o", out, *extra])
+    by_term = {}
+    with open(out, encoding="utf-8") as f:
+        for line in f:
+            term, docid, w = line.rstrip("\n").split("\t")
+            by_term.setdefault(term, {})[int(docid)] = w
+    # Plain lowercase words (QueryParser turns them into the same term):
+    # every 97th in byte order, and the 8 most frequent.
+    plain = sorted(t for t in by_term if re.fullmatch(r"[a-z]{3,}", t))
+    frequent = sorted(plain, key=lambda t: -len(by_term[t]))[:8]
+    sample = sorted(set(plain[::97] + frequent))
+    postings = 0
+    for term in sample:
+        want = by_term[term]
+        p = run([a.bin, "search", "--engine", "xapian", "--stem", "none",
+                 "--json", "-k", str(len(want)), "--db", db, *extra, term])
+        got = {r["docid"]: "%.17g" % r["weight"]
+               for r in json.loads(p.stdout)["results"]}
+        if got != want:
+            bad = [d for d in want if got.get(d) != want[d]][:3]
+            sys.exit("FAIL %s: term %r: %d postings, %d from Xapian; e.g. %s" %
+                     (label, term, len(want), len(got),
+                      [(d, want[d], got.get(d)) for d in bad]))
+        postings += len(want)
+    print("ok %-28s %d terms, %d postings written; %d sampled terms, %d "
+          "postings equal to Xapian's one-term weights" %
+          (label, len(by_term), sum(len(v) for v in by_term.values()),
+           len(sample), postings))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--ir-data", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    docs = os.path.join(a.ir_data, "cranfield", "docs.tsv")
+    if not os.path.isfile(docs):
+        print("SKIP: %s not found" % docs)
+        return 77
+    os.makedirs(a.work, exist_ok=True)
+    for shards in ("1", "2"):
+        db = os.path.join(a.work, "db-" + shards)
+        shutil.rmtree(db, ignore_errors=True)
+        run([a.bin, "index", "--quiet", "--shards", shards, docs, db])
+        check(a, db, None, "cranfield, %s shard(s)" % shards)
+    check(a, os.path.join(a.work, "db-1"), "1.2,0,1,0.75,0.5",
+          "cranfield, BM25 1.2/0.75")
+    check(a, os.path.join(a.work, "db-1"), "1,1,1,0.5,0.5",
+          "cranfield, BM25 k2 = 1")
+    # Bad output: one line naming the file, nonzero, nothing left behind.
+    bad_dir = os.path.join(a.work, "no-such-dir")
+    out = os.path.join(bad_dir, "w.tsv")
+    p = run([a.bin, "weight", "--quiet", "--db", os.path.join(a.work, "db-1"),
+             "-o", out], ok=False)
+    lines = p.stderr.strip().splitlines()
+    if p.returncode == 0 or len(lines) != 1 or "w.tsv" not in lines[0] or \
+            os.path.exists(bad_dir):
+        sys.exit("FAIL unwritable output: rc %d, stderr %r" %
+                 (p.returncode, p.stderr))
+    p = run([a.bin, "weight", "--quiet", "--db", os.path.join(a.work, "nodb"),
+             "-o", os.path.join(a.work, "x.tsv")], ok=False)
+    if p.returncode == 0 or os.path.exists(os.path.join(a.work, "x.tsv")):
+        sys.exit("FAIL missing database: rc %d" % p.returncode)
+    print("ok bad output path and missing database refused, nothing "
+          "written: %s" % lines[0])
+    print("weight: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
