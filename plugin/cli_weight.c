@@ -9,11 +9,13 @@
  *  through the one BM25 (gpu/bm25.h).  Text inputs, the GPU pipeline, the
  *  binary format and out-of-core chunking are not built yet (docs/cli.md).
  *
- *  Output (TSV): `term<TAB>docid<TAB>weight`, terms in byte order, docids
- *  ascending, weights %.17g; written to OUT.tmp and renamed, so a failure
- *  leaves no partial file.
+ *  Output: TSV, `term<TAB>docid<TAB>weight`, terms in byte order, docids
+ *  ascending, weights %.17g; or the binary form of docs/weight.md
+ *  (--format bin).  Written to OUT.tmp and renamed, so a failure leaves no
+ *  partial file.
  */
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,11 +32,27 @@ static const char help[] =
     "the weight Xapian's BM25Weight gives the document for the one-term\n"
     "query, as 'term<TAB>docid<TAB>weight' (%.17g), terms in byte order.\n"
     "  -o OUT                  output file (written atomically)\n"
+    "  --format tsv|bin        text, or the binary form of docs/weight.md\n"
     "  --bm25 K1,K2,K3,B,MINLEN  BM25Weight parameters (1,0,1,0.5,0.5)\n"
     "  --quiet                 no progress on stderr\n";
 
+/* The binary form (docs/weight.md), little-endian. */
+#define XG_WEIGHT_MAGIC "XGWEIGHT"
+#define XG_WEIGHT_VERSION 1u
+struct xg_weight_header {
+    char magic[8];
+    uint32_t version, flags;
+    uint64_t n_terms, n_records;
+    uint64_t dict_offset;       /* the dictionary follows the records */
+};
+_Static_assert(sizeof(struct xg_weight_header) == 40, "weight header size");
+
 struct weigher {
     FILE *out;
+    int binary;
+    struct xg_weight_header hdr;
+    char *dict;                 /* binary: u32 length + bytes per term */
+    size_t dict_len, dict_cap;
     const char *path;
     struct xg_bm25_params p;
     struct xg_bm25_query q;
@@ -64,6 +82,22 @@ static int on_term(void *ctx, const char *term, size_t term_len,
     struct weigher *w = ctx;
     /* BM25Weight::init for the one-term query: wqf 1, factor 1. */
     const double tw = xg_bm25_termweight(&w->p, w->n_docs, n, 1, 1.0);
+    const uint32_t term_id = (uint32_t)w->hdr.n_terms;
+    if (w->binary) {
+        const uint32_t len = (uint32_t)term_len;
+        if (w->dict_len + 4 + term_len > w->dict_cap) {
+            size_t cap = 2 * (w->dict_cap + 4 + term_len);
+            char *d = realloc(w->dict, cap);
+            if (!d) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+            w->dict = d;
+            w->dict_cap = cap;
+        }
+        memcpy(w->dict + w->dict_len, &len, 4);
+        memcpy(w->dict + w->dict_len + 4, term, term_len);
+        w->dict_len += 4 + term_len;
+    }
+    ++w->hdr.n_terms;
+    w->hdr.n_records += n;
     uint64_t at = 0;
     for (uint32_t i = 0; i < n; ++i) {
         /* Docids ascend in both lists: walk forward instead of searching. */
@@ -72,6 +106,15 @@ static int on_term(void *ctx, const char *term, size_t term_len,
             at = doc_index(w, docids[i]);
         double weight = xg_bm25_sumpart_kd(tw, w->kd[at], wdfs[i]);
         if (w->p.k2 != 0) weight = weight + xg_bm25_sumextra(&w->q, w->lens[at]);
+        if (w->binary) {
+            unsigned char rec[16];
+            memcpy(rec, &term_id, 4);
+            memcpy(rec + 4, &docids[i], 4);
+            memcpy(rec + 8, &weight, 8);
+            if (fwrite(rec, 16, 1, w->out) != 1)
+                return xg_set_error(XG_ERR_IO, "%s: write failed", w->path);
+            continue;
+        }
         fwrite(term, 1, term_len, w->out);
         if (fprintf(w->out, "\t%u\t%.17g\n", docids[i], weight) < 0)
             return xg_set_error(XG_ERR_IO, "%s: write failed", w->path);
@@ -90,6 +133,7 @@ int xg_cli_weight(int argc, char **argv)
         {"db", required_argument, 0, 'd'},
         {"bm25", required_argument, 0, 'w'},
         {"quiet", no_argument, 0, 'q'},
+        {"format", required_argument, 0, 'f'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *dbs[64], *out = NULL;
@@ -112,6 +156,12 @@ int xg_cli_weight(int argc, char **argv)
             if (xg_cli_bm25("weight", optarg, &w.p)) return 2;
             break;
         case 'q': quiet = 1; break;
+        case 'f':
+            if (!strcmp(optarg, "bin")) w.binary = 1;
+            else if (strcmp(optarg, "tsv"))
+                return xg_cli_usage("weight", "--format must be tsv or bin, "
+                                    "got '%s'", optarg);
+            break;
         case 'h': fputs(help, stdout); return 0;
         default:
             return xg_cli_usage("weight", "unknown option or missing value: %s",
@@ -144,9 +194,21 @@ int xg_cli_weight(int argc, char **argv)
         w.path = tmp;
         w.out = fopen(tmp, "w");
         if (!w.out) rc = xg_set_error(XG_ERR_IO, "%s: cannot write", tmp);
+        memcpy(w.hdr.magic, XG_WEIGHT_MAGIC, 8);
+        w.hdr.version = XG_WEIGHT_VERSION;
+        /* The header is rewritten with the counts at the end. */
+        if (!rc && w.binary && fwrite(&w.hdr, sizeof w.hdr, 1, w.out) != 1)
+            rc = xg_set_error(XG_ERR_IO, "%s: write failed", tmp);
     }
     w.progress = !quiet && isatty(2);
     if (!rc) rc = xg_shim_db_each_term(db, on_term, &w);
+    if (!rc && w.binary) {
+        w.hdr.dict_offset = sizeof w.hdr + 16 * w.hdr.n_records;
+        if (fwrite(w.dict, 1, w.dict_len, w.out) != w.dict_len ||
+            fseek(w.out, 0, SEEK_SET) ||
+            fwrite(&w.hdr, sizeof w.hdr, 1, w.out) != 1)
+            rc = xg_set_error(XG_ERR_IO, "%s: write failed", tmp);
+    }
     if (w.out) {
         if (fclose(w.out) && !rc)
             rc = xg_set_error(XG_ERR_IO, "%s: write failed", tmp);
@@ -164,5 +226,6 @@ int xg_cli_weight(int argc, char **argv)
     free(w.docids);
     free(w.lens);
     free(w.kd);
+    free(w.dict);
     return rc ? xg_cli_fail() : 0;
 }

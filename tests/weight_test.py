@@ -2,7 +2,8 @@
 """xapian-gpu weight --db: every posting's weight must be, bit for bit, the
 weight stock Xapian gives that document for the one-term query (compared
 on a sample of terms, every posting of each), on 1 and 2 shards and with
-non-default BM25 parameters; bad output paths leave nothing behind.
+non-default BM25 parameters; the binary form must hold exactly the TSV's
+records; bad output paths leave nothing behind.
 
 usage: weight_test.py --bin XAPIAN_GPU --ir-data DIR --work DIR"""
 import argparse
@@ -10,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 
@@ -49,6 +51,31 @@ def check(a, db, bm25, label):
                      (label, term, len(want), len(got),
                       [(d, want[d], got.get(d)) for d in bad]))
         postings += len(want)
+    # The binary form holds exactly the same records (docs/weight.md).
+    binf = os.path.join(a.work, "weights.bin")
+    run([a.bin, "weight", "--quiet", "--format", "bin", "--db", db, "-o",
+         binf, *extra])
+    with open(binf, "rb") as f:
+        data = f.read()
+    magic, version, flags, n_terms, n_rec, dict_off = struct.unpack_from(
+        "<8sIIQQQ", data, 0)
+    if (magic != b"XGWEIGHT" or version != 1 or n_terms != len(by_term) or
+            dict_off != 40 + 16 * n_rec):
+        sys.exit("FAIL %s: binary header %r" % (label, (magic, version,
+                                                        n_terms, n_rec)))
+    terms, at = [], dict_off
+    for _ in range(n_terms):
+        (n,) = struct.unpack_from("<I", data, at)
+        terms.append(data[at + 4:at + 4 + n].decode("utf-8"))
+        at += 4 + n
+    if at != len(data) or terms != sorted(by_term, key=lambda t: t.encode()):
+        sys.exit("FAIL %s: binary dictionary" % label)
+    from_bin = {}
+    for i in range(n_rec):
+        tid, docid, w = struct.unpack_from("<IId", data, 40 + 16 * i)
+        from_bin.setdefault(terms[tid], {})[docid] = "%.17g" % w
+    if from_bin != by_term:
+        sys.exit("FAIL %s: binary records differ from the TSV" % label)
     print("ok %-28s %d terms, %d postings written; %d sampled terms, %d "
           "postings equal to Xapian's one-term weights" %
           (label, len(by_term), sum(len(v) for v in by_term.values()),
