@@ -277,41 +277,40 @@ void xg_engine_dev_close(struct xg_gpu *e)
     e->dev = NULL;
 }
 
+/* Queue a copy of n host bytes to dst through the pinned staging buffer,
+ * waiting for earlier copies out of it only when it is full. */
+static int stage_upload(struct dev *d, void *dst, const void *src, uint64_t n,
+                        const char *what)
+{
+    if (d->stage_used + n > d->stage_cap) {
+        XG_CUDA_CHECK(cudaStreamSynchronize(d->stream), what);
+        d->stage_used = 0;
+    }
+    memcpy(d->stage + d->stage_used, src, n);
+    XG_CUDA_CHECK(cudaMemcpyAsync(dst, d->stage + d->stage_used, n,
+                                  cudaMemcpyHostToDevice, d->stream), what);
+    d->stage_used += (n + 15u) & ~(uint64_t)15u;
+    return XG_OK;
+}
+
 int xg_engine_dev_load_list(struct xg_gpu *e, uint32_t t, uint64_t off)
 {
     struct dev *d = e->dev;
-    const uint64_t n = e->list_bytes[t];
-    if (d->stage_used + n > d->stage_cap) {
-        /* Staging full: wait for the copies out of it. */
-        XG_CUDA_CHECK(cudaStreamSynchronize(d->stream), "list upload");
-        d->stage_used = 0;
-    }
-    memcpy(d->stage + d->stage_used,
-           e->ix->postings + e->ix->terms[t].postings_offset, n);
-    XG_CUDA_CHECK(cudaMemcpyAsync(d->pool + off, d->stage + d->stage_used, n,
-                                  cudaMemcpyHostToDevice, d->stream),
-                  "list upload");
-    d->stage_used += (n + 15u) & ~(uint64_t)15u;
-    return XG_OK;
+    return stage_upload(d, d->pool + off,
+                        e->ix->postings + e->ix->terms[t].postings_offset,
+                        e->list_bytes[t], "list upload");
 }
 
 int xg_engine_dev_patch_offsets(struct xg_gpu *e)
 {
     struct dev *d = e->dev;
-    const uint64_t bytes = 2ull * e->n_patch * sizeof *e->patch;
     if (!e->n_patch) return XG_OK;
     int rc = dgrow(d, (void **)&d->d_patch, &d->cap_patch, 2ull * e->n_patch,
                    sizeof *e->patch, "list offsets");
+    if (!rc)
+        rc = stage_upload(d, d->d_patch, e->patch,
+                          2ull * e->n_patch * sizeof *e->patch, "list offsets");
     if (rc) return rc;
-    if (d->stage_used + bytes > d->stage_cap) {
-        XG_CUDA_CHECK(cudaStreamSynchronize(d->stream), "list upload");
-        d->stage_used = 0;
-    }
-    memcpy(d->stage + d->stage_used, e->patch, bytes);
-    XG_CUDA_CHECK(cudaMemcpyAsync(d->d_patch, d->stage + d->stage_used, bytes,
-                                  cudaMemcpyHostToDevice, d->stream),
-                  "list offsets");
-    d->stage_used += (bytes + 15u) & ~(uint64_t)15u;
     XG_CUDA_CHECK(xg_patch_list_offsets_gpu(d->d_list_off, d->d_patch,
                                             e->n_patch, d->stream),
                   "list offsets kernel");

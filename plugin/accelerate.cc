@@ -91,6 +91,10 @@ void ResultSource::init(const Xapian::Database &db)
     cur_ = nullptr;
     pos_ = 0;
     started_ = false;
+    if (!shards_)
+        throw Xapian::InvalidOperationError("xapian-gpu: ResultSource: "
+                                            "the registry's prototype holds "
+                                            "no result");
     const std::string uuid = db.get_uuid();
     for (const ShardResult &s : *shards_)
         if (s.uuid == uuid) {
@@ -160,6 +164,10 @@ std::string ResultSource::name() const { return source_name; }
 std::string ResultSource::serialise() const
 {
     std::string s(magic);
+    if (!shards_)
+        throw Xapian::InvalidOperationError("xapian-gpu: ResultSource: "
+                                            "the registry's prototype holds "
+                                            "no result");
     put_u64(s, shards_->size());
     for (const ShardResult &sh : *shards_) {
         put_u64(s, sh.uuid.size());
@@ -234,7 +242,8 @@ ResultSource *ResultSource::unserialise_with_registry(
 std::string ResultSource::get_description() const
 {
     size_t n = 0;
-    for (const ShardResult &s : *shards_) n += s.docids.size();
+    if (shards_) /* NULL in the prototype a Registry holds */
+        for (const ShardResult &s : *shards_) n += s.docids.size();
     return std::string(source_name) + "(" + std::to_string(n) + " documents)";
 }
 

@@ -92,6 +92,17 @@ bool parse_docid(const std::string &line, size_t tab, uint64_t &out)
 
 /* See shim_int.h.  Move tmp to path, refusing to replace anything that appeared meanwhile
  * (plain rename() would silently replace an empty directory). */
+int xg_shim_tmp_path(const char *path, std::string &tmp)
+{
+    struct stat sb;
+    tmp = std::string(path) + ".tmp-" + std::to_string((long)getpid());
+    if (lstat(tmp.c_str(), &sb) == 0)
+        return xg_set_error(XG_ERR_IO,
+                            "%s: already exists (left by a crashed run?)",
+                            tmp.c_str());
+    return XG_OK;
+}
+
 int xg_shim_rename_into_place(const std::string &tmp, const char *path)
 {
     if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, path, RENAME_NOREPLACE)
@@ -138,12 +149,9 @@ int xg_shim_index_tsv(const char *tsv, const char *db_path,
 
         const uint32_t n = o->n_shards;
         tmp_guard guard;
-        std::string tmp = std::string(db_path) + ".tmp-" +
-                          std::to_string((long)getpid());
-        if (lstat(tmp.c_str(), &sb) == 0)
-            return xg_set_error(XG_ERR_IO,
-                                "%s: already exists (left by a crashed run?)",
-                                tmp.c_str());
+        std::string tmp;
+        if (int rc = xg_shim_tmp_path(db_path, tmp))
+            return rc;
         const int flags = Xapian::DB_CREATE | Xapian::DB_BACKEND_GLASS;
         if (n == 1) {
             guard.path = tmp;

@@ -103,4 +103,9 @@ inline int xg_shim_fail(const char *where) noexcept
  * the indexer and the synthetic generator (defined in shim_index.cc). */
 int xg_shim_rename_into_place(const std::string &tmp, const char *path);
 
+/* The private build location beside path, "path.tmp-PID", into *tmp;
+ * XG_ERR_IO if something is already there (left by a crashed run).  Shared
+ * by the same two (defined in shim_index.cc). */
+int xg_shim_tmp_path(const char *path, std::string &tmp);
+
 #endif

@@ -341,21 +341,37 @@ int unsupported_scaled(Xapian::Query::op op)
                         op_name(op), op_name(op));
 }
 
+/* The walks' shared steps: refuse nesting deeper than max_depth, and
+ * operand i of q with its scale nodes stepped through (its factor
+ * multiplied in; *scaled: whether it had any). */
+int too_deep(int depth, const char *op)
+{
+    return depth > max_depth
+               ? xg_set_error(XG_ERR_UNSUPPORTED,
+                              "unsupported: %s nested deeper than %d", op,
+                              max_depth)
+               : XG_OK;
+}
+
+int operand(const Xapian::Query &q, size_t i, double factor,
+            Xapian::Query &sub, double &f, bool *scaled)
+{
+    sub = q.get_subquery(i);
+    f = factor;
+    return unwrap_scale(sub, f, scaled);
+}
+
 /* OP_OR: every leaf below (through nested ORs) goes into `group`. */
 int walk_or(const Xapian::Query &q, uint32_t group, double factor,
             int depth, std::vector<leaf> &out)
 {
-    if (depth > max_depth)
-        return xg_set_error(XG_ERR_UNSUPPORTED,
-                            "unsupported: OP_OR nested deeper than %d",
-                            max_depth);
-    for (size_t i = 0, n = q.get_num_subqueries(); i < n; ++i) {
-        Xapian::Query sub = q.get_subquery(i);
-        double f = factor;
+    int rc = too_deep(depth, "OP_OR");
+    for (size_t i = 0, n = q.get_num_subqueries(); !rc && i < n; ++i) {
+        Xapian::Query sub;
+        double f;
         bool scaled;
-        int rc = unwrap_scale(sub, f, &scaled);
-        if (rc != XG_OK)
-            return rc;
+        if ((rc = operand(q, i, factor, sub, f, &scaled)))
+            break;
         Xapian::Query::op t = sub.get_type();
         if (t == Xapian::Query::LEAF_TERM)
             rc = add_leaf(sub, group, f, out);
@@ -365,10 +381,8 @@ int walk_or(const Xapian::Query &q, uint32_t group, double factor,
             rc = unsupported_scaled(t);
         else
             rc = unsupported(t, "OP_OR");
-        if (rc != XG_OK)
-            return rc;
     }
-    return XG_OK;
+    return rc;
 }
 
 /* OP_AND: each operand is a group (a term, or an OR of terms); nested
@@ -376,17 +390,13 @@ int walk_or(const Xapian::Query &q, uint32_t group, double factor,
 int walk_and(const Xapian::Query &q, uint32_t &n_groups, double factor,
              int depth, std::vector<leaf> &out)
 {
-    if (depth > max_depth)
-        return xg_set_error(XG_ERR_UNSUPPORTED,
-                            "unsupported: OP_AND nested deeper than %d",
-                            max_depth);
-    for (size_t i = 0, n = q.get_num_subqueries(); i < n; ++i) {
-        Xapian::Query sub = q.get_subquery(i);
-        double f = factor;
+    int rc = too_deep(depth, "OP_AND");
+    for (size_t i = 0, n = q.get_num_subqueries(); !rc && i < n; ++i) {
+        Xapian::Query sub;
+        double f;
         bool scaled;
-        int rc = unwrap_scale(sub, f, &scaled);
-        if (rc != XG_OK)
-            return rc;
+        if ((rc = operand(q, i, factor, sub, f, &scaled)))
+            break;
         Xapian::Query::op t = sub.get_type();
         if (t == Xapian::Query::LEAF_TERM)
             rc = add_leaf(sub, n_groups++, f, out);
@@ -398,10 +408,8 @@ int walk_and(const Xapian::Query &q, uint32_t &n_groups, double factor,
             rc = unsupported_scaled(t);
         else
             rc = unsupported(t, "OP_AND");
-        if (rc != XG_OK)
-            return rc;
     }
-    return XG_OK;
+    return rc;
 }
 
 } // namespace

@@ -225,12 +225,9 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
             threads = (uint32_t)n;
         const bool progress = !quiet && isatty(2);
 
-        std::string tmp = std::string(db_path) + ".tmp-" +
-                          std::to_string((long)getpid());
-        if (lstat(tmp.c_str(), &sb) == 0)
-            return xg_set_error(XG_ERR_IO,
-                                "%s: already exists (left by a crashed run?)",
-                                tmp.c_str());
+        std::string tmp;
+        if ((rc = xg_shim_tmp_path(db_path, tmp)) != XG_OK)
+            return rc;
         if (mkdir(tmp.c_str(), 0777) != 0)
             return xg_set_error(XG_ERR_IO, "%s: cannot create: %s",
                                 tmp.c_str(), strerror(errno));

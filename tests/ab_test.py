@@ -17,17 +17,10 @@ import os
 import re
 import resource
 import shutil
-import subprocess
 import sys
 import time
 
-
-def run(cmd, **kw):
-    p = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if p.returncode != 0:
-        sys.exit("FAIL: %s exited %d: %s" % (" ".join(cmd), p.returncode,
-                                             p.stderr.strip()))
-    return p.stdout
+from testlib import build, gpu_unavailable, run
 
 
 def search(binary, db, queries, engine, op, k):
@@ -119,12 +112,6 @@ def compare(name, binary, db, queries, ops=("or", "and", "andor"),
     return compared, unsupported
 
 
-def build(binary, tsv, db, *opts):
-    shutil.rmtree(db, ignore_errors=True)
-    run([binary, "index", "--quiet", *opts, tsv, db])
-    run([binary, "export", "--quiet", db])
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -152,17 +139,11 @@ def main():
         print("SKIP: %s not found" % a.ir_data)
         return 77
     os.makedirs(a.work, exist_ok=True)
-    if a.engine == "gpu" and os.environ.get("XG_GPU_TWINS") != "1":
+    why = a.engine == "gpu" and gpu_unavailable(a.bin, a.ir_data, a.work)
+    if why:
         # No usable device: skip, as every GPU test does.
-        probe = os.path.join(a.work, "probe")
-        shutil.rmtree(probe, ignore_errors=True)
-        sample = os.path.join(a.ir_data, "adi", "docs.tsv")
-        build(a.bin, sample, probe)
-        p = subprocess.run([a.bin, "search", "--db", probe, "--engine", "gpu",
-                            "probe"], capture_output=True, text=True)
-        if p.returncode != 0:
-            print("SKIP: GPU engine unavailable: %s" % p.stderr.strip())
-            return 77
+        print("SKIP: GPU engine unavailable: %s" % why)
+        return 77
     colls = sorted(d for d in os.listdir(a.ir_data)
                    if os.path.isfile(os.path.join(a.ir_data, d, "docs.tsv")))
     if a.only:

@@ -7,20 +7,12 @@ usage: examples_test.py --bin XAPIAN_GPU --sample DIR --work DIR EXAMPLE..."""
 import argparse
 import json
 import os
-import shutil
-import subprocess
 import sys
+
+from testlib import build, run
 
 QUERIES = ["boundary layer flow", "heat transfer in hypersonic flow",
            "shock wave interaction", "zzzunknownword"]
-
-
-def run(cmd, env=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if p.returncode != 0:
-        sys.exit("FAIL: %s exited %d: %s" % (" ".join(cmd), p.returncode,
-                                             p.stderr))
-    return p.stdout
 
 
 def main():
@@ -31,10 +23,8 @@ def main():
     ap.add_argument("examples", nargs="+")
     a = ap.parse_args()
     db = os.path.join(a.work, "db")
-    shutil.rmtree(db, ignore_errors=True)
     os.makedirs(a.work, exist_ok=True)
-    run([a.bin, "index", "--quiet", os.path.join(a.sample, "docs.tsv"), db])
-    run([a.bin, "export", "--quiet", db])
+    build(a.bin, os.path.join(a.sample, "docs.tsv"), db)
     env = dict(os.environ, XG_GPU_TWINS="1")   # the plugin path, no GPU
     for q in QUERIES:
         stock = json.loads(run([a.bin, "search", "--db", db, "--engine",

@@ -24,9 +24,10 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
+
+from testlib import run
 
 OMEGA_CGI = "/usr/lib/cgi-bin/omega/omega"
 AB_LINE = re.compile(r"queries (\d+): compared (\d+) MSets, identical (\d+), "
@@ -35,14 +36,6 @@ AB_LINE = re.compile(r"queries (\d+): compared (\d+) MSets, identical (\d+), "
 # phrases from hyphenated words ("high-speed") and a few NOTs, which the
 # engines leave to stock: 156 of Cranfield's 225 are served.
 MIN_COMPARED = 0.6
-
-
-def run(cmd, env=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if p.returncode != 0:
-        sys.exit("FAIL: %s exited %d:\n%s%s" % (" ".join(cmd), p.returncode,
-                                               p.stdout, p.stderr))
-    return p.stdout
 
 
 def write_site(tsv, site):

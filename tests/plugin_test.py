@@ -10,24 +10,12 @@ usage: plugin_test.py --bin XAPIAN_GPU --app TEST_PLUGIN_APP --ir-data DIR
 With --engine gpu and no device, set XG_GPU_TWINS=1 (the kernels' CPU
 twins), as CI does."""
 import argparse
+import json
 import os
 import shutil
-import subprocess
 import sys
 
-
-def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit("FAIL: %s exited %d:\n%s%s" % (" ".join(cmd), p.returncode,
-                                                 p.stdout, p.stderr))
-    return p.stdout
-
-
-def build(binary, tsv, db, *opts):
-    shutil.rmtree(db, ignore_errors=True)
-    run([binary, "index", "--quiet", *opts, tsv, db])
-    run([binary, "export", "--quiet", db])
+from testlib import build, gpu_unavailable, run, run_any
 
 
 def app(a, db, queries, *extra):
@@ -50,15 +38,11 @@ def main():
         print("SKIP: %s not found" % a.ir_data)
         return 77
     os.makedirs(a.work, exist_ok=True)
-    if a.engine == "gpu" and os.environ.get("XG_GPU_TWINS") != "1":
+    why = a.engine == "gpu" and gpu_unavailable(a.bin, a.ir_data, a.work)
+    if why:
         # No usable device: skip, as every GPU test does.
-        probe = os.path.join(a.work, "probe")
-        build(a.bin, os.path.join(a.ir_data, "adi", "docs.tsv"), probe)
-        p = subprocess.run([a.bin, "search", "--db", probe, "--engine", "gpu",
-                            "probe"], capture_output=True, text=True)
-        if p.returncode != 0:
-            print("SKIP: GPU engine unavailable: %s" % p.stderr.strip())
-            return 77
+        print("SKIP: GPU engine unavailable: %s" % why)
+        return 77
     colls = sorted(d for d in os.listdir(a.ir_data)
                    if os.path.isfile(os.path.join(a.ir_data, d, "docs.tsv")))
     if a.only:
@@ -107,9 +91,8 @@ def main():
         print("ok cost-model routing: %s" % out.strip().splitlines()[-1])
         with open(model, "a") as f:
             f.write("gpu_speed 3\n")
-        p = subprocess.run([a.app, "--db", db, "--queries", queries,
-                            "--engine", "auto", "--model", model],
-                           capture_output=True, text=True)
+        p = run_any([a.app, "--db", db, "--queries", queries, "--engine",
+                     "auto", "--model", model])
         if p.returncode == 0 or "routing.model:6: unknown key" not in p.stderr:
             sys.exit("FAIL: a malformed model file was not refused: %s" %
                      p.stderr)
@@ -125,7 +108,6 @@ def main():
     if a.engine != "cpu":
         # search --engine auto: the planner answers, the JSON says who, and
         # every result is stock's.
-        import json
         routes = {}
         for op in ("or", "and"):
             got = [json.loads(l) for l in run(

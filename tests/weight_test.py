@@ -12,16 +12,9 @@ import os
 import re
 import shutil
 import struct
-import subprocess
 import sys
 
-
-def run(cmd, ok=True):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if ok and p.returncode != 0:
-        sys.exit("FAIL: %s exited %d: %s" % (" ".join(cmd), p.returncode,
-                                             p.stderr))
-    return p
+from testlib import run, run_any
 
 
 def check(a, db, bm25, label):
@@ -41,10 +34,10 @@ def check(a, db, bm25, label):
     postings = 0
     for term in sample:
         want = by_term[term]
-        p = run([a.bin, "search", "--engine", "xapian", "--stem", "none",
-                 "--json", "-k", str(len(want)), "--db", db, *extra, term])
+        out = run([a.bin, "search", "--engine", "xapian", "--stem", "none",
+                   "--json", "-k", str(len(want)), "--db", db, *extra, term])
         got = {r["docid"]: "%.17g" % r["weight"]
-               for r in json.loads(p.stdout)["results"]}
+               for r in json.loads(out)["results"]}
         if got != want:
             bad = [d for d in want if got.get(d) != want[d]][:3]
             sys.exit("FAIL %s: term %r: %d postings, %d from Xapian; e.g. %s" %
@@ -105,15 +98,16 @@ def main():
     # Bad output: one line naming the file, nonzero, nothing left behind.
     bad_dir = os.path.join(a.work, "no-such-dir")
     out = os.path.join(bad_dir, "w.tsv")
-    p = run([a.bin, "weight", "--quiet", "--db", os.path.join(a.work, "db-1"),
-             "-o", out], ok=False)
+    p = run_any([a.bin, "weight", "--quiet", "--db",
+                 os.path.join(a.work, "db-1"), "-o", out])
     lines = p.stderr.strip().splitlines()
     if p.returncode == 0 or len(lines) != 1 or "w.tsv" not in lines[0] or \
             os.path.exists(bad_dir):
         sys.exit("FAIL unwritable output: rc %d, stderr %r" %
                  (p.returncode, p.stderr))
-    p = run([a.bin, "weight", "--quiet", "--db", os.path.join(a.work, "nodb"),
-             "-o", os.path.join(a.work, "x.tsv")], ok=False)
+    p = run_any([a.bin, "weight", "--quiet", "--db",
+                 os.path.join(a.work, "nodb"), "-o",
+                 os.path.join(a.work, "x.tsv")])
     if p.returncode == 0 or os.path.exists(os.path.join(a.work, "x.tsv")):
         sys.exit("FAIL missing database: rc %d" % p.returncode)
     print("ok bad output path and missing database refused, nothing "
