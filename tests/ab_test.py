@@ -20,7 +20,7 @@ import shutil
 import sys
 import time
 
-from testlib import build, gpu_unavailable, run
+from testlib import build, collections, skip_reason, run
 
 
 def search(binary, db, queries, engine, op, k):
@@ -135,19 +135,12 @@ def main():
         a.engine, " (CPU twins of the kernels)"
         if os.environ.get("XG_GPU_TWINS") == "1" else "",
         ", membership %s" % a.member if a.engine == "gpu" else ""))
-    if not os.path.isdir(a.ir_data):
-        print("SKIP: %s not found" % a.ir_data)
-        return 77
-    os.makedirs(a.work, exist_ok=True)
-    why = a.engine == "gpu" and gpu_unavailable(a.bin, a.ir_data, a.work)
+    why = skip_reason(a.bin, a.ir_data, a.work, a.engine)
     if why:
-        # No usable device: skip, as every GPU test does.
-        print("SKIP: GPU engine unavailable: %s" % why)
+        # As every GPU test does without a device.
+        print("SKIP: %s" % why)
         return 77
-    colls = sorted(d for d in os.listdir(a.ir_data)
-                   if os.path.isfile(os.path.join(a.ir_data, d, "docs.tsv")))
-    if a.only:
-        colls = [c for c in colls if c in a.only.split(",")]
+    colls = collections(a.ir_data, a.only)
     passed = 0
     total_cmp = 0
     for c in colls:

@@ -15,7 +15,7 @@ import os
 import shutil
 import sys
 
-from testlib import build, gpu_unavailable, run, run_any
+from testlib import build, collections, skip_reason, run, run_any
 
 
 def app(a, db, queries, *extra):
@@ -34,19 +34,12 @@ def main():
     ap.add_argument("--engine", default="gpu", choices=["gpu", "cpu", "auto"])
     ap.add_argument("--only")
     a = ap.parse_args()
-    if not os.path.isdir(a.ir_data):
-        print("SKIP: %s not found" % a.ir_data)
-        return 77
-    os.makedirs(a.work, exist_ok=True)
-    why = a.engine == "gpu" and gpu_unavailable(a.bin, a.ir_data, a.work)
+    why = skip_reason(a.bin, a.ir_data, a.work, a.engine)
     if why:
-        # No usable device: skip, as every GPU test does.
-        print("SKIP: GPU engine unavailable: %s" % why)
+        # As every GPU test does without a device.
+        print("SKIP: %s" % why)
         return 77
-    colls = sorted(d for d in os.listdir(a.ir_data)
-                   if os.path.isfile(os.path.join(a.ir_data, d, "docs.tsv")))
-    if a.only:
-        colls = [c for c in colls if c in a.only.split(",")]
+    colls = collections(a.ir_data, a.only)
     served = "0.3"   # the other-BM25 checks count as stock routes
     for c in colls:
         docs = os.path.join(a.ir_data, c, "docs.tsv")

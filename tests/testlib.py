@@ -37,3 +37,21 @@ def gpu_unavailable(binary, ir_data, work):
     build(binary, os.path.join(ir_data, "adi", "docs.tsv"), probe)
     p = run_any([binary, "search", "--db", probe, "--engine", "gpu", "probe"])
     return p.stderr.strip() or "no GPU" if p.returncode != 0 else None
+
+
+def skip_reason(binary, ir_data, work, engine):
+    """Why a driver over the ir-data collections must skip (exit 77), or
+    None; creates work."""
+    if not os.path.isdir(ir_data):
+        return "%s not found" % ir_data
+    os.makedirs(work, exist_ok=True)
+    why = engine == "gpu" and gpu_unavailable(binary, ir_data, work)
+    return "GPU engine unavailable: %s" % why if why else None
+
+
+def collections(ir_data, only=None):
+    """The ir-data collections with a docs.tsv, sorted; `only` a
+    comma-separated subset."""
+    colls = sorted(d for d in os.listdir(ir_data)
+                   if os.path.isfile(os.path.join(ir_data, d, "docs.tsv")))
+    return [c for c in colls if c in only.split(",")] if only else colls
