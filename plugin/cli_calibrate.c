@@ -162,20 +162,16 @@ int xg_cli_calibrate(int argc, char **argv)
     if (gpu && fit_gpu(s, smp, n, &a.opts, &m)) rc = xg_cli_fail();
     if (!rc) {
         const struct xg_index *ix = xg_searcher_index(s);
-        char path[4096], comment[512];
-        if (a.model) {
-            snprintf(path, sizeof path, "%s", a.model);
-        } else {
-            const char *slash = strrchr(ix->path, '/');
-            int dir = slash ? (int)(slash - ix->path) + 1 : 0;
-            snprintf(path, sizeof path, "%.*sxapian-gpu.model", dir, ix->path);
-        }
+        char comment[512];
+        char *path = a.model ? strdup(a.model) : xg_cost_model_path(ix->path);
         char dev[256] = "no GPU";
         if (gpu) xg_engine_device_info(a.engine_opts.device, dev, sizeof dev);
         snprintf(comment, sizeof comment, "%u queries of %s, k %u; GPU: %s%s",
                  n, a.queries, a.opts.k, dev,
                  gpu ? "" : " (GPU coefficients are the built-in default)");
-        if (xg_cost_model_save(path, &m, comment)) {
+        if (!path) {
+            rc = (xg_set_error(XG_ERR_NOMEM, "out of memory"), xg_cli_fail());
+        } else if (xg_cost_model_save(path, &m, comment)) {
             rc = xg_cli_fail();
         } else {
             uint32_t to_gpu = 0;
@@ -190,6 +186,7 @@ int xg_cli_calibrate(int argc, char **argv)
             printf("with an idle GPU and 1 ms batching, %u of %u queries "
                    "would go to the GPU\nwrote %s\n", to_gpu, n, path);
         }
+        free(path);
     }
     for (uint32_t i = 0; i < n; ++i) {
         xg_prepared_free(smp[i].pq);

@@ -63,13 +63,8 @@ static int load_model(xg_context *c, const char *index_path)
     const struct xg_index *ix = xg_searcher_index(c->base);
     const char *p = ix ? ix->path : index_path;
     if (!p) return XG_OK;
-    size_t n = strlen(p);
-    char *path = malloc(n + 16);
-    if (!path) return xg_set_error(XG_ERR_NOMEM, "out of memory");
-    const char *slash = strrchr(p, '/');
-    size_t dir = slash ? (size_t)(slash - p) + 1 : 0;
-    memcpy(path, p, dir);
-    strcpy(path + dir, "xapian-gpu.model");
+    char *path = xg_cost_model_path(p);
+    if (!path) return XG_ERR_NOMEM;
     int rc = xg_cost_model_load(path, &c->model);
     if (rc == XG_ERR_IO) {
         xg_cost_model_default(&c->model); /* no file: the default */

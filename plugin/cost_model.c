@@ -84,6 +84,21 @@ int xg_cost_model_load(const char *path, struct xg_cost_model *out)
     return XG_OK;
 }
 
+char *xg_cost_model_path(const char *index_path)
+{
+    static const char name[] = "xapian-gpu.model";
+    const char *slash = strrchr(index_path, '/');
+    size_t dir = slash ? (size_t)(slash - index_path) + 1 : 0;
+    char *path = malloc(dir + sizeof name);
+    if (!path) {
+        xg_set_error(XG_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    memcpy(path, index_path, dir);
+    memcpy(path + dir, name, sizeof name);
+    return path;
+}
+
 int xg_cost_model_save(const char *path, const struct xg_cost_model *m,
                        const char *comment)
 {

@@ -49,6 +49,11 @@ void xg_cost_model_default(struct xg_cost_model *m);
  * malformed; *m is untouched on error. */
 int xg_cost_model_load(const char *path, struct xg_cost_model *m);
 
+/* Where calibrate writes the model and the context looks for it:
+ * xapian-gpu.model in the index's directory.  malloc'd; NULL (with the
+ * error set) when out of memory. */
+char *xg_cost_model_path(const char *index_path);
+
 /* Write atomically (temporary file, then rename); `comment` goes into the
  * header (device, date, command). */
 int xg_cost_model_save(const char *path, const struct xg_cost_model *m,
