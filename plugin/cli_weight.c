@@ -1,18 +1,15 @@
 /** @file cli_weight.c
- *  @brief xapian-gpu weight --db DB -o OUT: the BM25 weight of every
- *         (term, document) posting of a Xapian database, each exactly the
- *         weight Xapian gives that document for the one-term query.
+ *  @brief xapian-gpu weight: the weight of every (term, document) of a
+ *         collection (issue 5), from a Xapian database (--db: each weight
+ *         exactly Xapian's one-term-query weight, computed on the CPU from
+ *         the shim's postings through gpu/bm25.h) or from text (--text in
+ *         the seed 000 format, --tsv docid<TAB>text tokenized as
+ *         TermGenerator does), through the pipeline of gpu/wt.h on the GPU
+ *         or its multi-threaded CPU twin.
  *
- *  This is the first part of issue 5: the database input, computed on the
- *  CPU in one pass over the postings (shim: every term's list in combined
- *  docid order, with the database's own document lengths and statistics),
- *  through the one BM25 (gpu/bm25.h).  Text inputs, the GPU pipeline, the
- *  binary format and out-of-core chunking are not built yet (docs/cli.md).
- *
- *  Output: TSV, `term<TAB>docid<TAB>weight`, terms in byte order, docids
- *  ascending, weights %.17g; or the binary form of docs/weight.md
- *  (--format bin).  Written to OUT.tmp and renamed, so a failure leaves no
- *  partial file.
+ *  Output (weight_out.c): TSV `term<TAB>docid<TAB>weight` (%.17g), terms in
+ *  byte order, docids ascending, or the binary form of docs/weight.md;
+ *  written to OUT.tmp and renamed, so a failure leaves no partial file.
  */
 #include <getopt.h>
 #include <stdint.h>
@@ -23,43 +20,48 @@
 
 #include "../gpu/bm25.h"
 #include "../gpu/error.h"
+#include "../gpu/wt.h"
+#include "../gpu/wt_tokenize.h"
 #include "../shim/xg_shim.h"
 #include "cli.h"
+#include "weight_out.h"
 
 static const char help[] =
-    "usage: xapian-gpu weight --db DB [--db SHARD...] -o OUT [OPTIONS]\n"
-    "Write the BM25 weight of every posting: for each term and document,\n"
-    "the weight Xapian's BM25Weight gives the document for the one-term\n"
-    "query, as 'term<TAB>docid<TAB>weight' (%.17g), terms in byte order.\n"
+    "usage: xapian-gpu weight (--db DB [--db SHARD...] | --text FILE | --tsv FILE)\n"
+    "                         -o OUT [OPTIONS]\n"
+    "Write the weight of every (term, document) as 'term<TAB>docid<TAB>weight'\n"
+    "(%.17g), terms in byte order, docids ascending (docs/weight.md).\n"
+    "  --db DB                 a Xapian database: each weight is Xapian's\n"
+    "                          BM25Weight for the one-term query\n"
+    "  --text FILE             one word per line, documents separated by\n"
+    "                          empty lines (seed 000 format); docids 1, 2, ...\n"
+    "  --tsv FILE              docid<TAB>text lines, tokenized like Xapian's\n"
+    "                          TermGenerator without stemming\n"
     "  -o OUT                  output file (written atomically)\n"
     "  --format tsv|bin        text, or the binary form of docs/weight.md\n"
-    "  --bm25 K1,K2,K3,B,MINLEN  BM25Weight parameters (1,0,1,0.5,0.5)\n"
+    "  --formula xapian|seed   BM25Weight of Xapian 1.4.22 (default), or\n"
+    "                          seed 000 eq. 1 (text inputs)\n"
+    "  --k1 K1 --b B           BM25 parameters (xapian: 1, 0.5; seed: 1.2, 0.75)\n"
+    "  --bm25 K1,K2,K3,B,MINLEN  all BM25Weight parameters (1,0,1,0.5,0.5)\n"
+    "  --engine auto|gpu|cpu   text inputs: GPU when present (auto), or\n"
+    "                          the multi-threaded CPU twin\n"
+    "  --threads N             CPU twin threads (all cores)\n"
+    "  --device-memory BYTES   process in chunks under this budget\n"
+    "                          (suffix K, M or G; default: in core)\n"
     "  --quiet                 no progress on stderr\n";
 
-/* The binary form (docs/weight.md), little-endian. */
-#define XG_WEIGHT_MAGIC "XGWEIGHT"
-#define XG_WEIGHT_VERSION 1u
-struct xg_weight_header {
-    char magic[8];
-    uint32_t version, flags;
-    uint64_t n_terms, n_records;
-    uint64_t dict_offset;       /* the dictionary follows the records */
-};
-_Static_assert(sizeof(struct xg_weight_header) == 40, "weight header size");
+/* --- --db: the database's own postings ----------------------------------- */
 
 struct weigher {
-    FILE *out;
-    int binary;
-    struct xg_weight_header hdr;
-    char *dict;                 /* binary: u32 length + bytes per term */
-    size_t dict_len, dict_cap;
-    const char *path;
+    struct xg_wout *w;
     struct xg_bm25_params p;
     struct xg_bm25_query q;
-    uint64_t n_docs, terms, postings, n_terms_hint;
+    uint64_t n_docs, terms, postings;
     uint32_t *docids;           /* live docids ascending */
     double *kd;                 /* K_d per live document, same order */
     uint32_t *lens;
+    double *wts;                /* one term's weights */
+    uint32_t wts_cap;
     int progress;
 };
 
@@ -82,22 +84,12 @@ static int on_term(void *ctx, const char *term, size_t term_len,
     struct weigher *w = ctx;
     /* BM25Weight::init for the one-term query: wqf 1, factor 1. */
     const double tw = xg_bm25_termweight(&w->p, w->n_docs, n, 1, 1.0);
-    const uint32_t term_id = (uint32_t)w->hdr.n_terms;
-    if (w->binary) {
-        const uint32_t len = (uint32_t)term_len;
-        if (w->dict_len + 4 + term_len > w->dict_cap) {
-            size_t cap = 2 * (w->dict_cap + 4 + term_len);
-            char *d = realloc(w->dict, cap);
-            if (!d) return xg_set_error(XG_ERR_NOMEM, "out of memory");
-            w->dict = d;
-            w->dict_cap = cap;
-        }
-        memcpy(w->dict + w->dict_len, &len, 4);
-        memcpy(w->dict + w->dict_len + 4, term, term_len);
-        w->dict_len += 4 + term_len;
+    if (n > w->wts_cap) {
+        double *nw = realloc(w->wts, (size_t)n * sizeof *nw);
+        if (!nw) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        w->wts = nw;
+        w->wts_cap = n;
     }
-    ++w->hdr.n_terms;
-    w->hdr.n_records += n;
     uint64_t at = 0;
     for (uint32_t i = 0; i < n; ++i) {
         /* Docids ascend in both lists: walk forward instead of searching. */
@@ -106,43 +98,103 @@ static int on_term(void *ctx, const char *term, size_t term_len,
             at = doc_index(w, docids[i]);
         double weight = xg_bm25_sumpart_kd(tw, w->kd[at], wdfs[i]);
         if (w->p.k2 != 0) weight = weight + xg_bm25_sumextra(&w->q, w->lens[at]);
-        if (w->binary) {
-            unsigned char rec[16];
-            memcpy(rec, &term_id, 4);
-            memcpy(rec + 4, &docids[i], 4);
-            memcpy(rec + 8, &weight, 8);
-            if (fwrite(rec, 16, 1, w->out) != 1)
-                return xg_set_error(XG_ERR_IO, "%s: write failed", w->path);
-            continue;
-        }
-        fwrite(term, 1, term_len, w->out);
-        if (fprintf(w->out, "\t%u\t%.17g\n", docids[i], weight) < 0)
-            return xg_set_error(XG_ERR_IO, "%s: write failed", w->path);
+        w->wts[i] = weight;
     }
+    int rc = xg_wout_term(w->w, term, term_len, docids, w->wts, n);
     w->postings += n;
     if (w->progress && (++w->terms & 0xFFFF) == 0)
         fprintf(stderr, "\rxapian-gpu weight: %llu terms, %llu postings",
-                (unsigned long long)w->terms,
-                (unsigned long long)w->postings);
-    return XG_OK;
+                (unsigned long long)w->terms, (unsigned long long)w->postings);
+    return rc;
+}
+
+static int weigh_db(const char **dbs, size_t n_dbs, const struct xg_bm25_params *p,
+                    struct xg_wout *out, int progress, uint64_t *n_docs,
+                    uint64_t *n_postings)
+{
+    struct weigher w;
+    memset(&w, 0, sizeof w);
+    w.p = *p;
+    w.w = out;
+    xg_db *db;
+    if (xg_shim_db_open(dbs, n_dbs, &db)) return XG_ERR_IO;
+    struct xg_db_stats st;
+    int rc = xg_shim_db_stats(db, &st);
+    w.n_docs = st.n_docs;
+    w.docids = malloc((st.n_docs + 1) * sizeof *w.docids);
+    w.lens = malloc((st.n_docs + 1) * sizeof *w.lens);
+    w.kd = malloc((st.n_docs + 1) * sizeof *w.kd);
+    if (!rc && (!w.docids || !w.lens || !w.kd))
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+    if (!rc) rc = xg_shim_db_doclens(db, w.docids, w.lens);
+    if (!rc) {
+        /* The database's own statistics, as Xapian's weighting sees them. */
+        xg_bm25_query_init(&w.p, st.n_docs, st.total_length, 1, &w.q);
+        for (uint64_t i = 0; i < st.n_docs; ++i) w.kd[i] = xg_bm25_kd(&w.q, w.lens[i]);
+    }
+    w.progress = progress;
+    if (!rc) rc = xg_shim_db_each_term(db, on_term, &w);
+    if (w.progress) fputc('\n', stderr);
+    *n_docs = st.n_docs;
+    *n_postings = w.postings;
+    xg_shim_db_close(db);
+    free(w.docids);
+    free(w.lens);
+    free(w.kd);
+    free(w.wts);
+    return rc;
+}
+
+/* --- --text / --tsv: the pipeline --------------------------------------- */
+
+static int parse_bytes(const char *v, uint64_t *out)
+{
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (end == v) return -1;
+    if (*end == 'K' || *end == 'k') { x <<= 10; ++end; }
+    else if (*end == 'M' || *end == 'm') { x <<= 20; ++end; }
+    else if (*end == 'G' || *end == 'g') { x <<= 30; ++end; }
+    if (*end || x == 0) return -1;
+    *out = x;
+    return 0;
+}
+
+static int parse_double(const char *v, double *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    if (end == v || *end || !(x >= 0)) return -1;
+    *out = x;
+    return 0;
 }
 
 int xg_cli_weight(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"db", required_argument, 0, 'd'},
+        {"text", required_argument, 0, 'x'},
+        {"tsv", required_argument, 0, 't'},
         {"bm25", required_argument, 0, 'w'},
+        {"k1", required_argument, 0, '1'},
+        {"b", required_argument, 0, '2'},
+        {"formula", required_argument, 0, 'F'},
+        {"engine", required_argument, 0, 'e'},
+        {"threads", required_argument, 0, 'j'},
+        {"device-memory", required_argument, 0, 'm'},
+        {"hash-mask", required_argument, 0, 'H'},
         {"quiet", no_argument, 0, 'q'},
         {"format", required_argument, 0, 'f'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    const char *dbs[64], *out = NULL;
+    const char *dbs[64], *out = NULL, *text = NULL, *tsv = NULL;
     size_t n_dbs = 0;
-    int quiet = 0, c;
-    struct weigher w;
-    memset(&w, 0, sizeof w);
+    int quiet = 0, binary = 0, c, have_k1 = 0, have_b = 0;
+    double k1 = 0, b = 0;
+    struct xg_wt_opts o;
+    memset(&o, 0, sizeof o);
     const struct xg_bm25_params defaults = XG_BM25_DEFAULTS;
-    w.p = defaults;
+    o.bm25 = defaults;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -151,16 +203,48 @@ int xg_cli_weight(int argc, char **argv)
             if (n_dbs == 64) return xg_cli_usage("weight", "too many --db");
             dbs[n_dbs++] = optarg;
             break;
+        case 'x': text = optarg; break;
+        case 't': tsv = optarg; break;
         case 'o': out = optarg; break;
         case 'w':
-            if (xg_cli_bm25("weight", optarg, &w.p)) return 2;
+            if (xg_cli_bm25("weight", optarg, &o.bm25)) return 2;
+            break;
+        case '1':
+            if (parse_double(optarg, &k1))
+                return xg_cli_usage("weight", "--k1 must be a number >= 0");
+            have_k1 = 1;
+            break;
+        case '2':
+            if (parse_double(optarg, &b) || b > 1)
+                return xg_cli_usage("weight", "--b must be a number in [0, 1]");
+            have_b = 1;
+            break;
+        case 'F':
+            if (!strcmp(optarg, "seed")) o.formula = XG_WT_SEED;
+            else if (strcmp(optarg, "xapian"))
+                return xg_cli_usage("weight", "--formula must be xapian or seed");
+            break;
+        case 'e':
+            if (!strcmp(optarg, "gpu")) o.engine = XG_WT_GPU;
+            else if (!strcmp(optarg, "cpu")) o.engine = XG_WT_CPU;
+            else if (strcmp(optarg, "auto"))
+                return xg_cli_usage("weight", "--engine must be auto, gpu or cpu");
+            break;
+        case 'j':
+            if (xg_cli_uint("weight", "--threads", optarg, 1, 256, &o.threads)) return 2;
+            break;
+        case 'm':
+            if (parse_bytes(optarg, &o.device_memory))
+                return xg_cli_usage("weight", "--device-memory must be BYTES[K|M|G] > 0");
+            break;
+        case 'H':
+            o.hash_mask = strtoull(optarg, NULL, 0);
             break;
         case 'q': quiet = 1; break;
         case 'f':
-            if (!strcmp(optarg, "bin")) w.binary = 1;
+            if (!strcmp(optarg, "bin")) binary = 1;
             else if (strcmp(optarg, "tsv"))
-                return xg_cli_usage("weight", "--format must be tsv or bin, "
-                                    "got '%s'", optarg);
+                return xg_cli_usage("weight", "--format must be tsv or bin, got '%s'", optarg);
             break;
         case 'h': fputs(help, stdout); return 0;
         default:
@@ -168,64 +252,60 @@ int xg_cli_weight(int argc, char **argv)
                                 argv[optind - 1]);
         }
     }
-    if (!n_dbs || !out)
-        return xg_cli_usage("weight", "--db DB and -o OUT are required");
+    if ((n_dbs > 0) + (text != NULL) + (tsv != NULL) != 1 || !out)
+        return xg_cli_usage("weight", "one of --db DB, --text FILE, --tsv FILE, and -o OUT "
+                            "are required");
     if (optind < argc)
         return xg_cli_usage("weight", "unexpected argument '%s'", argv[optind]);
+    if (o.formula == XG_WT_SEED) {
+        if (n_dbs) return xg_cli_usage("weight", "--formula seed needs --text or --tsv");
+        o.bm25.k1 = 1.2;
+        o.bm25.b = 0.75;
+    }
+    if (have_k1) o.bm25.k1 = k1;
+    if (have_b) o.bm25.b = b;
+    const int progress = !quiet && isatty(2);
+    o.progress = progress;
 
-    xg_db *db;
-    if (xg_shim_db_open(dbs, n_dbs, &db)) return xg_cli_fail();
-    struct xg_db_stats st;
-    int rc = xg_shim_db_stats(db, &st);
-    char *tmp = malloc(strlen(out) + 8);
-    w.n_docs = st.n_docs;
-    w.docids = malloc((st.n_docs + 1) * sizeof *w.docids);
-    w.lens = malloc((st.n_docs + 1) * sizeof *w.lens);
-    w.kd = malloc((st.n_docs + 1) * sizeof *w.kd);
-    if (!rc && (!tmp || !w.docids || !w.lens || !w.kd))
-        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
-    if (!rc) rc = xg_shim_db_doclens(db, w.docids, w.lens);
-    if (!rc) {
-        /* The database's own statistics, as Xapian's weighting sees them. */
-        xg_bm25_query_init(&w.p, st.n_docs, st.total_length, 1, &w.q);
-        for (uint64_t i = 0; i < st.n_docs; ++i)
-            w.kd[i] = xg_bm25_kd(&w.q, w.lens[i]);
-        sprintf(tmp, "%s.tmp", out);
-        w.path = tmp;
-        w.out = fopen(tmp, "w");
-        if (!w.out) rc = xg_set_error(XG_ERR_IO, "%s: cannot write", tmp);
-        memcpy(w.hdr.magic, XG_WEIGHT_MAGIC, 8);
-        w.hdr.version = XG_WEIGHT_VERSION;
-        /* The header is rewritten with the counts at the end. */
-        if (!rc && w.binary && fwrite(&w.hdr, sizeof w.hdr, 1, w.out) != 1)
-            rc = xg_set_error(XG_ERR_IO, "%s: write failed", tmp);
+    struct xg_wout w;
+    memset(&w, 0, sizeof w);
+    uint64_t n_docs = 0, n_postings = 0;
+    int rc;
+    if (n_dbs) {
+        rc = xg_wout_open(&w, out, binary);
+        if (!rc) rc = weigh_db(dbs, n_dbs, &o.bm25, &w, progress, &n_docs, &n_postings);
+        int rc2 = xg_wout_close(&w, !rc);
+        if (!rc) rc = rc2;
+    } else {
+        struct xg_wt_text in;
+        uint32_t threads = o.threads ? o.threads : xg_wt_cores();
+        rc = text ? xg_wt_load_text(text, threads, &in) : xg_wt_load_tsv(tsv, &in);
+        struct xg_wt_result r;
+        memset(&r, 0, sizeof r);
+        if (!rc) {
+            struct xg_wt_input wi = {in.buf, in.len, in.docids, in.n_empty};
+            rc = xg_wt_run(&wi, &o, &r);
+        }
+        if (!rc) rc = xg_wout_open(&w, out, binary);
+        for (uint32_t t = 0; !rc && t < r.n_terms; ++t)
+            rc = xg_wout_term(&w, r.term[t], r.term_len[t], r.docids + r.term_off[t],
+                              r.weights + r.term_off[t], r.term_off[t + 1] - r.term_off[t]);
+        if (w.f || w.tmp) {
+            int rc2 = xg_wout_close(&w, !rc);
+            if (!rc) rc = rc2;
+        }
+        if (!rc && !quiet)
+            fprintf(stderr, "xapian-gpu weight: %s engine%s, %u chunk(s), %u terms\n",
+                    r.engine == XG_WT_GPU ? "GPU" : "CPU",
+                    r.fell_back ? " (after a GPU hash collision)" : "", r.n_chunks,
+                    r.n_terms);
+        n_docs = r.n_docs;
+        n_postings = r.n_postings;
+        xg_wt_result_free(&r);
+        xg_wt_text_free(&in);
     }
-    w.progress = !quiet && isatty(2);
-    if (!rc) rc = xg_shim_db_each_term(db, on_term, &w);
-    if (!rc && w.binary) {
-        w.hdr.dict_offset = sizeof w.hdr + 16 * w.hdr.n_records;
-        if (fwrite(w.dict, 1, w.dict_len, w.out) != w.dict_len ||
-            fseek(w.out, 0, SEEK_SET) ||
-            fwrite(&w.hdr, sizeof w.hdr, 1, w.out) != 1)
-            rc = xg_set_error(XG_ERR_IO, "%s: write failed", tmp);
-    }
-    if (w.out) {
-        if (fclose(w.out) && !rc)
-            rc = xg_set_error(XG_ERR_IO, "%s: write failed", tmp);
-        if (!rc && rename(tmp, out))
-            rc = xg_set_error(XG_ERR_IO, "%s: cannot write", out);
-        if (rc) remove(tmp);
-    }
-    if (w.progress) fputc('\n', stderr);
     if (!rc && !quiet)
-        fprintf(stderr, "xapian-gpu weight: %llu postings of %llu documents "
-                "to %s\n", (unsigned long long)w.postings,
-                (unsigned long long)st.n_docs, out);
-    xg_shim_db_close(db);
-    free(tmp);
-    free(w.docids);
-    free(w.lens);
-    free(w.kd);
-    free(w.dict);
+        fprintf(stderr, "xapian-gpu weight: %llu postings of %llu documents to %s\n",
+                (unsigned long long)n_postings, (unsigned long long)n_docs, out);
     return rc ? xg_cli_fail() : 0;
 }

@@ -8,6 +8,8 @@ records; bad output paths leave nothing behind.
 usage: weight_test.py --bin XAPIAN_GPU --ir-data DIR --work DIR"""
 import argparse
 import json
+import math
+import random
 import os
 import re
 import shutil
@@ -75,6 +77,170 @@ def check(a, db, bm25, label):
            len(sample), postings))
 
 
+def ref_weights(docs, formula, k1, b):
+    """An independent single-threaded reference: docs is a list of word
+    lists; Xapian's BM25Weight (xapian-notes.md section 1) or seed 000 eq. 1,
+    in the same operation order (Python floats are IEEE doubles)."""
+    n = len(docs)
+    total = sum(len(d) for d in docs)
+    df, out = {}, {}
+    for d in docs:
+        for t in set(d):
+            df[t] = df.get(t, 0) + 1
+    avlen = total / n
+    for i, d in enumerate(docs, 1):
+        tf = {}
+        for t in d:
+            tf[t] = tf.get(t, 0) + 1
+        for t, f in tf.items():
+            if formula == "seed":
+                idf = math.log((n + 0.5) / (df[t] + 0.5))
+                kd = k1 * ((1 - b) + b * (len(d) / avlen))
+                w = (idf * ((k1 + 1) * f)) / (kd + f)
+            else:
+                tw = (n - df[t]) + 0.5
+                tw = tw / (df[t] + 0.5)
+                if tw < 2:
+                    tw = tw * 0.5 + 1
+                termweight = math.log(tw) * 1.0
+                termweight *= (1 + 1) * 1.0 / (1 + 1.0)
+                termweight *= (k1 + 1)
+                lf = 1 / avlen if b != 0 and k1 != 0 else 0
+                normlen = max(len(d) * lf, 0.5)
+                kd = k1 * (normlen * b + (1 - b))
+                w = termweight * (f / (kd + f))
+            out[(t, i)] = "%.17g" % w
+    return out
+
+
+def read_tsv(path):
+    got = {}
+    with open(path, "rb") as f:
+        for line in f:
+            t, d, w = line.rstrip(b"\n").split(b"\t")
+            got[(t.decode("utf-8"), int(d))] = w.decode()
+    return got
+
+
+def weigh(a, args, out):
+    run([a.bin, "weight", "--quiet", *args, "-o", out])
+    return read_tsv(out)
+
+
+def check_text(a):
+    """--text/--tsv through the pipeline's CPU twin: an independent Python
+    reference on every collection and on random inputs, 1 vs N threads,
+    chunked vs in core, and every malformed input."""
+    rng = random.Random(5)
+    w = os.path.join(a.work, "text")
+    os.makedirs(w, exist_ok=True)
+    sets = []
+    for name in ("adi", "cranfield", "med", "cacm", "cisi", "time", "lisa"):
+        p = os.path.join(a.ir_data, name, "docs.tsv")
+        if os.path.isfile(p):
+            with open(p, encoding="utf-8") as f:
+                docs = [re.findall(r"[a-z0-9]+", l.split("\t", 1)[1].lower())
+                        for l in f if "\t" in l]
+            sets.append((name, [d for d in docs if d]))
+    for k in range(4):
+        vocab = ["w%d%s" % (i, "\u00e9" * (i % 3)) for i in range(rng.randint(1, 300))]
+        docs = [[rng.choice(vocab) for _ in range(rng.randint(1, 60))]
+                for _ in range(rng.randint(1, 200))]
+        sets.append(("random%d" % k, docs))
+    for name, docs in sets:
+        text = os.path.join(w, name + ".txt")
+        with open(text, "w", encoding="utf-8") as f:
+            f.write("\n\n".join("\n".join(d) for d in docs) + "\n")
+        for formula, k1, b in (("xapian", 1.0, 0.5), ("seed", 1.2, 0.75),
+                               ("xapian", 1.2, 0.75)):
+            want = ref_weights(docs, formula, k1, b)
+            args = ["--text", text, "--engine", "cpu", "--formula", formula,
+                    "--k1", str(k1), "--b", str(b)]
+            got1 = weigh(a, args + ["--threads", "1"], os.path.join(w, "o1.tsv"))
+            if got1 != want:
+                bad = [x for x in want if got1.get(x) != want[x]][:3]
+                sys.exit("FAIL text %s %s: %d vs %d postings, e.g. %s" % (
+                    name, formula, len(got1), len(want),
+                    [(x, want[x], got1.get(x)) for x in bad]))
+            o2 = os.path.join(w, "o2.tsv")
+            run([a.bin, "weight", "--quiet", *args, "--threads", "3",
+                 "--device-memory", "2M", "-o", o2])
+            with open(os.path.join(w, "o1.tsv"), "rb") as f1, open(o2, "rb") as f2:
+                if f1.read() != f2.read():
+                    sys.exit("FAIL text %s %s: 3 threads, chunked differs" %
+                             (name, formula))
+        print("ok text %-10s %d docs, equal to the Python reference "
+              "(xapian, seed, k1 1.2); 3 threads + chunks identical" %
+              (name, len(docs)))
+    # The GPU engine: a clear error where there is none; auto falls back.
+    text = os.path.join(w, "random0.txt")
+    p = run_any([a.bin, "weight", "--quiet", "--text", text, "--engine", "gpu",
+                 "-o", os.path.join(w, "g.tsv")])
+    if p.returncode == 0:
+        print("note: --engine gpu ran (a device is present)")
+    elif os.path.exists(os.path.join(w, "g.tsv")) or "GPU" not in p.stderr:
+        sys.exit("FAIL --engine gpu without device: %r" % p.stderr)
+    run([a.bin, "weight", "--quiet", "--text", text, "-o", os.path.join(w, "a.tsv")])
+    # Malformed inputs: one line naming the file, nonzero, no output.
+    cases = [("empty", b"", "no words"), ("blank", b"\n\n\n", "no words"),
+             ("utf8", b"ok\nbad\xff\n", "invalid UTF-8"),
+             ("cr", b"a\r\nb\r\n", "control character"),
+             ("tab", b"a\tb\n", "control character"),
+             ("long", b"a\n" + b"x" * (1 << 20) + b"\n", "word of 1048576 bytes")]
+    for label, data, msg in cases:
+        path = os.path.join(w, "bad-%s.txt" % label)
+        with open(path, "wb") as f:
+            f.write(data)
+        o = os.path.join(w, "bad.tsv")
+        p = run_any([a.bin, "weight", "--quiet", "--text", path, "-o", o])
+        lines = p.stderr.strip().splitlines()
+        if p.returncode == 0 or len(lines) != 1 or msg not in lines[0] or \
+                path not in lines[0] or os.path.exists(o) or os.path.exists(o + ".tmp"):
+            sys.exit("FAIL malformed %s: rc %d, %r" % (label, p.returncode, p.stderr))
+    tsv_cases = [("nodocid", b"abc def\n", "expected docid"),
+                 ("dup", b"2\ta\n1\tb\n2\tc\n", "appears twice"),
+                 ("utf8", b"1\tgood\n2\tba\xc3d\n", "invalid UTF-8"),
+                 ("empty", b"", "no documents")]
+    for label, data, msg in tsv_cases:
+        path = os.path.join(w, "bad-%s.tsv" % label)
+        with open(path, "wb") as f:
+            f.write(data)
+        o = os.path.join(w, "bad.tsv")
+        p = run_any([a.bin, "weight", "--quiet", "--tsv", path, "-o", o])
+        if p.returncode == 0 or msg not in p.stderr or os.path.exists(o):
+            sys.exit("FAIL malformed tsv %s: rc %d, %r" % (label, p.returncode, p.stderr))
+    # Documented behaviours: no final newline, leading and repeated blank
+    # lines, an empty TSV document (counted in N), TSV docids out of order.
+    same = os.path.join(w, "same.txt")
+    with open(same, "wb") as f:
+        f.write(b"\n\nb\na\n\n\n\na\nc")
+    got = weigh(a, ["--text", same, "--engine", "cpu"], os.path.join(w, "s.tsv"))
+    if got != ref_weights([["b", "a"], ["a", "c"]], "xapian", 1.0, 0.5):
+        sys.exit("FAIL blank lines / no final newline: %r" % got)
+    tsv = os.path.join(w, "order.tsv")
+    with open(tsv, "wb") as f:
+        f.write(b"7\tA b, B.\n3\ta\n5\t...\n")
+    got = weigh(a, ["--tsv", tsv], os.path.join(w, "t.tsv"))
+    want = ref_weights([["a"], [], ["a", "b", "b"]], "xapian", 1.0, 0.5)
+    want = {(t, {1: 3, 2: 5, 3: 7}[d]): v for (t, d), v in want.items()}
+    if got != want:
+        sys.exit("FAIL tsv order/empty doc: %r != %r" % (got, want))
+    # Forced hash collisions (8-bit hashes) change nothing.
+    t0 = os.path.join(w, "cranfield.txt")
+    if os.path.exists(t0):
+        o1 = weigh(a, ["--text", t0], os.path.join(w, "h1.tsv"))
+        o2 = weigh(a, ["--text", t0, "--hash-mask", "0xff"], os.path.join(w, "h2.tsv"))
+        if o1 != o2:
+            sys.exit("FAIL 8-bit hashes changed the output")
+    # Write failure: nothing left behind.
+    bad = os.path.join(w, "no-such-dir", "w.tsv")
+    p = run_any([a.bin, "weight", "--quiet", "--text", text, "-o", bad])
+    if p.returncode == 0 or os.path.exists(os.path.dirname(bad)):
+        sys.exit("FAIL text unwritable output: rc %d" % p.returncode)
+    print("ok text malformed inputs refused with one line, documented cases, "
+          "8-bit hashes, GPU engine error/fallback, write failure")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -112,6 +278,7 @@ def main():
         sys.exit("FAIL missing database: rc %d" % p.returncode)
     print("ok bad output path and missing database refused, nothing "
           "written: %s" % lines[0])
+    check_text(a)
     print("weight: all checks passed")
     return 0
 

@@ -1,0 +1,363 @@
+/** @file wt.c
+ *  @brief The weight pipeline's driver (wt.h): the chunk plan shared by
+ *         both engines, the two passes, the host-side constants (glibc log
+ *         only here), placement into the global term-then-document order,
+ *         and engine selection with fallback to the CPU twin.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "wt_formula.h"
+#include "wt_int.h"
+
+const char *const xg_wt_step_names[XG_WT_N_STEPS] = {
+    "htod", "1 starts", "2 doc ids", "3 doc len", "dict/ID", "4 sort",
+    "5 tf", "6 df", "rank", "8 weight", "dtoh", "place"};
+
+/* Device bytes per input byte of a chunk (worst case: a 1-byte word per
+ * 2 bytes, about 80 bytes of arrays per word), and the share of the
+ * budget kept for the per-term tables of pass 2. */
+#define BYTES_PER_BYTE 40
+#define TABLE_SHARE 4
+
+uint32_t xg_wt_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (uint32_t)n;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int is_doc_start(const char *b, size_t p, size_t len)
+{
+    return p < len && b[p] != '\n' && p >= 2 && b[p - 1] == '\n' && b[p - 2] == '\n';
+}
+
+/* Chunk boundaries: each chunk holds whole documents and at most `max`
+ * bytes (a larger document is an error).  Returns the count in *n. */
+static int plan(const char *b, size_t len, size_t max, size_t **starts, uint32_t *n)
+{
+    size_t cap = 16, k = 0, p = 0;
+    size_t *s = malloc(cap * sizeof *s);
+    if (!s) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    while (p < len && b[p] == '\n') ++p;        /* leading blank lines */
+    while (p < len) {
+        if (k + 2 > cap) {
+            cap *= 2;
+            size_t *ns = realloc(s, cap * sizeof *s);
+            if (!ns) { free(s); return xg_set_error(XG_ERR_NOMEM, "weight: out of memory"); }
+            s = ns;
+        }
+        s[k++] = p;
+        if (len - p <= max) { p = len; break; }
+        size_t q = p + max;
+        while (q > p && !is_doc_start(b, q, len)) --q;
+        if (q == p) {
+            q = p + 1;
+            while (q < len && !is_doc_start(b, q, len)) ++q;
+            free(s);
+            return xg_set_error(XG_ERR_NOMEM, "weight: a document of %zu bytes does not fit "
+                                "the --device-memory budget (chunks of at most %zu bytes)",
+                                q - p, max);
+        }
+        p = q;
+    }
+    s[k] = len;
+    *starts = s;
+    *n = (uint32_t)k;
+    return XG_OK;
+}
+
+/* Documents that start in [lo, hi) (lo is a document start). */
+static uint32_t count_docs(const char *b, size_t lo, size_t hi)
+{
+    uint32_t n = lo < hi;
+    for (const char *p = b + lo; (p = memchr(p, '\n', (size_t)(b + hi - p)));) {
+        ++p;
+        if (p + 1 < b + hi && *p == '\n' && p[1] != '\n') ++n;
+    }
+    return n;
+}
+
+void xg_wt_result_free(struct xg_wt_result *r)
+{
+    free(r->term);
+    free(r->term_len);
+    free(r->term_off);
+    free(r->docids);
+    free(r->weights);
+    memset(r, 0, sizeof *r);
+}
+
+struct run {
+    const struct xg_wt_input *in;
+    const struct xg_wt_opts *o;
+    struct xg_wt_result *r;
+    xg_wt_gpu *g;
+    size_t *starts;
+    uint32_t n_chunks, threads;
+    struct xg_wt_chunk *ch;
+    uint32_t *doclen;
+    uint64_t n_docs;
+    struct xg_wt_dict dict;
+};
+
+static void progress(const struct run *u, const char *what, uint32_t c)
+{
+    if (u->o->progress)
+        fprintf(stderr, "\rxapian-gpu weight: %s, chunk %u of %u   ", what, c + 1,
+                u->n_chunks);
+}
+
+static int merge(struct run *u, const struct xg_wt_p1 *l)
+{
+    for (uint64_t i = 0; i < l->n; ++i) {
+        const struct xg_wt_ent *s = &l->terms[i];
+        struct xg_wt_ent *e = xg_wt_dict_get(&u->dict, s->s, s->len, s->hash);
+        if (!e) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+        e->df += s->df;
+    }
+    return XG_OK;
+}
+
+static int pass1(struct run *u, int gpu)
+{
+    int rc = XG_OK;
+    const uint64_t mask = u->o->hash_mask ? u->o->hash_mask : UINT64_MAX;
+    for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
+        progress(u, "pass 1 (df)", c);
+        struct xg_wt_chunk *k = &u->ch[c];
+        double t0 = now();
+        if (gpu) {
+            struct xg_wt_p1 l = {0};
+            rc = xg_wt_gpu_pass1(u->g, k, mask, u->doclen + k->doc_base, &l,
+                                 u->r->seconds);
+            double t1 = now();
+            if (!rc) rc = merge(u, &l);
+            u->r->seconds[XG_WT_STEP_DF] += now() - t1;
+            free(l.terms);
+        } else {
+            struct xg_wt_p1 *l = NULL;
+            uint32_t n = 0;
+            rc = xg_wt_ref_pass1(k, u->threads,
+                                 mask, u->doclen + k->doc_base,
+                                 &l, &n);
+            u->r->seconds[XG_WT_STEP_DICT] += now() - t0;
+            double t1 = now();
+            for (uint32_t i = 0; i < n; ++i) {
+                if (!rc) rc = merge(u, &l[i]);
+                free(l[i].terms);
+            }
+            free(l);
+            u->r->seconds[XG_WT_STEP_DF] += now() - t1;
+        }
+    }
+    if (!rc && gpu && u->dict.collision)
+        rc = xg_set_error(XG_ERR_UNSUPPORTED, "weight: two terms share a 64-bit hash");
+    return rc;
+}
+
+static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
+{
+    struct xg_wt_result *r = u->r;
+    uint64_t *cursor = malloc((r->n_terms + 1) * sizeof *cursor);
+    if (!cursor) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    memcpy(cursor, r->term_off, r->n_terms * sizeof *cursor);
+    int rc = gpu ? xg_wt_gpu_tables(u->g, tb) : XG_OK;
+    for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
+        progress(u, "pass 2 (weights)", c);
+        struct xg_wt_chunk *k = &u->ch[c];
+        struct xg_wt_p2 p = {0};
+        double t0 = now();
+        if (gpu) rc = xg_wt_gpu_pass2(u->g, k, tb, &p, r->seconds);
+        else rc = xg_wt_ref_pass2(k, u->threads, tb, &p);
+        if (!gpu) r->seconds[XG_WT_STEP_WEIGHT] += now() - t0;
+        t0 = now();
+        for (uint64_t i = 0; !rc && i < p.n; ++i) {
+            uint64_t at = cursor[p.term[i]]++;
+            uint64_t d = k->doc_base + p.doc[i];
+            r->docids[at] = u->in->docids ? u->in->docids[d] : (uint32_t)(d + 1);
+            r->weights[at] = p.weight[i];
+        }
+        r->seconds[XG_WT_STEP_PLACE] += now() - t0;
+        free(p.term);
+        free(p.doc);
+        free(p.weight);
+    }
+    for (uint32_t t = 0; !rc && t < r->n_terms; ++t)
+        if (cursor[t] != r->term_off[t + 1])
+            rc = xg_set_error(XG_ERR_FORMAT, "weight: term %u: %llu postings, df %llu", t,
+                              (unsigned long long)(cursor[t] - r->term_off[t]),
+                              (unsigned long long)(r->term_off[t + 1] - r->term_off[t]));
+    free(cursor);
+    return rc;
+}
+
+/* One complete run on one engine. */
+static int run_engine(struct run *u, int gpu)
+{
+    struct xg_wt_result *r = u->r;
+    const struct xg_wt_opts *o = u->o;
+    int rc = pass1(u, gpu);
+    double *tw = NULL, *kd = NULL, *extra = NULL;
+    double t0 = now();
+    if (!rc) {
+        if (u->dict.n > UINT32_MAX)
+            return xg_set_error(XG_ERR_FORMAT, "weight: more than 2^32-1 terms");
+        r->n_terms = (uint32_t)u->dict.n;
+        r->term = malloc((r->n_terms + 1) * sizeof *r->term);
+        r->term_len = malloc((r->n_terms + 1) * sizeof *r->term_len);
+        r->term_off = malloc((r->n_terms + 1) * sizeof *r->term_off);
+        tw = malloc((r->n_terms + 1) * sizeof *tw);
+        kd = malloc((u->n_docs + 1) * sizeof *kd);
+        if (o->formula == XG_WT_XAPIAN && o->bm25.k2 != 0)
+            extra = malloc((u->n_docs + 1) * sizeof *extra);
+        if (!r->term || !r->term_len || !r->term_off || !tw || !kd ||
+            (o->formula == XG_WT_XAPIAN && o->bm25.k2 != 0 && !extra))
+            rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    }
+    if (!rc) rc = xg_wt_dict_rank(&u->dict, r->term, r->term_len);
+    if (!rc) {
+        /* Per-term and per-document constants: host, glibc. */
+        r->total_length = 0;
+        for (uint64_t d = 0; d < u->n_docs; ++d) r->total_length += u->doclen[d];
+        r->n_docs = u->n_docs + u->in->n_empty;
+        for (uint64_t i = 0; i < u->dict.cap; ++i) {
+            const struct xg_wt_ent *e = &u->dict.e[i];
+            if (!e->s) continue;
+            tw[e->id] = xg_wt_term_const(o->formula == XG_WT_SEED, &o->bm25, r->n_docs,
+                                         e->df);
+            r->term_off[e->id + 1] = e->df;
+        }
+        r->term_off[0] = 0;
+        for (uint32_t t = 0; t < r->n_terms; ++t) r->term_off[t + 1] += r->term_off[t];
+        r->n_postings = r->term_off[r->n_terms];
+        struct xg_bm25_query q;
+        xg_bm25_query_init(&o->bm25, r->n_docs, r->total_length, 1, &q);
+        double avlen = r->n_docs ? (double)r->total_length / (double)r->n_docs : 0.0;
+        for (uint64_t d = 0; d < u->n_docs; ++d) {
+            double x;
+            kd[d] = xg_wt_doc_const(o->formula == XG_WT_SEED, &o->bm25, &q, avlen,
+                                    u->doclen[d], &x);
+            if (extra) extra[d] = x;
+        }
+        r->docids = malloc((r->n_postings + 1) * sizeof *r->docids);
+        r->weights = malloc((r->n_postings + 1) * sizeof *r->weights);
+        if (!r->docids || !r->weights) rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    }
+    r->seconds[XG_WT_STEP_RANK] += now() - t0;
+    if (!rc) {
+        struct xg_wt_tables tb = {&u->dict, r->n_terms, tw, kd, extra,
+                                  o->formula == XG_WT_SEED, o->bm25.k1 + 1, 0};
+        tb.hash_mask = o->hash_mask ? o->hash_mask : UINT64_MAX;
+        rc = pass2(u, gpu, &tb);
+    }
+    free(tw);
+    free(kd);
+    free(extra);
+    return rc;
+}
+
+static int setup(struct run *u, size_t max_chunk)
+{
+    const struct xg_wt_input *in = u->in;
+    if (max_chunk > ((size_t)1 << 31)) max_chunk = (size_t)1 << 31;
+    int rc = plan(in->buf, in->len, max_chunk, &u->starts, &u->n_chunks);
+    if (rc) return rc;
+    u->ch = calloc(u->n_chunks + 1, sizeof *u->ch);
+    if (!u->ch) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    u->n_docs = 0;
+    for (uint32_t c = 0; c < u->n_chunks; ++c) {
+        struct xg_wt_chunk *k = &u->ch[c];
+        k->buf = in->buf + u->starts[c];
+        k->len = u->starts[c + 1] - u->starts[c];
+        k->doc_base = u->n_docs;
+        k->n_docs = count_docs(in->buf, u->starts[c], u->starts[c + 1]);
+        u->n_docs += k->n_docs;
+    }
+    if (u->n_docs + in->n_empty > UINT32_MAX)
+        return xg_set_error(XG_ERR_FORMAT, "weight: more than 2^32-1 documents");
+    u->doclen = malloc((u->n_docs + 1) * sizeof *u->doclen);
+    if (!u->doclen) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    return xg_wt_dict_init(&u->dict, 1 << 16);
+}
+
+static void teardown(struct run *u)
+{
+    free(u->starts);
+    free(u->ch);
+    free(u->doclen);
+    xg_wt_dict_free(&u->dict);
+    u->starts = NULL;
+    u->ch = NULL;
+    u->doclen = NULL;
+}
+
+static size_t chunk_bytes(uint64_t budget)
+{
+    if (!budget) return SIZE_MAX;
+    uint64_t b = (budget - budget / TABLE_SHARE) / BYTES_PER_BYTE;
+    return b ? (size_t)b : 1;
+}
+
+int xg_wt_run(const struct xg_wt_input *in, const struct xg_wt_opts *o,
+              struct xg_wt_result *r)
+{
+    memset(r, 0, sizeof *r);
+    struct run u;
+    memset(&u, 0, sizeof u);
+    u.in = in;
+    u.o = o;
+    u.r = r;
+    u.threads = o->threads ? o->threads : xg_wt_cores();
+    int rc = XG_ERR_NODEVICE;
+    if (o->engine != XG_WT_CPU) {
+        uint64_t free_bytes = 0;
+        rc = xg_wt_gpu_open(o->device_memory, &u.g, &free_bytes);
+        if (!rc) {
+            uint64_t budget = o->device_memory ? o->device_memory : free_bytes / 10 * 9;
+            rc = setup(&u, chunk_bytes(budget));
+            if (!rc) rc = run_engine(&u, 1);
+            r->engine = XG_WT_GPU;
+            r->n_chunks = u.n_chunks;
+            if (rc == XG_ERR_UNSUPPORTED) r->fell_back = 1;
+            teardown(&u);
+            xg_wt_gpu_close(u.g);
+            u.g = NULL;
+            if (rc && o->engine == XG_WT_GPU && rc != XG_ERR_UNSUPPORTED) {
+                xg_wt_result_free(r);
+                return rc;
+            }
+        } else if (o->engine == XG_WT_GPU) {
+            return rc;
+        }
+        if (rc) {
+            int fb = r->fell_back;
+            xg_wt_result_free(r);
+            r->fell_back = fb;
+        }
+    }
+    if (rc) {
+        int fb = r->fell_back;
+        memset(r->seconds, 0, sizeof r->seconds);
+        xg_clear_error();
+        rc = setup(&u, chunk_bytes(o->device_memory));
+        if (!rc) rc = run_engine(&u, 0);
+        r->engine = XG_WT_CPU;
+        r->fell_back = fb;
+        r->n_chunks = u.n_chunks;
+        teardown(&u);
+    }
+    if (o->progress) fputc('\n', stderr);
+    if (rc) xg_wt_result_free(r);
+    return rc;
+}

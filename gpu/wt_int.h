@@ -1,0 +1,96 @@
+/** @file wt_int.h
+ *  @brief Private to the weight pipeline: the global dictionary (wt_dict.c)
+ *         and the per-chunk entry points each engine provides (wt_ref.c,
+ *         wt_cuda.c / wt_nocuda.c), called by the driver (wt.c).
+ */
+#ifndef XG_WT_INT_H
+#define XG_WT_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wt.h"
+
+/* A term: its bytes (in the input), hash, df and, once ranked, its id. */
+struct xg_wt_ent {
+    const char *s;
+    uint32_t len, id;
+    uint64_t hash;
+    uint64_t df;
+    uint64_t last;          /* last document counted (map phase) */
+};
+
+/* Open addressing on the hash, keyed by the bytes. */
+struct xg_wt_dict {
+    struct xg_wt_ent *e;    /* cap slots; s == NULL: empty */
+    uint64_t cap, n;
+    int collision;          /* two different terms share a hash */
+};
+
+int xg_wt_dict_init(struct xg_wt_dict *d, uint64_t expect);
+void xg_wt_dict_free(struct xg_wt_dict *d);
+/* The entry for s (inserted with df 0 when new), or NULL (out of memory). */
+struct xg_wt_ent *xg_wt_dict_get(struct xg_wt_dict *d, const char *s,
+                                 uint32_t len, uint64_t hash);
+/* The entry for s, or NULL. */
+const struct xg_wt_ent *xg_wt_dict_find(const struct xg_wt_dict *d,
+                                        const char *s, uint32_t len,
+                                        uint64_t hash);
+/* Ids = ranks in byte order; fills term/term_len (n entries, by id). */
+int xg_wt_dict_rank(struct xg_wt_dict *d, const char **term,
+                    uint32_t *term_len);
+
+/* One chunk: whole documents, [doc_base, doc_base + n_docs) internally. */
+struct xg_wt_chunk {
+    const char *buf;
+    size_t len;
+    uint64_t doc_base;
+    uint32_t n_docs;
+};
+
+/* Pass 1 result: the chunk's distinct terms with their df in the chunk
+ * (several lists may name one term: the CPU twin gives one per thread). */
+struct xg_wt_p1 {
+    struct xg_wt_ent *terms;
+    uint64_t n;
+};
+
+/* Pass 2 result: the chunk's postings sorted by term id then document. */
+struct xg_wt_p2 {
+    uint32_t *term, *doc;   /* doc: chunk-local, 0-based */
+    double *weight;
+    uint64_t n;
+};
+
+/* What pass 2 needs: the ranked dictionary and the constant tables. */
+struct xg_wt_tables {
+    const struct xg_wt_dict *dict;
+    uint32_t n_terms;
+    const double *tw;       /* per term id */
+    const double *kd;       /* per internal document */
+    const double *extra;    /* per internal document, or NULL */
+    int seed;
+    double k1p1;
+    uint64_t hash_mask;
+};
+
+/* The CPU twin. */
+int xg_wt_ref_pass1(const struct xg_wt_chunk *c, uint32_t threads,
+                    uint64_t hash_mask, uint32_t *doclen, struct xg_wt_p1 **lists,
+                    uint32_t *n_lists);
+int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
+                    const struct xg_wt_tables *t, struct xg_wt_p2 *out);
+
+/* The GPU engine (XG_ERR_NODEVICE without CUDA). */
+typedef struct xg_wt_gpu xg_wt_gpu;
+int xg_wt_gpu_open(uint64_t budget, xg_wt_gpu **g, uint64_t *free_bytes);
+void xg_wt_gpu_close(xg_wt_gpu *g);
+/* XG_ERR_UNSUPPORTED: two different words of the chunk share a hash. */
+int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mask,
+                    uint32_t *doclen, struct xg_wt_p1 *list, double *seconds);
+int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t);
+int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                    const struct xg_wt_tables *t, struct xg_wt_p2 *out,
+                    double *seconds);
+
+#endif

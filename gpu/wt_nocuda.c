@@ -1,0 +1,37 @@
+/** @file wt_nocuda.c
+ *  @brief The weight pipeline's GPU engine in a build without CUDA: no
+ *         device, so --engine gpu fails with XG_ERR_NODEVICE and --engine
+ *         auto runs the CPU twin.
+ */
+#include "error.h"
+#include "wt_int.h"
+
+int xg_wt_gpu_open(uint64_t budget, xg_wt_gpu **g, uint64_t *free_bytes)
+{
+    (void)budget;
+    *g = NULL;
+    *free_bytes = 0;
+    return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
+}
+
+void xg_wt_gpu_close(xg_wt_gpu *g) { (void)g; }
+
+int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mask,
+                    uint32_t *doclen, struct xg_wt_p1 *list, double *seconds)
+{
+    (void)g; (void)c; (void)hash_mask; (void)doclen; (void)list; (void)seconds;
+    return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
+}
+
+int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t)
+{
+    (void)g; (void)t;
+    return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
+}
+
+int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                    const struct xg_wt_tables *t, struct xg_wt_p2 *out, double *seconds)
+{
+    (void)g; (void)c; (void)t; (void)out; (void)seconds;
+    return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
+}
