@@ -103,21 +103,77 @@ static int64_t next_term(const uint8_t **p, const uint8_t *end, int first,
 
 #define TERM_MAX 4096 /* Xapian terms are at most 245 bytes */
 
+/* The search key of a term (see xg_dict_keys). */
+static uint64_t term_key(const uint8_t *t, size_t n)
+{
+    uint64_t k = 0;
+    for (size_t i = 0; i < 8; ++i) k = k << 8 | (i < n ? t[i] : 0);
+    return k;
+}
+
+/* Compare the first (whole) term of the bucket at offset off with term:
+ * *c < 0, 0, > 0.  -1 if malformed. */
+static int head_cmp(const uint8_t *dict, uint64_t dict_len, uint64_t off,
+                    const char *term, size_t len, int *c)
+{
+    uint64_t n;
+    if (off >= dict_len) return -1;
+    const uint8_t *p = dict + off;
+    if (get_varint(&p, dict + dict_len, &n) ||
+        n > (uint64_t)(dict + dict_len - p))
+        return -1;
+    *c = cmp_bytes((const char *)p, (size_t)n, term, len);
+    return 0;
+}
+
+int xg_dict_keys(const uint8_t *dict, uint64_t dict_len,
+                 const uint64_t *index, uint64_t n_buckets, uint64_t *keys)
+{
+    for (uint64_t b = 0; b < n_buckets; ++b) {
+        uint64_t n;
+        const uint8_t *p = dict + index[b];
+        if (index[b] >= dict_len || get_varint(&p, dict + dict_len, &n) ||
+            n > (uint64_t)(dict + dict_len - p))
+            return xg_set_error(XG_ERR_FORMAT, "dictionary: bad bucket %llu",
+                                (unsigned long long)b);
+        keys[b] = term_key(p, (size_t)n);
+    }
+    return XG_OK;
+}
+
 int64_t xg_dict_lookup(const uint8_t *dict, uint64_t dict_len,
-                       const uint64_t *index, uint64_t n_buckets,
-                       uint64_t n_terms, const char *term, size_t len)
+                       const uint64_t *index, const uint64_t *keys,
+                       uint64_t n_buckets, uint64_t n_terms, const char *term,
+                       size_t len)
 {
     char buf[TERM_MAX];
     if (n_buckets == 0) return -1;
-    /* Last bucket whose first term <= term. */
+    /* The last bucket whose first term <= term, in [lo, hi). */
     uint64_t lo = 0, hi = n_buckets;
+    if (keys) {
+        /* Buckets with a smaller key start with a smaller term, a larger
+         * key a larger one: only equal keys need the terms compared. */
+        const uint64_t k = term_key((const uint8_t *)term, len);
+        uint64_t a = 0, b = n_buckets;
+        while (a < b) { /* first key > k */
+            uint64_t mid = a + (b - a) / 2;
+            if (keys[mid] <= k) a = mid + 1; else b = mid;
+        }
+        if (a == 0) return -1; /* before the first term */
+        hi = a;
+        b = a;
+        a = 0;
+        while (a < b) { /* first key == k (or hi) */
+            uint64_t mid = a + (b - a) / 2;
+            if (keys[mid] < k) a = mid + 1; else b = mid;
+        }
+        lo = a ? a - 1 : 0;
+    }
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (index[mid] >= dict_len) return -1;
-        const uint8_t *p = dict + index[mid];
-        int64_t n = next_term(&p, dict + dict_len, 1, buf, sizeof buf, 0);
-        if (n < 0) return -1;
-        if (cmp_bytes(buf, (size_t)n, term, len) <= 0)
+        int c;
+        if (head_cmp(dict, dict_len, index[mid], term, len, &c)) return -1;
+        if (c <= 0)
             lo = mid;
         else
             hi = mid;

@@ -33,11 +33,21 @@ int xg_dict_add(struct xg_dict_writer *w, const char *term, size_t len);
 /* Write the final DICT_INDEX entry and release writer state. */
 int xg_dict_finish(struct xg_dict_writer *w);
 
+/* The search keys of the buckets: the first 8 bytes of each bucket's first
+ * term, big-endian, zero-padded (their order is the terms' byte order,
+ * ties aside).  Binary search over this compact array touches a few cache
+ * lines instead of one per step; the planner looks terms up per query.
+ * keys: n_buckets entries.  XG_OK or XG_ERR_FORMAT. */
+int xg_dict_keys(const uint8_t *dict, uint64_t dict_len,
+                 const uint64_t *index, uint64_t n_buckets, uint64_t *keys);
+
 /* Find `term`; returns its id, or -1 if absent (or the dictionary is
- * malformed around it: the reader never reads outside [dict, dict+len)). */
+ * malformed around it: the reader never reads outside [dict, dict+len)).
+ * keys: from xg_dict_keys, or NULL to search the buckets themselves. */
 int64_t xg_dict_lookup(const uint8_t *dict, uint64_t dict_len,
-                       const uint64_t *index, uint64_t n_buckets,
-                       uint64_t n_terms, const char *term, size_t len);
+                       const uint64_t *index, const uint64_t *keys,
+                       uint64_t n_buckets, uint64_t n_terms, const char *term,
+                       size_t len);
 
 /* Walk every term in id order, checking the encoding; calls fn for each
  * (fn may be NULL).  Returns XG_OK or XG_ERR_FORMAT. */

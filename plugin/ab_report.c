@@ -306,7 +306,7 @@ const char *const xg_ab_route_names[XG_AB_N_ROUTES] = {"xapian", "cpu",
                                                        "gpu"};
 
 static const char *const engine_colour[XG_AB_MAX_ENGINES] = {
-    "#1f77b4", "#d62728", "#2ca02c", "#9467bd"};
+    "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf"};
 static const char *const route_colour[XG_AB_N_ROUTES] = {"#8c6d31", "#3182bd",
                                                          "#31a354"};
 
@@ -427,6 +427,22 @@ static void legend(FILE *f, double x, double y, const char *colour,
     fputs("</text>\n", f);
 }
 
+/* Each plot is a self-contained SVG (its own style and white ground), so
+ * it reads the same inside the page and saved on its own as an image. */
+static const char svg_css[] =
+    "text{font:11px sans-serif}.tx{text-anchor:middle}"
+    ".ty{text-anchor:end}.bar{text-anchor:middle;fill:#fff}"
+    ".frame{fill:none;stroke:#444}.grid{stroke:#e4e4e4}"
+    ".parity{stroke:#444;stroke-dasharray:4 3}";
+
+static void svg_open(FILE *f, double height)
+{
+    fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='800' "
+            "height='%.0f' role='img'>\n<style>%s</style>\n"
+            "<rect width='100%%' height='100%%' fill='#fff'/>\n", height,
+            svg_css);
+}
+
 /* The latency CDF of every engine over the queries all of them answered. */
 static int cdf_svg(FILE *f, const struct xg_ab_report *r)
 {
@@ -450,8 +466,7 @@ static int cdf_svg(FILE *f, const struct xg_ab_report *r)
     }
     struct plot p = {f, 70, 20, 560, 300, 0, 0, 0, 1, 1, 0};
     decades(lo, hi, &p.xlo, &p.xhi);
-    fputs("<svg xmlns='http://www.w3.org/2000/svg' width='800' height='380' "
-          "role='img'>\n", f);
+    svg_open(f, 380);
     axes(&p, "latency (ms, log scale)", "fraction of queries");
     for (uint32_t e = 0; e < r->n_eng; ++e) {
         const double *l = lat + (size_t)e * n;
@@ -496,8 +511,7 @@ static void scatter_svg(FILE *f, const struct xg_ab_report *r, uint32_t e)
     struct plot p = {f, 70, 20, 560, 300, 0, 0, 0, 0, 1, 1};
     decades(xlo, xhi, &p.xlo, &p.xhi);
     decades(fmin(ylo, 1), fmax(yhi, 1), &p.ylo, &p.yhi);
-    fputs("<svg xmlns='http://www.w3.org/2000/svg' width='800' height='380' "
-          "role='img'>\n", f);
+    svg_open(f, 380);
     axes(&p, "query cost: sum of the df of its terms (log scale)",
          "speedup (log scale)");
     fprintf(f, "<line x1='%.1f' y1='%.1f' x2='%.1f' y2='%.1f' "
@@ -527,8 +541,7 @@ static void routing_svg(FILE *f, const struct xg_ab_report *r)
 {
     double x0 = 90, w = 560, bar = 22;
     double ly = 20 + (bar + 12) * r->n_eng + 14;  /* the legend's baseline */
-    fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='800' "
-            "height='%.0f' role='img'>\n", ly + 10);
+    svg_open(f, ly + 10);
     for (uint32_t e = 0; e < r->n_eng; ++e) {
         double y = 20 + (bar + 12) * e, x = x0;
         fprintf(f, "<text x='%.1f' y='%.1f' class='ty'>", x0 - 6,
@@ -651,11 +664,7 @@ static const char css[] =
     "td,th{border:1px solid #ccc;padding:2px 8px;text-align:right}"
     "td:first-child,th:first-child{text-align:left}"
     "th{background:#f3f3f3}tr.bad td{background:#fde0e0}"
-    "b.good{color:#1a7f37}b.bad{color:#c62828}.note{color:#666;font-size:12px}"
-    "svg text{font:11px sans-serif}.tx{text-anchor:middle}"
-    ".ty{text-anchor:end}.bar{text-anchor:middle;fill:#fff}"
-    ".frame{fill:none;stroke:#444}.grid{stroke:#e4e4e4}"
-    ".parity{stroke:#444;stroke-dasharray:4 3}";
+    "b.good{color:#1a7f37}b.bad{color:#c62828}.note{color:#666;font-size:12px}";
 
 static int write_html(FILE *f, const struct xg_ab_report *r)
 {
@@ -684,6 +693,11 @@ static int write_html(FILE *f, const struct xg_ab_report *r)
     fputs("<h2>Routing</h2>\n<p class='note'>The matcher that answered each "
           "query.</p>\n", f);
     routing_svg(f, r);
+    if (r->has_planner)
+        fprintf(f, "<p>The planner sent each query to the faster side for "
+                "%u of the %u queries its cost model priced (both sides were "
+                "run on every query; the GPU was faster for %u).</p>\n",
+                r->planner_right, r->planner_priced, r->planner_gpu_faster);
     if (r->n_diffs) diffs_html(f, r);
     fputs("</body></html>\n", f);
     return XG_OK;

@@ -88,7 +88,7 @@ double xg_ab_overlap(const struct xg_hit *ref, uint32_t n_ref,
 
 /* ---- The report --------------------------------------------------------- */
 
-#define XG_AB_MAX_ENGINES 5
+#define XG_AB_MAX_ENGINES 6
 #define XG_AB_MAX_DIFF_QUERIES 3   /* first differing queries shown */
 
 /* Which matcher answered a query. */
@@ -129,6 +129,13 @@ struct xg_ab_report {
     const uint8_t *answered;    /* per query: every engine answered it */
     const double *cost;         /* per query: sum of its terms' df */
     const char *cost_note;      /* why cost is all 0, or NULL */
+    /* The planner's choices, judged by running both sides on every query
+     * (engines xapian, plugin-gpu and plugin all run): of the queries the
+     * plugin's cost model priced (sent to the GPU, or kept on stock as
+     * cheaper) that plugin-gpu served on the GPU, how many went to the
+     * side with the lower latency, and for how many that was the GPU. */
+    int has_planner;
+    uint32_t planner_priced, planner_right, planner_gpu_faster;
     uint32_t n_diffs;
     struct xg_ab_diff diffs[XG_AB_MAX_DIFF_QUERIES * (XG_AB_MAX_ENGINES - 1)];
 };

@@ -12,6 +12,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 #include "ab_report.h"
 #include "cli.h"
 #include "cli_search_opts.h"
+#include "context.h"
 #include "searcher.h"
 #include "xg_config.h"
 
@@ -29,7 +31,9 @@ static const char help_ab[] =
     "Answer every query with each engine, check the MSets are identical to\n"
     "the first engine's, and print throughput and latency per engine.\n"
     "  --engines LIST          comma-separated from xapian,cpu,gpu,auto,\n"
-    "                          plugin (the planner, as applications call it)\n"
+    "                          plugin (the planner, as applications call it),\n"
+    "                          plugin-gpu (the plugin with every query it can\n"
+    "                          serve sent to the GPU)\n"
     "                          (default xapian,cpu,plugin; and gpu with a GPU)\n"
     "  --threads N             matchers in parallel for xapian and cpu (1)\n"
     "  --batch B               queries per GPU batch (256)\n"
@@ -60,15 +64,19 @@ struct engine_run {
     uint64_t reasons[XG_ROUTE_COUNT];  /* plugin: the planner's counts */
 };
 
-/* The plugin: xg_context_search, as an application calls it (engine id
- * after enum xg_engine's). */
+/* The plugin: xg_context_search, as an application calls it (engine ids
+ * after enum xg_engine's): the planner routing (AUTO), or every query it
+ * can serve sent to the GPU. */
 #define AB_ENGINE_PLUGIN 4
+#define AB_ENGINE_PLUGIN_GPU 5
+#define AB_IS_PLUGIN(e) ((e) == AB_ENGINE_PLUGIN || (e) == AB_ENGINE_PLUGIN_GPU)
 
 struct job {
     struct xg_cli_search_args *a;
     struct xg_cli_queries *qs;
     struct engine_run *run;
-    uint32_t next;              /* shared query counter */
+    _Atomic uint32_t next;      /* shared query counter (no lock: at 10^5
+                                   queries/s a mutex is the bottleneck) */
     pthread_mutex_t lock;
     int rc;
     char err[512];
@@ -88,10 +96,7 @@ static xg_searcher *pool_take(struct job *j)
 
 static uint32_t take(struct job *j)
 {
-    pthread_mutex_lock(&j->lock);
-    uint32_t i = j->next++;
-    pthread_mutex_unlock(&j->lock);
-    return i;
+    return atomic_fetch_add_explicit(&j->next, 1, memory_order_relaxed);
 }
 
 static void fail(struct job *j)
@@ -101,7 +106,7 @@ static void fail(struct job *j)
         j->rc = 1;
         snprintf(j->err, sizeof j->err, "%s", xg_last_error());
     }
-    j->next = UINT32_MAX / 2;
+    atomic_store(&j->next, UINT32_MAX / 2);
     pthread_mutex_unlock(&j->lock);
 }
 
@@ -155,8 +160,9 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
     pthread_t *t = calloc(threads, sizeof *t);
     if (!t) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     /* The plugin's context opens (and loads the GPU) before the clock. */
-    if (run->engine == AB_ENGINE_PLUGIN) {
+    if (AB_IS_PLUGIN(run->engine)) {
         struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
+        if (run->engine == AB_ENGINE_PLUGIN_GPU) co.engine = XG_ENGINE_GPU;
         co.bm25 = a->opts.bm25;
         co.device = a->engine_opts.device;
         co.device_memory = a->engine_opts.memory_budget;
@@ -166,6 +172,12 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
             free(t);
             return run->route ? xg_last_error_code()
                               : xg_set_error(XG_ERR_NOMEM, "out of memory");
+        }
+        /* Its threads' searchers too, as the other engines' are. */
+        if (xg_context_reserve(j.ctx, threads)) {
+            xg_context_close(j.ctx);
+            free(t);
+            return xg_last_error_code();
         }
     }
     void *(*fn)(void *) = j.ctx ? plugin_thread : matcher_thread;
@@ -362,7 +374,7 @@ static int same_mset(const struct xg_result *a, const struct xg_result *b)
 }
 
 static const char *const engine_names[] = {"xapian", "cpu", "gpu", "auto",
-                                           "plugin"};
+                                           "plugin", "plugin-gpu"};
 
 /* Fill runs[] from "--engines LIST"; 0, or the usage exit status.  An
  * engine named twice is refused: the report keys figures by name. */
@@ -381,7 +393,7 @@ static int parse_engines(const char *cmd, const char *engines,
         while (eng < n_names && strcmp(tok, engine_names[eng])) ++eng;
         if (eng == n_names)
             return xg_cli_usage(cmd, "unknown engine '%s' (xapian, cpu, gpu, "
-                                "auto, plugin)", tok);
+                                "auto, plugin, plugin-gpu)", tok);
         for (uint32_t e = 0; e < *n_eng; ++e)
             if (runs[e].engine == eng)
                 return xg_cli_usage(cmd, "engine '%s' given twice", tok);
@@ -538,6 +550,38 @@ static void latency_figures(const struct engine_run *r, uint32_t n_q,
     memcpy(g->reasons, r->reasons, sizeof g->reasons);
 }
 
+/* The engine index running `engine`, or -1. */
+static int find_engine(const struct engine_run *runs, uint32_t n_eng,
+                       int engine)
+{
+    for (uint32_t e = 0; e < n_eng; ++e)
+        if (runs[e].engine == engine) return (int)e;
+    return -1;
+}
+
+/* Judge the planner (see struct xg_ab_report): each priced query's two
+ * latencies come from the stock and plugin-gpu runs, both under the same
+ * concurrency. */
+static void judge_planner(const struct engine_run *runs, uint32_t n_eng,
+                          uint32_t n_q, struct xg_ab_report *rep)
+{
+    const int x = find_engine(runs, n_eng, XG_ENGINE_XAPIAN),
+              g = find_engine(runs, n_eng, AB_ENGINE_PLUGIN_GPU),
+              p = find_engine(runs, n_eng, AB_ENGINE_PLUGIN);
+    if (x < 0 || g < 0 || p < 0) return;
+    rep->has_planner = 1;
+    for (uint32_t i = 0; i < n_q; ++i) {
+        const int rt = runs[p].route[i];
+        if ((rt != XG_ROUTE_GPU && rt != XG_ROUTE_STOCK_CHEAPER) ||
+            runs[g].route[i] != XG_ROUTE_GPU || runs[x].status[i])
+            continue;
+        const int gpu_faster = runs[g].lat[i] < runs[x].lat[i];
+        ++rep->planner_priced;
+        rep->planner_gpu_faster += gpu_faster;
+        rep->planner_right += gpu_faster == (rt == XG_ROUTE_GPU);
+    }
+}
+
 /* Both MSets of a difference side by side, '*' on the ranks that differ. */
 static void print_diff(const struct xg_ab_report *rep,
                        const struct xg_ab_diff *d)
@@ -566,22 +610,22 @@ static void print_report(const struct xg_ab_report *rep)
 {
     char overlap[32];
     snprintf(overlap, sizeof overlap, "overlap@%u", rep->k);
-    printf("%-8s %9s %11s %10s %10s %10s %8s %11s\n", "engine", "queries",
+    printf("%-10s %9s %11s %10s %10s %10s %8s %11s\n", "engine", "queries",
            "queries/s", "mean ms", "p50 ms", "p99 ms", "ratio", overlap);
     for (uint32_t e = 0; e < rep->n_eng; ++e) {
         const struct xg_ab_engine *g = &rep->eng[e];
-        printf("%-8s %9u %11.0f %10.3f %10.3f %10.3f %7.1fx", g->name,
+        printf("%-10s %9u %11.0f %10.3f %10.3f %10.3f %7.1fx", g->name,
                rep->n_queries, g->qps, g->mean_ms, g->p50_ms, g->p99_ms,
                g->ratio);
         if (e) printf(" %11.4f\n", g->overlap);
         else printf(" %11s\n", "-");
     }
-    printf("routing (queries answered by each matcher):\n%-8s", "engine");
+    printf("routing (queries answered by each matcher):\n%-10s", "engine");
     for (int t = 0; t < XG_AB_N_ROUTES; ++t)
         printf(" %9s", xg_ab_route_names[t]);
     printf("\n");
     for (uint32_t e = 0; e < rep->n_eng; ++e) {
-        printf("%-8s", rep->eng[e].name);
+        printf("%-10s", rep->eng[e].name);
         for (int t = 0; t < XG_AB_N_ROUTES; ++t)
             printf(" %9u", rep->eng[e].routing[t]);
         printf("\n");
@@ -595,13 +639,17 @@ static void print_report(const struct xg_ab_report *rep)
                        (unsigned long long)rep->eng[e].reasons[t]);
         printf("\n");
     }
+    if (rep->has_planner)
+        printf("planner: chose the faster side for %u of the %u queries it "
+               "priced (the GPU was faster for %u)\n", rep->planner_right,
+               rep->planner_priced, rep->planner_gpu_faster);
     if (rep->qrels_path) {
         printf("qrels %s: %u queries with a relevant judgement, answered by "
-               "every engine (top %u; nDCG gain = rel)\n%-8s %9s %9s %9s\n",
+               "every engine (top %u; nDCG gain = rel)\n%-10s %9s %9s %9s\n",
                rep->qrels_path, rep->n_judged, rep->k, "engine", "MAP",
                "P@10", "nDCG@10");
         for (uint32_t e = 0; e < rep->n_eng; ++e)
-            printf("%-8s %9.4f %9.4f %9.4f\n", rep->eng[e].name,
+            printf("%-10s %9.4f %9.4f %9.4f\n", rep->eng[e].name,
                    rep->eng[e].map, rep->eng[e].p10, rep->eng[e].ndcg10);
     }
     if (rep->n_diffs)
@@ -655,7 +703,12 @@ static void write_json(FILE *f, const struct xg_ab_report *rep,
     for (uint32_t e = 1; e < rep->n_eng; ++e)
         fprintf(f, "%s\"%s\":%.6f", e > 1 ? "," : "", rep->eng[e].name,
                 rep->eng[e].overlap);
-    fputs("},\"qrels\":", f);
+    fputc('}', f);
+    if (rep->has_planner)
+        fprintf(f, ",\"planner\":{\"priced\":%u,\"chose_faster\":%u,"
+                "\"gpu_faster\":%u}", rep->planner_priced, rep->planner_right,
+                rep->planner_gpu_faster);
+    fputs(",\"qrels\":", f);
     if (rep->qrels_path) {
         fputs("{\"file\":", f);
         xg_cli_json_string(f, rep->qrels_path);
@@ -697,6 +750,26 @@ static int run_engines(xg_searcher *s, struct xg_cli_search_args *a,
         if (xg_searcher_clone(s, (const char *const *)a->dbs, a->n_dbs,
                               &pool[i]))
             rc = xg_cli_fail();
+    /* One untimed pass of the stock matcher first, so the engine timed
+     * first does not pay for a cold page cache and Xapian's tables. */
+    if (!rc && n_eng && runs[0].engine == XG_ENGINE_XAPIAN) {
+        struct engine_run warm;
+        memset(&warm, 0, sizeof warm);
+        warm.name = "warm-up";
+        warm.engine = XG_ENGINE_XAPIAN;
+        warm.res = calloc(qs->n + 1, sizeof *warm.res);
+        warm.status = calloc(qs->n + 1, sizeof *warm.status);
+        warm.lat = calloc(qs->n + 1, sizeof *warm.lat);
+        if (!warm.res || !warm.status || !warm.lat)
+            rc = (xg_set_error(XG_ERR_NOMEM, "out of memory"), xg_cli_fail());
+        else if (run_threads(a, qs, &warm, threads, pool))
+            rc = xg_cli_fail();
+        for (uint32_t i = 0; warm.res && i < qs->n; ++i)
+            xg_result_free(&warm.res[i]);
+        free(warm.res);
+        free(warm.status);
+        free(warm.lat);
+    }
     for (uint32_t e = 0; e < n_eng && !rc; ++e) {
         struct engine_run *r = &runs[e];
         r->res = calloc(qs->n + 1, sizeof *r->res);
@@ -755,6 +828,7 @@ static int report(const char *cmd, xg_searcher *s,
                                 ? rep->eng[e].qps / rep->eng[0].qps : 0;
     }
     if (qr) score_qrels(qr, qs, runs, n_eng, all, rep);
+    judge_planner(runs, n_eng, qs->n, rep);
 
     printf("queries %u: compared %u MSets, identical %u, different %u; "
            "unsupported %u, rejected by QueryParser %u\n", qs->n,

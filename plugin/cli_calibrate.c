@@ -4,9 +4,9 @@
  *
  *  Stock Xapian: every query, in its OR and its AND form, once to warm the
  *  caches, then once timed, one thread; least squares of its time against
- *  the OR queries' postings and the AND queries' probes.  GPU: the same
- *  queries in batches of 1 to 256; least squares of each batch's wall time
- *  against its work.
+ *  the OR queries' postings and the AND queries' probes, by relative
+ *  error.  GPU: the same queries in batches of 1 to 256; least squares of
+ *  each batch's wall time against its work.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,14 +47,14 @@ static void fit_stock(const struct sample *s, uint32_t n,
             x[n_or] = (double)s[i].f.sum;
             y[n_or++] = s[i].stock;
         }
-    if (n_or) xg_cost_fit(x, y, n_or, &a_or, &m->stock_per_posting);
+    if (n_or) xg_cost_fit(x, y, n_or, 1, &a_or, &m->stock_per_posting);
     for (uint32_t i = 0; i < n; ++i)
         if (s[i].f.is_and) {
             x[n_and] = (double)s[i].f.shortest *
                        (s[i].f.n_lists > 1 ? s[i].f.n_lists - 1 : 1);
             y[n_and++] = s[i].stock;
         }
-    if (n_and) xg_cost_fit(x, y, n_and, &a_and, &m->stock_per_probe);
+    if (n_and) xg_cost_fit(x, y, n_and, 1, &a_and, &m->stock_per_probe);
     if (n_or + n_and)
         m->stock_base = (a_or * n_or + a_and * n_and) / (n_or + n_and);
 done:
@@ -96,7 +96,7 @@ static int fit_gpu(xg_searcher *s, struct sample *smp, uint32_t n,
             first += cnt;
         }
     }
-    if (!rc && pts) xg_cost_fit(x, y, pts, &m->gpu_batch, &m->gpu_per_posting);
+    if (!rc && pts) xg_cost_fit(x, y, pts, 0, &m->gpu_batch, &m->gpu_per_posting);
     free(x);
     free(y);
     free(pqs);
@@ -176,7 +176,7 @@ int xg_cli_calibrate(int argc, char **argv)
         } else {
             uint32_t to_gpu = 0;
             for (uint32_t i = 0; i < n; ++i)
-                to_gpu += xg_cost_gpu_seconds(&m, &smp[i].f, 0, 1e-3) <=
+                to_gpu += xg_cost_gpu_seconds(&m, &smp[i].f, 0, 0, 0, 0, 1e-3) <=
                           xg_cost_stock_seconds(&m, &smp[i].f);
             printf("calibrated on %u queries (%s)\n", n, comment);
             printf("stock: %.3e s + %.3e s/posting (OR), %.3e s/probe (AND)\n",

@@ -6,7 +6,8 @@
  *  Routing, in order: no usable index -> stock (stale or damaged); a query
  *  shape the engines do not serve -> stock; engine CPU -> the exact CPU
  *  matcher; no usable device -> stock; engine AUTO and the cost model
- *  predicts stock faster, given the GPU's queue -> stock; otherwise the
+ *  predicts stock faster, given the GPU's queue and the CPU's contention
+ *  (cpu_load.h) -> stock; otherwise the
  *  GPU dispatcher (dispatch.h), where a query the GPU cannot serve exactly
  *  goes to the CPU matcher, and a GPU failure or a missed deadline sends
  *  the query to stock.  Every decision is counted.
@@ -18,6 +19,7 @@
 #include "context.h"
 
 #include "cost_model.h"
+#include "cpu_load.h"
 #include "dispatch.h"
 
 #include <pthread.h>
@@ -26,6 +28,8 @@
 #include <string.h>
 
 #include "../gpu/error.h"
+
+#define XG_ROUTE_STRIPES 16
 
 struct xg_context {
     char **paths;
@@ -37,11 +41,36 @@ struct xg_context {
     int dispatch_tried, dispatch_rc;
     _Atomic int dispatch_ready;     /* dispatch (or its absence) is final */
     struct xg_cost_model model;
+    struct xg_cpu_load load;        /* scales stock's one-thread time */
+    pthread_key_t key;              /* the thread's struct slot */
+    int key_ok;
+    struct slot *slots;             /* every thread's slot, freed at close */
     pthread_mutex_t pool_lock;
-    xg_searcher **pool;             /* idle per-thread searchers */
+    xg_searcher **pool;             /* idle searchers not cached by a thread */
     size_t n_pool, cap_pool;
-    _Atomic uint64_t routes[XG_ROUTE_COUNT];
+    xg_searcher **all;              /* every clone, closed with the context */
+    size_t n_all, cap_all;
+    /* Route counts, striped so that threads counting every query do not
+     * all write one cache line; summed when read. */
+    struct {
+        _Alignas(128) _Atomic uint64_t n[XG_ROUTE_COUNT];
+    } routes[XG_ROUTE_STRIPES];
 };
+
+/* Each application thread keeps the searcher it used last in its slot
+ * (the context's thread key), so taking one costs no lock: a shared
+ * pool's mutex, taken twice per query by 64 threads, showed in the tail
+ * latency.  When the thread ends, its searcher goes back to the pool. */
+struct slot {
+    xg_context *c;
+    xg_searcher *s;
+    struct slot *next;
+};
+
+static void slot_release(void *slot);
+
+static _Atomic unsigned next_stripe;
+static _Thread_local int thread_stripe = -1;
 
 const char *xg_route_name(int route)
 {
@@ -85,11 +114,16 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
         o->engine != XG_ENGINE_CPU)
         return xg_set_error(XG_ERR_ARG, "context: engine must be auto, gpu "
                             "or cpu");
-    xg_context *c = calloc(1, sizeof *c);
+    /* Aligned for the striped counters. */
+    const size_t size = (sizeof(xg_context) + 127) / 128 * 128;
+    xg_context *c = aligned_alloc(128, size);
     if (!c) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    memset(c, 0, size);
     c->o = *o;
+    xg_cpu_load_init(&c->load, NULL);
     pthread_mutex_init(&c->gpu_lock, NULL);
     pthread_mutex_init(&c->pool_lock, NULL);
+    c->key_ok = pthread_key_create(&c->key, slot_release) == 0;
     int rc = XG_OK;
     c->paths = calloc(n_paths ? n_paths : 1, sizeof *c->paths);
     if (!c->paths) rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
@@ -120,7 +154,14 @@ void xg_context_close(xg_context *c)
 {
     if (!c) return;
     xg_dispatch_stop(c->dispatch);
-    for (size_t i = 0; i < c->n_pool; ++i) xg_searcher_close(c->pool[i]);
+    /* No thread may use the context now: no slot is released after this. */
+    if (c->key_ok) pthread_key_delete(c->key);
+    for (struct slot *sl = c->slots, *next; sl; sl = next) {
+        next = sl->next;
+        free(sl);
+    }
+    for (size_t i = 0; i < c->n_all; ++i) xg_searcher_close(c->all[i]);
+    free(c->all);
     free(c->pool);
     xg_searcher_close(c->base);
     for (size_t i = 0; c->paths && i < c->n_paths; ++i) free(c->paths[i]);
@@ -147,18 +188,77 @@ const struct xg_context_opts *xg_context_options(const xg_context *c)
 
 void xg_context_count(xg_context *c, int route)
 {
+    if (thread_stripe < 0)
+        thread_stripe = (int)(atomic_fetch_add(&next_stripe, 1) %
+                              XG_ROUTE_STRIPES);
     if (route >= 0 && route < XG_ROUTE_COUNT)
-        atomic_fetch_add(&c->routes[route], 1);
+        atomic_fetch_add_explicit(&c->routes[thread_stripe].n[route], 1,
+                                  memory_order_relaxed);
 }
 
 void xg_context_routes(const xg_context *c, uint64_t *counts)
 {
-    for (int i = 0; i < XG_ROUTE_COUNT; ++i)
-        counts[i] = atomic_load(&((xg_context *)c)->routes[i]);
+    xg_context *m = (xg_context *)c;
+    for (int i = 0; i < XG_ROUTE_COUNT; ++i) {
+        counts[i] = 0;
+        for (int s = 0; s < XG_ROUTE_STRIPES; ++s)
+            counts[i] += atomic_load(&m->routes[s].n[i]);
+    }
+}
+
+/* Append s to a growable array under pool_lock; 0 or -1 (no memory). */
+static int push(xg_searcher ***a, size_t *n, size_t *cap, xg_searcher *s);
+
+/* The thread is ending: its searcher goes back to the pool (the slot
+ * itself is freed at the close). */
+static void slot_release(void *slot)
+{
+    struct slot *sl = slot;
+    if (!sl->s) return;
+    pthread_mutex_lock(&sl->c->pool_lock);
+    (void)push(&sl->c->pool, &sl->c->n_pool, &sl->c->cap_pool, sl->s);
+    pthread_mutex_unlock(&sl->c->pool_lock);
+    sl->s = NULL;
+}
+
+static int push(xg_searcher ***a, size_t *n, size_t *cap, xg_searcher *s)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 8;
+        xg_searcher **p = realloc(*a, nc * sizeof *p);
+        if (!p) return -1;
+        *a = p;
+        *cap = nc;
+    }
+    (*a)[(*n)++] = s;
+    return 0;
+}
+
+/* A new searcher, owned by `all` until the close. */
+static int clone_searcher(xg_context *c, xg_searcher **out)
+{
+    int rc = xg_searcher_clone(c->base, (const char *const *)c->paths,
+                               c->n_paths, out);
+    if (rc) return rc;
+    pthread_mutex_lock(&c->pool_lock);
+    int full = push(&c->all, &c->n_all, &c->cap_all, *out);
+    pthread_mutex_unlock(&c->pool_lock);
+    if (full) {
+        xg_searcher_close(*out);
+        *out = NULL;
+        return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    }
+    return XG_OK;
 }
 
 int xg_context_take(xg_context *c, xg_searcher **out)
 {
+    struct slot *sl = c->key_ok ? pthread_getspecific(c->key) : NULL;
+    if (sl && sl->s) {
+        *out = sl->s;
+        sl->s = NULL;
+        return XG_OK;
+    }
     pthread_mutex_lock(&c->pool_lock);
     if (c->n_pool) {
         *out = c->pool[--c->n_pool];
@@ -166,26 +266,45 @@ int xg_context_take(xg_context *c, xg_searcher **out)
         return XG_OK;
     }
     pthread_mutex_unlock(&c->pool_lock);
-    return xg_searcher_clone(c->base, (const char *const *)c->paths,
-                             c->n_paths, out);
+    return clone_searcher(c, out);
 }
 
 void xg_context_give(xg_context *c, xg_searcher *s)
 {
-    pthread_mutex_lock(&c->pool_lock);
-    if (c->n_pool == c->cap_pool) {
-        size_t cap = c->cap_pool ? 2 * c->cap_pool : 8;
-        xg_searcher **p = realloc(c->pool, cap * sizeof *p);
-        if (!p) {
-            pthread_mutex_unlock(&c->pool_lock);
-            xg_searcher_close(s);
-            return;
-        }
-        c->pool = p;
-        c->cap_pool = cap;
+    struct slot *sl = c->key_ok ? pthread_getspecific(c->key) : NULL;
+    if (!sl && c->key_ok && (sl = calloc(1, sizeof *sl))) {
+        sl->c = c;
+        pthread_mutex_lock(&c->pool_lock);
+        sl->next = c->slots;
+        c->slots = sl;
+        pthread_mutex_unlock(&c->pool_lock);
+        if (pthread_setspecific(c->key, sl)) sl = NULL;
     }
-    c->pool[c->n_pool++] = s;
+    if (sl && !sl->s) {
+        sl->s = s;
+        return;
+    }
+    pthread_mutex_lock(&c->pool_lock);
+    /* No room: it stays owned by `all` and idle until the close. */
+    (void)push(&c->pool, &c->n_pool, &c->cap_pool, s);
     pthread_mutex_unlock(&c->pool_lock);
+}
+
+int xg_context_reserve(xg_context *c, unsigned n)
+{
+    for (;;) {
+        pthread_mutex_lock(&c->pool_lock);
+        const size_t have = c->n_pool;
+        pthread_mutex_unlock(&c->pool_lock);
+        if (have >= n) return XG_OK;
+        xg_searcher *s;
+        int rc = clone_searcher(c, &s);
+        if (rc) return rc;
+        pthread_mutex_lock(&c->pool_lock);
+        int full = push(&c->pool, &c->n_pool, &c->cap_pool, s);
+        pthread_mutex_unlock(&c->pool_lock);
+        if (full) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    }
 }
 
 /* The route for an unusable index, from why it is unusable (the code the
@@ -260,9 +379,16 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
     xg_query_features_of(pq, xg_context_index(c), &f);
     if (c->o.engine == XG_ENGINE_AUTO) {
         const double wait = c->o.max_wait_ms > 0 ? c->o.max_wait_ms / 1e3 : 1e-3;
-        if (xg_cost_stock_seconds(&c->model, &f) <
-            xg_cost_gpu_seconds(&c->model, &f, xg_dispatch_queued_work(d),
-                                wait)) {
+        /* Stock's one-thread time, stretched when more threads want the
+         * cores than there are; the GPU's, behind its queue. */
+        const double pressure = xg_cpu_load_pressure(&c->load);
+        struct xg_dispatch_load load;
+        xg_dispatch_load(d, &load);
+        if (xg_cost_stock_seconds(&c->model, &f) *
+                (pressure > 1 ? pressure : 1) <
+            xg_cost_gpu_seconds(&c->model, &f, load.queued_work,
+                                load.batch_work, load.running,
+                                load.batch_seconds, wait)) {
             *route = XG_ROUTE_STOCK_CHEAPER;
             xg_prepared_free(pq);
             return XG_OK;

@@ -29,9 +29,15 @@ const struct xg_index *xg_context_index(const xg_context *ctx);
 const struct xg_context_opts *xg_context_options(const xg_context *ctx);
 
 /* A searcher with its own Xapian handles for this thread's parsing and
- * stock matching; give it back when done. */
+ * stock matching; give it back when done, from the same thread.  The
+ * thread keeps it for its next take (no lock), the pool gets it back when
+ * the thread ends, and the context closes every searcher it made. */
 int xg_context_take(xg_context *ctx, xg_searcher **out);
 void xg_context_give(xg_context *ctx, xg_searcher *s);
+
+/* Open searchers until n are idle in the pool (a harness opens them for
+ * its threads before its clock starts, as xapian-gpu ab does). */
+int xg_context_reserve(xg_context *ctx, unsigned n);
 
 #ifdef __cplusplus
 }

@@ -163,26 +163,32 @@ double xg_cost_stock_seconds(const struct xg_cost_model *m,
 
 double xg_cost_gpu_seconds(const struct xg_cost_model *m,
                            const struct xg_query_features *f,
-                           uint64_t queued, double max_wait)
+                           uint64_t queued, uint64_t batch_work, int running,
+                           double batch_seconds, double max_wait)
 {
-    return max_wait + m->gpu_batch +
-           m->gpu_per_posting * (double)(queued + xg_cost_gpu_work(f));
+    double ahead = running ? 1 : 0;
+    if (batch_work) ahead += (double)(queued / batch_work);
+    return max_wait + ahead * batch_seconds + m->gpu_batch +
+           m->gpu_per_posting * (double)xg_cost_gpu_work(f);
 }
 
-void xg_cost_fit(const double *x, const double *y, uint32_t n, double *a,
-                 double *b)
+void xg_cost_fit(const double *x, const double *y, uint32_t n, int relative,
+                 double *a, double *b)
 {
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    double s = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        sx += x[i];
-        sy += y[i];
-        sxx += x[i] * x[i];
-        sxy += x[i] * y[i];
+        if (!(y[i] > 0)) continue;
+        const double w = relative ? 1 / (y[i] * y[i]) : 1;
+        s += w;
+        sx += w * x[i];
+        sy += w * y[i];
+        sxx += w * x[i] * x[i];
+        sxy += w * x[i] * y[i];
     }
-    const double d = n * sxx - sx * sx;
-    *b = n && d > 0 ? (n * sxy - sx * sy) / d : 0;
+    const double d = s * sxx - sx * sx;
+    *b = s > 0 && d > 0 ? (s * sxy - sx * sy) / d : 0;
     if (*b < 0) *b = 0;
-    *a = n ? (sy - *b * sx) / n : 0;
+    *a = s > 0 ? (sy - *b * sx) / s : 0;
     if (*a < 0) {
         /* Through the origin instead: never a negative cost. */
         *a = 0;

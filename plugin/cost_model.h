@@ -8,10 +8,10 @@
  *  number of lists, AND or OR, and the work already queued for the GPU.
  *  - stock Xapian, one thread: base + per_posting * sum for OR, base +
  *    per_probe * shortest * (lists - 1) for AND (its skip_to's);
- *  - GPU latency: the batch's wait (max_wait), a fixed cost per batch and a
- *    cost per posting of the work queued ahead plus the query's own (what
- *    the engine's batches decode: the shortest list for AND, every list for
- *    OR).
+ *  - GPU latency: the batch's wait (max_wait), the batches ahead of it at
+ *    the dispatcher's measured batch time, and its own batch: a fixed cost
+ *    and a cost per posting of its work (what the engine's batches decode:
+ *    the shortest list for AND, every list for OR).
  *  `xapian-gpu calibrate` fits the coefficients on this machine and writes
  *  them to a file the plugin reads (docs/plugin.md); the built-in default
  *  is such a fit from an H100 host (docs/benchmarks.md).
@@ -69,14 +69,23 @@ uint64_t xg_cost_gpu_work(const struct xg_query_features *f);
 double xg_cost_stock_seconds(const struct xg_cost_model *m,
                              const struct xg_query_features *f);
 
-/* Latency on the GPU with `queued` postings of work ahead of it. */
+/* Latency on the GPU: the batching wait, the batches ahead of it (the one
+ * on the device, if any, and one per full threshold of queued work: work
+ * below it joins the query's batch), each taking `batch_seconds`, the
+ * dispatcher's measured recent batch time, then its own batch as the
+ * model prices it.  An idle GPU: queued 0, running 0. */
 double xg_cost_gpu_seconds(const struct xg_cost_model *m,
                            const struct xg_query_features *f,
-                           uint64_t queued, double max_wait);
+                           uint64_t queued, uint64_t batch_work, int running,
+                           double batch_seconds, double max_wait);
 
-/* Least squares y = a + b x over n points (a, b >= 0); for calibrate. */
-void xg_cost_fit(const double *x, const double *y, uint32_t n, double *a,
-                 double *b);
+/* Least squares y = a + b x over the n points with y > 0 (a, b >= 0), for
+ * calibrate; `relative`: weighted by 1/y^2, so the relative error counts
+ * (stock's times span four decades, and plain least squares let the few
+ * costly queries set the intercept: 0.3 ms for queries that mostly take
+ * 0.02 ms). */
+void xg_cost_fit(const double *x, const double *y, uint32_t n, int relative,
+                 double *a, double *b);
 
 #ifdef __cplusplus
 }

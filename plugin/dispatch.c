@@ -39,6 +39,8 @@ struct xg_dispatch {
     uint32_t n_queued;
     _Atomic uint64_t queued_work;   /* written under mu, read without it:
                                        every query's cost check reads it */
+    _Atomic int running;            /* the batch thread is in run_batch */
+    _Atomic uint64_t batch_ns;      /* smoothed wall time of a batch */
     int stop, gpu_ok;
     pthread_t thread;
     struct item **items;            /* the running batch */
@@ -158,7 +160,13 @@ static void *batch_thread(void *arg)
             work += it->work;
         }
         pthread_mutex_unlock(&d->mu);
+        atomic_store(&d->running, 1);
+        const double t0 = now();
         run_batch(d, items, n);
+        const uint64_t ns = (uint64_t)((now() - t0) * 1e9);
+        const uint64_t old = atomic_load(&d->batch_ns);
+        atomic_store(&d->batch_ns, old ? (3 * old + ns) / 4 : ns);
+        atomic_store(&d->running, 0);
         pthread_mutex_lock(&d->mu);
         for (uint32_t i = 0; i < n; ++i) items[i]->state = DONE;
         ++d->st.batches;
@@ -259,9 +267,14 @@ int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
     return it.status;
 }
 
-uint64_t xg_dispatch_queued_work(struct xg_dispatch *d)
+void xg_dispatch_load(struct xg_dispatch *d, struct xg_dispatch_load *l)
 {
-    return atomic_load_explicit(&d->queued_work, memory_order_relaxed);
+    l->queued_work = atomic_load_explicit(&d->queued_work,
+                                          memory_order_relaxed);
+    l->batch_work = d->o.batch_work;
+    l->running = atomic_load_explicit(&d->running, memory_order_relaxed);
+    l->batch_seconds =
+        atomic_load_explicit(&d->batch_ns, memory_order_relaxed) * 1e-9;
 }
 
 void xg_dispatch_stats(struct xg_dispatch *d, struct xg_dispatch_stats *st)

@@ -38,8 +38,15 @@ int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
                        uint32_t k, uint64_t work, struct xg_result *out,
                        int *route);
 
-/* Postings of work queued now (for the cost model). */
-uint64_t xg_dispatch_queued_work(struct xg_dispatch *d);
+/* What a query submitted now would wait behind (for the cost model), read
+ * without the lock. */
+struct xg_dispatch_load {
+    uint64_t queued_work;       /* postings queued, not yet in a batch */
+    uint64_t batch_work;        /* the computation threshold */
+    int running;                /* a batch is on the device */
+    double batch_seconds;       /* recent batches' wall time (smoothed) */
+};
+void xg_dispatch_load(struct xg_dispatch *d, struct xg_dispatch_load *l);
 
 struct xg_dispatch_stats {
     uint64_t batches, queries, deadline_misses;

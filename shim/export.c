@@ -422,7 +422,7 @@ int xg_export(xg_db *db, const char *out_path,
         return xg_set_error(XG_ERR_ARG, "database has too many documents");
     x.n_shards = st.n_shards;
     x.n_docs = st.n_docs;
-    x.n_terms_hint = st.n_terms_hint;
+    if ((rc = xg_shim_db_count_terms(db, &x.n_terms_hint))) return rc;
     xg_bm25_query_init(&o->bm25, st.n_docs, st.total_length, 1, &x.bm25);
     x.docids = malloc((st.n_docs + 1) * 4);
     x.doclens = malloc((st.n_docs + 1) * 4);

@@ -343,13 +343,11 @@ void xg_shim_db_close(xg_db *db)
     XG_SHIM_CATCH_VOID("xg_shim_db_close")
 }
 
-/* See xg_shim.h.  n_terms_hint is exact (allterms counted per shard, once,
- * then cached): about 0.1 s per 350k terms. */
+/* See xg_shim.h. */
 int xg_shim_db_stats(xg_db *db, struct xg_db_stats *out)
 {
     if (!db || !out)
         return xg_set_error(XG_ERR_ARG, "xg_shim_db_stats: NULL argument");
-    const char *where = db->name.c_str();
     XG_SHIM_TRY
         const Xapian::Database &c = db->combined;
         out->n_docs = c.get_doccount();
@@ -358,7 +356,19 @@ int xg_shim_db_stats(xg_db *db, struct xg_db_stats *out)
         out->n_shards = (uint32_t)db->shards.size();
         out->doclen_min = c.get_doclength_lower_bound();
         out->doclen_max = c.get_doclength_upper_bound();
-        if (db->n_terms_hint == UINT64_MAX) {
+        return XG_OK;
+    XG_SHIM_CATCH(db->name.c_str())
+}
+
+/* See xg_shim.h. */
+int xg_shim_db_count_terms(xg_db *db, uint64_t *out)
+{
+    if (!db || !out)
+        return xg_set_error(XG_ERR_ARG, "xg_shim_db_count_terms: NULL "
+                            "argument");
+    const char *where = db->name.c_str();
+    XG_SHIM_TRY
+        if (db->n_terms == UINT64_MAX) {
             uint64_t terms = 0;
             for (size_t s = 0; s < db->shards.size(); ++s) {
                 where = db->shard_paths[s].c_str();
@@ -367,9 +377,9 @@ int xg_shim_db_stats(xg_db *db, struct xg_db_stats *out)
                      t != sh.allterms_end(); ++t)
                     ++terms;
             }
-            db->n_terms_hint = terms;
+            db->n_terms = terms;
         }
-        out->n_terms_hint = db->n_terms_hint;
+        *out = db->n_terms;
         return XG_OK;
     XG_SHIM_CATCH(where)
 }

@@ -39,7 +39,7 @@ struct xg_db {
     std::vector<Xapian::Database> shards;   /* one per shard_paths entry */
     Xapian::Database combined;              /* for Enquire / QueryParser */
     std::string name;                       /* the paths given, for messages */
-    uint64_t n_terms_hint = UINT64_MAX;     /* cached by xg_shim_db_stats */
+    uint64_t n_terms = UINT64_MAX;  /* cached by xg_shim_db_count_terms */
 
     /* Buffers reused from term to term by xg_shim_db_each_term, so a pass
      * over 10^6 terms does not allocate 10^6 times. */

@@ -10,8 +10,12 @@
  *  queries/s, mean, p50 and p99 latency and the routes, and the last line
  *  how often the cost model picked the side that was faster for the query.
  *
+ *  Before the timed runs, one untimed stock pass warms the page cache and
+ *  Xapian's tables, so the first timed run is not the cold one.
+ *
  *  usage: bench_plugin --db DB --queries FILE [--threads T] [--op or|and]
  *         [-k K] [--stem english|none] [--model FILE] [--max N]
+ *         [--runs stock,gpu,auto]
  */
 #include <xapian.h>
 
@@ -39,6 +43,7 @@ struct Hit {
 struct Args {
     std::vector<std::string> dbs;
     std::string queries, model, stem = "english";
+    std::string runs = "stock,gpu,auto";
     unsigned threads = 16, k = 10, max = 0;
     bool op_and = false;
 };
@@ -134,6 +139,7 @@ int main(int argc, char **argv)
         else if (o == "--op" && v) a.op_and = std::string(argv[++i]) == "and";
         else if (o == "--stem" && v) a.stem = argv[++i];
         else if (o == "--model" && v) a.model = argv[++i];
+        else if (o == "--runs" && v) a.runs = argv[++i];
         else {
             std::fprintf(stderr, "bench_plugin: bad argument %s\n", argv[i]);
             return 2;
@@ -151,19 +157,25 @@ int main(int argc, char **argv)
         if (tab != std::string::npos) texts.push_back(line.substr(tab + 1));
         if (a.max && texts.size() == a.max) break;
     }
-    Run runs[3];
+    /* Stock always runs: it is the reference every MSet is checked against. */
+    const std::string want = "," + a.runs + ",";
+    const bool want_gpu = want.find(",gpu,") != std::string::npos;
+    const bool want_auto = want.find(",auto,") != std::string::npos;
+    Run warm, runs[3];
     runs[0].name = "stock";
     runs[1].name = "plugin-gpu";
     runs[2].name = "plugin-auto";
+    run(a, texts, -1, warm);
     run(a, texts, -1, runs[0]);
-    run(a, texts, XG_ENGINE_GPU, runs[1]);
-    run(a, texts, XG_ENGINE_AUTO, runs[2]);
+    if (want_gpu) run(a, texts, XG_ENGINE_GPU, runs[1]);
+    if (want_auto) run(a, texts, XG_ENGINE_AUTO, runs[2]);
     int bad = 0;
     std::printf("queries %zu, threads %u, k %u, op %s\n", texts.size(),
                 a.threads, a.k, a.op_and ? "and" : "or");
     std::printf("%-12s %9s %9s %8s %8s %8s  %s\n", "run", "q/s", "identical",
                 "mean ms", "p50 ms", "p99 ms", "routes");
     for (Run &r : runs) {
+        if (r.wall == 0) continue; /* not asked for */
         size_t same = 0;
         for (size_t i = 0; i < texts.size(); ++i) {
             const auto &x = runs[0].res[i], &y = r.res[i];
@@ -195,7 +207,8 @@ int main(int argc, char **argv)
     uint64_t priced = 0, right = 0, gpu_faster = 0;
     for (size_t i = 0; i < texts.size(); ++i) {
         const int rt = runs[2].route[i];
-        if ((rt != XG_ROUTE_GPU && rt != XG_ROUTE_STOCK_CHEAPER) ||
+        if (!want_gpu || !want_auto ||
+            (rt != XG_ROUTE_GPU && rt != XG_ROUTE_STOCK_CHEAPER) ||
             runs[1].route[i] != XG_ROUTE_GPU)
             continue;
         const bool faster = runs[1].lat[i] < runs[0].lat[i];

@@ -20,6 +20,16 @@
 #                  the N-doc synthetic collection and on the real-text one
 #                  (.device-carry/realtext: Debian documentation, TREC 2005
 #                  efficiency queries)
+#   prep N         build, export and calibrate abplug's collections
+#   abplug N       issue 4's acceptance run: `xapian-gpu ab --engines
+#                  xapian,plugin-gpu,plugin --threads 64` on the N-doc
+#                  synthetic collection (OR, AND; 10,000 queries) and on the
+#                  real-text one (all 50,000 TREC 2005 efficiency queries),
+#                  after calibrate; JSON, HTML and the HTML's plots as SVG
+#                  files in $OUT
+#   omega          the omindex test on the device: the Cranfield database
+#                  omindex built (.device-carry/omindex-cranfield, from
+#                  tests/omindex_test.py), ab --omega with the GPU
 #   plugin         the application-style plugin test on the GPU (every
 #                  collection, 1 and 2 shards, 16 threads, fallbacks)
 #   kbench         decode and intersection kernel throughput (random lists)
@@ -36,6 +46,34 @@ note() { echo "$*" | tee -a "$SUMMARY"; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader \
     | tee "$OUT/device.txt"
 note "device: $(head -1 "$OUT/device.txt"); cores: $(nproc)"
+
+# The two plugin benchmark collections (the N-doc synthetic one in $db,
+# the real-text one in $rt), their query files, and each one's cost model
+# from calibrate (written beside its index, where the plugin reads it).
+prepare_collections() {
+    local n=$1
+    db=/tmp/xg-syn-$n
+    [ -d "$db" ] || $B synth docs --docs "$n" --quiet "$db" || return 1
+    [ -f "$db/xapian-gpu.idx" ] || $B export --quiet "$db" || return 1
+    [ -f /tmp/xg-q.tsv ] || $B synth queries --queries 10000 /tmp/xg-q.tsv
+    rt=/tmp/xg-realtext
+    if [ ! -d "$rt" ]; then
+        xz -dc .device-carry/realtext/all.tsv.xz > /tmp/realtext.tsv
+        $B index --quiet /tmp/realtext.tsv "$rt" && $B export --quiet "$rt" \
+            || return 1
+    fi
+    head -10000 .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-trec10k.tsv
+    head -500 /tmp/xg-q.tsv > /tmp/xg-q500.tsv
+    head -500 /tmp/xg-trec10k.tsv > /tmp/xg-trec500.tsv
+    [ -f "$db/xapian-gpu.model" ] && [ -f "$rt/xapian-gpu.model" ] && return 0
+    $B calibrate --db "$db" --queries /tmp/xg-q500.tsv --stem none \
+        > "$OUT/calibrate-syn.log" 2>&1
+    $B calibrate --db "$rt" --queries /tmp/xg-trec500.tsv \
+        > "$OUT/calibrate-rt.log" 2>&1
+    cp "$db/xapian-gpu.model" "$OUT/syn.model"; cp "$rt/xapian-gpu.model" "$OUT/rt.model"
+    note "calibrate, synthetic $n: $(grep -E '^(stock|gpu|with)' "$OUT/calibrate-syn.log" | tr '\n' ';')"
+    note "calibrate, real text: $(grep -E '^(stock|gpu|with)' "$OUT/calibrate-rt.log" | tr '\n' ';')"
+}
 
 while [ $# -gt 0 ]; do
     stage=$1; shift
@@ -89,28 +127,49 @@ while [ $# -gt 0 ]; do
             2>&1 | tee "$OUT/abcache.log"
         note "ab --engine gpu --list-cache 48: $(tail -1 "$OUT/abcache.log"); $(grep 'MSets compared' "$OUT/abcache.log") ($(( $(date +%s) - t )) s)"
         ;;
+    prep)
+        n=$1; shift
+        t=$(date +%s)
+        prepare_collections "$n" || exit 1
+        note "prepared the plugin collections ($(( $(date +%s) - t )) s)"
+        ;;
+    abplug)
+        n=$1; shift
+        prepare_collections "$n" || exit 1
+        for coll in syn rt; do
+            if [ $coll = syn ]; then d=$db; q=/tmp/xg-q.tsv; st="--stem none"
+            else d=$rt; q=.device-carry/realtext/trec-tb-2005-efficiency.tsv; st=""; fi
+            for op in or and; do
+                t=$(date +%s)
+                name=ab-$coll-$op
+                $B ab --db "$d" --queries "$q" $st --op $op -k 10 \
+                    --engines xapian,plugin-gpu,plugin --threads 64 \
+                    --json="$OUT/$name.json" --html "$OUT/$name.html" \
+                    > "$OUT/$name.log" 2>&1
+                rc=$?
+                note "ab $coll op $op, 64 threads ($(( $(date +%s) - t )) s, exit $rc):"
+                grep -E '^(queries|engine|xapian|plugin|planner)' "$OUT/$name.log" \
+                    | sed 's/^/    /' | tee -a "$SUMMARY"
+                python3 - "$OUT/$name.html" "$OUT/$name" <<'PY'
+import re, sys
+svgs = re.findall(r"<svg.*?</svg>", open(sys.argv[1]).read(), re.S)
+for i, s in enumerate(svgs):
+    open("%s-plot%d.svg" % (sys.argv[2], i + 1), "w").write(s + "\n")
+PY
+            done
+        done
+        ;;
+    omega)
+        t=$(date +%s)
+        python3 tests/omindex_test.py --bin "$B" --ir-data .device-carry/ir-data \
+            --work /tmp/xg-om --prebuilt .device-carry/omindex-cranfield \
+            --engine gpu 2>&1 | tee "$OUT/omega.log"
+        note "omindex ab --omega on the GPU: $(tail -1 "$OUT/omega.log") ($(( $(date +%s) - t )) s)"
+        grep -E '^ +xapian' "$OUT/omega.log" | sed 's/^/    /' | tee -a "$SUMMARY"
+        ;;
     plugbench)
         n=$1; shift
-        db=/tmp/xg-syn-$n
-        [ -d "$db" ] || $B synth docs --docs "$n" --quiet "$db" || exit 1
-        [ -f "$db/xapian-gpu.idx" ] || $B export --quiet "$db" || exit 1
-        [ -f /tmp/xg-q.tsv ] || $B synth queries --queries 10000 /tmp/xg-q.tsv
-        rt=/tmp/xg-realtext
-        if [ ! -d "$rt" ]; then
-            xz -dc .device-carry/realtext/all.tsv.xz > /tmp/realtext.tsv
-            $B index --quiet /tmp/realtext.tsv "$rt" && $B export --quiet "$rt" \
-                || exit 1
-        fi
-        head -10000 .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-trec10k.tsv
-        head -500 /tmp/xg-q.tsv > /tmp/xg-q500.tsv
-        head -500 /tmp/xg-trec10k.tsv > /tmp/xg-trec500.tsv
-        $B calibrate --db "$db" --queries /tmp/xg-q500.tsv --stem none \
-            > "$OUT/calibrate-syn.log" 2>&1
-        $B calibrate --db "$rt" --queries /tmp/xg-trec500.tsv \
-            > "$OUT/calibrate-rt.log" 2>&1
-        cp "$db/xapian-gpu.model" "$OUT/syn.model"; cp "$rt/xapian-gpu.model" "$OUT/rt.model"
-        note "calibrate, synthetic $n: $(grep -E '^(stock|gpu|with)' "$OUT/calibrate-syn.log" | tr '\n' ';')"
-        note "calibrate, real text: $(grep -E '^(stock|gpu|with)' "$OUT/calibrate-rt.log" | tr '\n' ';')"
+        prepare_collections "$n" || exit 1
         for op in or and; do
             build-dev/tests/bench_plugin --db "$db" --queries /tmp/xg-q.tsv \
                 --stem none --threads 64 --op $op > "$OUT/plugbench-syn-$op.log" 2>&1
