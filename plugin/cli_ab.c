@@ -40,6 +40,9 @@ static const char help_ab[] =
     "  --json=OUT              write the figures as JSON to OUT\n"
     "  --qrels FILE            TREC qrels: MAP, P@10 and nDCG@10 per engine\n"
     "  --html OUT              write a self-contained HTML report to OUT\n"
+    "  --samples FILE          write per query: qid, cost (sum of its terms'\n"
+    "                          df), then per engine its latency (ms) and\n"
+    "                          the matcher that answered (TSV)\n"
     "  plus the options of 'xapian-gpu search' (--db, --index, -k, --op,\n"
     "  --stem, --stopper, --bm25, --omega).  Exit status 1 if any MSet\n"
     "  differs.\n";
@@ -658,6 +661,31 @@ static void print_report(const struct xg_ab_report *rep)
     for (uint32_t d = 0; d < rep->n_diffs; ++d) print_diff(rep, &rep->diffs[d]);
 }
 
+/* Per query: qid, cost, and each engine's latency and answering matcher
+ * (the planner's route name for the plugin engines). */
+static int write_samples(const char *path, const struct xg_cli_queries *qs,
+                         const struct engine_run *runs, uint32_t n_eng,
+                         const double *cost)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return xg_set_error(XG_ERR_IO, "%s: cannot write", path);
+    fputs("qid\tcost", f);
+    for (uint32_t e = 0; e < n_eng; ++e)
+        fprintf(f, "\t%s_ms\t%s_route", runs[e].name, runs[e].name);
+    fputc('\n', f);
+    for (uint32_t i = 0; i < qs->n; ++i) {
+        fprintf(f, "%s\t%.0f", qs->qid[i], cost[i]);
+        for (uint32_t e = 0; e < n_eng; ++e)
+            fprintf(f, "\t%.4f\t%s", runs[e].lat[i] * 1e3,
+                    runs[e].status[i] ? "-"
+                    : runs[e].route ? xg_route_name(runs[e].route[i])
+                                    : runs[e].name);
+        fputc('\n', f);
+    }
+    if (fclose(f)) return xg_set_error(XG_ERR_IO, "%s: write failed", path);
+    return XG_OK;
+}
+
 static void json_hits(FILE *f, const struct xg_result *r)
 {
     fputc('[', f);
@@ -850,10 +878,11 @@ static int report(const char *cmd, xg_searcher *s,
             rc = 1;
         }
     }
-    if (a->html_out) {
-        if (n_eng > 1) rep->cost_note = query_costs(s, &a->opts, qs, cost);
-        if (xg_ab_report_html(rep, a->html_out)) rc = xg_cli_fail();
-    }
+    if ((a->html_out && n_eng > 1) || a->samples_out)
+        rep->cost_note = query_costs(s, &a->opts, qs, cost);
+    if (a->samples_out && write_samples(a->samples_out, qs, runs, n_eng, cost))
+        rc = xg_cli_fail();
+    if (a->html_out && xg_ab_report_html(rep, a->html_out)) rc = xg_cli_fail();
     if (t.different) rc = 1;
 done:
     free(rep);

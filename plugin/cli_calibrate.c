@@ -4,8 +4,8 @@
  *
  *  Stock Xapian: every query, in its OR and its AND form, once to warm the
  *  caches, then once timed, one thread; least squares of its time against
- *  the OR queries' postings and the AND queries' probes, by relative
- *  error.  GPU: the same queries in batches of 1 to 256; least squares of
+ *  the OR queries' postings and the AND queries' probes, as power laws
+ *  (least squares in log space).  GPU: the same queries in batches of 1 to 256; least squares of
  *  each batch's wall time against its work.
  */
 #include <stdio.h>
@@ -24,6 +24,9 @@ static const char help[] =
     "fit the plugin's cost model and write it (default: xapian-gpu.model\n"
     "next to the index, where the plugin looks for it).\n"
     "  --model FILE            where to write the model\n"
+    "  --samples FILE          also write each timed query as TSV: op, lists,\n"
+    "                          shortest, sum (document frequencies), stock\n"
+    "                          seconds, model seconds\n"
     "  plus --index, -k, --stem, --stopper, --bm25 as for 'xapian-gpu\n"
     "  search'.  Every query is timed in its OR and its AND form.\n";
 
@@ -34,32 +37,51 @@ struct sample {
     double stock;
 };
 
-/* Fit stock Xapian's coefficients from the timed samples. */
+/* Fit stock Xapian's power laws (OR, AND) from the timed samples. */
 static void fit_stock(const struct sample *s, uint32_t n,
                       struct xg_cost_model *m)
 {
     double *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
-    double a_or = 0, a_and = 0;
-    uint32_t n_or = 0, n_and = 0;
     if (!x || !y) goto done;
-    for (uint32_t i = 0; i < n; ++i)
-        if (!s[i].f.is_and) {
-            x[n_or] = (double)s[i].f.sum;
-            y[n_or++] = s[i].stock;
+    for (int and = 0; and < 2; ++and) {
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+            const struct xg_query_features *f = &s[i].f;
+            if (f->is_and != and) continue;
+            x[k] = and ? (double)f->shortest *
+                             (f->n_lists > 1 ? f->n_lists - 1 : 1)
+                       : (double)f->sum;
+            y[k++] = s[i].stock;
         }
-    if (n_or) xg_cost_fit(x, y, n_or, 1, &a_or, &m->stock_per_posting);
-    for (uint32_t i = 0; i < n; ++i)
-        if (s[i].f.is_and) {
-            x[n_and] = (double)s[i].f.shortest *
-                       (s[i].f.n_lists > 1 ? s[i].f.n_lists - 1 : 1);
-            y[n_and++] = s[i].stock;
-        }
-    if (n_and) xg_cost_fit(x, y, n_and, 1, &a_and, &m->stock_per_probe);
-    if (n_or + n_and)
-        m->stock_base = (a_or * n_or + a_and * n_and) / (n_or + n_and);
+        if (!k) continue; /* none of that form: the default stays */
+        double *scale = and ? &m->stock_and_scale : &m->stock_or_scale,
+               *exponent = and ? &m->stock_and_exponent
+                               : &m->stock_or_exponent;
+        xg_cost_fit_power(x, y, k, scale, exponent);
+        *(and ? &m->stock_and_spread : &m->stock_or_spread) =
+            xg_cost_spread(x, y, k, *scale, *exponent);
+    }
 done:
     free(x);
     free(y);
+}
+
+/* The timed queries and the fitted stock model's price of each, for an
+ * operator to see how well the model fits. */
+static int write_samples(const char *path, const struct sample *s, uint32_t n,
+                         const struct xg_cost_model *m)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return xg_set_error(XG_ERR_IO, "%s: cannot write", path);
+    fputs("op\tlists\tshortest\tsum\tstock_s\tmodel_s\n", f);
+    for (uint32_t i = 0; i < n; ++i)
+        fprintf(f, "%s\t%u\t%llu\t%llu\t%.9f\t%.9f\n",
+                s[i].f.is_and ? "and" : "or", s[i].f.n_lists,
+                (unsigned long long)s[i].f.shortest,
+                (unsigned long long)s[i].f.sum, s[i].stock,
+                xg_cost_stock_seconds(m, &s[i].f));
+    if (fclose(f)) return xg_set_error(XG_ERR_IO, "%s: write failed", path);
+    return XG_OK;
 }
 
 /* Batches of 1..256 on the GPU; fills the GPU coefficients.  0 if ran. */
@@ -96,7 +118,7 @@ static int fit_gpu(xg_searcher *s, struct sample *smp, uint32_t n,
             first += cnt;
         }
     }
-    if (!rc && pts) xg_cost_fit(x, y, pts, 0, &m->gpu_batch, &m->gpu_per_posting);
+    if (!rc && pts) xg_cost_fit(x, y, pts, &m->gpu_batch, &m->gpu_per_posting);
     free(x);
     free(y);
     free(pqs);
@@ -157,6 +179,8 @@ int xg_cli_calibrate(int argc, char **argv)
         rc = 1;
     }
     if (!rc) fit_stock(smp, n, &m);
+    if (!rc && a.samples_out && write_samples(a.samples_out, smp, n, &m))
+        rc = xg_cli_fail();
     const char *why = NULL;
     int gpu = !rc && xg_searcher_gpu_status(s, &why) == XG_OK;
     if (gpu && fit_gpu(s, smp, n, &a.opts, &m)) rc = xg_cli_fail();
@@ -177,10 +201,13 @@ int xg_cli_calibrate(int argc, char **argv)
             uint32_t to_gpu = 0;
             for (uint32_t i = 0; i < n; ++i)
                 to_gpu += xg_cost_gpu_seconds(&m, &smp[i].f, 0, 0, 0, 0, 1e-3) <=
-                          xg_cost_stock_seconds(&m, &smp[i].f);
+                          xg_cost_stock_seconds_p90(&m, &smp[i].f);
             printf("calibrated on %u queries (%s)\n", n, comment);
-            printf("stock: %.3e s + %.3e s/posting (OR), %.3e s/probe (AND)\n",
-                   m.stock_base, m.stock_per_posting, m.stock_per_probe);
+            printf("stock: %.3e s * (1 + postings)^%.3f (OR, spread %.2f), "
+                   "%.3e s * (1 + probes)^%.3f (AND, spread %.2f)\n",
+                   m.stock_or_scale, m.stock_or_exponent, m.stock_or_spread,
+                   m.stock_and_scale, m.stock_and_exponent,
+                   m.stock_and_spread);
             printf("gpu:   %.3e s/batch + %.3e s/posting%s\n", m.gpu_batch,
                    m.gpu_per_posting, gpu ? "" : " (default: no GPU)");
             printf("with an idle GPU and 1 ms batching, %u of %u queries "

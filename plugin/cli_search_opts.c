@@ -4,7 +4,7 @@
 #include "cli_search_opts.h"
 
 /* Long options without a short letter. */
-enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML, OPT_MODEL };
+enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML, OPT_MODEL, OPT_SAMPLES };
 
 #include <getopt.h>
 #include <string.h>
@@ -43,6 +43,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"qrels", required_argument, 0, OPT_QRELS},
         {"html", required_argument, 0, OPT_HTML},
         {"model", required_argument, 0, OPT_MODEL},
+        {"samples", required_argument, 0, OPT_SAMPLES},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -118,6 +119,12 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             a->opts.omega = 1;
             a->opts.default_and = 1;
             a->opts.stem_english = 1;
+            break;
+        case OPT_SAMPLES:
+            if (!is_ab)
+                return xg_cli_usage(cmd, "--samples is for ab, bench and "
+                                    "calibrate");
+            a->samples_out = optarg;
             break;
         case OPT_MODEL:
             if (strcmp(cmd, "calibrate"))

@@ -16,6 +16,7 @@ struct xg_cli_search_args {
     const char *index, *queries, *engines, *json_out;
     const char *qrels, *html_out;  /* ab: relevance judgements, report */
     const char *model;             /* calibrate: the cost model file */
+    const char *samples_out;       /* ab, calibrate: per-query TSV */
     int json;
     int first_arg;                 /* first positional argument */
     uint32_t threads, batch;       /* ab/bench */

@@ -379,12 +379,13 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
     xg_query_features_of(pq, xg_context_index(c), &f);
     if (c->o.engine == XG_ENGINE_AUTO) {
         const double wait = c->o.max_wait_ms > 0 ? c->o.max_wait_ms / 1e3 : 1e-3;
-        /* Stock's one-thread time, stretched when more threads want the
-         * cores than there are; the GPU's, behind its queue. */
+        /* Stock's one-thread time at the model's 90th percentile,
+         * stretched when more threads want the cores than there are; the
+         * GPU's, behind its queue. */
         const double pressure = xg_cpu_load_pressure(&c->load);
         struct xg_dispatch_load load;
         xg_dispatch_load(d, &load);
-        if (xg_cost_stock_seconds(&c->model, &f) *
+        if (xg_cost_stock_seconds_p90(&c->model, &f) *
                 (pressure > 1 ? pressure : 1) <
             xg_cost_gpu_seconds(&c->model, &f, load.queued_work,
                                 load.batch_work, load.running,

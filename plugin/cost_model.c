@@ -3,13 +3,15 @@
  *         and the fit `xapian-gpu calibrate` uses (see cost_model.h).
  *
  *  File format: text, one `key value` per line, `#` comments:
- *      stock_base 2.1e-05
- *      stock_per_posting 6.0e-09
+ *      stock_or_scale 6.5e-06
+ *      stock_or_exponent 0.54
  *      ...
- *  Unknown keys are an error (a typo must not silently keep a default).
+ *  Unknown keys are an error (a typo must not silently keep a default);
+ *  the keys of the linear model calibrate wrote before are named as such.
  */
 #include "cost_model.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,11 +24,14 @@ void xg_cost_model_default(struct xg_cost_model *m)
     /* `xapian-gpu calibrate` on an H100 host (16 cores), 2026-11-22: the
      * real-text collection (322,045 paragraphs of Debian documentation)
      * with 500 TREC 2005 efficiency queries (docs/benchmarks.md). */
-    m->stock_base = 2.445e-4;
-    m->stock_per_posting = 1.579e-8;
-    m->stock_per_probe = 9.656e-11;
-    m->gpu_batch = 3.428e-4;
-    m->gpu_per_posting = 1.252e-9;
+    m->stock_or_scale = 6.52e-6;
+    m->stock_or_exponent = 0.542;
+    m->stock_and_scale = 1.09e-5;
+    m->stock_and_exponent = 0.120;
+    m->stock_or_spread = 2.36;
+    m->stock_and_spread = 2.13;
+    m->gpu_batch = 3.328e-4;
+    m->gpu_per_posting = 1.084e-9;
     snprintf(m->source, sizeof m->source, "built-in default");
 }
 
@@ -34,9 +39,12 @@ static const struct {
     const char *key;
     size_t off;
 } fields[] = {
-    {"stock_base", offsetof(struct xg_cost_model, stock_base)},
-    {"stock_per_posting", offsetof(struct xg_cost_model, stock_per_posting)},
-    {"stock_per_probe", offsetof(struct xg_cost_model, stock_per_probe)},
+    {"stock_or_scale", offsetof(struct xg_cost_model, stock_or_scale)},
+    {"stock_or_exponent", offsetof(struct xg_cost_model, stock_or_exponent)},
+    {"stock_and_scale", offsetof(struct xg_cost_model, stock_and_scale)},
+    {"stock_and_exponent", offsetof(struct xg_cost_model, stock_and_exponent)},
+    {"stock_or_spread", offsetof(struct xg_cost_model, stock_or_spread)},
+    {"stock_and_spread", offsetof(struct xg_cost_model, stock_and_spread)},
     {"gpu_batch", offsetof(struct xg_cost_model, gpu_batch)},
     {"gpu_per_posting", offsetof(struct xg_cost_model, gpu_per_posting)},
 };
@@ -66,8 +74,14 @@ int xg_cost_model_load(const char *path, struct xg_cost_model *out)
         size_t i = 0;
         while (i < N_FIELDS && strcmp(fields[i].key, key)) ++i;
         if (i == N_FIELDS) {
-            rc = xg_set_error(XG_ERR_FORMAT, "%s:%u: unknown key '%s'", path,
-                              line_no, key);
+            rc = !strncmp(key, "stock_base", 10) ||
+                         !strncmp(key, "stock_per_", 10)
+                     ? xg_set_error(XG_ERR_FORMAT, "%s:%u: '%s' is the "
+                                    "linear model of an older calibrate: "
+                                    "re-run xapian-gpu calibrate", path,
+                                    line_no, key)
+                     : xg_set_error(XG_ERR_FORMAT, "%s:%u: unknown key "
+                                    "'%s'", path, line_no, key);
             break;
         }
         *(double *)((char *)&m + fields[i].off) = v;
@@ -76,8 +90,10 @@ int xg_cost_model_load(const char *path, struct xg_cost_model *out)
     fclose(f);
     if (!rc && seen != (1u << N_FIELDS) - 1)
         rc = xg_set_error(XG_ERR_FORMAT, "%s: missing keys (need all of "
-                          "stock_base, stock_per_posting, stock_per_probe, "
-                          "gpu_batch, gpu_per_posting)", path);
+                          "stock_or_scale, stock_or_exponent, "
+                          "stock_and_scale, stock_and_exponent, "
+                          "stock_or_spread, stock_and_spread, gpu_batch, "
+                          "gpu_per_posting)", path);
     if (rc) return rc;
     snprintf(m.source, sizeof m.source, "%s", path);
     *out = m;
@@ -156,9 +172,18 @@ double xg_cost_stock_seconds(const struct xg_cost_model *m,
                              const struct xg_query_features *f)
 {
     if (f->is_and)
-        return m->stock_base + m->stock_per_probe * (double)f->shortest *
-                                   (double)(f->n_lists > 1 ? f->n_lists - 1 : 1);
-    return m->stock_base + m->stock_per_posting * (double)f->sum;
+        return m->stock_and_scale *
+               pow(1 + (double)f->shortest *
+                           (double)(f->n_lists > 1 ? f->n_lists - 1 : 1),
+                   m->stock_and_exponent);
+    return m->stock_or_scale * pow(1 + (double)f->sum, m->stock_or_exponent);
+}
+
+double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
+                                 const struct xg_query_features *f)
+{
+    return xg_cost_stock_seconds(m, f) *
+           (f->is_and ? m->stock_and_spread : m->stock_or_spread);
 }
 
 double xg_cost_gpu_seconds(const struct xg_cost_model *m,
@@ -172,27 +197,70 @@ double xg_cost_gpu_seconds(const struct xg_cost_model *m,
            m->gpu_per_posting * (double)xg_cost_gpu_work(f);
 }
 
-void xg_cost_fit(const double *x, const double *y, uint32_t n, int relative,
-                 double *a, double *b)
+void xg_cost_fit(const double *x, const double *y, uint32_t n, double *a,
+                 double *b)
 {
-    double s = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
     for (uint32_t i = 0; i < n; ++i) {
-        if (!(y[i] > 0)) continue;
-        const double w = relative ? 1 / (y[i] * y[i]) : 1;
-        s += w;
-        sx += w * x[i];
-        sy += w * y[i];
-        sxx += w * x[i] * x[i];
-        sxy += w * x[i] * y[i];
+        sx += x[i];
+        sy += y[i];
+        sxx += x[i] * x[i];
+        sxy += x[i] * y[i];
     }
-    const double d = s * sxx - sx * sx;
-    *b = s > 0 && d > 0 ? (s * sxy - sx * sy) / d : 0;
+    const double d = n * sxx - sx * sx;
+    *b = n && d > 0 ? (n * sxy - sx * sy) / d : 0;
     if (*b < 0) *b = 0;
-    *a = s > 0 ? (sy - *b * sx) / s : 0;
+    *a = n ? (sy - *b * sx) / n : 0;
     if (*a < 0) {
         /* Through the origin instead: never a negative cost. */
         *a = 0;
         *b = sxx > 0 ? sxy / sxx : 0;
         if (*b < 0) *b = 0;
     }
+}
+
+void xg_cost_fit_power(const double *x, const double *y, uint32_t n,
+                       double *scale, double *exponent)
+{
+    double m = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (!(y[i] > 0) || !(x[i] >= 0)) continue;
+        const double lx = log1p(x[i]), ly = log(y[i]);
+        ++m;
+        sx += lx;
+        sy += ly;
+        sxx += lx * lx;
+        sxy += lx * ly;
+    }
+    const double d = m * sxx - sx * sx;
+    double b = m && d > 0 ? (m * sxy - sx * sy) / d : 0;
+    if (b < 0) b = 0;
+    *exponent = b;
+    *scale = m ? exp((sy - b * sx) / m) : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+double xg_cost_spread(const double *x, const double *y, uint32_t n,
+                      double scale, double exponent)
+{
+    double *r = malloc((n + 1) * sizeof *r);
+    if (!r || !(scale > 0)) {
+        free(r);
+        return 1;
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        if (y[i] > 0) r[k++] = y[i] / (scale * pow(1 + x[i], exponent));
+    double s = 1;
+    if (k) {
+        qsort(r, k, sizeof *r, cmp_double);
+        s = r[(uint32_t)(0.9 * (k - 1))];
+    }
+    free(r);
+    return s > 1 ? s : 1;
 }

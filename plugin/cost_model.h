@@ -6,8 +6,16 @@
  *
  *  Features: the query's lists' document frequencies (shortest, sum), its
  *  number of lists, AND or OR, and the work already queued for the GPU.
- *  - stock Xapian, one thread: base + per_posting * sum for OR, base +
- *    per_probe * shortest * (lists - 1) for AND (its skip_to's);
+ *  - stock Xapian, one thread: a power law scale * (1 + x)^exponent, with
+ *    x the postings of all lists for OR and shortest * (lists - 1) for AND
+ *    (its skip_to's).  Measured times span four decades and grow slower
+ *    than linearly (max-weight pruning skips most of a long list): fitted
+ *    in log space, the model's median error on the calibration queries is
+ *    near 1x, where a straight line was off by 3-4x (docs/plugin.md).
+ *    The planner keeps a query on stock only if it is faster even at the
+ *    fit's 90th percentile of actual / predicted (the spread): a costly
+ *    query wrongly kept on stock loses far more (stock's tail runs to
+ *    hundreds of ms) than a cheap one wrongly sent to the GPU (a few ms);
  *  - GPU latency: the batch's wait (max_wait), the batches ahead of it at
  *    the dispatcher's measured batch time, and its own batch: a fixed cost
  *    and a cost per posting of its work (what the engine's batches decode:
@@ -34,9 +42,12 @@ struct xg_query_features {
 };
 
 struct xg_cost_model {
-    double stock_base;          /* seconds per query */
-    double stock_per_posting;   /* OR: per posting of all lists */
-    double stock_per_probe;     /* AND: per shortest-list posting and list */
+    double stock_or_scale;      /* OR: seconds = scale * (1 + sum)^exp */
+    double stock_or_exponent;
+    double stock_and_scale;     /* AND: x = shortest * (lists - 1) */
+    double stock_and_exponent;
+    double stock_or_spread;     /* 90th percentile of actual / predicted */
+    double stock_and_spread;
     double gpu_batch;           /* seconds per batch */
     double gpu_per_posting;     /* per posting of batch work */
     char source[200];           /* where the coefficients came from */
@@ -66,8 +77,13 @@ void xg_query_features_of(const struct xg_prepared *pq,
 /* Postings the GPU engine works on for the query (its batch work). */
 uint64_t xg_cost_gpu_work(const struct xg_query_features *f);
 
+/* The predicted (median) one-thread time on stock Xapian. */
 double xg_cost_stock_seconds(const struct xg_cost_model *m,
                              const struct xg_query_features *f);
+
+/* The same at the model's 90th percentile (times the spread). */
+double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
+                                 const struct xg_query_features *f);
 
 /* Latency on the GPU: the batching wait, the batches ahead of it (the one
  * on the device, if any, and one per full threshold of queued work: work
@@ -79,13 +95,21 @@ double xg_cost_gpu_seconds(const struct xg_cost_model *m,
                            uint64_t queued, uint64_t batch_work, int running,
                            double batch_seconds, double max_wait);
 
-/* Least squares y = a + b x over the n points with y > 0 (a, b >= 0), for
- * calibrate; `relative`: weighted by 1/y^2, so the relative error counts
- * (stock's times span four decades, and plain least squares let the few
- * costly queries set the intercept: 0.3 ms for queries that mostly take
- * 0.02 ms). */
-void xg_cost_fit(const double *x, const double *y, uint32_t n, int relative,
-                 double *a, double *b);
+/* Least squares y = a + b x over n points (a, b >= 0); for calibrate's
+ * GPU batches. */
+void xg_cost_fit(const double *x, const double *y, uint32_t n, double *a,
+                 double *b);
+
+/* y = scale * (1 + x)^exponent by least squares of log y on log(1 + x)
+ * over the points with y > 0 (exponent >= 0); for calibrate's stock
+ * times. */
+void xg_cost_fit_power(const double *x, const double *y, uint32_t n,
+                       double *scale, double *exponent);
+
+/* The 90th percentile of y / (scale * (1 + x)^exponent) over the points
+ * with y > 0, at least 1 (n >= 1); sorts nothing in place. */
+double xg_cost_spread(const double *x, const double *y, uint32_t n,
+                      double scale, double exponent);
 
 #ifdef __cplusplus
 }

@@ -75,21 +75,30 @@ def main():
         # GPU, every MSet still the stock one.
         model = os.path.join(a.work, "routing.model")
         with open(model, "w") as f:
-            f.write("stock_base 0\nstock_per_posting 2e-6\n"
-                    "stock_per_probe 2e-6\ngpu_batch 1e-4\n"
-                    "gpu_per_posting 1e-9\n")
+            f.write("stock_or_scale 2e-6\nstock_or_exponent 1\n"
+                    "stock_and_scale 2e-6\nstock_and_exponent 1\n"
+                    "stock_or_spread 1\nstock_and_spread 1\n"
+                    "gpu_batch 1e-4\ngpu_per_posting 1e-9\n")
         out = run([a.app, "--db", db, "--queries", queries, "--engine",
                    "auto", "--model", model, "--require-route", "gpu",
                    "--require-route", "stock:cheaper"])
         print("ok cost-model routing: %s" % out.strip().splitlines()[-1])
         with open(model, "a") as f:
             f.write("gpu_speed 3\n")
-        p = run_any([a.app, "--db", db, "--queries", queries, "--engine",
-                     "auto", "--model", model])
-        if p.returncode == 0 or "routing.model:6: unknown key" not in p.stderr:
-            sys.exit("FAIL: a malformed model file was not refused: %s" %
-                     p.stderr)
-        print("ok malformed model refused: %s" % p.stderr.strip())
+        old = os.path.join(a.work, "old.model")
+        with open(old, "w") as f:
+            f.write("stock_base 0\nstock_per_posting 2e-6\n")
+        # A malformed model, and the linear model of an older calibrate,
+        # are refused, each named as such.
+        for path, want, what in ((model, "routing.model:9: unknown key",
+                                  "malformed"),
+                                 (old, "re-run xapian-gpu calibrate", "old")):
+            p = run_any([a.app, "--db", db, "--queries", queries, "--engine",
+                         "auto", "--model", path])
+            if p.returncode == 0 or want not in p.stderr:
+                sys.exit("FAIL: the %s model file was not refused as such: "
+                         "%s" % (what, p.stderr))
+            print("ok %s model refused: %s" % (what, p.stderr.strip()))
         # calibrate writes a model the context reads back.
         cal = os.path.join(a.work, "calibrated.model")
         run([a.bin, "calibrate", "--db", db, "--queries", queries, "--model",
