@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "accumulate.h"
+#include "cuda_check.h"
 #include "decode.h"
 #include "engine_int.h"
 #include "error.h"
@@ -23,16 +24,6 @@
 #include "merge.h"
 #include "pfor.h"
 #include "topk.h"
-
-#define XG_CUDA_CHECK(call, what)                                           \
-    do {                                                                    \
-        cudaError_t err_ = (cudaError_t)(call);                             \
-        if (err_ != cudaSuccess)                                            \
-            return xg_set_error(err_ == cudaErrorMemoryAllocation           \
-                                    ? XG_ERR_NOMEM : XG_ERR_CUDA,           \
-                                "GPU: %s: %s", what,                        \
-                                cudaGetErrorString(err_));                  \
-    } while (0)
 
 struct dev {
     cudaStream_t stream;

@@ -98,6 +98,14 @@ void xg_wt_result_free(struct xg_wt_result *r)
     memset(r, 0, sizeof *r);
 }
 
+void xg_wt_p2_free(struct xg_wt_p2 *p)
+{
+    free(p->term);
+    free(p->doc);
+    free(p->weight);
+    memset(p, 0, sizeof *p);
+}
+
 struct run {
     const struct xg_wt_input *in;
     const struct xg_wt_opts *o;
@@ -189,9 +197,7 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
             r->weights[at] = p.weight[i];
         }
         r->seconds[XG_WT_STEP_PLACE] += now() - t0;
-        free(p.term);
-        free(p.doc);
-        free(p.weight);
+        xg_wt_p2_free(&p);
     }
     for (uint32_t t = 0; !rc && t < r->n_terms; ++t)
         if (cursor[t] != r->term_off[t + 1])
@@ -257,8 +263,9 @@ static int run_engine(struct run *u, int gpu)
     r->seconds[XG_WT_STEP_RANK] += now() - t0;
     if (!rc) {
         struct xg_wt_tables tb = {&u->dict, r->n_terms, tw, kd, extra,
-                                  o->formula == XG_WT_SEED, o->bm25.k1 + 1, 0};
+                                  o->formula == XG_WT_SEED, o->bm25.k1 + 1, 0, 0};
         tb.hash_mask = o->hash_mask ? o->hash_mask : UINT64_MAX;
+        tb.n_docs = u->n_docs;
         rc = pass2(u, gpu, &tb);
     }
     free(tw);

@@ -62,6 +62,9 @@ struct xg_wt_p2 {
     uint64_t n;
 };
 
+/* Frees the arrays and empties *p. */
+void xg_wt_p2_free(struct xg_wt_p2 *p);
+
 /* What pass 2 needs: the ranked dictionary and the constant tables. */
 struct xg_wt_tables {
     const struct xg_wt_dict *dict;
@@ -72,6 +75,7 @@ struct xg_wt_tables {
     int seed;
     double k1p1;
     uint64_t hash_mask;
+    uint64_t n_docs;        /* internal documents (kd, extra entries) */
 };
 
 /* The CPU twin. */
@@ -92,5 +96,9 @@ int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t);
 int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                     const struct xg_wt_tables *t, struct xg_wt_p2 *out,
                     double *seconds);
+/* Estimated bytes the GPU steps moved (the least each step's kernels must
+ * read and write), summed per step since the last reset, process-wide;
+ * benchmarks divide them by the step times.  Zeros without CUDA. */
+void xg_wt_gpu_traffic(double bytes[XG_WT_N_STEPS], int reset);
 
 #endif

@@ -35,3 +35,9 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     (void)g; (void)c; (void)t; (void)out; (void)seconds;
     return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
 }
+
+void xg_wt_gpu_traffic(double bytes[XG_WT_N_STEPS], int reset)
+{
+    (void)reset;
+    for (int i = 0; i < XG_WT_N_STEPS; ++i) bytes[i] = 0;
+}

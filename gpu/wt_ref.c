@@ -272,11 +272,6 @@ int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
         free(a[k].count);
     }
     free(a);
-    if (rc) {
-        free(out->term);
-        free(out->doc);
-        free(out->weight);
-        memset(out, 0, sizeof *out);
-    }
+    if (rc) xg_wt_p2_free(out);
     return rc;
 }

@@ -1,0 +1,328 @@
+/** @file wt.cu
+ *  @brief The weight pipeline's kernels (seed 000 §4 on CUB): word starts
+ *         by compact (DeviceSelect), doc ids by scan (DeviceScan), doc
+ *         lengths by count, hashes and term ids per word, sorts
+ *         (DeviceRadixSort), tf by run-length encoding
+ *         (DeviceRunLengthEncode), df by a scan of new-document flags, and
+ *         the weights.  The CPU twin is wt_ref.c; the host side that
+ *         sequences these per chunk is wt_cuda_pass.c.  Built with
+ *         --fmad=false: the weights are bit-identical to the twin's.
+ */
+#include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include "wt_formula.h"
+#include "wt_hash.h"
+#include "wt_kern.h"
+
+#define THREADS 256
+
+typedef thrust::counting_iterator<uint32_t> count_it;
+
+static unsigned blocks(uint64_t n)
+{
+    uint64_t b = (n + THREADS - 1) / THREADS;
+    return (unsigned)(b ? b : 1);
+}
+
+#define CUB_TRY(call)                                                       \
+    do {                                                                    \
+        cudaError_t e_ = (call);                                            \
+        if (e_ != cudaSuccess) return (int)e_;                              \
+    } while (0)
+
+namespace {
+
+struct is_start {
+    const unsigned char *t;
+    __device__ bool operator()(uint32_t p) const
+    {
+        return t[p] != '\n' && (p == 0 || t[p - 1] == '\n');
+    }
+};
+
+struct is_run_start {
+    const uint64_t *k;
+    __device__ bool operator()(uint32_t j) const
+    {
+        return j == 0 || k[j] != k[j - 1];
+    }
+};
+
+__device__ __forceinline__ uint32_t word_len(const unsigned char *t, uint32_t s)
+{
+    uint32_t e = s;
+    while (t[e] != '\n') ++e;
+    return e - s;
+}
+
+__device__ __forceinline__ uint32_t doc_flag(const unsigned char *t, uint32_t i,
+                                             uint32_t s)
+{
+    return i == 0 || (s >= 2 && t[s - 1] == '\n' && t[s - 2] == '\n');
+}
+
+__global__ void words_kernel(const unsigned char *t, const uint32_t *start,
+                             uint32_t n, uint64_t mask, uint32_t *len,
+                             uint64_t *hash, uint32_t *idx, uint32_t *flag)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const uint32_t s = start[i];
+    const uint32_t l = word_len(t, s);
+    len[i] = l;
+    hash[i] = xg_wt_hash(t + s, l, mask);
+    idx[i] = i;
+    flag[i] = doc_flag(t, i, s);
+}
+
+__global__ void ids_kernel(const unsigned char *t, const uint32_t *start,
+                           uint32_t n, uint64_t mask, xg_wt_dtable tab,
+                           uint32_t *id, uint32_t *flag, uint32_t *err)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const uint32_t s = start[i];
+    const uint64_t h = xg_wt_hash(t + s, word_len(t, s), mask);
+    uint32_t found = UINT32_MAX;
+    for (uint64_t j = h & (tab.cap - 1);; j = (j + 1) & (tab.cap - 1)) {
+        const uint32_t v = tab.id[j];
+        if (v == UINT32_MAX) break;
+        if (tab.key[j] == h) { found = v; break; }
+    }
+    if (found == UINT32_MAX) { atomicExch(err, 1u); found = 0; }
+    id[i] = found;
+    flag[i] = doc_flag(t, i, s);
+}
+
+__global__ void first_kernel(const uint32_t *doc1, uint32_t n, uint32_t *first)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    if (i == 0 || doc1[i] != doc1[i - 1]) first[doc1[i] - 1] = i;
+}
+
+__global__ void doclen_kernel(const uint32_t *first, uint32_t n,
+                              uint32_t n_docs, uint32_t *doclen)
+{
+    const uint32_t d = blockIdx.x * blockDim.x + threadIdx.x;
+    if (d >= n_docs) return;
+    doclen[d] = (d + 1 < n_docs ? first[d + 1] : n) - first[d];
+}
+
+__global__ void mark_kernel(const unsigned char *t, const uint32_t *start,
+                            const uint32_t *len, const uint64_t *hash,
+                            const uint32_t *idx, const uint32_t *doc1,
+                            uint32_t n, uint32_t *newdoc, uint32_t *err)
+{
+    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= n) return;
+    const uint32_t w = idx[j];
+    if (j == 0 || hash[j] != hash[j - 1]) { newdoc[j] = 1; return; }
+    const uint32_t v = idx[j - 1];
+    newdoc[j] = doc1[w] != doc1[v];
+    /* Equal hashes: the words must be equal, byte for byte. */
+    const uint32_t l = len[w];
+    bool same = l == len[v];
+    const unsigned char *a = t + start[w], *b = t + start[v];
+    for (uint32_t k = 0; same && k < l; ++k) same = a[k] == b[k];
+    if (!same) atomicExch(err, 1u);
+}
+
+__global__ void terms_kernel(const uint32_t *cum, uint32_t n,
+                             const uint32_t *tfirst, uint32_t nt,
+                             const uint64_t *hash, const uint32_t *idx,
+                             const uint32_t *start, const uint32_t *len,
+                             uint64_t *ohash, uint32_t *ostart, uint32_t *olen,
+                             uint32_t *odf)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= nt) return;
+    const uint32_t first = tfirst[k];
+    const uint32_t last = (k + 1 < nt ? tfirst[k + 1] : n) - 1;
+    const uint32_t w = idx[first];
+    ohash[k] = hash[first];
+    ostart[k] = start[w];
+    olen[k] = len[w];
+    odf[k] = cum[last] - (first ? cum[first - 1] : 0);
+}
+
+__global__ void keys_kernel(const uint32_t *id, const uint32_t *doc1,
+                            uint32_t n, int dbits, uint64_t *key)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    key[i] = ((uint64_t)id[i] << dbits) | (uint64_t)(doc1[i] - 1);
+}
+
+__global__ void weights_kernel(const uint64_t *uniq, const uint32_t *tf,
+                               uint32_t np, int dbits, xg_wt_dconst c,
+                               uint32_t *term, uint32_t *doc, double *w)
+{
+    const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= np) return;
+    const uint64_t k = uniq[r];
+    const uint32_t t = (uint32_t)(k >> dbits);
+    const uint32_t d = (uint32_t)(k & ((1ull << dbits) - 1));
+    const uint64_t g = c.doc_base + d;
+    term[r] = t;
+    doc[r] = d;
+    w[r] = xg_wt_weight(c.seed, c.k1p1, c.tw[t], c.kd[g],
+                        c.extra ? c.extra[g] : 0.0, tf[r]);
+}
+
+} // namespace
+
+extern "C" int xg_wt_tmp_bytes(uint32_t len, uint32_t words, size_t *bytes)
+{
+    size_t b[7] = {0};
+    uint32_t *u = nullptr;
+    uint64_t *k = nullptr;
+    cub::DoubleBuffer<uint64_t> kb(k, k);
+    cub::DoubleBuffer<uint32_t> vb(u, u);
+    CUB_TRY(cub::DeviceSelect::If(nullptr, b[0], count_it(0), u, u, len,
+                                  is_start{nullptr}));
+    CUB_TRY(cub::DeviceSelect::If(nullptr, b[1], count_it(0), u, u, words,
+                                  is_run_start{nullptr}));
+    CUB_TRY(cub::DeviceScan::InclusiveSum(nullptr, b[2], u, u, words));
+    CUB_TRY(cub::DeviceRadixSort::SortPairs(nullptr, b[3], kb, vb, words, 0, 64));
+    CUB_TRY(cub::DeviceRadixSort::SortKeys(nullptr, b[4], kb, words, 0, 64));
+    CUB_TRY(cub::DeviceRunLengthEncode::Encode(nullptr, b[5], k, k, u, u, words));
+    size_t m = 0;
+    for (int i = 0; i < 6; ++i) m = b[i] > m ? b[i] : m;
+    *bytes = m;
+    return 0;
+}
+
+extern "C" int xg_wt_starts_gpu(const char *d_text, uint32_t len,
+                                uint32_t *d_start, uint32_t *d_n, void *d_tmp,
+                                size_t tmp_bytes, cudaStream_t stream)
+{
+    return (int)cub::DeviceSelect::If(d_tmp, tmp_bytes, count_it(0), d_start,
+        d_n, len, is_start{(const unsigned char *)d_text}, stream);
+}
+
+extern "C" int xg_wt_words_gpu(const char *d_text, const uint32_t *d_start,
+                               uint32_t n, uint64_t mask, uint32_t *d_len,
+                               uint64_t *d_hash, uint32_t *d_idx,
+                               uint32_t *d_flag, cudaStream_t stream)
+{
+    if (!n) return 0;
+    words_kernel<<<blocks(n), THREADS, 0, stream>>>(
+        (const unsigned char *)d_text, d_start, n, mask, d_len, d_hash, d_idx,
+        d_flag);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_ids_gpu(const char *d_text, const uint32_t *d_start,
+                             uint32_t n, uint64_t mask, xg_wt_dtable t,
+                             uint32_t *d_id, uint32_t *d_flag, uint32_t *d_err,
+                             cudaStream_t stream)
+{
+    if (!n) return 0;
+    ids_kernel<<<blocks(n), THREADS, 0, stream>>>(
+        (const unsigned char *)d_text, d_start, n, mask, t, d_id, d_flag, d_err);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_docids_gpu(const uint32_t *d_flag, uint32_t *d_doc1,
+                                uint32_t n, void *d_tmp, size_t tmp_bytes,
+                                cudaStream_t stream)
+{
+    return (int)cub::DeviceScan::InclusiveSum(d_tmp, tmp_bytes, d_flag, d_doc1,
+                                              n, stream);
+}
+
+extern "C" int xg_wt_doclen_gpu(const uint32_t *d_doc1, uint32_t n,
+                                uint32_t n_docs, uint32_t *d_first,
+                                uint32_t *d_doclen, cudaStream_t stream)
+{
+    if (!n || !n_docs) return 0;
+    first_kernel<<<blocks(n), THREADS, 0, stream>>>(d_doc1, n, d_first);
+    doclen_kernel<<<blocks(n_docs), THREADS, 0, stream>>>(d_first, n, n_docs,
+                                                          d_doclen);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_sort_hash_gpu(uint64_t *d_k0, uint64_t *d_k1,
+                                   uint32_t *d_v0, uint32_t *d_v1, uint32_t n,
+                                   int lo, int hi, int *sel, void *d_tmp,
+                                   size_t tmp_bytes, cudaStream_t stream)
+{
+    cub::DoubleBuffer<uint64_t> k(d_k0, d_k1);
+    cub::DoubleBuffer<uint32_t> v(d_v0, d_v1);
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(d_tmp, tmp_bytes, k, v, n,
+                                                    lo, hi, stream);
+    *sel = k.selector;
+    return (int)e;
+}
+
+extern "C" int xg_wt_mark_gpu(const char *d_text, const uint32_t *d_start,
+                              const uint32_t *d_len, const uint64_t *d_hash,
+                              const uint32_t *d_idx, const uint32_t *d_doc1,
+                              uint32_t n, uint32_t *d_newdoc,
+                              uint32_t *d_tfirst, uint32_t *d_nt,
+                              uint32_t *d_err, void *d_tmp, size_t tmp_bytes,
+                              cudaStream_t stream)
+{
+    if (n)
+        mark_kernel<<<blocks(n), THREADS, 0, stream>>>(
+            (const unsigned char *)d_text, d_start, d_len, d_hash, d_idx,
+            d_doc1, n, d_newdoc, d_err);
+    CUB_TRY(cudaPeekAtLastError());
+    return (int)cub::DeviceSelect::If(d_tmp, tmp_bytes, count_it(0), d_tfirst,
+                                      d_nt, n, is_run_start{d_hash}, stream);
+}
+
+extern "C" int xg_wt_terms_gpu(const uint32_t *d_newdoc, uint32_t *d_cum,
+                               uint32_t n, const uint32_t *d_tfirst,
+                               uint32_t nt, const uint64_t *d_hash,
+                               const uint32_t *d_idx, const uint32_t *d_start,
+                               const uint32_t *d_len, uint64_t *d_ohash,
+                               uint32_t *d_ostart, uint32_t *d_olen,
+                               uint32_t *d_odf, void *d_tmp, size_t tmp_bytes,
+                               cudaStream_t stream)
+{
+    CUB_TRY(cub::DeviceScan::InclusiveSum(d_tmp, tmp_bytes, d_newdoc, d_cum, n,
+                                          stream));
+    if (!nt) return 0;
+    terms_kernel<<<blocks(nt), THREADS, 0, stream>>>(d_cum, n, d_tfirst, nt,
+        d_hash, d_idx, d_start, d_len, d_ohash, d_ostart, d_olen, d_odf);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_sort_keys_gpu(const uint32_t *d_id, const uint32_t *d_doc1,
+                                   uint32_t n, int dbits, int bits,
+                                   uint64_t *d_k0, uint64_t *d_k1, int *sel,
+                                   void *d_tmp, size_t tmp_bytes,
+                                   cudaStream_t stream)
+{
+    *sel = 0;
+    if (!n) return 0;
+    keys_kernel<<<blocks(n), THREADS, 0, stream>>>(d_id, d_doc1, n, dbits, d_k0);
+    CUB_TRY(cudaPeekAtLastError());
+    cub::DoubleBuffer<uint64_t> k(d_k0, d_k1);
+    cudaError_t e = cub::DeviceRadixSort::SortKeys(d_tmp, tmp_bytes, k, n, 0,
+                                                   bits, stream);
+    *sel = k.selector;
+    return (int)e;
+}
+
+extern "C" int xg_wt_tf_gpu(const uint64_t *d_keys, uint32_t n,
+                            uint64_t *d_uniq, uint32_t *d_tf, uint32_t *d_np,
+                            void *d_tmp, size_t tmp_bytes, cudaStream_t stream)
+{
+    return (int)cub::DeviceRunLengthEncode::Encode(d_tmp, tmp_bytes, d_keys,
+        d_uniq, d_tf, d_np, n, stream);
+}
+
+extern "C" int xg_wt_weights_gpu(const uint64_t *d_uniq, const uint32_t *d_tf,
+                                 uint32_t np, int dbits, xg_wt_dconst c,
+                                 uint32_t *d_term, uint32_t *d_doc, double *d_w,
+                                 cudaStream_t stream)
+{
+    if (!np) return 0;
+    weights_kernel<<<blocks(np), THREADS, 0, stream>>>(d_uniq, d_tf, np, dbits,
+                                                       c, d_term, d_doc, d_w);
+    return (int)cudaPeekAtLastError();
+}

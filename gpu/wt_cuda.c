@@ -1,0 +1,263 @@
+/** @file wt_cuda.c
+ *  @brief The weight pipeline's GPU engine, device side without the
+ *         per-chunk sequences: opening the device, device memory under the
+ *         --device-memory budget, the chunk buffers, pinned staging for
+ *         transfers, step timing with events, and the pass-2 tables (the
+ *         ranked dictionary as a device hash table, tw, kd, extra).
+ *         Called by wt.c through wt_int.h; pass 1 and 2 are in
+ *         wt_cuda_pass.c.  Built only with CUDA.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "wt_cuda_int.h"
+#include "wt_kern.h"
+
+static double traffic[XG_WT_N_STEPS];
+
+void xg_wt_count(int step, double bytes) { traffic[step] += bytes; }
+
+void xg_wt_gpu_traffic(double bytes[XG_WT_N_STEPS], int reset)
+{
+    for (int i = 0; i < XG_WT_N_STEPS; ++i) {
+        bytes[i] = traffic[i];
+        if (reset) traffic[i] = 0;
+    }
+}
+
+int xg_wt_dalloc(struct xg_wt_gpu *g, void **p, size_t n, const char *what)
+{
+    *p = NULL;
+    if (g->used + n > g->budget)
+        return xg_set_error(XG_ERR_NOMEM, "weight GPU: %s needs %zu bytes, over the "
+                            "device memory budget (%llu of %llu used)", what, n,
+                            (unsigned long long)g->used,
+                            (unsigned long long)g->budget);
+    XG_CUDA_CHECK(cudaMalloc(p, n ? n : 1), what);
+    g->used += n;
+    return XG_OK;
+}
+
+void xg_wt_dfree(struct xg_wt_gpu *g, void **p, size_t n)
+{
+    if (!*p) return;
+    cudaFree(*p);
+    *p = NULL;
+    g->used -= n;
+}
+
+static void free_chunk(struct xg_wt_gpu *g)
+{
+    const uint64_t w = g->cap_w;
+    xg_wt_dfree(g, (void **)&g->d_text, g->cap_len);
+    uint32_t **u[] = {&g->d_start, &g->d_len, &g->d_doc, &g->d_aux, &g->d_aux2,
+                      &g->d_aux3};
+    for (size_t i = 0; i < sizeof u / sizeof *u; ++i)
+        xg_wt_dfree(g, (void **)u[i], w * 4);
+    xg_wt_dfree(g, (void **)&g->d_v, w * 8);
+    xg_wt_dfree(g, (void **)&g->d_k0, w * 8);
+    xg_wt_dfree(g, (void **)&g->d_k1, w * 8);
+    xg_wt_dfree(g, &g->d_tmp, g->tmp_bytes);
+    g->cap_len = g->cap_w = 0;
+    g->tmp_bytes = 0;
+}
+
+int xg_wt_reserve(struct xg_wt_gpu *g, size_t len)
+{
+    /* A word takes at least 2 bytes (itself and its '\n'); +1 byte of
+     * text for a guard '\n'. */
+    const uint64_t need_len = len + 1, need_w = len / 2 + 2;
+    if (need_len <= g->cap_len && need_w <= g->cap_w) return XG_OK;
+    free_chunk(g);
+    const uint64_t cl = need_len + need_len / 8, cw = need_w + need_w / 8;
+    if (cw > UINT32_MAX) return xg_set_error(XG_ERR_FORMAT, "weight GPU: chunk too large");
+    size_t tmp = 0;
+    XG_CUDA_CHECK(xg_wt_tmp_bytes((uint32_t)cl, (uint32_t)cw, &tmp), "CUB workspace size");
+    g->cap_len = cl;    /* free_chunk frees what was allocated */
+    g->cap_w = cw;
+    g->tmp_bytes = tmp;
+    int rc = xg_wt_dalloc(g, (void **)&g->d_text, cl, "chunk text");
+    uint32_t **u[] = {&g->d_start, &g->d_len, &g->d_doc, &g->d_aux, &g->d_aux2,
+                      &g->d_aux3};
+    for (size_t i = 0; !rc && i < sizeof u / sizeof *u; ++i)
+        rc = xg_wt_dalloc(g, (void **)u[i], cw * 4, "per-word arrays");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_v, cw * 8, "sort values");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_k0, cw * 8, "sort keys");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_k1, cw * 8, "sort keys");
+    if (!rc) rc = xg_wt_dalloc(g, &g->d_tmp, tmp, "CUB workspace");
+    if (rc) free_chunk(g);
+    return rc;
+}
+
+int xg_wt_htod(struct xg_wt_gpu *g, void *d_dst, const void *src, size_t n)
+{
+    for (size_t off = 0, k = 0; off < n; off += XG_WT_STAGE_BYTES, ++k) {
+        const size_t m = n - off < XG_WT_STAGE_BYTES ? n - off : XG_WT_STAGE_BYTES;
+        const int b = (int)(k & 1);
+        XG_CUDA_CHECK(cudaEventSynchronize(g->stage_ev[b]), "staging wait");
+        memcpy(g->h_stage[b], (const char *)src + off, m);
+        XG_CUDA_CHECK(cudaMemcpyAsync((char *)d_dst + off, g->h_stage[b], m,
+                                      cudaMemcpyHostToDevice, g->stream), "copy to device");
+        XG_CUDA_CHECK(cudaEventRecord(g->stage_ev[b], g->stream), "staging event");
+    }
+    return XG_OK;
+}
+
+int xg_wt_dtoh(struct xg_wt_gpu *g, void *dst, const void *d_src, size_t n)
+{
+    size_t prev_off = 0, prev_m = 0;
+    for (size_t off = 0, k = 0; off < n + XG_WT_STAGE_BYTES; off += XG_WT_STAGE_BYTES, ++k) {
+        const int b = (int)(k & 1);
+        size_t m = 0;
+        if (off < n) {
+            m = n - off < XG_WT_STAGE_BYTES ? n - off : XG_WT_STAGE_BYTES;
+            XG_CUDA_CHECK(cudaMemcpyAsync(g->h_stage[b], (const char *)d_src + off, m,
+                                          cudaMemcpyDeviceToHost, g->stream),
+                          "copy to host");
+            XG_CUDA_CHECK(cudaEventRecord(g->stage_ev[b], g->stream), "staging event");
+        }
+        if (prev_m) {
+            XG_CUDA_CHECK(cudaEventSynchronize(g->stage_ev[!b]), "staging wait");
+            memcpy((char *)dst + prev_off, g->h_stage[!b], prev_m);
+        }
+        prev_off = off;
+        prev_m = m;
+        if (!m) break;
+    }
+    return XG_OK;
+}
+
+int xg_wt_mark(struct xg_wt_gpu *g, int step)
+{
+    if (g->n_marks >= XG_WT_MAX_MARKS) return XG_OK;
+    g->mark_step[g->n_marks] = step;
+    XG_CUDA_CHECK(cudaEventRecord(g->mark[g->n_marks], g->stream), "timing event");
+    ++g->n_marks;
+    return XG_OK;
+}
+
+int xg_wt_marks_done(struct xg_wt_gpu *g, double *seconds)
+{
+    XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "stream");
+    for (int i = 1; i < g->n_marks; ++i) {
+        float ms = 0;
+        XG_CUDA_CHECK(cudaEventElapsedTime(&ms, g->mark[i - 1], g->mark[i]), "timing");
+        seconds[g->mark_step[i]] += ms * 1e-3;
+    }
+    g->n_marks = 0;
+    return XG_OK;
+}
+
+static void free_tables(struct xg_wt_gpu *g)
+{
+    xg_wt_dfree(g, (void **)&g->d_tkey, g->tcap * 8);
+    xg_wt_dfree(g, (void **)&g->d_tid, g->tcap * 4);
+    xg_wt_dfree(g, (void **)&g->d_tw, g->n_terms * 8 + 8);
+    xg_wt_dfree(g, (void **)&g->d_kd, g->n_docs * 8 + 8);
+    xg_wt_dfree(g, (void **)&g->d_extra, g->n_docs * 8 + 8);
+    g->tcap = g->n_terms = g->n_docs = 0;
+}
+
+void xg_wt_gpu_close(xg_wt_gpu *g)
+{
+    if (!g) return;
+    if (g->stream) cudaStreamSynchronize(g->stream);
+    free_chunk(g);
+    free_tables(g);
+    xg_wt_dfree(g, (void **)&g->d_small, 64);
+    for (int b = 0; b < 2; ++b) {
+        if (g->h_stage[b]) cudaFreeHost(g->h_stage[b]);
+        if (g->stage_ev[b]) cudaEventDestroy(g->stage_ev[b]);
+    }
+    if (g->h_small) cudaFreeHost(g->h_small);
+    for (int i = 0; i < XG_WT_MAX_MARKS; ++i)
+        if (g->mark[i]) cudaEventDestroy(g->mark[i]);
+    if (g->stream) cudaStreamDestroy(g->stream);
+    free(g);
+}
+
+static int open_dev(struct xg_wt_gpu *g, uint64_t budget, uint64_t *free_bytes)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count < 1) {
+        cudaGetLastError();
+        return xg_set_error(XG_ERR_NODEVICE, "weight GPU: no CUDA device (%s)",
+                            e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    }
+    size_t fr = 0, total = 0;
+    XG_CUDA_CHECK(cudaMemGetInfo(&fr, &total), "device memory");
+    *free_bytes = fr;
+    g->budget = budget ? budget : fr / 10 * 9;
+    if (g->budget < XG_WT_MIN_BUDGET) g->budget = XG_WT_MIN_BUDGET;
+    XG_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), "stream");
+    for (int i = 0; i < XG_WT_MAX_MARKS; ++i)
+        XG_CUDA_CHECK(cudaEventCreate(&g->mark[i]), "event");
+    for (int b = 0; b < 2; ++b) {
+        XG_CUDA_CHECK(cudaEventCreateWithFlags(&g->stage_ev[b], cudaEventDisableTiming),
+                      "event");
+        XG_CUDA_CHECK(cudaHostAlloc((void **)&g->h_stage[b], XG_WT_STAGE_BYTES,
+                                    cudaHostAllocDefault), "pinned staging");
+    }
+    XG_CUDA_CHECK(cudaHostAlloc((void **)&g->h_small, 64, cudaHostAllocDefault),
+                  "pinned staging");
+    return xg_wt_dalloc(g, (void **)&g->d_small, 64, "counters");
+}
+
+int xg_wt_gpu_open(uint64_t budget, xg_wt_gpu **out, uint64_t *free_bytes)
+{
+    *out = NULL;
+    *free_bytes = 0;
+    struct xg_wt_gpu *g = calloc(1, sizeof *g);
+    if (!g) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    int rc = open_dev(g, budget, free_bytes);
+    if (rc) {
+        xg_wt_gpu_close(g);
+        return rc;
+    }
+    *out = g;
+    return XG_OK;
+}
+
+/* The host dictionary's slots, as they are: key = hash, id (or empty). */
+static int upload_dict(struct xg_wt_gpu *g, const struct xg_wt_dict *d)
+{
+    uint64_t *key = malloc(d->cap * sizeof *key);
+    uint32_t *id = malloc(d->cap * sizeof *id);
+    int rc = key && id ? XG_OK : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    for (uint64_t i = 0; !rc && i < d->cap; ++i) {
+        key[i] = d->e[i].s ? d->e[i].hash : 0;
+        id[i] = d->e[i].s ? d->e[i].id : UINT32_MAX;
+    }
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tkey, d->cap * 8, "term table");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tid, d->cap * 4, "term table");
+    if (!rc) {
+        g->tcap = d->cap;
+        rc = xg_wt_htod(g, g->d_tkey, key, d->cap * 8);
+    }
+    if (!rc) rc = xg_wt_htod(g, g->d_tid, id, d->cap * 4);
+    /* The staging buffers must be drained before key and id go. */
+    if (!rc) XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "tables");
+    free(key);
+    free(id);
+    return rc;
+}
+
+int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t)
+{
+    free_tables(g);
+    if (t->dict->cap & (t->dict->cap - 1))
+        return xg_set_error(XG_ERR_FORMAT, "weight GPU: dictionary size not a power of 2");
+    int rc = upload_dict(g, t->dict);
+    g->n_terms = t->n_terms;
+    g->n_docs = t->n_docs;
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tw, g->n_terms * 8 + 8, "term weights");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_kd, g->n_docs * 8 + 8, "document constants");
+    if (!rc && t->extra)
+        rc = xg_wt_dalloc(g, (void **)&g->d_extra, g->n_docs * 8 + 8, "document constants");
+    if (!rc) rc = xg_wt_htod(g, g->d_tw, t->tw, g->n_terms * 8);
+    if (!rc) rc = xg_wt_htod(g, g->d_kd, t->kd, g->n_docs * 8);
+    if (!rc && t->extra) rc = xg_wt_htod(g, g->d_extra, t->extra, g->n_docs * 8);
+    if (!rc) XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "tables");
+    return rc;
+}

@@ -1,0 +1,63 @@
+/** @file wt_cuda_int.h
+ *  @brief Private to the weight pipeline's GPU engine: the device state
+ *         (wt_cuda.c: open/close, memory under the budget, pinned staging,
+ *         the pass-2 tables) shared with the per-chunk sequences
+ *         (wt_cuda_pass.c).  Built only with CUDA.
+ */
+#ifndef XG_WT_CUDA_INT_H
+#define XG_WT_CUDA_INT_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cuda_check.h"
+#include "error.h"
+#include "wt_int.h"
+
+#define XG_WT_STAGE_BYTES ((size_t)16 << 20)   /* per pinned staging buffer */
+#define XG_WT_MIN_BUDGET ((uint64_t)64 << 20)  /* fixed overheads allowed */
+#define XG_WT_MAX_MARKS 16
+
+struct xg_wt_gpu {
+    cudaStream_t stream;
+    cudaEvent_t mark[XG_WT_MAX_MARKS];  /* step boundaries of one pass */
+    int mark_step[XG_WT_MAX_MARKS];     /* step ending at mark i */
+    int n_marks;
+    cudaEvent_t stage_ev[2];
+    char *h_stage[2];                   /* pinned, XG_WT_STAGE_BYTES each */
+    uint32_t *h_small;                  /* pinned: counts, error flags */
+    uint64_t budget, used;
+    /* Chunk buffers (wt_cuda_pass.c names their uses per pass). */
+    uint64_t cap_len, cap_w;            /* text bytes, words */
+    char *d_text;
+    uint32_t *d_start, *d_len, *d_doc, *d_aux, *d_aux2, *d_aux3;
+    uint32_t *d_v;                      /* 2 * cap_w: sort values, halves */
+    uint64_t *d_k0, *d_k1;              /* sort keys, double buffer */
+    uint32_t *d_small;                  /* 8 counters */
+    void *d_tmp;                        /* CUB workspace */
+    size_t tmp_bytes;
+    /* Pass-2 tables (xg_wt_gpu_tables). */
+    uint64_t *d_tkey;
+    uint32_t *d_tid;
+    uint64_t tcap, n_terms, n_docs;
+    double *d_tw, *d_kd, *d_extra;
+};
+
+/* Device memory under the budget. */
+int xg_wt_dalloc(struct xg_wt_gpu *g, void **p, size_t n, const char *what);
+void xg_wt_dfree(struct xg_wt_gpu *g, void **p, size_t n);
+/* The chunk buffers for a chunk of len bytes (grown when needed). */
+int xg_wt_reserve(struct xg_wt_gpu *g, size_t len);
+/* Host <-> device through the pinned staging buffers, pieces overlapped
+ * with the host copies; dtoh returns once dst holds the bytes. */
+int xg_wt_htod(struct xg_wt_gpu *g, void *d_dst, const void *src, size_t n);
+int xg_wt_dtoh(struct xg_wt_gpu *g, void *dst, const void *d_src, size_t n);
+/* Step timing: mark the end of `step` on the stream; at the end of a
+ * pass, add each interval to seconds[] (after a stream sync). */
+int xg_wt_mark(struct xg_wt_gpu *g, int step);
+int xg_wt_marks_done(struct xg_wt_gpu *g, double *seconds);
+/* Estimated traffic per step (xg_wt_gpu_traffic). */
+void xg_wt_count(int step, double bytes);
+
+#endif

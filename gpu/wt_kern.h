@@ -1,0 +1,128 @@
+/** @file wt_kern.h
+ *  @brief The weight pipeline's kernels and CUB calls (wt.cu), called by
+ *         the GPU engine's host side (wt_cuda_pass.c) one chunk at a time.
+ *
+ *  Every launcher is a thin extern "C" entry point: device pointers in,
+ *  the stream last, no allocation; the CUB workspace comes from the caller,
+ *  sized once by xg_wt_tmp_bytes (CUB's two-phase query).  Each returns a
+ *  cudaError_t (0: success).  The chunk text holds whole documents in the
+ *  seed format: every word ends with '\n', documents are separated by one
+ *  or more empty lines, the text begins with a word.  Word i starts a
+ *  document when it is the first word or follows an empty line; doc1 is
+ *  the 1-based chunk-local document of each word (a scan of those flags).
+ */
+#ifndef XG_WT_KERN_H
+#define XG_WT_KERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct CUstream_st;
+
+/* The largest CUB workspace any launcher below needs for a chunk of
+ * `len` bytes and at most `words` words. */
+int xg_wt_tmp_bytes(uint32_t len, uint32_t words, size_t *bytes);
+
+/* Step 1, word starts by compact: d_start[0, *d_n) = the positions where
+ * a word begins, ascending (*d_n on the device). */
+int xg_wt_starts_gpu(const char *d_text, uint32_t len, uint32_t *d_start,
+                     uint32_t *d_n, void *d_tmp, size_t tmp_bytes,
+                     struct CUstream_st *stream);
+
+/* Pass 1, per word: its length, its masked hash (gpu/wt_hash.h), its
+ * index (the sort's values) and its document-start flag (0/1). */
+int xg_wt_words_gpu(const char *d_text, const uint32_t *d_start, uint32_t n,
+                    uint64_t mask, uint32_t *d_len, uint64_t *d_hash,
+                    uint32_t *d_idx, uint32_t *d_flag,
+                    struct CUstream_st *stream);
+
+/* Pass 2, per word: its term id from the device hash table (the host
+ * dictionary's own open-addressing layout: slot = hash & (cap - 1), then
+ * linear probing; d_tid UINT32_MAX marks an empty slot) and its
+ * document-start flag.  A word not in the table sets *d_err to 1. */
+struct xg_wt_dtable {
+    const uint64_t *key;    /* per slot: the term's hash */
+    const uint32_t *id;     /* per slot: term id, UINT32_MAX = empty */
+    uint64_t cap;           /* a power of two */
+};
+int xg_wt_ids_gpu(const char *d_text, const uint32_t *d_start, uint32_t n,
+                  uint64_t mask, struct xg_wt_dtable t, uint32_t *d_id,
+                  uint32_t *d_flag, uint32_t *d_err,
+                  struct CUstream_st *stream);
+
+/* Step 2, doc ids by scan: d_doc1 = inclusive sum of d_flag. */
+int xg_wt_docids_gpu(const uint32_t *d_flag, uint32_t *d_doc1, uint32_t n,
+                     void *d_tmp, size_t tmp_bytes, struct CUstream_st *stream);
+
+/* Step 3, document lengths by count: d_first gets each document's first
+ * word (scratch, n entries), d_doclen the n_docs lengths. */
+int xg_wt_doclen_gpu(const uint32_t *d_doc1, uint32_t n, uint32_t n_docs,
+                     uint32_t *d_first, uint32_t *d_doclen,
+                     struct CUstream_st *stream);
+
+/* Pass 1 sort: (hash, word index) pairs by hash on bits [lo, hi), stable
+ * (equal hashes keep text order, hence document order).  On return *sel
+ * says which half of each double buffer holds the result. */
+int xg_wt_sort_hash_gpu(uint64_t *d_k0, uint64_t *d_k1, uint32_t *d_v0,
+                        uint32_t *d_v1, uint32_t n, int lo, int hi, int *sel,
+                        void *d_tmp, size_t tmp_bytes,
+                        struct CUstream_st *stream);
+
+/* Pass 1, per distinct hash: the first sorted position of each run of
+ * equal hashes (d_tfirst, *d_nt on the device), the new-document flags
+ * (d_newdoc), and exact collision detection: two adjacent equal hashes
+ * whose words differ in bytes set *d_err to 1. */
+int xg_wt_mark_gpu(const char *d_text, const uint32_t *d_start,
+                   const uint32_t *d_len, const uint64_t *d_hash,
+                   const uint32_t *d_idx, const uint32_t *d_doc1, uint32_t n,
+                   uint32_t *d_newdoc, uint32_t *d_tfirst, uint32_t *d_nt,
+                   uint32_t *d_err, void *d_tmp, size_t tmp_bytes,
+                   struct CUstream_st *stream);
+
+/* Pass 1, step 6 (df by count): d_cum = inclusive sum of d_newdoc, then
+ * per distinct term its hash, one occurrence (start, len) and its df. */
+int xg_wt_terms_gpu(const uint32_t *d_newdoc, uint32_t *d_cum, uint32_t n,
+                    const uint32_t *d_tfirst, uint32_t nt,
+                    const uint64_t *d_hash, const uint32_t *d_idx,
+                    const uint32_t *d_start, const uint32_t *d_len,
+                    uint64_t *d_ohash, uint32_t *d_ostart, uint32_t *d_olen,
+                    uint32_t *d_odf, void *d_tmp, size_t tmp_bytes,
+                    struct CUstream_st *stream);
+
+/* Pass 2, step 4 (sort): key = term id << dbits | chunk-local document,
+ * sorted on bits [0, bits); *sel as above. */
+int xg_wt_sort_keys_gpu(const uint32_t *d_id, const uint32_t *d_doc1,
+                        uint32_t n, int dbits, int bits, uint64_t *d_k0,
+                        uint64_t *d_k1, int *sel, void *d_tmp,
+                        size_t tmp_bytes, struct CUstream_st *stream);
+
+/* Pass 2, step 5 (tf by count): run-length encoding of the sorted keys:
+ * d_uniq the distinct (term, doc) keys, d_tf their counts, *d_np on the
+ * device the number of postings. */
+int xg_wt_tf_gpu(const uint64_t *d_keys, uint32_t n, uint64_t *d_uniq,
+                 uint32_t *d_tf, uint32_t *d_np, void *d_tmp,
+                 size_t tmp_bytes, struct CUstream_st *stream);
+
+/* Pass 2, step 8: each posting's term, document and weight
+ * (xg_wt_weight of gpu/wt_formula.h, the twin's operation order). */
+struct xg_wt_dconst {
+    const double *tw;       /* per term id */
+    const double *kd;       /* per internal document (whole collection) */
+    const double *extra;    /* per internal document, or NULL */
+    uint64_t doc_base;      /* the chunk's first internal document */
+    double k1p1;
+    int seed;
+};
+int xg_wt_weights_gpu(const uint64_t *d_uniq, const uint32_t *d_tf,
+                      uint32_t np, int dbits, struct xg_wt_dconst c,
+                      uint32_t *d_term, uint32_t *d_doc, double *d_w,
+                      struct CUstream_st *stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
