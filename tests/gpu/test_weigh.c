@@ -1,0 +1,511 @@
+/** @file test_weigh.c
+ *  @brief The weight pipeline's GPU engine against its CPU twin: every
+ *         output field bit for bit (terms, df offsets, docids, weights as
+ *         IEEE bits) on random collections (both formulas, k2, empty
+ *         documents, runs of empty lines, 1-byte and 245-byte words, a
+ *         tiny --device-memory budget forcing many chunks, hash masks
+ *         forcing collisions: the GPU must hand over to the twin) and on
+ *         ../shared/ir-data collections.  --bench: seed 000 §5.1 synthetic
+ *         collections, end to end from host memory to host memory, GPU vs
+ *         the twin on all cores, with the per-step breakdown (seed 000
+ *         fig. 5) and the main kernels' share of the memory bandwidth.
+ *         Exits 77 when there is no CUDA device.
+ *  usage: test_weigh [--seed N] [--ir-data DIR | --tsv FILE]...
+ *         test_weigh --bench MB[,MB...] [--budget BYTES] [--cpu-runs N]
+ */
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "error.h"
+#include "wt.h"
+#include "wt_int.h"
+#include "wt_tokenize.h"
+#include "../test_util.h"
+
+#define rnd rng_next
+
+static double unif(void) { return (rnd() >> 11) * (1.0 / 9007199254740992.0); }
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int failed, fellback;
+
+/* A growing text in the seed format. */
+struct text {
+    char *b;
+    size_t len, cap;
+};
+static void put(struct text *t, const char *s, size_t n)
+{
+    if (t->len + n + 1 > t->cap) {
+        t->cap = 2 * (t->len + n + 1) + (1 << 20);
+        t->b = realloc(t->b, t->cap);
+        if (!t->b) { fprintf(stderr, "out of memory\n"); exit(1); }
+    }
+    memcpy(t->b + t->len, s, n);
+    t->len += n;
+}
+
+/* ---- comparison ---------------------------------------------------- */
+
+static void show_term(const struct xg_wt_result *r, uint32_t t)
+{
+    printf("term %u '%.*s'", t, (int)(r->term_len[t] > 40 ? 40 : r->term_len[t]), r->term[t]);
+}
+
+/* 0 when b (GPU) equals a (CPU twin) bit for bit; else prints the first
+ * difference. */
+static int compare(const char *name, const struct xg_wt_result *a,
+                   const struct xg_wt_result *b)
+{
+#define DIFF(...) do { printf("FAIL %s: ", name); printf(__VA_ARGS__); printf("\n"); return 1; } while (0)
+    if (a->n_docs != b->n_docs || a->total_length != b->total_length)
+        DIFF("N %llu vs %llu, total length %llu vs %llu", (unsigned long long)a->n_docs,
+             (unsigned long long)b->n_docs, (unsigned long long)a->total_length,
+             (unsigned long long)b->total_length);
+    if (a->n_terms != b->n_terms || a->n_postings != b->n_postings)
+        DIFF("cpu %u terms %llu postings, gpu %u terms %llu postings", a->n_terms,
+             (unsigned long long)a->n_postings, b->n_terms,
+             (unsigned long long)b->n_postings);
+    for (uint32_t t = 0; t < a->n_terms; ++t) {
+        if (a->term_len[t] != b->term_len[t] ||
+            memcmp(a->term[t], b->term[t], a->term_len[t])) {
+            printf("FAIL %s: term id %u: cpu ", name, t);
+            show_term(a, t);
+            printf(", gpu ");
+            show_term(b, t);
+            printf("\n");
+            return 1;
+        }
+        if (a->term_off[t + 1] != b->term_off[t + 1]) {
+            printf("FAIL %s: ", name);
+            show_term(a, t);
+            printf(": df cpu %llu gpu %llu\n",
+                   (unsigned long long)(a->term_off[t + 1] - a->term_off[t]),
+                   (unsigned long long)(b->term_off[t + 1] - b->term_off[t]));
+            return 1;
+        }
+    }
+    for (uint32_t t = 0; t < a->n_terms; ++t)
+        for (uint64_t i = a->term_off[t]; i < a->term_off[t + 1]; ++i) {
+            uint64_t x, y;
+            memcpy(&x, &a->weights[i], 8);
+            memcpy(&y, &b->weights[i], 8);
+            if (a->docids[i] == b->docids[i] && x == y) continue;
+            printf("FAIL %s: first differing record %llu: ", name, (unsigned long long)i);
+            show_term(a, t);
+            printf("\n  cpu twin: docid %u weight %.17g (0x%016llx)\n", a->docids[i],
+                   a->weights[i], (unsigned long long)x);
+            printf("  gpu     : docid %u weight %.17g (0x%016llx)\n", b->docids[i],
+                   b->weights[i], (unsigned long long)y);
+            return 1;
+        }
+    return 0;
+#undef DIFF
+}
+
+/* Run both engines on one input; the GPU must answer unless a hash
+ * collision sent it to the twin (expect_fallback: -1 either, 1 must). */
+static void check(const char *name, const struct xg_wt_input *in, struct xg_wt_opts o,
+                  int expect_fallback)
+{
+    struct xg_wt_result a, b;
+    o.engine = XG_WT_CPU;
+    int rc = xg_wt_run(in, &o, &a);
+    if (rc) {
+        printf("FAIL %s: cpu twin: %s\n", name, xg_last_error());
+        ++failed;
+        return;
+    }
+    o.engine = XG_WT_GPU;
+    rc = xg_wt_run(in, &o, &b);
+    if (rc) {
+        printf("FAIL %s: gpu: %s\n", name, xg_last_error());
+        ++failed;
+        xg_wt_result_free(&a);
+        return;
+    }
+    int bad = compare(name, &a, &b);
+    if (!bad && b.engine != XG_WT_GPU && !b.fell_back) {
+        printf("FAIL %s: engine gpu ran the twin without a collision\n", name);
+        bad = 1;
+    }
+    if (!bad && expect_fallback == 1 && !b.fell_back) {
+        printf("FAIL %s: colliding hashes not detected\n", name);
+        bad = 1;
+    }
+    if (!bad && expect_fallback == 0 && b.fell_back) {
+        printf("FAIL %s: fell back to the twin without a collision\n", name);
+        bad = 1;
+    }
+    fellback += b.fell_back;
+    if (bad) ++failed;
+    else {
+        ++n_passed;
+        printf("ok   %-34s %8llu postings %6u terms %4u chunks%s\n", name,
+               (unsigned long long)b.n_postings, b.n_terms, b.n_chunks,
+               b.fell_back ? " (hash collision: twin answered)" : "");
+    }
+    xg_wt_result_free(&a);
+    xg_wt_result_free(&b);
+}
+
+static struct xg_wt_opts base_opts(void)
+{
+    struct xg_wt_opts o;
+    memset(&o, 0, sizeof o);
+    o.formula = XG_WT_XAPIAN;
+    o.bm25 = (struct xg_bm25_params){1, 0, 1, 0.5, 0.5};
+    o.threads = 0;
+    return o;
+}
+
+/* The default xapian formula, then seed 000's with its k1 and b. */
+static void formulas(const char *name, const struct xg_wt_input *in)
+{
+    char nm[160];
+    struct xg_wt_opts o = base_opts();
+    snprintf(nm, sizeof nm, "%s xapian", name);
+    check(nm, in, o, 0);
+    o.formula = XG_WT_SEED;
+    o.bm25.k1 = 1.2;
+    o.bm25.b = 0.75;
+    snprintf(nm, sizeof nm, "%s seed", name);
+    check(nm, in, o, 0);
+}
+
+/* ---- random collections -------------------------------------------- */
+
+struct shape {
+    uint32_t docs, max_words, vocab;
+    int max_wordlen, long_words, blank_runs;
+};
+
+/* Words over a 4-letter alphabet (shared prefixes, equal lengths). */
+static void gen_random(const struct shape *s, struct text *t, size_t *max_doc)
+{
+    char **voc = malloc(s->vocab * sizeof *voc);
+    for (uint32_t v = 0; v < s->vocab; ++v) {
+        int l = 1 + (int)(rnd() % (uint64_t)s->max_wordlen);
+        if (s->long_words && v % 97 == 3) l = 245;
+        voc[v] = malloc((size_t)l + 2);
+        for (int i = 0; i < l; ++i) voc[v][i] = "abcd"[rnd() & 3];
+        voc[v][l] = 0;
+    }
+    t->len = 0;
+    *max_doc = 0;
+    if (s->blank_runs) put(t, "\n\n", 2);
+    for (uint32_t d = 0; d < s->docs; ++d) {
+        size_t at = t->len;
+        uint32_t n = 1 + (uint32_t)(rnd() % s->max_words);
+        for (uint32_t i = 0; i < n; ++i) {
+            /* Skewed: low ids far more often. */
+            uint32_t v = (uint32_t)(s->vocab * unif() * unif());
+            put(t, voc[v], strlen(voc[v]));
+            put(t, "\n", 1);
+        }
+        if (t->len - at > *max_doc) *max_doc = t->len - at;
+        put(t, "\n", 1);
+        for (int k = s->blank_runs ? (int)(rnd() % 3) : 0; k > 0; --k) put(t, "\n", 1);
+    }
+    for (uint32_t v = 0; v < s->vocab; ++v) free(voc[v]);
+    free(voc);
+}
+
+static void random_cases(void)
+{
+    static const struct shape shapes[] = {
+        {1, 1, 1, 1, 0, 0},         /* one document of one word */
+        {50, 30, 40, 3, 0, 1},      /* few terms, repeated words */
+        {400, 200, 3000, 8, 1, 1},  /* 245-byte words, blank runs */
+        {3000, 60, 20000, 12, 0, 0},
+    };
+    char name[96];
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; ++i) {
+        struct text t = {0};
+        size_t max_doc = 0;
+        gen_random(&shapes[i], &t, &max_doc);
+        struct xg_wt_input in = {t.b, t.len, NULL, 0};
+        snprintf(name, sizeof name, "random %zu", i);
+        formulas(name, &in);
+        struct xg_wt_opts o = base_opts();
+        o.bm25.k2 = 0.3;
+        o.bm25.b = 1.0;
+        snprintf(name, sizeof name, "random %zu k2, b 1", i);
+        check(name, &in, o, 0);
+        /* A tiny budget: chunks of about two of the largest documents. */
+        o = base_opts();
+        o.device_memory = (uint64_t)(2 * max_doc + 2) * 54;
+        snprintf(name, sizeof name, "random %zu chunked", i);
+        check(name, &in, o, 0);
+        /* External docids and empty documents (TSV-like). */
+        uint64_t n_docs = 0;
+        for (size_t p = 0; p < t.len; ++p)
+            n_docs += t.b[p] != '\n' && (p == 0 || (t.b[p - 1] == '\n' && (p < 2 ||
+                                                   t.b[p - 2] == '\n')));
+        uint32_t *ids = malloc((n_docs + 1) * sizeof *ids);
+        for (uint64_t d = 0; d < n_docs; ++d) ids[d] = (uint32_t)(3 * d + 2);
+        struct xg_wt_input in2 = {t.b, t.len, ids, 7};
+        o = base_opts();
+        snprintf(name, sizeof name, "random %zu docids, 7 empty", i);
+        check(name, &in2, o, 0);
+        /* Forced collisions: 6 hash bits (certain beyond 64 terms). */
+        o = base_opts();
+        o.hash_mask = 0x3f0;
+        snprintf(name, sizeof name, "random %zu 6-bit hash", i);
+        check(name, &in, o, shapes[i].vocab > 64 ? 1 : -1);
+        o.device_memory = (uint64_t)(2 * max_doc + 2) * 54;
+        snprintf(name, sizeof name, "random %zu 6-bit hash chunked", i);
+        check(name, &in, o, -1);
+        free(ids);
+        free(t.b);
+    }
+}
+
+static void tsv_case(const char *path, const char *name)
+{
+    struct xg_wt_text in;
+    if (xg_wt_load_tsv(path, &in)) {
+        printf("FAIL %s: %s\n", name, xg_last_error());
+        ++failed;
+        return;
+    }
+    struct xg_wt_input wi = {in.buf, in.len, in.docids, in.n_empty};
+    formulas(name, &wi);
+    char nm[160];
+    struct xg_wt_opts o = base_opts();
+    o.device_memory = 4 << 20;
+    snprintf(nm, sizeof nm, "%s 4 MiB budget", name);
+    check(nm, &wi, o, 0);
+    xg_wt_text_free(&in);
+}
+
+static void ir_data(const char *dir)
+{
+    static const char *const colls[] = {"adi", "cacm", "cisi", "cranfield", "lisa",
+                                        "med", "time"};
+    for (size_t i = 0; i < sizeof colls / sizeof *colls; ++i) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s/docs.tsv", dir, colls[i]);
+        FILE *f = fopen(path, "rb");
+        if (!f) { printf("--   %s: no %s\n", colls[i], path); continue; }
+        fclose(f);
+        tsv_case(path, colls[i]);
+    }
+}
+
+/* ---- benchmark ------------------------------------------------------ */
+
+#define SYN_VOCAB 1000000
+#define SYN_TABLE (1u << 24)
+
+/* Seed 000 §5.1: document lengths log-normal (mu 6.0, sigma 1.1) in
+ * words, each word drawn from the vocabulary by a Zipf (s = 1) law. */
+static void gen_synthetic(size_t bytes, struct text *t)
+{
+    char (*voc)[16] = malloc((size_t)SYN_VOCAB * sizeof *voc);
+    uint8_t *vlen = malloc(SYN_VOCAB);
+    for (uint32_t v = 0; v < SYN_VOCAB; ++v) {
+        /* Frequent words are short: 2 + log-ish length, up to 14. */
+        int l = 2 + (int)(log((double)v + 2) * 0.6 + 2 * unif());
+        if (l > 14) l = 14;
+        for (int i = 0; i < l; ++i) voc[v][i] = (char)('a' + rnd() % 26);
+        voc[v][l] = '\n';
+        vlen[v] = (uint8_t)(l + 1);
+    }
+    uint32_t *table = malloc(SYN_TABLE * sizeof *table);
+    double h = 0;
+    for (uint32_t v = 0; v < SYN_VOCAB; ++v) h += 1.0 / (v + 1);
+    uint32_t v = 0;
+    double cum = 1.0 / h;                       /* P(rank <= v) */
+    for (uint32_t k = 0; k < SYN_TABLE; ++k) {
+        const double target = (k + 0.5) / SYN_TABLE;
+        while (cum < target && v + 1 < SYN_VOCAB) cum += 1.0 / ((double)(++v + 1) * h);
+        table[k] = v;
+    }
+    t->len = 0;
+    t->cap = bytes + (1 << 20);
+    t->b = malloc(t->cap);
+    while (t->len < bytes) {
+        double g = sqrt(-2 * log(unif() + 1e-300)) * cos(6.283185307179586 * unif());
+        uint64_t n = (uint64_t)exp(6.0 + 1.1 * g);
+        if (n < 1) n = 1;
+        for (uint64_t i = 0; i < n; ++i) {
+            const uint32_t w = table[rnd() & (SYN_TABLE - 1)];
+            put(t, voc[w], vlen[w]);
+        }
+        put(t, "\n", 1);
+    }
+    free(voc);
+    free(vlen);
+    free(table);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+struct bench_row {
+    double mb, gpu_gbs, cpu_gbs;
+    uint32_t chunks;
+    int identical;
+};
+
+static double peak_bandwidth(void)
+{
+    int clock_khz = 0, bus = 0;
+    if (cudaDeviceGetAttribute(&clock_khz, cudaDevAttrMemoryClockRate, 0) ||
+        cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, 0))
+        return 0;
+    return 2.0 * clock_khz * 1e3 * (bus / 8.0);
+}
+
+static int bench_one(double mb, uint64_t budget, int cpu_runs, struct bench_row *row)
+{
+    struct text t = {0};
+    double t0 = now();
+    gen_synthetic((size_t)(mb * 1e6), &t);
+    printf("\n== %.0f MB synthetic (seed 000 §5.1), generated in %.1f s\n", mb, now() - t0);
+    struct xg_wt_input in = {t.b, t.len, NULL, 0};
+    struct xg_wt_opts o = base_opts();
+    o.formula = XG_WT_SEED;
+    o.bm25.k1 = 1.2;
+    o.bm25.b = 0.75;
+    o.device_memory = budget;
+    o.engine = XG_WT_GPU;
+    struct xg_wt_result g, c;
+    if (xg_wt_run(&in, &o, &g)) {          /* warm-up */
+        printf("FAIL gpu: %s\n", xg_last_error());
+        return 1;
+    }
+    xg_wt_result_free(&g);
+    double wall[3], step[3][XG_WT_N_STEPS], bytes[XG_WT_N_STEPS];
+    xg_wt_gpu_traffic(bytes, 1);
+    for (int k = 0; k < 3; ++k) {
+        t0 = now();
+        if (xg_wt_run(&in, &o, &g)) { printf("FAIL gpu: %s\n", xg_last_error()); return 1; }
+        wall[k] = now() - t0;
+        memcpy(step[k], g.seconds, sizeof g.seconds);
+        if (k < 2) xg_wt_result_free(&g);
+    }
+    xg_wt_gpu_traffic(bytes, 1);
+    double sorted[3];
+    memcpy(sorted, wall, sizeof wall);
+    qsort(sorted, 3, sizeof *sorted, cmp_double);
+    int med = wall[0] == sorted[1] ? 0 : wall[1] == sorted[1] ? 1 : 2;
+    o.engine = XG_WT_CPU;
+    double cpu = 1e300;
+    for (int k = 0; k < cpu_runs; ++k) {
+        if (k) xg_wt_result_free(&c);
+        t0 = now();
+        if (xg_wt_run(&in, &o, &c)) { printf("FAIL cpu: %s\n", xg_last_error()); return 1; }
+        double s = now() - t0;
+        if (s < cpu) cpu = s;
+    }
+    row->identical = !compare("bench", &c, &g);
+    row->mb = t.len / 1e6;
+    row->gpu_gbs = t.len / sorted[1] / 1e9;
+    row->cpu_gbs = t.len / cpu / 1e9;
+    row->chunks = g.n_chunks;
+    const double peak = peak_bandwidth();
+    printf("%llu words, %llu documents, %u terms, %llu postings, %u chunks; GPU run "
+           "%.3f s (median of 3), CPU twin %.3f s on %u threads; outputs %s\n",
+           (unsigned long long)g.total_length, (unsigned long long)g.n_docs, g.n_terms,
+           (unsigned long long)g.n_postings, g.n_chunks, sorted[1], cpu, xg_wt_cores(),
+           row->identical ? "bit-identical" : "DIFFER");
+    printf("%-10s %9s %6s %10s %8s %7s   (GPU steps: cudaEvent time, both passes; "
+           "host steps: wall)\n", "step", "ms", "%", "est. MB", "GB/s", "% peak");
+    double total = 0;
+    for (int s = 0; s < XG_WT_N_STEPS; ++s) total += step[med][s];
+    for (int s = 0; s < XG_WT_N_STEPS; ++s) {
+        double sec = step[med][s], b = bytes[s] / 3;
+        printf("%-10s %9.2f %6.1f", xg_wt_step_names[s], sec * 1e3,
+               total > 0 ? 100 * sec / total : 0);
+        if (b > 0 && sec > 0)
+            printf(" %10.1f %8.1f %7.1f", b / 1e6, b / sec / 1e9,
+                   peak > 0 ? 100 * b / sec / peak : 0);
+        printf("\n");
+    }
+    printf("%-10s %9.2f   (peak memory bandwidth %.0f GB/s from the memory clock "
+           "and bus width; est. MB: least bytes the step's kernels must move)\n",
+           "sum", total * 1e3, peak / 1e9);
+    xg_wt_result_free(&g);
+    xg_wt_result_free(&c);
+    free(t.b);
+    return !row->identical;
+}
+
+static int bench(const char *sizes, uint64_t budget, int cpu_runs)
+{
+    struct bench_row rows[32];
+    int n = 0, bad = 0;
+    for (const char *p = sizes; *p && n < 32;) {
+        char *end;
+        double mb = strtod(p, &end);
+        if (mb <= 0 || end == p) break;
+        p = end;
+        bad |= bench_one(mb, budget, cpu_runs, &rows[n++]);
+        if (*p == ',') ++p;
+    }
+    printf("\n%8s %12s %16s %8s %7s %10s   (end to end: input in host memory to "
+           "output in host memory; budget %s)\n", "MB", "GB/s GPU", "GB/s CPU twin",
+           "speedup", "chunks", "identical", budget ? "as given" : "90% of free");
+    for (int i = 0; i < n; ++i)
+        printf("%8.0f %12.3f %16.3f %8.1f %7u %10s\n", rows[i].mb, rows[i].gpu_gbs,
+               rows[i].cpu_gbs, rows[i].gpu_gbs / rows[i].cpu_gbs, rows[i].chunks,
+               rows[i].identical ? "yes" : "NO");
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t seed = (uint64_t)time(NULL), budget = 0;
+    const char *bench_sizes = NULL;
+    int cpu_runs = 1;
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count < 1) {
+        printf("SKIP: no CUDA device\n");
+        return 77;
+    }
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--bench") && i + 1 < argc) bench_sizes = argv[++i];
+        else if (!strcmp(argv[i], "--budget") && i + 1 < argc)
+            budget = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--cpu-runs") && i + 1 < argc) cpu_runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--ir-data") || !strcmp(argv[i], "--tsv")) {
+            if (i + 1 >= argc) break;
+            ++i;
+        } else {
+            fprintf(stderr, "usage: test_weigh [--seed N] [--ir-data DIR | --tsv FILE]...\n"
+                    "       test_weigh --bench MB[,MB...] [--budget BYTES] [--cpu-runs N]\n");
+            return 2;
+        }
+    }
+    rng_state = seed_used = seed;
+    if (bench_sizes) return bench(bench_sizes, budget, cpu_runs < 1 ? 1 : cpu_runs);
+    printf("test_weigh --seed %llu (GPU vs CPU twin, bit for bit)\n",
+           (unsigned long long)seed);
+    random_cases();
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--ir-data") && i + 1 < argc) ir_data(argv[++i]);
+        else if (!strcmp(argv[i], "--tsv") && i + 1 < argc) {
+            tsv_case(argv[i + 1], argv[i + 1]);
+            ++i;
+        }
+    }
+    printf("%d passed, %d failed (%d answered by the twin after a hash collision); "
+           "replay: --seed %llu\n", n_passed, failed, fellback, (unsigned long long)seed);
+    return failed ? 1 : 0;
+}
