@@ -49,20 +49,22 @@ struct is_run_start {
     }
 };
 
-__device__ __forceinline__ uint32_t word_len(const unsigned char *t, uint32_t s)
+} // namespace
+
+static __device__ __forceinline__ uint32_t word_len(const unsigned char *t, uint32_t s)
 {
     uint32_t e = s;
     while (t[e] != '\n') ++e;
     return e - s;
 }
 
-__device__ __forceinline__ uint32_t doc_flag(const unsigned char *t, uint32_t i,
+static __device__ __forceinline__ uint32_t doc_flag(const unsigned char *t, uint32_t i,
                                              uint32_t s)
 {
     return i == 0 || (s >= 2 && t[s - 1] == '\n' && t[s - 2] == '\n');
 }
 
-__global__ void words_kernel(const unsigned char *t, const uint32_t *start,
+static __global__ void words_kernel(const unsigned char *t, const uint32_t *start,
                              uint32_t n, uint64_t mask, uint32_t *len,
                              uint64_t *hash, uint32_t *idx, uint32_t *flag)
 {
@@ -76,7 +78,7 @@ __global__ void words_kernel(const unsigned char *t, const uint32_t *start,
     flag[i] = doc_flag(t, i, s);
 }
 
-__global__ void ids_kernel(const unsigned char *t, const uint32_t *start,
+static __global__ void ids_kernel(const unsigned char *t, const uint32_t *start,
                            uint32_t n, uint64_t mask, xg_wt_dtable tab,
                            uint32_t *id, uint32_t *flag, uint32_t *err)
 {
@@ -95,14 +97,14 @@ __global__ void ids_kernel(const unsigned char *t, const uint32_t *start,
     flag[i] = doc_flag(t, i, s);
 }
 
-__global__ void first_kernel(const uint32_t *doc1, uint32_t n, uint32_t *first)
+static __global__ void first_kernel(const uint32_t *doc1, uint32_t n, uint32_t *first)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     if (i == 0 || doc1[i] != doc1[i - 1]) first[doc1[i] - 1] = i;
 }
 
-__global__ void doclen_kernel(const uint32_t *first, uint32_t n,
+static __global__ void doclen_kernel(const uint32_t *first, uint32_t n,
                               uint32_t n_docs, uint32_t *doclen)
 {
     const uint32_t d = blockIdx.x * blockDim.x + threadIdx.x;
@@ -110,7 +112,7 @@ __global__ void doclen_kernel(const uint32_t *first, uint32_t n,
     doclen[d] = (d + 1 < n_docs ? first[d + 1] : n) - first[d];
 }
 
-__global__ void mark_kernel(const unsigned char *t, const uint32_t *start,
+static __global__ void mark_kernel(const unsigned char *t, const uint32_t *start,
                             const uint32_t *len, const uint64_t *hash,
                             const uint32_t *idx, const uint32_t *doc1,
                             uint32_t n, uint32_t *newdoc, uint32_t *err)
@@ -129,7 +131,7 @@ __global__ void mark_kernel(const unsigned char *t, const uint32_t *start,
     if (!same) atomicExch(err, 1u);
 }
 
-__global__ void terms_kernel(const uint32_t *cum, uint32_t n,
+static __global__ void terms_kernel(const uint32_t *cum, uint32_t n,
                              const uint32_t *tfirst, uint32_t nt,
                              const uint64_t *hash, const uint32_t *idx,
                              const uint32_t *start, const uint32_t *len,
@@ -147,7 +149,7 @@ __global__ void terms_kernel(const uint32_t *cum, uint32_t n,
     odf[k] = cum[last] - (first ? cum[first - 1] : 0);
 }
 
-__global__ void keys_kernel(const uint32_t *id, const uint32_t *doc1,
+static __global__ void keys_kernel(const uint32_t *id, const uint32_t *doc1,
                             uint32_t n, int dbits, uint64_t *key)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -155,7 +157,7 @@ __global__ void keys_kernel(const uint32_t *id, const uint32_t *doc1,
     key[i] = ((uint64_t)id[i] << dbits) | (uint64_t)(doc1[i] - 1);
 }
 
-__global__ void weights_kernel(const uint64_t *uniq, const uint32_t *tf,
+static __global__ void weights_kernel(const uint64_t *uniq, const uint32_t *tf,
                                uint32_t np, int dbits, xg_wt_dconst c,
                                uint32_t *term, uint32_t *doc, double *w)
 {
@@ -170,8 +172,6 @@ __global__ void weights_kernel(const uint64_t *uniq, const uint32_t *tf,
     w[r] = xg_wt_weight(c.seed, c.k1p1, c.tw[t], c.kd[g],
                         c.extra ? c.extra[g] : 0.0, tf[r]);
 }
-
-} // namespace
 
 extern "C" int xg_wt_tmp_bytes(uint32_t len, uint32_t words, size_t *bytes)
 {

@@ -67,7 +67,13 @@ static void show_term(const struct xg_wt_result *r, uint32_t t)
 static int compare(const char *name, const struct xg_wt_result *a,
                    const struct xg_wt_result *b)
 {
-#define DIFF(...) do { printf("FAIL %s: ", name); printf(__VA_ARGS__); printf("\n"); return 1; } while (0)
+#define DIFF(...)                                                           \
+    do {                                                                    \
+        printf("FAIL %s: ", name);                                          \
+        printf(__VA_ARGS__);                                                \
+        printf("\n");                                                       \
+        return 1;                                                           \
+    } while (0)
     if (a->n_docs != b->n_docs || a->total_length != b->total_length)
         DIFF("N %llu vs %llu, total length %llu vs %llu", (unsigned long long)a->n_docs,
              (unsigned long long)b->n_docs, (unsigned long long)a->total_length,
