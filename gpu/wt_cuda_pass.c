@@ -137,14 +137,14 @@ int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mas
     int rc = upload_starts(g, c, &n);
     if (rc) return rc;
     uint32_t *v0 = g->d_v, *v1 = g->d_v + g->cap_w;
+    if (!hash_mask) hash_mask = UINT64_MAX;
     XG_CUDA_CHECK(xg_wt_words_gpu(g->d_text, g->d_start, n, hash_mask, g->d_len, g->d_k0,
                                   v0, g->d_aux, g->stream), "word hashes");
     xg_wt_count(XG_WT_STEP_DICT, (double)c->len + 24.0 * n);
     if ((rc = xg_wt_mark(g, XG_WT_STEP_DICT))) return rc;
     if ((rc = docs(g, c, n, 1))) return rc;
     /* Step 4: sort by hash, only the bits the mask keeps. */
-    const int lo = hash_mask ? __builtin_ctzll(hash_mask) : 0;
-    const int hi = hash_mask ? 64 - __builtin_clzll(hash_mask) : 1;
+    const int lo = __builtin_ctzll(hash_mask), hi = 64 - __builtin_clzll(hash_mask);
     int sel = 0;
     XG_CUDA_CHECK(xg_wt_sort_hash_gpu(g->d_k0, g->d_k1, v0, v1, n, lo, hi, &sel,
                                       g->d_tmp, g->tmp_bytes, g->stream), "sort");
@@ -187,8 +187,9 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     if (rc) return rc;
     /* Term ids through the device hash table. */
     const struct xg_wt_dtable tab = {g->d_tkey, g->d_tid, g->tcap};
-    XG_CUDA_CHECK(xg_wt_ids_gpu(g->d_text, g->d_start, n, t->hash_mask, tab, g->d_len,
-                                g->d_aux, g->d_small + 2, g->stream), "term ids");
+    const uint64_t mask = t->hash_mask ? t->hash_mask : UINT64_MAX;
+    XG_CUDA_CHECK(xg_wt_ids_gpu(g->d_text, g->d_start, n, mask, tab, g->d_len, g->d_aux,
+                                g->d_small + 2, g->stream), "term ids");
     xg_wt_count(XG_WT_STEP_DICT, (double)c->len + 28.0 * n);
     if ((rc = xg_wt_mark(g, XG_WT_STEP_DICT))) return rc;
     if ((rc = docs(g, c, n, 0))) return rc;
