@@ -20,6 +20,7 @@ static const struct {
     {"synth", xg_cli_synth, "generate a synthetic collection or query set"},
     {"calibrate", xg_cli_calibrate, "fit the plugin's cost model on this machine"},
     {"weight", xg_cli_weight, "BM25 weight of every posting of a database"},
+    {"qlm", xg_cli_qlm, "n-gram query likelihood of every (n-gram, document)"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,172 @@
+/** @file cli_qlm.c
+ *  @brief xapian-gpu qlm: the n-gram query-likelihood table of a text
+ *         collection (issue 6, seed 002): for every n in 1..sigma and every
+ *         (n-gram, document) pair, eq. 2 with Jelinek-Mercer smoothing,
+ *         computed by the CPU twin of gpu/qlm.h from the inputs of `weight`
+ *         (--text in the seed format, --tsv docid<TAB>text tokenized as
+ *         TermGenerator does).
+ *
+ *  Output (qlm_out.c): TSV `w1 w2 ... wn<TAB>docid<TAB>probability`
+ *  (%.17g), ordered by n, then n-gram (byte order of the words), then
+ *  docid; or the binary form of docs/qlm.md; written to OUT.tmp and
+ *  renamed, so a failure leaves no partial file.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../gpu/error.h"
+#include "../gpu/qlm.h"
+#include "../gpu/wt.h"
+#include "../gpu/wt_tokenize.h"
+#include "cli.h"
+#include "qlm_out.h"
+
+/* Jelinek-Mercer's weight of the document model when none is given. */
+#define DEFAULT_LAMBDA 0.5
+
+static const char help[] =
+    "usage: xapian-gpu qlm (--text FILE | --tsv FILE) -o OUT [OPTIONS]\n"
+    "Write, for every n in 1..sigma and every (n-gram, document) pair, the\n"
+    "smoothed probability P(t_n | t_1..t_{n-1}, d) of seed 002 eq. 2 as\n"
+    "'w1 w2 ... wn<TAB>docid<TAB>probability' (%.17g), by n, then n-gram in\n"
+    "byte order, then docid (docs/qlm.md).\n"
+    "  --text FILE             one word per line, documents separated by\n"
+    "                          empty lines (seed format); docids 1, 2, ...\n"
+    "  --tsv FILE              docid<TAB>text lines, tokenized like Xapian's\n"
+    "                          TermGenerator without stemming\n"
+    "  -o OUT                  output file (written atomically)\n"
+    "  --sigma N               longest n-gram, 1..8 (2)\n"
+    "  --lambda L              weight of the document model, 0..1 (0.5)\n"
+    "  --format tsv|bin        text, or the binary form of docs/qlm.md\n"
+    "  --counts                add f(x,d) f(h,d) f(x,C) f(h,C) to each row\n"
+    "                          (h: x without its last word)\n"
+    "  --sort doubling|compare suffix sort: prefix doubling (default) or a\n"
+    "                          comparison sort of sigma-word keys\n"
+    "  --engine auto|cpu|gpu   auto and cpu: the multi-threaded CPU twin\n"
+    "                          (no GPU engine for qlm yet)\n"
+    "  --threads N             CPU threads (all cores)\n"
+    "  --device-memory BYTES   process in chunks of whole documents under\n"
+    "                          this budget (suffix K, M or G; default: in core)\n"
+    "  --quiet                 no progress or summary on stderr\n";
+
+/* BYTES with an optional K, M or G suffix, > 0; 0 on success. */
+static int bytes_arg(const char *v, uint64_t *out)
+{
+    static const char units[] = "KMG";
+    char *end;
+    unsigned long long x = strtoull(v, &end, 10);
+    const char *u = *end ? strchr(units, *end & ~0x20) : NULL;
+    if (u && *u) {
+        x <<= 10 * (unsigned)(u - units + 1);
+        ++end;
+    }
+    if (end == v || *end || x == 0 || v[0] == '-') return -1;
+    *out = x;
+    return 0;
+}
+
+int xg_cli_qlm(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"text", required_argument, 0, 'x'},
+        {"tsv", required_argument, 0, 't'},
+        {"sigma", required_argument, 0, 's'},
+        {"lambda", required_argument, 0, 'l'},
+        {"format", required_argument, 0, 'f'},
+        {"counts", no_argument, 0, 'c'},
+        {"sort", required_argument, 0, 'S'},
+        {"engine", required_argument, 0, 'e'},
+        {"threads", required_argument, 0, 'j'},
+        {"device-memory", required_argument, 0, 'm'},
+        {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    const char *out = NULL, *text = NULL, *tsv = NULL;
+    int quiet = 0, binary = 0, gpu = 0, c;
+    struct xg_qlm_opts o;
+    memset(&o, 0, sizeof o);
+    o.sigma = 2;
+    o.lambda = DEFAULT_LAMBDA;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'x': text = optarg; break;
+        case 't': tsv = optarg; break;
+        case 'o': out = optarg; break;
+        case 's':
+            if (xg_cli_uint("qlm", "--sigma", optarg, 1, XG_QLM_MAX_SIGMA, &o.sigma))
+                return 2;
+            break;
+        case 'l':
+            o.lambda = strtod(optarg, &end);
+            if (end == optarg || *end || !(o.lambda >= 0 && o.lambda <= 1))
+                return xg_cli_usage("qlm", "--lambda must be a number in [0, 1], got '%s'",
+                                    optarg);
+            break;
+        case 'f':
+            if (!strcmp(optarg, "bin")) binary = 1;
+            else if (strcmp(optarg, "tsv"))
+                return xg_cli_usage("qlm", "--format must be tsv or bin, got '%s'", optarg);
+            break;
+        case 'c': o.counts = 1; break;
+        case 'S':
+            if (!strcmp(optarg, "compare")) o.sort = XG_QLM_SORT_COMPARE;
+            else if (strcmp(optarg, "doubling"))
+                return xg_cli_usage("qlm", "--sort must be doubling or compare, got '%s'",
+                                    optarg);
+            break;
+        case 'e':
+            if (!strcmp(optarg, "gpu")) gpu = 1;
+            else if (strcmp(optarg, "cpu") && strcmp(optarg, "auto"))
+                return xg_cli_usage("qlm", "--engine must be auto, gpu or cpu");
+            break;
+        case 'j':
+            if (xg_cli_uint("qlm", "--threads", optarg, 1, 256, &o.threads)) return 2;
+            break;
+        case 'm':
+            if (bytes_arg(optarg, &o.device_memory))
+                return xg_cli_usage("qlm", "--device-memory must be BYTES[K|M|G] > 0");
+            break;
+        case 'q': quiet = 1; break;
+        case 'h': fputs(help, stdout); return 0;
+        default:
+            return xg_cli_usage("qlm", "unknown option or missing value: %s",
+                                argv[optind - 1]);
+        }
+    }
+    if ((text != NULL) + (tsv != NULL) != 1 || !out)
+        return xg_cli_usage("qlm", "one of --text FILE, --tsv FILE, and -o OUT are required");
+    if (optind < argc)
+        return xg_cli_usage("qlm", "unexpected argument '%s'", argv[optind]);
+    if (gpu) {
+        xg_set_error(XG_ERR_NODEVICE, "qlm: no GPU engine for qlm in this build yet "
+                     "(use --engine cpu or auto)");
+        return xg_cli_fail();
+    }
+    o.progress = !quiet && isatty(2);
+
+    struct xg_wt_text in;
+    const uint32_t threads = o.threads ? o.threads : xg_wt_cores();
+    int rc = text ? xg_wt_load_text(text, threads, &in) : xg_wt_load_tsv(tsv, &in);
+    struct xg_qlm_result r;
+    memset(&r, 0, sizeof r);
+    if (!rc && in.n_docs == 0)
+        rc = xg_set_error(XG_ERR_FORMAT, "%s: no words (every document is empty)", tsv);
+    if (!rc) {
+        rc = xg_qlm_run(&in, &o, &r);
+    }
+    if (!rc) rc = xg_qout_write(out, binary, &r, o.lambda);
+    if (!rc && !quiet)
+        fprintf(stderr, "xapian-gpu qlm: CPU engine, %u chunk(s), %u terms, %llu n-grams, "
+                "%llu rows of %llu documents (sigma %u) to %s\n", r.n_chunks, r.n_terms,
+                (unsigned long long)r.n_grams, (unsigned long long)r.n_rows,
+                (unsigned long long)r.n_docs, o.sigma, out);
+    xg_qlm_result_free(&r);
+    xg_wt_text_free(&in);
+    return rc ? xg_cli_fail() : 0;
+}
