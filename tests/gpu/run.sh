@@ -20,6 +20,10 @@
 #                  the N-doc synthetic collection and on the real-text one
 #                  (.device-carry/realtext: Debian documentation, TREC 2005
 #                  efficiency queries)
+#   weigh          xapian-gpu weight's GPU engine against its CPU twin
+#                  (tests/gpu/test_weigh.c: random inputs, every collection)
+#   weighbench     the same end to end on seed 000 synthetic text: in core
+#                  (100-500 MB) and out of core (500 MB, 128 MB budget)
 #   prep N         build, export and calibrate abplug's collections
 #   abplug N       issue 4's acceptance run: `xapian-gpu ab --engines
 #                  xapian,plugin-gpu,plugin --threads 64` on the N-doc
@@ -126,6 +130,20 @@ while [ $# -gt 0 ]; do
             --work /tmp/xg-abc --engine gpu --only cacm,med --list-cache 48 \
             2>&1 | tee "$OUT/abcache.log"
         note "ab --engine gpu --list-cache 48: $(tail -1 "$OUT/abcache.log"); $(grep 'MSets compared' "$OUT/abcache.log") ($(( $(date +%s) - t )) s)"
+        ;;
+    weigh)
+        t=$(date +%s)
+        build-dev/tests/test_weigh --ir-data .device-carry/ir-data 2>&1 \
+            | tee "$OUT/weigh.log"
+        note "weigh: $(tail -1 "$OUT/weigh.log") ($(( $(date +%s) - t )) s)"
+        ;;
+    weighbench)
+        t=$(date +%s)
+        { build-dev/tests/test_weigh --bench 100,200,300,400,500 &&
+          build-dev/tests/test_weigh --bench 500 --budget 128000000; } 2>&1 \
+            | tee "$OUT/weighbench.log"
+        note "weighbench ($(( $(date +%s) - t )) s):"
+        tail -40 "$OUT/weighbench.log" | sed 's/^/    /' >> "$SUMMARY"
         ;;
     prep)
         n=$1; shift
