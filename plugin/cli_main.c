@@ -21,6 +21,7 @@ static const struct {
     {"calibrate", xg_cli_calibrate, "fit the plugin's cost model on this machine"},
     {"weight", xg_cli_weight, "BM25 weight of every posting of a database"},
     {"qlm", xg_cli_qlm, "n-gram query likelihood of every (n-gram, document)"},
+    {"qlm-search", xg_cli_qlm_search, "rank documents by n-gram query likelihood"},
 };
 
 static void usage(FILE *f)
