@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../gpu/error.h"
+#include "../gpu/outfile.h"
 
 /* ---- qrels -------------------------------------------------------------- */
 
@@ -705,29 +706,10 @@ static int write_html(FILE *f, const struct xg_ab_report *r)
 
 int xg_ab_report_html(const struct xg_ab_report *r, const char *path)
 {
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 5);
-    if (!tmp) return xg_set_error(XG_ERR_NOMEM, "out of memory");
-    memcpy(tmp, path, len);
-    memcpy(tmp + len, ".tmp", 5);
-    FILE *f = fopen(tmp, "w");
-    if (!f) {
-        int rc = xg_set_error(XG_ERR_IO, "%s: cannot write: %s", path,
-                              strerror(errno));
-        free(tmp);
-        return rc;
-    }
-    int rc = write_html(f, r);
-    int bad = ferror(f);
-    if (fclose(f) || bad) {
-        if (!rc)
-            rc = xg_set_error(XG_ERR_IO, "%s: cannot write: %s", path,
-                              strerror(errno ? errno : EIO));
-    } else if (!rc && rename(tmp, path)) {
-        rc = xg_set_error(XG_ERR_IO, "%s: cannot write: %s", path,
-                          strerror(errno));
-    }
-    if (rc) remove(tmp);
-    free(tmp);
-    return rc;
+    struct xg_outfile o;
+    int rc = xg_outfile_open(&o, path);
+    if (rc) return rc;
+    rc = write_html(o.f, r);
+    int crc = xg_outfile_close(&o, !rc);
+    return rc ? rc : crc;
 }

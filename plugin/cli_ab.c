@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../gpu/error.h"
+#include "../gpu/outfile.h"
 #include "ab_report.h"
 #include "cli.h"
 #include "cli_search_opts.h"
@@ -667,8 +668,10 @@ static int write_samples(const char *path, const struct xg_cli_queries *qs,
                          const struct engine_run *runs, uint32_t n_eng,
                          const double *cost)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return xg_set_error(XG_ERR_IO, "%s: cannot write", path);
+    struct xg_outfile o;
+    int rc = xg_outfile_open(&o, path);
+    if (rc) return rc;
+    FILE *f = o.f;
     fputs("qid\tcost", f);
     for (uint32_t e = 0; e < n_eng; ++e)
         fprintf(f, "\t%s_ms\t%s_route", runs[e].name, runs[e].name);
@@ -682,8 +685,7 @@ static int write_samples(const char *path, const struct xg_cli_queries *qs,
                                     : runs[e].name);
         fputc('\n', f);
     }
-    if (fclose(f)) return xg_set_error(XG_ERR_IO, "%s: write failed", path);
-    return XG_OK;
+    return xg_outfile_close(&o, 1);
 }
 
 static void json_hits(FILE *f, const struct xg_result *r)
@@ -871,11 +873,12 @@ static int report(const char *cmd, xg_searcher *s,
                                         : a->opts.default_and ? "and" : "or");
     print_report(rep);
     if (a->json_out) {
-        FILE *jf = fopen(a->json_out, "w");
-        if (jf) write_json(jf, rep, threads, batch);
-        if (!jf || fclose(jf)) {
-            fprintf(stderr, "xapian-gpu: %s: cannot write\n", a->json_out);
-            rc = 1;
+        struct xg_outfile jf;
+        if (xg_outfile_open(&jf, a->json_out)) {
+            rc = xg_cli_fail();
+        } else {
+            write_json(jf.f, rep, threads, batch);
+            if (xg_outfile_close(&jf, 1)) rc = xg_cli_fail();
         }
     }
     if ((a->html_out && n_eng > 1) || a->samples_out)

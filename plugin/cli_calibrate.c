@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../gpu/error.h"
+#include "../gpu/outfile.h"
 #include "cli.h"
 #include "cli_search_opts.h"
 #include "cost_model.h"
@@ -71,8 +72,10 @@ done:
 static int write_samples(const char *path, const struct sample *s, uint32_t n,
                          const struct xg_cost_model *m)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) return xg_set_error(XG_ERR_IO, "%s: cannot write", path);
+    struct xg_outfile o;
+    int rc = xg_outfile_open(&o, path);
+    if (rc) return rc;
+    FILE *f = o.f;
     fputs("op\tlists\tshortest\tsum\tstock_s\tmodel_s\n", f);
     for (uint32_t i = 0; i < n; ++i)
         fprintf(f, "%s\t%u\t%llu\t%llu\t%.9f\t%.9f\n",
@@ -80,8 +83,7 @@ static int write_samples(const char *path, const struct sample *s, uint32_t n,
                 (unsigned long long)s[i].f.shortest,
                 (unsigned long long)s[i].f.sum, s[i].stock,
                 xg_cost_stock_seconds(m, &s[i].f));
-    if (fclose(f)) return xg_set_error(XG_ERR_IO, "%s: write failed", path);
-    return XG_OK;
+    return xg_outfile_close(&o, 1);
 }
 
 /* Batches of 1..256 on the GPU; fills the GPU coefficients.  0 if ran. */

@@ -290,10 +290,8 @@ int xg_cli_weight(int argc, char **argv)
         for (uint32_t t = 0; !rc && t < r.n_terms; ++t)
             rc = xg_wout_term(&w, r.term[t], r.term_len[t], r.docids + r.term_off[t],
                               r.weights + r.term_off[t], r.term_off[t + 1] - r.term_off[t]);
-        if (w.f || w.tmp) {
-            int rc2 = xg_wout_close(&w, !rc);
-            if (!rc) rc = rc2;
-        }
+        int rc2 = xg_wout_close(&w, !rc);
+        if (!rc) rc = rc2;
         if (!rc && !quiet)
             fprintf(stderr, "xapian-gpu weight: %s engine%s, %u chunk(s), %u terms\n",
                     r.engine == XG_WT_GPU ? "GPU" : "CPU",

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "../gpu/error.h"
+#include "../gpu/outfile.h"
 
 void xg_cost_model_default(struct xg_cost_model *m)
 {
@@ -118,28 +119,15 @@ char *xg_cost_model_path(const char *index_path)
 int xg_cost_model_save(const char *path, const struct xg_cost_model *m,
                        const char *comment)
 {
-    size_t n = strlen(path) + 8;
-    char *tmp = malloc(n);
-    if (!tmp) return xg_set_error(XG_ERR_NOMEM, "out of memory");
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    int rc = XG_OK;
-    if (!f) {
-        rc = xg_set_error(XG_ERR_IO, "%s: cannot write", tmp);
-        free(tmp);
-        return rc;
-    }
-    fprintf(f, "# xapian-gpu cost model (xapian-gpu calibrate)\n# %s\n",
+    struct xg_outfile o;
+    int rc = xg_outfile_open(&o, path);
+    if (rc) return rc;
+    fprintf(o.f, "# xapian-gpu cost model (xapian-gpu calibrate)\n# %s\n",
             comment ? comment : "");
     for (size_t i = 0; i < N_FIELDS; ++i)
-        fprintf(f, "%s %.6e\n", fields[i].key,
+        fprintf(o.f, "%s %.6e\n", fields[i].key,
                 *(const double *)((const char *)m + fields[i].off));
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        remove(tmp);
-        rc = xg_set_error(XG_ERR_IO, "%s: cannot write", path);
-    }
-    free(tmp);
-    return rc;
+    return xg_outfile_close(&o, 1);
 }
 
 void xg_query_features_of(const struct xg_prepared *pq,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../gpu/error.h"
+#include "../gpu/outfile.h"
 #include "qlm_out.h"
 
 #define XG_QLM_MAGIC "XGQLM001"
@@ -93,24 +94,14 @@ static int write_all(FILE *f, int binary, const struct xg_qlm_result *r, double 
 int xg_qout_write(const char *path, int binary, const struct xg_qlm_result *r,
                   double lambda)
 {
-    char *tmp = malloc(strlen(path) + 8);
-    if (!tmp) return xg_set_error(XG_ERR_NOMEM, "out of memory");
-    sprintf(tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        int rc = xg_set_error(XG_ERR_IO, "%s: cannot write", tmp);
-        free(tmp);
-        return rc;
-    }
+    struct xg_outfile o;
+    int rc = xg_outfile_open(&o, path);
+    if (rc) return rc;
     static char buf[1 << 20];
-    setvbuf(f, buf, _IOFBF, sizeof buf);
-    int w = write_all(f, binary, r, lambda);
-    int rc = XG_OK;
+    setvbuf(o.f, buf, _IOFBF, sizeof buf);
+    int w = write_all(o.f, binary, r, lambda);
     if (w == -2) rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
-    else if (w) rc = xg_set_error(XG_ERR_IO, "%s: write failed", tmp);
-    if (fclose(f) && !rc) rc = xg_set_error(XG_ERR_IO, "%s: write failed", tmp);
-    if (!rc && rename(tmp, path)) rc = xg_set_error(XG_ERR_IO, "%s: cannot write", path);
-    if (rc) remove(tmp);
-    free(tmp);
-    return rc;
+    else if (w) rc = xg_set_error(XG_ERR_IO, "%s: write failed", o.tmp);
+    int crc = xg_outfile_close(&o, !rc);
+    return rc ? rc : crc;
 }

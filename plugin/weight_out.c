@@ -26,21 +26,13 @@ int xg_wout_open(struct xg_wout *w, const char *path, int binary)
 {
     memset(w, 0, sizeof *w);
     w->binary = binary;
-    w->path = path;
-    w->tmp = malloc(strlen(path) + 8);
-    if (!w->tmp) return xg_set_error(XG_ERR_NOMEM, "out of memory");
-    sprintf(w->tmp, "%s.tmp", path);
-    w->f = fopen(w->tmp, "wb");
-    if (!w->f) {
-        free(w->tmp);
-        w->tmp = NULL;
-        return xg_set_error(XG_ERR_IO, "%s.tmp: cannot write", path);
-    }
+    int rc = xg_outfile_open(&w->out, path);
+    if (rc) return rc;
     static char buf[1 << 20];
-    setvbuf(w->f, buf, _IOFBF, sizeof buf);
+    setvbuf(w->out.f, buf, _IOFBF, sizeof buf);
     struct xg_weight_header h = {XG_WEIGHT_MAGIC, XG_WEIGHT_VERSION, 0, 0, 0, 0};
-    if (binary && fwrite(&h, sizeof h, 1, w->f) != 1)
-        return xg_set_error(XG_ERR_IO, "%s: write failed", w->tmp);
+    if (binary && fwrite(&h, sizeof h, 1, w->out.f) != 1)
+        return xg_set_error(XG_ERR_IO, "%s: write failed", w->out.tmp);
     return XG_OK;
 }
 
@@ -69,13 +61,13 @@ int xg_wout_term(struct xg_wout *w, const char *term, size_t len,
             memcpy(rec, &id, 4);
             memcpy(rec + 4, &docids[i], 4);
             memcpy(rec + 8, &weights[i], 8);
-            if (fwrite(rec, 16, 1, w->f) != 1)
-                return xg_set_error(XG_ERR_IO, "%s: write failed", w->tmp);
+            if (fwrite(rec, 16, 1, w->out.f) != 1)
+                return xg_set_error(XG_ERR_IO, "%s: write failed", w->out.tmp);
             continue;
         }
-        fwrite(term, 1, len, w->f);
-        if (fprintf(w->f, "\t%u\t%.17g\n", docids[i], weights[i]) < 0)
-            return xg_set_error(XG_ERR_IO, "%s: write failed", w->tmp);
+        fwrite(term, 1, len, w->out.f);
+        if (fprintf(w->out.f, "\t%u\t%.17g\n", docids[i], weights[i]) < 0)
+            return xg_set_error(XG_ERR_IO, "%s: write failed", w->out.tmp);
     }
     return XG_OK;
 }
@@ -83,22 +75,17 @@ int xg_wout_term(struct xg_wout *w, const char *term, size_t len,
 int xg_wout_close(struct xg_wout *w, int ok)
 {
     int rc = XG_OK;
-    if (!w->f) return ok ? xg_set_error(XG_ERR_IO, "%s: not open", w->path) : XG_OK;
+    if (!w->out.f) return XG_OK; /* never opened */
     if (ok && w->binary) {
         struct xg_weight_header h = {XG_WEIGHT_MAGIC, XG_WEIGHT_VERSION, 0, w->n_terms,
                                      w->n_records, 40 + 16 * w->n_records};
-        if (fwrite(w->dict, 1, w->dict_len, w->f) != w->dict_len ||
-            fseek(w->f, 0, SEEK_SET) || fwrite(&h, sizeof h, 1, w->f) != 1)
-            rc = xg_set_error(XG_ERR_IO, "%s: write failed", w->tmp);
+        FILE *f = w->out.f;
+        if (fwrite(w->dict, 1, w->dict_len, f) != w->dict_len ||
+            fseek(f, 0, SEEK_SET) || fwrite(&h, sizeof h, 1, f) != 1)
+            rc = xg_set_error(XG_ERR_IO, "%s: write failed", w->out.tmp);
     }
-    if (fclose(w->f) && ok && !rc) rc = xg_set_error(XG_ERR_IO, "%s: write failed", w->tmp);
-    w->f = NULL;
-    if (ok && !rc && rename(w->tmp, w->path))
-        rc = xg_set_error(XG_ERR_IO, "%s: cannot write", w->path);
-    if (!ok || rc) remove(w->tmp);
-    free(w->tmp);
+    int crc = xg_outfile_close(&w->out, ok && !rc);
     free(w->dict);
-    w->tmp = NULL;
     w->dict = NULL;
-    return rc;
+    return rc ? rc : crc;
 }

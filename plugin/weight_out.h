@@ -9,11 +9,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../gpu/outfile.h"
+
 struct xg_wout {
-    FILE *f;
+    struct xg_outfile out;  /* OUT.tmp until closed */
     int binary;
-    char *tmp;              /* OUT.tmp */
-    const char *path;
     uint64_t n_terms, n_records;
     char *dict;             /* binary: u32 length + bytes per term */
     size_t dict_len, dict_cap;
