@@ -111,18 +111,17 @@ static uint64_t term_key(const uint8_t *t, size_t n)
     return k;
 }
 
-/* Compare the first (whole) term of the bucket at offset off with term:
- * *c < 0, 0, > 0.  -1 if malformed. */
-static int head_cmp(const uint8_t *dict, uint64_t dict_len, uint64_t off,
-                    const char *term, size_t len, int *c)
+/* The first (whole) term of the bucket at offset off: its bytes and
+ * length; -1 if malformed. */
+static int bucket_head(const uint8_t *dict, uint64_t dict_len, uint64_t off,
+                       const uint8_t **t, uint64_t *n)
 {
-    uint64_t n;
     if (off >= dict_len) return -1;
     const uint8_t *p = dict + off;
-    if (get_varint(&p, dict + dict_len, &n) ||
-        n > (uint64_t)(dict + dict_len - p))
+    if (get_varint(&p, dict + dict_len, n) ||
+        *n > (uint64_t)(dict + dict_len - p))
         return -1;
-    *c = cmp_bytes((const char *)p, (size_t)n, term, len);
+    *t = p;
     return 0;
 }
 
@@ -130,13 +129,12 @@ int xg_dict_keys(const uint8_t *dict, uint64_t dict_len,
                  const uint64_t *index, uint64_t n_buckets, uint64_t *keys)
 {
     for (uint64_t b = 0; b < n_buckets; ++b) {
+        const uint8_t *t;
         uint64_t n;
-        const uint8_t *p = dict + index[b];
-        if (index[b] >= dict_len || get_varint(&p, dict + dict_len, &n) ||
-            n > (uint64_t)(dict + dict_len - p))
+        if (bucket_head(dict, dict_len, index[b], &t, &n))
             return xg_set_error(XG_ERR_FORMAT, "dictionary: bad bucket %llu",
                                 (unsigned long long)b);
-        keys[b] = term_key(p, (size_t)n);
+        keys[b] = term_key(t, (size_t)n);
     }
     return XG_OK;
 }
@@ -170,10 +168,10 @@ int64_t xg_dict_lookup(const uint8_t *dict, uint64_t dict_len,
         lo = a ? a - 1 : 0;
     }
     while (hi - lo > 1) {
-        uint64_t mid = lo + (hi - lo) / 2;
-        int c;
-        if (head_cmp(dict, dict_len, index[mid], term, len, &c)) return -1;
-        if (c <= 0)
+        uint64_t mid = lo + (hi - lo) / 2, n;
+        const uint8_t *t;
+        if (bucket_head(dict, dict_len, index[mid], &t, &n)) return -1;
+        if (cmp_bytes((const char *)t, (size_t)n, term, len) <= 0)
             lo = mid;
         else
             hi = mid;

@@ -3,21 +3,10 @@
  *         /proc/loadavg parser, sampling a file we write, and the
  *         fallback to 1 where the file cannot be read.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../plugin/cpu_load.h"
-
-static int failures;
-#define CHECK(c)                                                            \
-    do {                                                                    \
-        if (!(c)) {                                                         \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #c);    \
-            ++failures;                                                     \
-        }                                                                   \
-    } while (0)
+#include "test_util.h"
 
 static void write_file(const char *path, const char *text)
 {
@@ -32,12 +21,15 @@ int main(int argc, char **argv)
 {
     const char *dir = argc > 1 ? argv[1] : "/tmp";
     unsigned r = 0;
-    CHECK(xg_cpu_load_parse("0.50 0.40 0.30 5/300 12345\n", &r) == 0 && r == 5);
-    CHECK(xg_cpu_load_parse("12.01 9.00 7.50 65/1200 99", &r) == 0 && r == 65);
-    CHECK(xg_cpu_load_parse("0.50 0.40 0.30\n", &r) == -1);
-    CHECK(xg_cpu_load_parse("0.50 0.40 0.30 x/300 1\n", &r) == -1);
-    CHECK(xg_cpu_load_parse("0.50 0.40 0.30 5 1\n", &r) == -1);
-    CHECK(xg_cpu_load_parse("", &r) == -1);
+    CHECK(xg_cpu_load_parse("0.50 0.40 0.30 5/300 12345\n", &r) == 0 && r == 5,
+          "5/300");
+    CHECK(xg_cpu_load_parse("12.01 9.00 7.50 65/1200 99", &r) == 0 && r == 65,
+          "65/1200");
+    CHECK(xg_cpu_load_parse("0.50 0.40 0.30\n", &r) == -1, "three fields");
+    CHECK(xg_cpu_load_parse("0.50 0.40 0.30 x/300 1\n", &r) == -1, "x/300");
+    CHECK(xg_cpu_load_parse("0.50 0.40 0.30 5 1\n", &r) == -1, "no slash");
+    CHECK(xg_cpu_load_parse("", &r) == -1, "empty");
+    group_ok("parse /proc/loadavg lines");
 
     /* A file saying 1 + 4 * cores runnable: the reader excluded, the
      * smoothed pressure climbs from 1 towards 4 as samples come in. */
@@ -53,23 +45,25 @@ int main(int argc, char **argv)
         p = xg_cpu_load_pressure(&l);
         nanosleep(&(struct timespec){0, 6000000}, NULL); /* > 5 ms */
     }
-    CHECK(p > 3.9 && p <= 4.0);
+    CHECK(p > 3.9 && p <= 4.0, "pressure %g, want about 4", p);
+    group_ok("pressure climbs to runnable / cores");
     /* An idle machine: back towards 0. */
     write_file(path, "0.00 0.00 0.00 1/500 4242\n");
     for (int i = 0; i < 40; ++i) {
         p = xg_cpu_load_pressure(&l);
         nanosleep(&(struct timespec){0, 6000000}, NULL);
     }
-    CHECK(p < 0.1);
+    CHECK(p < 0.1, "pressure %g, want about 0", p);
+    group_ok("pressure falls on an idle machine");
     unlink(path);
 
     /* No such file (not Linux): the pressure stays at 1. */
     snprintf(path, sizeof path, "%s/no-such-dir/loadavg", dir);
     xg_cpu_load_init(&l, path);
     for (int i = 0; i < 3; ++i) p = xg_cpu_load_pressure(&l);
-    CHECK(p == 1.0);
+    CHECK(p == 1.0, "pressure %g without the file, want 1", p);
+    group_ok("no /proc/loadavg: pressure 1");
 
-    if (failures) return 1;
-    printf("cpu_load: all checks passed\n");
+    printf("%d passed, 0 failed\n", n_passed);
     return 0;
 }

@@ -187,28 +187,25 @@ def check_text(a):
              ("cr", b"a\r\nb\r\n", "control character"),
              ("tab", b"a\tb\n", "control character"),
              ("long", b"a\n" + b"x" * (1 << 20) + b"\n", "word of 1048576 bytes")]
-    for label, data, msg in cases:
-        path = os.path.join(w, "bad-%s.txt" % label)
-        with open(path, "wb") as f:
-            f.write(data)
-        o = os.path.join(w, "bad.tsv")
-        p = run_any([a.bin, "weight", "--quiet", "--text", path, "-o", o])
-        lines = p.stderr.strip().splitlines()
-        if p.returncode == 0 or len(lines) != 1 or msg not in lines[0] or \
-                path not in lines[0] or os.path.exists(o) or os.path.exists(o + ".tmp"):
-            sys.exit("FAIL malformed %s: rc %d, %r" % (label, p.returncode, p.stderr))
     tsv_cases = [("nodocid", b"abc def\n", "expected docid"),
                  ("dup", b"2\ta\n1\tb\n2\tc\n", "appears twice"),
                  ("utf8", b"1\tgood\n2\tba\xc3d\n", "invalid UTF-8"),
                  ("empty", b"", "no documents")]
-    for label, data, msg in tsv_cases:
-        path = os.path.join(w, "bad-%s.tsv" % label)
-        with open(path, "wb") as f:
-            f.write(data)
-        o = os.path.join(w, "bad.tsv")
-        p = run_any([a.bin, "weight", "--quiet", "--tsv", path, "-o", o])
-        if p.returncode == 0 or msg not in p.stderr or os.path.exists(o):
-            sys.exit("FAIL malformed tsv %s: rc %d, %r" % (label, p.returncode, p.stderr))
+    # Each: one line on stderr naming the file and the fault, a nonzero
+    # exit, and no output (nor its temporary) left behind.
+    for flag, ext, group in (("--text", "txt", cases), ("--tsv", "tsv", tsv_cases)):
+        for label, data, msg in group:
+            path = os.path.join(w, "bad-%s.%s" % (label, ext))
+            with open(path, "wb") as f:
+                f.write(data)
+            o = os.path.join(w, "bad.tsv")
+            p = run_any([a.bin, "weight", "--quiet", flag, path, "-o", o])
+            lines = p.stderr.strip().splitlines()
+            if p.returncode == 0 or len(lines) != 1 or msg not in lines[0] or \
+                    path not in lines[0] or os.path.exists(o) or \
+                    os.path.exists(o + ".tmp"):
+                sys.exit("FAIL malformed %s %s: rc %d, %r" %
+                         (flag, label, p.returncode, p.stderr))
     # Documented behaviours: no final newline, leading and repeated blank
     # lines, an empty TSV document (counted in N), TSV docids out of order.
     same = os.path.join(w, "same.txt")
