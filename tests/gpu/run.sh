@@ -24,10 +24,10 @@
 #                  (tests/gpu/test_weigh.c: random inputs, every collection)
 #   weighbench     the same end to end on seed 000 synthetic text: in core
 #                  (100-500 MB) and out of core (500 MB, 128 MB budget)
-#   prep N         build, export and calibrate abplug's collections
-#   abplug N       issue 4's acceptance run: `xapian-gpu ab --engines
+#   prep N [syn|rt]  build, export and calibrate abplug's collections
+#   abplug N [syn|rt]  issue 4's acceptance run: `xapian-gpu ab --engines
 #                  xapian,plugin-gpu,plugin --threads 64` on the N-doc
-#                  synthetic collection (OR, AND; 10,000 queries) and on the
+#                  synthetic collection (OR, AND; 50,000 queries) and on the
 #                  real-text one (all 50,000 TREC 2005 efficiency queries),
 #                  after calibrate; JSON, HTML and the HTML's plots as SVG
 #                  files in $OUT
@@ -54,29 +54,39 @@ note "device: $(head -1 "$OUT/device.txt"); cores: $(nproc)"
 # The two plugin benchmark collections (the N-doc synthetic one in $db,
 # the real-text one in $rt), their query files, and each one's cost model
 # from calibrate (written beside its index, where the plugin reads it).
+# prepare_collections N [syn|rt]: both unless one is named.
 prepare_collections() {
-    local n=$1
+    local n=$1 which=${2:-syn rt}
     db=/tmp/xg-syn-$n
-    [ -d "$db" ] || $B synth docs --docs "$n" --quiet "$db" || return 1
-    [ -f "$db/xapian-gpu.idx" ] || $B export --quiet "$db" || return 1
-    [ -f /tmp/xg-q.tsv ] || $B synth queries --queries 10000 /tmp/xg-q.tsv
     rt=/tmp/xg-realtext
-    if [ ! -d "$rt" ]; then
-        xz -dc .device-carry/realtext/all.tsv.xz > /tmp/realtext.tsv
-        $B index --quiet /tmp/realtext.tsv "$rt" && $B export --quiet "$rt" \
-            || return 1
-    fi
-    head -10000 .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-trec10k.tsv
-    head -500 /tmp/xg-q.tsv > /tmp/xg-q500.tsv
-    head -500 /tmp/xg-trec10k.tsv > /tmp/xg-trec500.tsv
-    [ -f "$db/xapian-gpu.model" ] && [ -f "$rt/xapian-gpu.model" ] && return 0
-    $B calibrate --db "$db" --queries /tmp/xg-q500.tsv --stem none \
-        --samples "$OUT/calibrate-syn.tsv" > "$OUT/calibrate-syn.log" 2>&1
-    $B calibrate --db "$rt" --queries /tmp/xg-trec500.tsv \
-        --samples "$OUT/calibrate-rt.tsv" > "$OUT/calibrate-rt.log" 2>&1
-    cp "$db/xapian-gpu.model" "$OUT/syn.model"; cp "$rt/xapian-gpu.model" "$OUT/rt.model"
-    note "calibrate, synthetic $n: $(grep -E '^(stock|gpu|with)' "$OUT/calibrate-syn.log" | tr '\n' ';')"
-    note "calibrate, real text: $(grep -E '^(stock|gpu|with)' "$OUT/calibrate-rt.log" | tr '\n' ';')"
+    case " $which " in *" syn "*)
+        [ -d "$db" ] || $B synth docs --docs "$n" --quiet "$db" || return 1
+        [ -f "$db/xapian-gpu.idx" ] || $B export --quiet "$db" || return 1
+        [ -f /tmp/xg-q.tsv ] || $B synth queries --queries 50000 /tmp/xg-q.tsv
+        head -500 /tmp/xg-q.tsv > /tmp/xg-q500.tsv
+        if [ ! -f "$db/xapian-gpu.model" ]; then
+            $B calibrate --db "$db" --queries /tmp/xg-q500.tsv --stem none \
+                --samples "$OUT/calibrate-syn.tsv" > "$OUT/calibrate-syn.log" 2>&1
+            cp "$db/xapian-gpu.model" "$OUT/syn.model"
+            note "calibrate, synthetic $n: $(grep -E '^(stock|gpu|with)' "$OUT/calibrate-syn.log" | tr '\n' ';')"
+        fi ;;
+    esac
+    case " $which " in *" rt "*)
+        if [ ! -d "$rt" ]; then
+            xz -dc .device-carry/realtext/all.tsv.xz > /tmp/realtext.tsv
+            $B index --quiet /tmp/realtext.tsv "$rt" && $B export --quiet "$rt" \
+                || return 1
+        fi
+        head -10000 .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-trec10k.tsv
+        head -500 /tmp/xg-trec10k.tsv > /tmp/xg-trec500.tsv
+        if [ ! -f "$rt/xapian-gpu.model" ]; then
+            $B calibrate --db "$rt" --queries /tmp/xg-trec500.tsv \
+                --samples "$OUT/calibrate-rt.tsv" > "$OUT/calibrate-rt.log" 2>&1
+            cp "$rt/xapian-gpu.model" "$OUT/rt.model"
+            note "calibrate, real text: $(grep -E '^(stock|gpu|with)' "$OUT/calibrate-rt.log" | tr '\n' ';')"
+        fi ;;
+    esac
+    return 0
 }
 
 while [ $# -gt 0 ]; do
@@ -147,14 +157,18 @@ while [ $# -gt 0 ]; do
         ;;
     prep)
         n=$1; shift
+        colls="syn rt"
+        case $1 in syn|rt) colls=$1; shift ;; esac
         t=$(date +%s)
-        prepare_collections "$n" || exit 1
+        prepare_collections "$n" "$colls" || exit 1
         note "prepared the plugin collections ($(( $(date +%s) - t )) s)"
         ;;
     abplug)
         n=$1; shift
-        prepare_collections "$n" || exit 1
-        for coll in syn rt; do
+        colls="syn rt"
+        case $1 in syn|rt) colls=$1; shift ;; esac
+        prepare_collections "$n" "$colls" || exit 1
+        for coll in $colls; do
             if [ $coll = syn ]; then d=$db; q=/tmp/xg-q.tsv; st="--stem none"
             else d=$rt; q=.device-carry/realtext/trec-tb-2005-efficiency.tsv; st=""; fi
             # Real-text AND runs at ~10^5 queries/s, where run-to-run noise
