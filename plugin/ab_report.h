@@ -89,6 +89,8 @@ double xg_ab_overlap(const struct xg_hit *ref, uint32_t n_ref,
 /* ---- The report --------------------------------------------------------- */
 
 #define XG_AB_MAX_ENGINES 6
+/* ab --repeat: timed passes of each engine, at most. */
+#define XG_AB_MAX_PASSES 9
 #define XG_AB_MAX_DIFF_QUERIES 3   /* first differing queries shown */
 
 /* Which matcher answered a query. */
@@ -102,6 +104,8 @@ extern const char *const xg_ab_route_names[XG_AB_N_ROUTES];
 struct xg_ab_engine {
     const char *name;
     double qps, mean_ms, p50_ms, p99_ms, ratio;  /* ratio: qps / ref qps */
+    uint32_t n_passes;          /* ab --repeat: qps is the median pass's */
+    double pass_qps[XG_AB_MAX_PASSES];
     double overlap;             /* overlap@k with engine 0 (not for 0) */
     uint32_t routing[XG_AB_N_ROUTES];  /* queries each matcher answered */
     int has_reasons;            /* the plugin engine: its planner's routes */

@@ -41,6 +41,9 @@ static const char help_ab[] =
     "  --json=OUT              write the figures as JSON to OUT\n"
     "  --qrels FILE            TREC qrels: MAP, P@10 and nDCG@10 per engine\n"
     "  --html OUT              write a self-contained HTML report to OUT\n"
+    "  --repeat N              time every engine N times (1-9), in turns;\n"
+    "                          each pass must give the same MSets, and the\n"
+    "                          median pass's figures are reported\n"
     "  --samples FILE          write per query: qid, cost (sum of its terms'\n"
     "                          df), then per engine its latency (ms) and\n"
     "                          the matcher that answered (TSV)\n"
@@ -63,6 +66,8 @@ struct engine_run {
     int *status;
     double *lat;                /* per query seconds */
     double wall;                /* whole run */
+    uint32_t n_passes;          /* --repeat: timed passes, walls below */
+    double pass_wall[XG_AB_MAX_PASSES];
     uint32_t routing[XG_AB_N_ROUTES];  /* gpu/auto: counted by run_gpu */
     int *route;                 /* plugin: enum xg_route per query */
     uint64_t reasons[XG_ROUTE_COUNT];  /* plugin: the planner's counts */
@@ -669,6 +674,13 @@ static void print_report(const struct xg_ab_report *rep)
         if (e) printf(" %11.4f\n", g->overlap);
         else printf(" %11s\n", "-");
     }
+    for (uint32_t e = 0; e < rep->n_eng && rep->eng[e].n_passes > 1; ++e) {
+        const struct xg_ab_engine *g = &rep->eng[e];
+        printf("%s passes (queries/s; the median pass is reported):", g->name);
+        for (uint32_t p = 0; p < g->n_passes; ++p)
+            printf(" %.0f", g->pass_qps[p]);
+        printf("\n");
+    }
     printf("routing (queries answered by each matcher):\n%-10s", "engine");
     for (int t = 0; t < XG_AB_N_ROUTES; ++t)
         printf(" %9s", xg_ab_route_names[t]);
@@ -753,8 +765,11 @@ static void write_json(FILE *f, const struct xg_ab_report *rep,
     for (uint32_t e = 0; e < rep->n_eng; ++e) {
         const struct xg_ab_engine *g = &rep->eng[e];
         fprintf(f, "%s{\"engine\":\"%s\",\"qps\":%.1f,\"mean_ms\":%.4f,"
-                "\"p50_ms\":%.4f,\"p99_ms\":%.4f,\"routing\":{", e ? "," : "",
+                "\"p50_ms\":%.4f,\"p99_ms\":%.4f,\"pass_qps\":[", e ? "," : "",
                 g->name, g->qps, g->mean_ms, g->p50_ms, g->p99_ms);
+        for (uint32_t p = 0; p < g->n_passes; ++p)
+            fprintf(f, "%s%.1f", p ? "," : "", g->pass_qps[p]);
+        fputs("],\"routing\":{", f);
         for (int t = 0; t < XG_AB_N_ROUTES; ++t)
             fprintf(f, "%s\"%s\":%u", t ? "," : "", xg_ab_route_names[t],
                     g->routing[t]);
@@ -811,6 +826,90 @@ static void write_json(FILE *f, const struct xg_ab_report *rep,
 
 /* Every engine, one after the other, on threads or in GPU batches; then
  * the pool of per-thread searchers is closed.  0 or the exit status. */
+/* One timed pass of one engine: fresh result arrays, then its runner. */
+static int run_pass(xg_searcher *s, struct xg_cli_search_args *a,
+                    struct xg_cli_queries *qs, struct engine_run *r,
+                    uint32_t threads, uint32_t batch, xg_searcher **pool)
+{
+    r->res = calloc(qs->n + 1, sizeof *r->res);
+    r->status = calloc(qs->n + 1, sizeof *r->status);
+    r->lat = calloc(qs->n + 1, sizeof *r->lat);
+    if (!r->res || !r->status || !r->lat)
+        return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    int gpu = r->engine == XG_ENGINE_GPU || r->engine == XG_ENGINE_AUTO;
+    int err = gpu ? run_gpu(s, a, qs, r, batch, threads, pool)
+                  : run_threads(a, qs, r, threads, pool);
+    if (!err && !gpu) count_thread_routes(r, qs->n);
+    return err;
+}
+
+/* A later pass must answer every query as the first did: the same status
+ * and, where answered, the same MSet.  1 if so; else 0 with the error set
+ * naming the first query that differs. */
+static int same_pass(const char *name, const struct xg_cli_queries *qs,
+                     const struct engine_run *first,
+                     const struct engine_run *later, uint32_t pass)
+{
+    for (uint32_t i = 0; i < qs->n; ++i)
+        if (first->status[i] != later->status[i] ||
+            (first->status[i] == XG_OK &&
+             !same_mset(&first->res[i], &later->res[i]))) {
+            xg_set_error(XG_ERR_XAPIAN, "engine %s: pass %u answered query "
+                         "%s differently from pass 1", name, pass + 1,
+                         qs->qid[i]);
+            return 0;
+        }
+    return 1;
+}
+
+/* Free a later pass's MSets once compared (the first pass's are kept). */
+static void free_results(struct engine_run *r, uint32_t n)
+{
+    for (uint32_t i = 0; r->res && i < n; ++i) xg_result_free(&r->res[i]);
+    free(r->res);
+    r->res = NULL;
+}
+
+static void free_run(struct engine_run *r, uint32_t n)
+{
+    if (r->res)
+        for (uint32_t i = 0; i < n; ++i) xg_result_free(&r->res[i]);
+    free(r->res);
+    free(r->status);
+    free(r->lat);
+    free(r->route);
+    memset(r, 0, sizeof *r);
+}
+
+/* The pass whose wall time is the median (the lower one for an even
+ * count). */
+static uint32_t median_pass(const double *wall, uint32_t n)
+{
+    for (uint32_t p = 0; p < n; ++p) {
+        uint32_t below = 0, equal_before = 0;
+        for (uint32_t q = 0; q < n; ++q) {
+            below += wall[q] < wall[p];
+            equal_before += q < p && wall[q] == wall[p];
+        }
+        if (below + equal_before == (n - 1) / 2) return p;
+    }
+    return 0;
+}
+
+/* Take the timing, latencies and routes of pass `from` (same answers). */
+static void keep_timing(struct engine_run *to, struct engine_run *from)
+{
+    double *lat = to->lat;
+    int *route = to->route;
+    to->lat = from->lat;
+    to->route = from->route;
+    from->lat = lat;
+    from->route = route;
+    to->wall = from->wall;
+    memcpy(to->routing, from->routing, sizeof to->routing);
+    memcpy(to->reasons, from->reasons, sizeof to->reasons);
+}
+
 static int run_engines(xg_searcher *s, struct xg_cli_search_args *a,
                        struct xg_cli_queries *qs, struct engine_run *runs,
                        uint32_t n_eng, uint32_t threads, uint32_t batch)
@@ -845,21 +944,36 @@ static int run_engines(xg_searcher *s, struct xg_cli_search_args *a,
         free(warm.status);
         free(warm.lat);
     }
-    for (uint32_t e = 0; e < n_eng && !rc; ++e) {
-        struct engine_run *r = &runs[e];
-        r->res = calloc(qs->n + 1, sizeof *r->res);
-        r->status = calloc(qs->n + 1, sizeof *r->status);
-        r->lat = calloc(qs->n + 1, sizeof *r->lat);
-        if (!r->res || !r->status || !r->lat) {
-            rc = (xg_set_error(XG_ERR_NOMEM, "out of memory"), xg_cli_fail());
-            break;
+    /* The passes go round the engines, so a drift of the machine (clocks,
+     * other load) touches every engine alike. */
+    uint32_t passes = a->repeat ? a->repeat : 1;
+    struct engine_run *extra =
+        passes > 1 ? calloc((size_t)(passes - 1) * n_eng, sizeof *extra) : NULL;
+    if (passes > 1 && !extra)
+        rc = (xg_set_error(XG_ERR_NOMEM, "out of memory"), xg_cli_fail());
+    for (uint32_t p = 0; p < passes && !rc; ++p)
+        for (uint32_t e = 0; e < n_eng && !rc; ++e) {
+            struct engine_run *r = p ? &extra[(p - 1) * n_eng + e] : &runs[e];
+            r->name = runs[e].name;
+            r->engine = runs[e].engine;
+            if (run_pass(s, a, qs, r, threads, batch, pool)) {
+                rc = xg_cli_fail();
+                break;
+            }
+            runs[e].pass_wall[p] = r->wall;
+            runs[e].n_passes = p + 1;
+            if (p && !same_pass(runs[e].name, qs, &runs[e], r, p))
+                rc = xg_cli_fail();
+            if (p) free_results(r, qs->n);
         }
-        int gpu = r->engine == XG_ENGINE_GPU || r->engine == XG_ENGINE_AUTO;
-        int err = gpu ? run_gpu(s, a, qs, r, batch, threads, pool)
-                      : run_threads(a, qs, r, threads, pool);
-        if (err) rc = xg_cli_fail();
-        else if (!gpu) count_thread_routes(r, qs->n);
+    /* Each engine's figures are those of its median pass. */
+    for (uint32_t e = 0; e < n_eng && !rc && passes > 1; ++e) {
+        uint32_t m = median_pass(runs[e].pass_wall, passes);
+        if (m) keep_timing(&runs[e], &extra[(m - 1) * n_eng + e]);
     }
+    for (uint32_t i = 0; extra && i < (passes - 1) * n_eng; ++i)
+        free_run(&extra[i], qs->n);
+    free(extra);
     for (uint32_t i = 0; i < threads; ++i) xg_searcher_close(pool[i]);
     free(pool);
     return rc;
@@ -899,6 +1013,10 @@ static int report(const char *cmd, xg_searcher *s,
     rep->cost = cost;
     for (uint32_t e = 0; e < n_eng; ++e) {
         latency_figures(&runs[e], qs->n, all, lat, &rep->eng[e]);
+        rep->eng[e].n_passes = runs[e].n_passes;
+        for (uint32_t p = 0; p < runs[e].n_passes; ++p)
+            rep->eng[e].pass_qps[p] = runs[e].pass_wall[p] > 0
+                                          ? qs->n / runs[e].pass_wall[p] : 0;
         rep->eng[e].ratio = rep->eng[0].qps > 0
                                 ? rep->eng[e].qps / rep->eng[0].qps : 0;
     }
@@ -1017,14 +1135,7 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
         printf("gpu engine: %s\n", have_gpu ? "not used" : why ? why : "none");
     }
 out:
-    for (uint32_t e = 0; e < n_eng; ++e) {
-        if (runs[e].res)
-            for (uint32_t i = 0; i < qs.n; ++i) xg_result_free(&runs[e].res[i]);
-        free(runs[e].res);
-        free(runs[e].status);
-        free(runs[e].lat);
-        free(runs[e].route);
-    }
+    for (uint32_t e = 0; e < n_eng; ++e) free_run(&runs[e], qs.n);
     xg_searcher_close(s);
     xg_qrels_free(&qr);
     xg_cli_queries_free(&qs);

@@ -4,11 +4,13 @@
 #include "cli_search_opts.h"
 
 /* Long options without a short letter. */
-enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML, OPT_MODEL, OPT_SAMPLES };
+enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML, OPT_MODEL, OPT_SAMPLES,
+       OPT_REPEAT };
 
 #include <getopt.h>
 #include <string.h>
 
+#include "ab_report.h"
 #include "cli.h"
 
 int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
@@ -44,6 +46,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"html", required_argument, 0, OPT_HTML},
         {"model", required_argument, 0, OPT_MODEL},
         {"samples", required_argument, 0, OPT_SAMPLES},
+        {"repeat", required_argument, 0, OPT_REPEAT},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -125,6 +128,13 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
                 return xg_cli_usage(cmd, "--samples is for ab, bench and "
                                     "calibrate");
             a->samples_out = optarg;
+            break;
+        case OPT_REPEAT:
+            if (!is_ab || !strcmp(cmd, "calibrate"))
+                return xg_cli_usage(cmd, "--repeat is for ab and bench");
+            if (xg_cli_uint(cmd, "--repeat", optarg, 1, XG_AB_MAX_PASSES,
+                            &a->repeat))
+                return 2;
             break;
         case OPT_MODEL:
             if (strcmp(cmd, "calibrate"))

@@ -20,6 +20,7 @@ struct xg_cli_search_args {
     int json;
     int first_arg;                 /* first positional argument */
     uint32_t threads, batch;       /* ab/bench */
+    uint32_t repeat;               /* ab/bench: timed passes per engine */
     struct xg_search_opts opts;
     struct xg_engine_opts engine_opts;
 };
