@@ -25,7 +25,7 @@
 #   weighbench     the same end to end on seed 000 synthetic text: in core
 #                  (100-500 MB) and out of core (500 MB, 128 MB budget)
 #   prep N [syn|rt]  build, export and calibrate abplug's collections
-#   abplug N [syn|rt]  issue 4's acceptance run: `xapian-gpu ab --engines
+#   abplug N [syn|rt] [or|and]  issue 4's acceptance run: `xapian-gpu ab --engines
 #                  xapian,plugin-gpu,plugin --threads 64` on the N-doc
 #                  synthetic collection (OR, AND; 50,000 queries) and on the
 #                  real-text one (all 50,000 TREC 2005 efficiency queries),
@@ -167,13 +167,14 @@ while [ $# -gt 0 ]; do
         n=$1; shift
         colls="syn rt"
         case $1 in syn|rt) colls=$1; shift ;; esac
+        ops="or and"
+        case $1 in or|and) ops=$1; shift ;; esac
         prepare_collections "$n" "$colls" || exit 1
         for coll in $colls; do
             if [ $coll = syn ]; then d=$db; q=/tmp/xg-q.tsv; st="--stem none"
             else d=$rt; q=.device-carry/realtext/trec-tb-2005-efficiency.tsv; st=""; fi
             # Every engine three times in turns, the median pass reported:
             # run-to-run noise is several percent at 10^4-10^5 queries/s.
-            ops="or and"
             for op in $ops; do
                 t=$(date +%s)
                 name=ab-$coll-$op
