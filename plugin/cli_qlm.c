@@ -15,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../gpu/error.h"
 #include "../gpu/qlm.h"
 #include "../gpu/wt.h"
 #include "../gpu/wt_tokenize.h"
+#include "../shim/xg_positions.h"
 #include "cli.h"
 #include "qlm_out.h"
 
@@ -28,7 +30,8 @@
 #define DEFAULT_LAMBDA 0.5
 
 static const char help[] =
-    "usage: xapian-gpu qlm (--text FILE | --tsv FILE) -o OUT [OPTIONS]\n"
+    "usage: xapian-gpu qlm (--text FILE | --tsv FILE | --db DB [--db SHARD...])\n"
+    "                      -o OUT [OPTIONS]\n"
     "Write, for every n in 1..sigma and every (n-gram, document) pair, the\n"
     "smoothed probability P(t_n | t_1..t_{n-1}, d) of seed 002 eq. 2 as\n"
     "'w1 w2 ... wn<TAB>docid<TAB>probability' (%.17g), by n, then n-gram in\n"
@@ -37,6 +40,9 @@ static const char help[] =
     "                          empty lines (seed format); docids 1, 2, ...\n"
     "  --tsv FILE              docid<TAB>text lines, tokenized like Xapian's\n"
     "                          TermGenerator without stemming\n"
+    "  --db DB                 a Xapian database with positions (omindex):\n"
+    "                          each document's unprefixed terms in position\n"
+    "                          order; the database's docids\n"
     "  -o OUT                  output file (written atomically)\n"
     "  --sigma N               longest n-gram, 1..8 (2)\n"
     "  --lambda L              weight of the document model, 0..1 (0.5)\n"
@@ -68,11 +74,38 @@ static int bytes_arg(const char *v, uint64_t *out)
     return 0;
 }
 
+/* --db: progress on a terminal, at most five lines a second. */
+static void db_progress(void *ctx, uint64_t terms, uint64_t positions, int done)
+{
+    double *last = ctx;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const double t = ts.tv_sec + ts.tv_nsec * 1e-9;
+    if (!done && t - *last < 0.2) return;
+    *last = t;
+    fprintf(stderr, "\rxapian-gpu qlm: %llu terms, %llu positions read%s",
+            (unsigned long long)terms, (unsigned long long)positions, done ? "\n" : "");
+}
+
+/* --db: the documents' word sequences rebuilt from positions (xg_positions.h). */
+static int load_db(const char **dbs, size_t n_dbs, int progress, struct xg_wt_text *in,
+                   struct xg_pos_stats *st)
+{
+    xg_db *db;
+    if (xg_shim_db_open(dbs, n_dbs, &db)) return XG_ERR_IO;
+    double last = 0;
+    int rc = xg_shim_pos_read(db, progress ? db_progress : NULL, &last, in, st);
+    if (rc && last != 0) fputc('\n', stderr);     /* end the progress line */
+    xg_shim_db_close(db);
+    return rc;
+}
+
 int xg_cli_qlm(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"text", required_argument, 0, 'x'},
         {"tsv", required_argument, 0, 't'},
+        {"db", required_argument, 0, 'd'},
         {"sigma", required_argument, 0, 's'},
         {"lambda", required_argument, 0, 'l'},
         {"format", required_argument, 0, 'f'},
@@ -84,7 +117,8 @@ int xg_cli_qlm(int argc, char **argv)
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    const char *out = NULL, *text = NULL, *tsv = NULL;
+    const char *out = NULL, *text = NULL, *tsv = NULL, *dbs[64];
+    size_t n_dbs = 0;
     int quiet = 0, binary = 0, gpu = 0, c;
     struct xg_qlm_opts o;
     memset(&o, 0, sizeof o);
@@ -97,6 +131,10 @@ int xg_cli_qlm(int argc, char **argv)
         switch (c) {
         case 'x': text = optarg; break;
         case 't': tsv = optarg; break;
+        case 'd':
+            if (n_dbs == 64) return xg_cli_usage("qlm", "too many --db");
+            dbs[n_dbs++] = optarg;
+            break;
         case 'o': out = optarg; break;
         case 's':
             if (xg_cli_uint("qlm", "--sigma", optarg, 1, XG_QLM_MAX_SIGMA, &o.sigma))
@@ -139,8 +177,9 @@ int xg_cli_qlm(int argc, char **argv)
                                 argv[optind - 1]);
         }
     }
-    if ((text != NULL) + (tsv != NULL) != 1 || !out)
-        return xg_cli_usage("qlm", "one of --text FILE, --tsv FILE, and -o OUT are required");
+    if ((text != NULL) + (tsv != NULL) + (n_dbs > 0) != 1 || !out)
+        return xg_cli_usage("qlm", "one of --text FILE, --tsv FILE, --db DB, and -o OUT "
+                            "are required");
     if (optind < argc)
         return xg_cli_usage("qlm", "unexpected argument '%s'", argv[optind]);
     if (gpu) {
@@ -152,11 +191,14 @@ int xg_cli_qlm(int argc, char **argv)
 
     struct xg_wt_text in;
     const uint32_t threads = o.threads ? o.threads : xg_wt_cores();
-    int rc = text ? xg_wt_load_text(text, threads, &in) : xg_wt_load_tsv(tsv, &in);
+    const char *name = n_dbs ? dbs[0] : text ? text : tsv;
+    struct xg_pos_stats pst;
+    int rc = n_dbs ? load_db(dbs, n_dbs, o.progress, &in, &pst)
+             : text ? xg_wt_load_text(text, threads, &in) : xg_wt_load_tsv(tsv, &in);
     struct xg_qlm_result r;
     memset(&r, 0, sizeof r);
     if (!rc && in.n_docs == 0)
-        rc = xg_set_error(XG_ERR_FORMAT, "%s: no words (every document is empty)", tsv);
+        rc = xg_set_error(XG_ERR_FORMAT, "%s: no words (every document is empty)", name);
     if (!rc) {
         rc = xg_qlm_run(&in, &o, &r);
     }
@@ -166,6 +208,13 @@ int xg_cli_qlm(int argc, char **argv)
                 "%llu rows of %llu documents (sigma %u) to %s\n", r.n_chunks, r.n_terms,
                 (unsigned long long)r.n_grams, (unsigned long long)r.n_rows,
                 (unsigned long long)r.n_docs, o.sigma, out);
+    if (!rc && !quiet && n_dbs)
+        fprintf(stderr, "xapian-gpu qlm: %s: %llu documents (%llu without positional terms), "
+                "%llu words from %llu positions of %llu terms (%llu dropped: position "
+                "already held)\n", name, (unsigned long long)pst.n_docs,
+                (unsigned long long)pst.n_empty, (unsigned long long)pst.n_words,
+                (unsigned long long)pst.n_positions, (unsigned long long)pst.n_terms,
+                (unsigned long long)pst.n_shared);
     xg_qlm_result_free(&r);
     xg_wt_text_free(&in);
     return rc ? xg_cli_fail() : 0;
