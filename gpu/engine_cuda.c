@@ -83,24 +83,44 @@ static int dalloc(struct dev *d, void **p, size_t n, const char *what)
     return XG_OK;
 }
 
-static void dfree(struct dev *d, void *p, size_t n)
+/* Batch buffers come from the stream-ordered allocator, whose pool keeps
+ * what is freed (xg_engine_dev_open sets no release threshold): growing one
+ * for a larger batch neither waits for the device nor maps new memory each
+ * time, where cudaFree and cudaMalloc stall every query in flight. */
+static int dalloc_batch(struct dev *d, void **p, size_t n, const char *what)
+{
+    *p = NULL;
+    if (xg_engine_fault_take())
+        return xg_set_error(XG_ERR_NOMEM, "GPU: allocating %s (%zu bytes): "
+                            "injected failure", what, n);
+    if (d->used + n > d->budget)
+        return xg_set_error(XG_ERR_NOMEM, "GPU: %s needs %zu bytes, over the "
+                            "device memory budget (%llu of %llu used)", what,
+                            n, (unsigned long long)d->used,
+                            (unsigned long long)d->budget);
+    XG_CUDA_CHECK(cudaMallocAsync(p, n ? n : 1, d->stream), what);
+    d->used += n;
+    return XG_OK;
+}
+
+static void dfree_batch(struct dev *d, void *p, size_t n)
 {
     if (!p) return;
-    cudaFree(p);
+    cudaFreeAsync(p, d->stream);
     d->used -= n;
 }
 
-/* Grow a device buffer to hold `need` elements of `elem` bytes. */
+/* Grow a batch buffer to hold `need` elements of `elem` bytes. */
 static int dgrow(struct dev *d, void **p, uint64_t *cap, uint64_t need,
                  size_t elem, const char *what)
 {
     if (need <= *cap && *p) return XG_OK;
     uint64_t c = *cap ? *cap : 1024;
     while (c < need) c *= 2;
-    dfree(d, *p, *cap * elem);
+    dfree_batch(d, *p, *cap * elem);
     *p = NULL;
     *cap = 0;
-    int rc = dalloc(d, p, c * elem, what);
+    int rc = dalloc_batch(d, p, c * elem, what);
     if (!rc) *cap = c;
     return rc;
 }
@@ -153,6 +173,13 @@ int xg_engine_dev_open(struct xg_gpu *e)
                                    : (uint64_t)(free_b * 0.9);
     XG_CUDA_CHECK(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking),
                   "cudaStreamCreate");
+    /* The pool of the batch buffers keeps freed memory for the next
+     * growth; xg_engine_dev_close gives it back. */
+    cudaMemPool_t mp;
+    XG_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&mp, e->o.device), "memory pool");
+    uint64_t keep = UINT64_MAX;
+    XG_CUDA_CHECK(cudaMemPoolSetAttribute(mp, cudaMemPoolAttrReleaseThreshold,
+                                          &keep), "memory pool");
     XG_CUDA_CHECK(cudaEventCreate(&d->ev0), "cudaEventCreate");
     XG_CUDA_CHECK(cudaEventCreate(&d->ev1), "cudaEventCreate");
     const struct xg_index *ix = e->ix;
@@ -237,26 +264,21 @@ void xg_engine_dev_close(struct xg_gpu *e)
 {
     struct dev *d = e->dev;
     if (!d) return;
-    if (d->stream) cudaStreamSynchronize(d->stream);
+    if (d->stream) {
+        void *batch[] = {d->d_patch, d->d_desc, d->d_acc, d->d_mask,
+                         d->d_docs, d->d_wdfs, d->d_icount, d->d_icand,
+                         d->d_cand, d->d_res, d->d_off, d->d_packed,
+                         d->d_sel, d->d_hist, d->d_bsel, d->d_mpos};
+        for (size_t i = 0; i < sizeof batch / sizeof batch[0]; ++i)
+            if (batch[i]) cudaFreeAsync(batch[i], d->stream);
+        cudaStreamSynchronize(d->stream);
+        cudaMemPool_t mp;
+        if (cudaDeviceGetDefaultMemPool(&mp, e->o.device) == cudaSuccess)
+            cudaMemPoolTrimTo(mp, 0);
+    }
     for (int i = 0; i < 10; ++i) cudaFree(d->index_mem[i]);
     cudaFreeHost(d->stage);
-    cudaFree(d->d_patch);
-    cudaFree(d->d_desc);
     cudaFreeHost(d->h_desc);
-    cudaFree(d->d_acc);
-    cudaFree(d->d_mask);
-    cudaFree(d->d_docs);
-    cudaFree(d->d_wdfs);
-    cudaFree(d->d_icount);
-    cudaFree(d->d_icand);
-    cudaFree(d->d_cand);
-    cudaFree(d->d_res);
-    cudaFree(d->d_off);
-    cudaFree(d->d_packed);
-    cudaFree(d->d_sel);
-    cudaFree(d->d_hist);
-    cudaFree(d->d_bsel);
-    cudaFree(d->d_mpos);
     cudaFreeHost(d->h_res);
     cudaFreeHost(d->h_cand);
     e->h_res = NULL;
@@ -310,6 +332,13 @@ int xg_engine_dev_patch_offsets(struct xg_gpu *e)
 
 #define ALIGN16(x) (((x) + 15u) & ~(size_t)15u)
 
+/* The capacity a pinned buffer grows to: twice the need, and at least
+ * `floor`, since each growth (cudaFreeHost) waits for the whole device. */
+static uint64_t pinned_cap(uint64_t need, uint64_t floor)
+{
+    return 2 * (need + 1) > floor ? 2 * (need + 1) : floor;
+}
+
 int xg_engine_dev_run(struct xg_gpu *e)
 {
     struct dev *d = e->dev;
@@ -321,19 +350,20 @@ int xg_engine_dev_run(struct xg_gpu *e)
         cudaFreeHost(d->h_res);
         d->h_res = NULL;
         d->cap_hres = 0;
-        XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_res,
-                                     2 * (b->n_queries + 1) * sizeof *d->h_res),
+        uint64_t c = pinned_cap(b->n_queries, 1024);
+        XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_res, c * sizeof *d->h_res),
                       "pinned results");
-        d->cap_hres = 2 * (b->n_queries + 1);
+        d->cap_hres = c;
     }
     if (b->cand_total > d->cap_hcand || !d->h_cand) {
         cudaFreeHost(d->h_cand);
         d->h_cand = NULL;
         d->cap_hcand = 0;
+        uint64_t c = pinned_cap(b->cand_total, 1u << 16);
         XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_cand,
-                                     2 * (b->cand_total + 1) * sizeof *d->h_cand),
+                                     c * sizeof *d->h_cand),
                       "pinned candidates");
-        d->cap_hcand = 2 * (b->cand_total + 1);
+        d->cap_hcand = c;
     }
     e->h_res = d->h_res;
     e->h_cand = d->h_cand;
@@ -350,12 +380,13 @@ int xg_engine_dev_run(struct xg_gpu *e)
     size_t o_mp = ALIGN16(o_ml + (b->n_ml + 1) * sizeof *b->mlist);
     size_t size = ALIGN16(o_mp + (b->n_ml + 1) * sizeof *b->mprefix);
     if (size > d->cap_desc) {
-        dfree(d, d->d_desc, d->cap_desc);
+        dfree_batch(d, d->d_desc, d->cap_desc);
         d->d_desc = NULL;
         cudaFreeHost(d->h_desc);
         d->h_desc = NULL;
-        size_t c = size * 2;
-        if ((rc = dalloc(d, (void **)&d->d_desc, c, "batch descriptors")))
+        size_t c = pinned_cap(size, 1u << 20);
+        if ((rc = dalloc_batch(d, (void **)&d->d_desc, c,
+                               "batch descriptors")))
             return rc;
         XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_desc, c), "pinned buffer");
         d->cap_desc = c;
