@@ -4,7 +4,10 @@
  *         documents, like weight's), pass 1 (each chunk's distinct n-grams
  *         with their collection counts, merged into one sorted table per
  *         n), the history counts f(t_1^{n-1}, C), and pass 2 (each chunk's
- *         rows, placed per n-gram in chunk order, i.e. by document).
+ *         rows, placed per n-gram in chunk order, i.e. by document); and
+ *         the engine: the CPU twin (qlm_sort.c, qlm_count.c) or the GPU
+ *         (qlm_int.h's xg_qlm_gpu_*: in core one pass on the device, out
+ *         of core the same two passes and merges as the twin).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +20,7 @@
 #include "wt_int.h"
 
 const char *const xg_qlm_step_names[XG_QLM_N_STEPS] = {
-    "dict/ID", "ids", "2 sort", "3 count", "merge", "3 prob"};
+    "dict/ID", "ids", "2 sort", "3 count", "merge", "3 prob", "copies"};
 
 /* Host bytes per word of a chunk in the CPU twin (ids, documents, sa,
  * lcp, ranks, two 64-bit key arrays, the counters' buffers): the chunk
@@ -36,6 +39,7 @@ struct run {
     uint64_t *docoff;           /* [n_docs + 1]: first word per document */
     uint64_t *chunk_doc;        /* [n_chunks + 1]: first document per chunk */
     struct xg_qlm_tables t;
+    xg_qlm_gpu *g;              /* the GPU engine, or NULL: the CPU twin */
 };
 
 static double now(void)
@@ -300,6 +304,31 @@ static void progress(const struct run *u, const char *what, uint32_t c)
                 u->r->n_chunks);
 }
 
+static struct xg_qlm_gpu_args gpu_args(const struct run *u, const struct xg_qlm_chunk *k)
+{
+    return (struct xg_qlm_gpu_args){u->o->sigma, u->o->sort, u->r->n_terms,
+                                    u->in->docids ? u->in->docids + k->doc_base : NULL,
+                                    u->o->lambda, u->o->counts};
+}
+
+/* One chunk of one pass on the GPU (which sorts on the device each time);
+ * pass 1's lists are merged as the twin's are. */
+static int gpu_chunk(struct run *u, int pass, const struct xg_qlm_chunk *k)
+{
+    const struct xg_qlm_gpu_args a = gpu_args(u, k);
+    if (pass == 2) return xg_qlm_gpu_pass2(u->g, k, &a, &u->t, u->r->seconds);
+    struct xg_qlm_grams l[XG_QLM_MAX_SIGMA + 1];
+    memset(l, 0, sizeof l);
+    int rc = xg_qlm_gpu_pass1(u->g, k, &a, l, u->r->seconds);
+    double t0 = now();
+    for (uint32_t n = 1; n <= u->o->sigma; ++n) {
+        if (!rc) rc = merge(u->r->ids, n, &u->t.g[n], &l[n]);
+        xg_qlm_grams_free(&l[n]);
+    }
+    u->r->seconds[XG_QLM_STEP_MERGE] += now() - t0;
+    return rc;
+}
+
 static int passes(struct run *u)
 {
     struct xg_qlm_result *r = u->r;
@@ -327,6 +356,10 @@ static int passes(struct run *u)
             progress(u, pass == 1 ? "pass 1 (collection counts)" : "pass 2 (probabilities)", c);
             struct xg_qlm_chunk k;
             chunk(u, c, doc, doc_end, &k);
+            if (u->g) {
+                rc = gpu_chunk(u, pass, &k);
+                continue;
+            }
             double t0 = now();
             if (pass == 1 || r->n_chunks > 1)
                 rc = xg_qlm_sort_ref(&k, sigma, u->o->sort, u->threads, sa, lcp);
@@ -364,17 +397,80 @@ static int passes(struct run *u)
     return rc;
 }
 
-void xg_qlm_result_free(struct xg_qlm_result *r)
+/* In core on the GPU: the one chunk in one pass, no tables to merge. */
+static int gpu_whole(struct run *u)
 {
-    free(r->term);
-    free(r->term_len);
-    free(r->ids);
+    const uint64_t n_words = u->r->total_length, n_docs = u->in->n_docs;
+    uint32_t *doc = malloc((n_words + 1) * sizeof *doc);
+    uint32_t *doc_end = malloc((n_docs + 1) * sizeof *doc_end);
+    int rc = doc && doc_end ? XG_OK : nomem();
+    if (!rc) {
+        struct xg_qlm_chunk k;
+        chunk(u, 0, doc, doc_end, &k);
+        const struct xg_qlm_gpu_args a = gpu_args(u, &k);
+        progress(u, "GPU, in core", 0);
+        rc = xg_qlm_gpu_whole(u->g, &k, &a, u->r, u->r->seconds);
+    }
+    free(doc);
+    free(doc_end);
+    return rc;
+}
+
+/* The table's arrays (not the dictionary nor the ids). */
+static void free_table(struct xg_qlm_result *r)
+{
     free(r->gram_n);
     free(r->gram_pos);
     free(r->gram_off);
     free(r->docids);
     free(r->prob);
     free(r->counts);
+    r->gram_n = NULL;
+    r->gram_pos = r->gram_off = r->counts = NULL;
+    r->docids = NULL;
+    r->prob = NULL;
+    r->n_grams = r->n_rows = 0;
+}
+
+/* Back to the state before the passes (the dictionary and ids stay). */
+static void reset(struct run *u)
+{
+    free_table(u->r);
+    for (uint32_t n = 0; n <= XG_QLM_MAX_SIGMA; ++n) {
+        xg_qlm_grams_free(&u->t.g[n]);
+        free(u->t.w[n]);
+    }
+    free(u->t.cursor);
+    memset(&u->t, 0, sizeof u->t);
+}
+
+/* The engine: the GPU when asked for or (auto) when a device opens; with
+ * auto, any GPU failure hands the run to the CPU twin. */
+static int engines(struct run *u)
+{
+    const int want = u->o->engine;
+    if (want != XG_QLM_CPU) {
+        int rc = xg_qlm_gpu_open(&u->g);
+        if (rc && want == XG_QLM_GPU) return rc;
+        if (!rc) {
+            u->r->engine = XG_QLM_GPU;
+            rc = u->r->n_chunks == 1 ? gpu_whole(u) : passes(u);
+            xg_qlm_gpu_close(u->g);
+            u->g = NULL;
+            if (!rc || want == XG_QLM_GPU) return rc;
+            reset(u);
+        }
+    }
+    u->r->engine = XG_QLM_CPU;
+    return passes(u);
+}
+
+void xg_qlm_result_free(struct xg_qlm_result *r)
+{
+    free(r->term);
+    free(r->term_len);
+    free(r->ids);
+    free_table(r);
     memset(r, 0, sizeof *r);
 }
 
@@ -404,7 +500,7 @@ int xg_qlm_run(const struct xg_wt_text *in, const struct xg_qlm_opts *o,
     if (max > MAX_CHUNK_WORDS) max = MAX_CHUNK_WORDS;
     if (max < 1) max = 1;
     if (!rc) rc = plan(&u, max);
-    if (!rc) rc = passes(&u);
+    if (!rc) rc = engines(&u);
     if (o->progress) fputc('\n', stderr);
     xg_wt_dict_free(&u.dict);
     free(u.doclen);

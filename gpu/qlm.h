@@ -3,7 +3,8 @@
  *         issue 6): for every n in 1..sigma and every distinct (n-gram,
  *         document) pair of a text collection, the Jelinek-Mercer smoothed
  *         probability of eq. 2, computed by the multi-threaded CPU twin of
- *         the seed's GPU pipeline (the GPU engine is a later step).
+ *         the seed's GPU pipeline or by its GPU engine (qlm_cuda*.c,
+ *         qlm.cu), which gives the same bytes.
  *
  *  Definitions (docs/qlm.md): f(x, d) is the number of occurrences of the
  *  word sequence x in document d, f(x, C) its sum over the collection;
@@ -39,10 +40,16 @@ enum xg_qlm_sort {
     XG_QLM_SORT_COMPARE = 1     /* comparison sort of sigma-word keys */
 };
 
-/* Steps timed (seed 002 fig. 6 style), summed over chunks and passes. */
+/* Which engine computes the table: auto is the GPU when a device opens,
+ * else the CPU twin. */
+enum xg_qlm_engine { XG_QLM_AUTO = 0, XG_QLM_CPU = 1, XG_QLM_GPU = 2 };
+
+/* Steps timed (seed 002 fig. 6 style), summed over chunks and passes.
+ * The GPU engine's sort, count, prob and copy steps are cudaEvent times;
+ * every other step is host wall time. */
 enum xg_qlm_step {
     XG_QLM_STEP_DICT, XG_QLM_STEP_IDS, XG_QLM_STEP_SORT, XG_QLM_STEP_COUNT,
-    XG_QLM_STEP_MERGE, XG_QLM_STEP_PROB, XG_QLM_N_STEPS
+    XG_QLM_STEP_MERGE, XG_QLM_STEP_PROB, XG_QLM_STEP_COPY, XG_QLM_N_STEPS
 };
 extern const char *const xg_qlm_step_names[XG_QLM_N_STEPS];
 
@@ -54,6 +61,7 @@ struct xg_qlm_opts {
     uint64_t device_memory; /* chunk budget in bytes (0: in core) */
     int counts;             /* 1: keep the four counts of every row */
     int progress;           /* lines on stderr */
+    int engine;             /* enum xg_qlm_engine */
 };
 
 struct xg_qlm_result {
@@ -74,12 +82,16 @@ struct xg_qlm_result {
     uint64_t *counts;       /* per row (opts.counts): f(x,d), f(h,d),
                                f(x,C), f(h,C); h is x without its last word */
     uint32_t n_chunks;
+    int engine;             /* the engine that ran (XG_QLM_CPU or _GPU) */
     double seconds[XG_QLM_N_STEPS];
 };
 
 /* Compute the table.  Errors: XG_ERR_ARG for a bad sigma or lambda,
  * XG_ERR_NOMEM (also: a document larger than the
- * --device-memory budget allows), XG_ERR_FORMAT (more than 2^32-1 terms).
+ * --device-memory budget allows), XG_ERR_FORMAT (more than 2^32-1 terms),
+ * XG_ERR_NODEVICE (engine GPU without a device, or a build without CUDA),
+ * XG_ERR_CUDA (engine GPU: the device failed).  Engine AUTO runs the CPU
+ * twin when no device opens or the GPU run fails.
  * The message names the fault; on error r is left empty. */
 /* The input is a loaded text (wt_tokenize.h: --text or --tsv); its empty
  * documents have no n-grams and no rows. */

@@ -69,6 +69,41 @@ int xg_qlm_count_ref(const struct xg_qlm_chunk *c, const uint32_t *sa,
                      const uint8_t *lcp, uint32_t sigma, uint32_t threads,
                      struct xg_qlm_grams *out, const struct xg_qlm_tables *t);
 
+/* ---- the GPU engine (qlm_cuda.c, qlm_cuda_pass.c; qlm_nocuda.c without
+ * CUDA).  Every call sorts the chunk again on the device and gives what
+ * the twin's xg_qlm_sort_ref + xg_qlm_count_ref give, bit for bit.  Each
+ * returns XG_OK, XG_ERR_NODEVICE, XG_ERR_NOMEM (device memory), XG_ERR_CUDA
+ * or XG_ERR_FORMAT (an internal inconsistency), with the message set;
+ * seconds[] gets the steps' cudaEvent times (and host wall time for pass
+ * 2's placing, as XG_QLM_STEP_MERGE). */
+typedef struct xg_qlm_gpu xg_qlm_gpu;
+
+struct xg_qlm_gpu_args {
+    uint32_t sigma;
+    int sort;                   /* enum xg_qlm_sort */
+    uint32_t n_terms;           /* term ids are below this */
+    const uint32_t *docids;     /* the chunk's external docids, or NULL */
+    double lambda;
+    int counts;                 /* keep the four counts of each row */
+};
+
+int xg_qlm_gpu_open(xg_qlm_gpu **g);
+void xg_qlm_gpu_close(xg_qlm_gpu *g);
+/* Pass 1 of a chunk: out[n] as xg_qlm_count_ref fills it. */
+int xg_qlm_gpu_pass1(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
+                     const struct xg_qlm_gpu_args *a, struct xg_qlm_grams *out,
+                     double *seconds);
+/* Pass 2 of a chunk: its rows placed through t->cursor. */
+int xg_qlm_gpu_pass2(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
+                     const struct xg_qlm_gpu_args *a, const struct xg_qlm_tables *t,
+                     double *seconds);
+/* In core (the chunk is the collection): one pass fills r's n-grams and
+ * rows (n_grams, gram_n, gram_pos, gram_off, n_rows, docids, prob,
+ * counts) directly, in the output order. */
+int xg_qlm_gpu_whole(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
+                     const struct xg_qlm_gpu_args *a, struct xg_qlm_result *r,
+                     double *seconds);
+
 /* Compare the n words at a and b of ids (term id order). */
 static inline int xg_qlm_cmp(const uint32_t *ids, uint64_t a, uint64_t b,
                              uint32_t n)

@@ -1,8 +1,8 @@
 /** @file qlm_score.h
  *  @brief Query-time n-gram query likelihood (issue 6, "Query time"):
  *         rank documents for a query from a loaded qlm table
- *         (qlm_table.h).  xg_qlm_score_ref is the CPU twin; a GPU version
- *         must give the same bits.
+ *         (qlm_table.h).  xg_qlm_score_ref is the CPU twin,
+ *         xg_qlm_score_gpu the GPU version; they give the same bits.
  *
  *  The score, exactly (docs/qlm.md, "Query time"): the query is tokenized
  *  by xg_wt_tokenize (the --tsv tokenizer, no stemming) into words
@@ -59,12 +59,39 @@ double xg_qlm_word_prob(const struct xg_qlm_table *t,
                         const struct xg_qlm_gram *const *chain, uint32_t n_max,
                         uint32_t docid);
 
+/* A query ready to score: its words' n-gram chains (chain[i * sigma +
+ * n - 1] is the entry of the n-gram q_{i-n+1} .. q_i, NULL when the
+ * collection lacks it or n > i + 1) and the number of unigram rows (the
+ * candidates, with repeats).  Returns XG_OK, XG_ERR_ARG (invalid UTF-8)
+ * or XG_ERR_NOMEM. */
+struct xg_qlm_query {
+    uint32_t m;                             /* words */
+    const struct xg_qlm_gram **chain;       /* [m * sigma] */
+    uint64_t n_cand;
+};
+int xg_qlm_query_prepare(const struct xg_qlm_table *t, const char *text,
+                         struct xg_qlm_query *q);
+void xg_qlm_query_free(struct xg_qlm_query *q);
+
 /* Rank the documents for the query text (UTF-8): the best k in *hits
  * (malloc'd, free() it; *n_hits <= k), by score descending, then docid
  * ascending.  Returns XG_OK, XG_ERR_ARG (the text is not valid UTF-8) or
  * XG_ERR_NOMEM. */
 int xg_qlm_score_ref(const struct xg_qlm_table *t, const char *text,
                      uint32_t k, struct xg_qlm_hit **hits, uint32_t *n_hits);
+
+/* The GPU scorer (qlm_score_cuda.c + qlm_score.cu; without CUDA every
+ * call answers XG_ERR_NODEVICE).  open uploads the table's docids and the
+ * log of every row's floored probability, taken here with the C
+ * library's log(), so the device only adds the very doubles the twin adds,
+ * in the same order: the same bits, the same ranking. */
+typedef struct xg_qlm_scorer_gpu xg_qlm_scorer_gpu;
+int xg_qlm_score_gpu_open(const struct xg_qlm_table *t, xg_qlm_scorer_gpu **s);
+void xg_qlm_score_gpu_close(xg_qlm_scorer_gpu *s);
+/* As xg_qlm_score_ref, for a table opened in s; also XG_ERR_CUDA. */
+int xg_qlm_score_gpu(xg_qlm_scorer_gpu *s, const struct xg_qlm_table *t,
+                     const char *text, uint32_t k, struct xg_qlm_hit **hits,
+                     uint32_t *n_hits);
 
 #ifdef __cplusplus
 }

@@ -54,6 +54,45 @@ static int add_word(void *ctx, const char *term, size_t len)
     return 0;
 }
 
+int xg_qlm_query_prepare(const struct xg_qlm_table *t, const char *text,
+                         struct xg_qlm_query *q)
+{
+    size_t len = strlen(text);
+    memset(q, 0, sizeof *q);
+    if (xg_wt_utf8_valid(text, len) != len)
+        return xg_set_error(XG_ERR_ARG, "qlm query: invalid UTF-8");
+    struct words w = {NULL, 0, 0, t};
+    if (xg_wt_tokenize(text, len, add_word, &w)) {
+        free(w.id);
+        return xg_set_error(XG_ERR_NOMEM, "qlm query: out of memory");
+    }
+    const uint32_t m = w.n, s = t->sigma;
+    const struct xg_qlm_gram **chain = calloc((size_t)m * s + 1, sizeof *chain);
+    uint32_t ids[XG_QLM_MAX_SIGMA];
+    for (uint32_t i = 0; chain && i < m; ++i) {
+        /* chain[i * s + n - 1]: the n-gram q_{i-n+1} .. q_i, n <= i + 1. */
+        for (uint32_t n = 1; n <= s && n <= i + 1; ++n) {
+            int64_t id = w.id[i - n + 1];
+            if (id < 0) break;      /* longer n-grams hold it too */
+            for (uint32_t j = 0; j < n; ++j)
+                ids[j] = (uint32_t)w.id[i - n + 1 + j];
+            chain[(size_t)i * s + n - 1] = xg_qlm_table_gram(t, ids, n);
+        }
+        if (chain[(size_t)i * s]) q->n_cand += chain[(size_t)i * s]->n_rows;
+    }
+    free(w.id);
+    if (!chain) return xg_set_error(XG_ERR_NOMEM, "qlm query: out of memory");
+    q->m = m;
+    q->chain = chain;
+    return XG_OK;
+}
+
+void xg_qlm_query_free(struct xg_qlm_query *q)
+{
+    free(q->chain);
+    memset(q, 0, sizeof *q);
+}
+
 static int by_docid(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
@@ -71,36 +110,17 @@ static int by_rank(const void *a, const void *b)
 int xg_qlm_score_ref(const struct xg_qlm_table *t, const char *text,
                      uint32_t k, struct xg_qlm_hit **hits, uint32_t *n_hits)
 {
-    size_t len = strlen(text);
     *hits = NULL;
     *n_hits = 0;
-    if (xg_wt_utf8_valid(text, len) != len)
-        return xg_set_error(XG_ERR_ARG, "qlm query: invalid UTF-8");
-    struct words w = {NULL, 0, 0, t};
-    if (xg_wt_tokenize(text, len, add_word, &w)) {
-        free(w.id);
-        return xg_set_error(XG_ERR_NOMEM, "qlm query: out of memory");
-    }
-    const uint32_t m = w.n, s = t->sigma;
-    const struct xg_qlm_gram **chain = calloc((size_t)m * s + 1, sizeof *chain);
-    uint32_t ids[XG_QLM_MAX_SIGMA];
-    uint64_t n_cand = 0;
-    for (uint32_t i = 0; chain && i < m; ++i) {
-        /* chain[i * s + n - 1]: the n-gram q_{i-n+1} .. q_i, n <= i + 1. */
-        for (uint32_t n = 1; n <= s && n <= i + 1; ++n) {
-            int64_t id = w.id[i - n + 1];
-            if (id < 0) break;      /* longer n-grams hold it too */
-            for (uint32_t j = 0; j < n; ++j)
-                ids[j] = (uint32_t)w.id[i - n + 1 + j];
-            chain[(size_t)i * s + n - 1] = xg_qlm_table_gram(t, ids, n);
-        }
-        if (chain[(size_t)i * s]) n_cand += chain[(size_t)i * s]->n_rows;
-    }
-    uint32_t *cand = chain ? malloc((n_cand + 1) * sizeof *cand) : NULL;
-    struct xg_qlm_hit *h = cand ? malloc((n_cand + 1) * sizeof *h) : NULL;
+    struct xg_qlm_query q;
+    int rc = xg_qlm_query_prepare(t, text, &q);
+    if (rc) return rc;
+    const uint32_t m = q.m, s = t->sigma;
+    const struct xg_qlm_gram **chain = q.chain;
+    uint32_t *cand = malloc((q.n_cand + 1) * sizeof *cand);
+    struct xg_qlm_hit *h = cand ? malloc((q.n_cand + 1) * sizeof *h) : NULL;
     if (!h) {
-        free(w.id);
-        free(chain);
+        xg_qlm_query_free(&q);
         free(cand);
         return xg_set_error(XG_ERR_NOMEM, "qlm query: out of memory");
     }
@@ -130,8 +150,7 @@ int xg_qlm_score_ref(const struct xg_qlm_table *t, const char *text,
     qsort(h, nd, sizeof *h, by_rank);
     *n_hits = nd < k ? (uint32_t)nd : k;
     *hits = h;
-    free(w.id);
-    free(chain);
+    xg_qlm_query_free(&q);
     free(cand);
     return XG_OK;
 }

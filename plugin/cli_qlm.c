@@ -51,8 +51,9 @@ static const char help[] =
     "                          (h: x without its last word)\n"
     "  --sort doubling|compare suffix sort: prefix doubling (default) or a\n"
     "                          comparison sort of sigma-word keys\n"
-    "  --engine auto|cpu|gpu   auto and cpu: the multi-threaded CPU twin\n"
-    "                          (no GPU engine for qlm yet)\n"
+    "  --engine auto|cpu|gpu   gpu: the GPU engine; cpu: the multi-threaded\n"
+    "                          CPU twin (same bytes); auto: the GPU when a\n"
+    "                          device opens, else the CPU\n"
     "  --threads N             CPU threads (all cores)\n"
     "  --device-memory BYTES   process in chunks of whole documents under\n"
     "                          this budget (suffix K, M or G; default: in core)\n"
@@ -119,7 +120,7 @@ int xg_cli_qlm(int argc, char **argv)
         {0, 0, 0, 0}};
     const char *out = NULL, *text = NULL, *tsv = NULL, *dbs[64];
     size_t n_dbs = 0;
-    int quiet = 0, binary = 0, gpu = 0, c;
+    int quiet = 0, binary = 0, c;
     struct xg_qlm_opts o;
     memset(&o, 0, sizeof o);
     o.sigma = 2;
@@ -159,8 +160,9 @@ int xg_cli_qlm(int argc, char **argv)
                                     optarg);
             break;
         case 'e':
-            if (!strcmp(optarg, "gpu")) gpu = 1;
-            else if (strcmp(optarg, "cpu") && strcmp(optarg, "auto"))
+            if (!strcmp(optarg, "gpu")) o.engine = XG_QLM_GPU;
+            else if (!strcmp(optarg, "cpu")) o.engine = XG_QLM_CPU;
+            else if (strcmp(optarg, "auto"))
                 return xg_cli_usage("qlm", "--engine must be auto, gpu or cpu");
             break;
         case 'j':
@@ -182,11 +184,6 @@ int xg_cli_qlm(int argc, char **argv)
                             "are required");
     if (optind < argc)
         return xg_cli_usage("qlm", "unexpected argument '%s'", argv[optind]);
-    if (gpu) {
-        xg_set_error(XG_ERR_NODEVICE, "qlm: no GPU engine for qlm in this build yet "
-                     "(use --engine cpu or auto)");
-        return xg_cli_fail();
-    }
     o.progress = !quiet && isatty(2);
 
     struct xg_wt_text in;
@@ -204,8 +201,9 @@ int xg_cli_qlm(int argc, char **argv)
     }
     if (!rc) rc = xg_qout_write(out, binary, &r, o.lambda);
     if (!rc && !quiet)
-        fprintf(stderr, "xapian-gpu qlm: CPU engine, %u chunk(s), %u terms, %llu n-grams, "
-                "%llu rows of %llu documents (sigma %u) to %s\n", r.n_chunks, r.n_terms,
+        fprintf(stderr, "xapian-gpu qlm: %s engine, %u chunk(s), %u terms, %llu n-grams, "
+                "%llu rows of %llu documents (sigma %u) to %s\n",
+                r.engine == XG_QLM_GPU ? "GPU" : "CPU", r.n_chunks, r.n_terms,
                 (unsigned long long)r.n_grams, (unsigned long long)r.n_rows,
                 (unsigned long long)r.n_docs, o.sigma, out);
     if (!rc && !quiet && n_dbs)

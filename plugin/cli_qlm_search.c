@@ -1,7 +1,9 @@
 /** @file cli_qlm_search.c
  *  @brief xapian-gpu qlm-search: rank documents for queries by n-gram
  *         query likelihood from a binary table of `xapian-gpu qlm`
- *         (issue 6, "Query time"; the CPU twin of gpu/qlm_score.h).
+ *         (issue 6, "Query time"): gpu/qlm_score.h's CPU twin or its GPU
+ *         scorer (--engine), which give the same scores bit for bit and so
+ *         the same ranking.
  *
  *  A subcommand of its own rather than `search --scoring qlm`: `search`
  *  is built around a Xapian database (--db is required) and QueryParser,
@@ -30,6 +32,9 @@ static const char help[] =
     "  -k K                    results per query (10)\n"
     "  --queries FILE          'qid<TAB>text' lines ('-': stdin)\n"
     "  --json                  one JSON line per query, as search --json\n"
+    "  --engine auto|cpu|gpu   the scorer: gpu, the CPU twin (same scores,\n"
+    "                          bit for bit), or auto: the GPU when a device\n"
+    "                          opens (default)\n"
     "Each QUERY argument is one query (qids 1, 2, ...).\n";
 
 static void print_hits(const char *qid, const struct xg_qlm_hit *h,
@@ -57,11 +62,12 @@ int xg_cli_qlm_search(int argc, char **argv)
         {"qlm", required_argument, 0, 't'},
         {"queries", required_argument, 0, 'q'},
         {"json", no_argument, 0, 'j'},
+        {"engine", required_argument, 0, 'e'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *table = NULL, *queries = NULL;
     uint32_t k = 10;
-    int json = 0, c;
+    int json = 0, engine = 0, c;      /* engine: 0 auto, 1 cpu, 2 gpu */
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
@@ -69,6 +75,12 @@ int xg_cli_qlm_search(int argc, char **argv)
         case 't': table = optarg; break;
         case 'q': queries = optarg; break;
         case 'j': json = 1; break;
+        case 'e':
+            engine = !strcmp(optarg, "cpu") ? 1 : !strcmp(optarg, "gpu") ? 2
+                     : !strcmp(optarg, "auto") ? 0 : -1;
+            if (engine < 0)
+                return xg_cli_usage("qlm-search", "--engine must be auto, cpu or gpu");
+            break;
         case 'k':
             if (xg_cli_uint("qlm-search", "-k", optarg, 0, 1u << 24, &k))
                 return 2;
@@ -94,10 +106,24 @@ int xg_cli_qlm_search(int argc, char **argv)
         return xg_cli_fail();
     }
     int rc = 0;
+    xg_qlm_scorer_gpu *gpu = NULL;
+    if (engine != 1 && xg_qlm_score_gpu_open(&t, &gpu) && engine == 2) {
+        xg_cli_queries_free(&qs);
+        xg_qlm_table_free(&t);
+        return xg_cli_fail();
+    }
     for (uint32_t i = 0; i < qs.n && !rc; ++i) {
         struct xg_qlm_hit *h;
         uint32_t n;
-        if (xg_qlm_score_ref(&t, qs.text[i], k, &h, &n)) {
+        int e = gpu ? xg_qlm_score_gpu(gpu, &t, qs.text[i], k, &h, &n)
+                    : xg_qlm_score_ref(&t, qs.text[i], k, &h, &n);
+        if (gpu && engine == 0 && (e == XG_ERR_CUDA || e == XG_ERR_NOMEM)) {
+            /* auto: the device failed, the twin answers from here on */
+            xg_qlm_score_gpu_close(gpu);
+            gpu = NULL;
+            e = xg_qlm_score_ref(&t, qs.text[i], k, &h, &n);
+        }
+        if (e) {
             fprintf(stderr, "xapian-gpu: query %s: %s\n", qs.qid[i],
                     xg_last_error());
             rc = 1;
@@ -106,6 +132,7 @@ int xg_cli_qlm_search(int argc, char **argv)
         print_hits(qs.qid[i], h, n, json);
         free(h);
     }
+    xg_qlm_score_gpu_close(gpu);
     xg_cli_queries_free(&qs);
     xg_qlm_table_free(&t);
     return rc;

@@ -138,7 +138,8 @@ def check_set(a, name, docs, rng, lams):
         for lam in lams:
             base = ["--text", text, "--sigma", str(sigma), "--lambda", repr(lam),
                     "--counts"]
-            got = qlm(a, base + ["--threads", "1"], os.path.join(w, "o1.tsv"))
+            got = qlm(a, base + ["--threads", "1", "--engine", "cpu"],
+                      os.path.join(w, "o1.tsv"))
             want = "\n".join(reference(docs, range(1, len(docs) + 1), sigma, lam))
             want = (want + "\n").encode() if want else b""
             if got != want:
@@ -149,7 +150,7 @@ def check_set(a, name, docs, rng, lams):
                                                     len(e), bad))
             pairs = check_sums(got, "%s sigma %d" % (name, sigma))
             # Same bytes from every engine configuration.
-            for extra in (["--threads", "3"],
+            for extra in (["--threads", "3"], ["--engine", "auto"],
                           ["--sort", "compare"],
                           ["--sort", "compare", "--threads", "2"],
                           ["--device-memory", str(48 * max(words // 5, 64))],
@@ -226,8 +227,18 @@ def check_bad(a):
         p = run_any([a.bin, "qlm", "--quiet", "--text", good, "-o", o, *extra])
         if p.returncode != 2 or os.path.exists(o):
             sys.exit("FAIL usage %s: rc %d, %r" % (extra, p.returncode, p.stderr))
+    # --engine gpu without a device (or in a build without CUDA): one line,
+    # exit 1, no output; with one it must give the CPU twin's bytes.
     p = run_any([a.bin, "qlm", "--quiet", "--text", good, "-o", o, "--engine", "gpu"])
-    if p.returncode != 1 or "no GPU engine for qlm" not in p.stderr or os.path.exists(o):
+    if p.returncode == 0:
+        gpu_out = open(o, "rb").read()
+        os.unlink(o)
+        run_any([a.bin, "qlm", "--quiet", "--text", good, "-o", o, "--engine", "cpu"])
+        if open(o, "rb").read() != gpu_out:
+            sys.exit("FAIL --engine gpu: output differs from --engine cpu")
+        os.unlink(o)
+    elif (p.returncode != 1 or p.stderr.count("\n") != 1 or os.path.exists(o) or
+          ("no CUDA device" not in p.stderr and "no GPU engine in this build" not in p.stderr)):
         sys.exit("FAIL --engine gpu: rc %d, %r" % (p.returncode, p.stderr))
     p = run_any([a.bin, "qlm", "--quiet", "--text", good, "-o", o,
                  "--device-memory", "100"])

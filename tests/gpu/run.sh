@@ -24,6 +24,14 @@
 #                  (tests/gpu/test_weigh.c: random inputs, every collection)
 #   weighbench     the same end to end on seed 000 synthetic text: in core
 #                  (100-500 MB) and out of core (500 MB, 128 MB budget)
+#   qlm            xapian-gpu qlm's and qlm-search's GPU engines against
+#                  their CPU twins (tests/gpu/test_qlm.c: random inputs,
+#                  every collection, sigma 1,2,4,8, many chunks), then the
+#                  CLI tests qlm_test.py / qlm_search_test.py (auto = GPU)
+#   qlmbench [MB,...] [SIGMAS]  the same end to end on seed 000 synthetic
+#                  text (default 100,300 MB at sigma 2,4,8): GPU vs the
+#                  twin on all cores, steps, doubling vs the key sort
+#                  (both qlm stages use $QLM_BUILD, default build-dev)
 #   prep N [syn|rt]  build, export and calibrate abplug's collections
 #   abplug N [syn|rt] [or|and]  issue 4's acceptance run: `xapian-gpu ab --engines
 #                  xapian,plugin-gpu,plugin --threads 64` on the N-doc
@@ -154,6 +162,27 @@ while [ $# -gt 0 ]; do
             | tee "$OUT/weighbench.log"
         note "weighbench ($(( $(date +%s) - t )) s):"
         tail -40 "$OUT/weighbench.log" | sed 's/^/    /' >> "$SUMMARY"
+        ;;
+    qlm)
+        t=$(date +%s)
+        QB=${QLM_BUILD:-build-dev}
+        { $QB/tests/test_qlm --ir-data .device-carry/ir-data &&
+          python3 tests/qlm_test.py --bin $QB/plugin/xapian-gpu \
+              --ir-data .device-carry/ir-data --work /tmp/xg-qlm-work &&
+          python3 tests/qlm_search_test.py --bin $QB/plugin/xapian-gpu \
+              --work /tmp/xg-qlm-search-work; } 2>&1 | tee "$OUT/qlm.log"
+        st=${PIPESTATUS[0]}
+        note "qlm: $(grep -E '^[0-9]+ passed' "$OUT/qlm.log" | tail -1); exit $st; $(tail -1 "$OUT/qlm.log") ($(( $(date +%s) - t )) s)"
+        ;;
+    qlmbench)
+        sizes=100,300; sigmas=2,4,8
+        case $1 in [0-9]*) sizes=$1; shift ;; esac
+        case $1 in [0-9]*) sigmas=$1; shift ;; esac
+        t=$(date +%s)
+        ${QLM_BUILD:-build-dev}/tests/test_qlm --bench "$sizes" --sigmas "$sigmas" 2>&1 \
+            | tee "$OUT/qlmbench.log"
+        note "qlmbench $sizes at sigma $sigmas ($(( $(date +%s) - t )) s):"
+        sed -n '/end to end, host memory/,$p' "$OUT/qlmbench.log" | sed 's/^/    /' >> "$SUMMARY"
         ;;
     prep)
         n=$1; shift

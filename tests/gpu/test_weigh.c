@@ -25,35 +25,9 @@
 #include "wt_int.h"
 #include "wt_tokenize.h"
 #include "../test_util.h"
-
-#define rnd rng_next
-
-static double unif(void) { return (rnd() >> 11) * (1.0 / 9007199254740992.0); }
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "pipeline_test.h"
 
 static int failed, fellback;
-
-/* A growing text in the seed format. */
-struct text {
-    char *b;
-    size_t len, cap;
-};
-static void put(struct text *t, const char *s, size_t n)
-{
-    if (t->len + n + 1 > t->cap) {
-        t->cap = 2 * (t->len + n + 1) + (1 << 20);
-        t->b = realloc(t->b, t->cap);
-        if (!t->b) { fprintf(stderr, "out of memory\n"); exit(1); }
-    }
-    memcpy(t->b + t->len, s, n);
-    t->len += n;
-}
 
 /* ---- comparison ---------------------------------------------------- */
 
@@ -67,13 +41,6 @@ static void show_term(const struct xg_wt_result *r, uint32_t t)
 static int compare(const char *name, const struct xg_wt_result *a,
                    const struct xg_wt_result *b)
 {
-#define DIFF(...)                                                           \
-    do {                                                                    \
-        printf("FAIL %s: ", name);                                          \
-        printf(__VA_ARGS__);                                                \
-        printf("\n");                                                       \
-        return 1;                                                           \
-    } while (0)
     if (a->n_docs != b->n_docs || a->total_length != b->total_length)
         DIFF("N %llu vs %llu, total length %llu vs %llu", (unsigned long long)a->n_docs,
              (unsigned long long)b->n_docs, (unsigned long long)a->total_length,
@@ -116,7 +83,6 @@ static int compare(const char *name, const struct xg_wt_result *a,
             return 1;
         }
     return 0;
-#undef DIFF
 }
 
 /* Run both engines on one input; the GPU must answer unless a hash
@@ -190,42 +156,6 @@ static void formulas(const char *name, const struct xg_wt_input *in)
 }
 
 /* ---- random collections -------------------------------------------- */
-
-struct shape {
-    uint32_t docs, max_words, vocab;
-    int max_wordlen, long_words, blank_runs;
-};
-
-/* Words over a 4-letter alphabet (shared prefixes, equal lengths). */
-static void gen_random(const struct shape *s, struct text *t, size_t *max_doc)
-{
-    char **voc = malloc(s->vocab * sizeof *voc);
-    for (uint32_t v = 0; v < s->vocab; ++v) {
-        int l = 1 + (int)(rnd() % (uint64_t)s->max_wordlen);
-        if (s->long_words && v % 97 == 3) l = 245;
-        voc[v] = malloc((size_t)l + 2);
-        for (int i = 0; i < l; ++i) voc[v][i] = "abcd"[rnd() & 3];
-        voc[v][l] = 0;
-    }
-    t->len = 0;
-    *max_doc = 0;
-    if (s->blank_runs) put(t, "\n\n", 2);
-    for (uint32_t d = 0; d < s->docs; ++d) {
-        size_t at = t->len;
-        uint32_t n = 1 + (uint32_t)(rnd() % s->max_words);
-        for (uint32_t i = 0; i < n; ++i) {
-            /* Skewed: low ids far more often. */
-            uint32_t v = (uint32_t)(s->vocab * unif() * unif());
-            put(t, voc[v], strlen(voc[v]));
-            put(t, "\n", 1);
-        }
-        if (t->len - at > *max_doc) *max_doc = t->len - at;
-        put(t, "\n", 1);
-        for (int k = s->blank_runs ? (int)(rnd() % 3) : 0; k > 0; --k) put(t, "\n", 1);
-    }
-    for (uint32_t v = 0; v < s->vocab; ++v) free(voc[v]);
-    free(voc);
-}
 
 static void random_cases(void)
 {
@@ -310,57 +240,6 @@ static void ir_data(const char *dir)
 }
 
 /* ---- benchmark ------------------------------------------------------ */
-
-#define SYN_VOCAB 1000000
-#define SYN_TABLE (1u << 24)
-
-/* Seed 000 §5.1: document lengths log-normal (mu 6.0, sigma 1.1) in
- * words, each word drawn from the vocabulary by a Zipf (s = 1) law. */
-static void gen_synthetic(size_t bytes, struct text *t)
-{
-    char (*voc)[16] = malloc((size_t)SYN_VOCAB * sizeof *voc);
-    uint8_t *vlen = malloc(SYN_VOCAB);
-    for (uint32_t v = 0; v < SYN_VOCAB; ++v) {
-        /* Frequent words are short: 2 + log-ish length, up to 14. */
-        int l = 2 + (int)(log((double)v + 2) * 0.6 + 2 * unif());
-        if (l > 14) l = 14;
-        for (int i = 0; i < l; ++i) voc[v][i] = (char)('a' + rnd() % 26);
-        voc[v][l] = '\n';
-        vlen[v] = (uint8_t)(l + 1);
-    }
-    uint32_t *table = malloc(SYN_TABLE * sizeof *table);
-    double h = 0;
-    for (uint32_t v = 0; v < SYN_VOCAB; ++v) h += 1.0 / (v + 1);
-    uint32_t v = 0;
-    double cum = 1.0 / h;                       /* P(rank <= v) */
-    for (uint32_t k = 0; k < SYN_TABLE; ++k) {
-        const double target = (k + 0.5) / SYN_TABLE;
-        while (cum < target && v + 1 < SYN_VOCAB) cum += 1.0 / ((double)(++v + 1) * h);
-        table[k] = v;
-    }
-    t->len = 0;
-    t->cap = bytes + (1 << 20);
-    t->b = malloc(t->cap);
-    while (t->len < bytes) {
-        double g = sqrt(-2 * log(unif() + 1e-300)) * cos(6.283185307179586 * unif());
-        uint64_t n = (uint64_t)exp(6.0 + 1.1 * g);
-        if (n < 1) n = 1;
-        for (uint64_t i = 0; i < n; ++i) {
-            const uint32_t w = table[rnd() & (SYN_TABLE - 1)];
-            put(t, voc[w], vlen[w]);
-        }
-        put(t, "\n", 1);
-    }
-    free(voc);
-    free(vlen);
-    free(table);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 struct bench_row {
     double mb, gpu_gbs, cpu_gbs;
