@@ -76,7 +76,7 @@ static int bytes_arg(const char *v, uint64_t *out)
 }
 
 /* --db: progress on a terminal, at most five lines a second. */
-static void db_progress(void *ctx, uint64_t terms, uint64_t positions, int done)
+static void db_progress(void *ctx, uint64_t terms, uint64_t of, uint64_t positions, int done)
 {
     double *last = ctx;
     struct timespec ts;
@@ -84,18 +84,19 @@ static void db_progress(void *ctx, uint64_t terms, uint64_t positions, int done)
     const double t = ts.tv_sec + ts.tv_nsec * 1e-9;
     if (!done && t - *last < 0.2) return;
     *last = t;
-    fprintf(stderr, "\rxapian-gpu qlm: %llu terms, %llu positions read%s",
-            (unsigned long long)terms, (unsigned long long)positions, done ? "\n" : "");
+    fprintf(stderr, "\rxapian-gpu qlm: reading positions: %llu of %llu terms, %llu positions%s",
+            (unsigned long long)terms, (unsigned long long)of, (unsigned long long)positions,
+            done ? "\n" : "");
 }
 
 /* --db: the documents' word sequences rebuilt from positions (xg_positions.h). */
-static int load_db(const char **dbs, size_t n_dbs, int progress, struct xg_wt_text *in,
-                   struct xg_pos_stats *st)
+static int load_db(const char **dbs, size_t n_dbs, uint32_t threads, int progress,
+                   struct xg_wt_text *in, struct xg_pos_stats *st)
 {
     xg_db *db;
     if (xg_shim_db_open(dbs, n_dbs, &db)) return XG_ERR_IO;
     double last = 0;
-    int rc = xg_shim_pos_read(db, progress ? db_progress : NULL, &last, in, st);
+    int rc = xg_shim_pos_read(db, threads, progress ? db_progress : NULL, &last, in, st);
     if (rc && last != 0) fputc('\n', stderr);     /* end the progress line */
     xg_shim_db_close(db);
     return rc;
@@ -190,7 +191,7 @@ int xg_cli_qlm(int argc, char **argv)
     const uint32_t threads = o.threads ? o.threads : xg_wt_cores();
     const char *name = n_dbs ? dbs[0] : text ? text : tsv;
     struct xg_pos_stats pst;
-    int rc = n_dbs ? load_db(dbs, n_dbs, o.progress, &in, &pst)
+    int rc = n_dbs ? load_db(dbs, n_dbs, threads, o.progress, &in, &pst)
              : text ? xg_wt_load_text(text, threads, &in) : xg_wt_load_tsv(tsv, &in);
     struct xg_qlm_result r;
     memset(&r, 0, sizeof r);

@@ -22,15 +22,21 @@
 #include "xg_positions.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 namespace {
 
-/* Positions per storage block (12 MiB a block). */
-constexpr size_t BLOCK = size_t(1) << 20;
+/* Positions per storage block (768 KiB a block; each task has its own). */
+constexpr size_t BLOCK = size_t(1) << 16;
+/* Reading threads at most: each holds a Database open (a handful of file
+ * descriptors), and the reads are bound by Xapian's preads long before. */
+constexpr uint32_t MAX_THREADS = 32;
 /* Bytes of a bad term shown in a message. */
 constexpr size_t SHOW_MAX = 40;
 
@@ -49,7 +55,6 @@ struct store {
     size_t used = BLOCK;                /* entries in the last block */
     uint64_t n = 0;                     /* positions */
     uint64_t bytes = 0;                 /* sum of (word length + 1) */
-    std::vector<uint64_t> per_doc;      /* positions per document */
     std::string words;                  /* term bytes, by term index */
     std::vector<uint64_t> word_off{0};  /* [terms + 1] */
 
@@ -63,7 +68,6 @@ struct store {
         }
         blocks.back().doc[used] = doc;
         blocks.back().key[used++] = key;
-        ++per_doc[doc];
         ++n;
     }
 };
@@ -119,72 +123,159 @@ std::string shown(const std::string &t)
     return s;
 }
 
-/* Read shard s's unprefixed positional postings into st. */
-int read_shard(xg_db *db, size_t s, const std::vector<uint32_t> &docids,
-               store &st, xg_pos_progress_fn progress, void *ctx)
+/* One shard's unprefixed terms (prefixed ones, first byte 'A'..'Z', sort
+ * before '[' and are passed over with one skip_to), with their
+ * frequencies for splitting the walk into tasks. */
+struct shard_terms {
+    std::vector<std::string> terms;
+    std::vector<uint64_t> freq;
+};
+
+void list_terms(const Xapian::Database &sh, shard_terms &out)
 {
-    const char *where = db->shard_paths[s].c_str();
-    const Xapian::Database &sh = db->shards[s];
-    if (sh.get_doccount() && !sh.has_positions())
-        return xg_set_error(XG_ERR_FORMAT, "%s: no positional information "
-                            "(indexed without positions; qlm --db rebuilds "
-                            "n-grams from positions)", where);
-    const uint32_t n_shards = (uint32_t)db->shards.size();
-    const uint32_t add = (uint32_t)s + 1;
-    const uint64_t n_docs = docids.size();
     Xapian::TermIterator t = sh.allterms_begin();
     const Xapian::TermIterator t_end = sh.allterms_end();
     while (t != t_end) {
-        const std::string term = *t;
+        std::string term = *t;
         if (!term.empty() && term[0] >= 'A' && term[0] <= 'Z') {
-            /* Every prefixed term sorts before '[' (0x5B). */
             t.skip_to("[");
             continue;
         }
-        const uint64_t tid = st.word_off.size() - 1;
-        bool has = false;
-        uint64_t at = 0;
-        Xapian::PostingIterator p = sh.postlist_begin(term);
-        const Xapian::PostingIterator p_end = sh.postlist_end(term);
-        for (; p != p_end; ++p) {
-            Xapian::PositionIterator q = p.positionlist_begin();
-            const Xapian::PositionIterator q_end = p.positionlist_end();
-            if (q == q_end)
-                continue;
-            const uint32_t did = (*p - 1) * n_shards + add;
-            if (!has) {
-                char detail[40];
-                const char *why = word_fault(term, detail, sizeof detail);
-                if (why)
-                    return xg_set_error(XG_ERR_FORMAT, "%s: term '%s' "
-                                        "(docid %u) has positions but "
-                                        "cannot be a word: %s", where,
-                                        shown(term).c_str(), did, why);
-                if (tid >= UINT32_MAX)
-                    return xg_set_error(XG_ERR_FORMAT, "%s: more than "
-                                        "2^32-1 positional terms", where);
-                has = true;
-            }
-            at = seek(docids.data(), n_docs, at, did);
-            if (at == n_docs)
-                return xg_set_error(XG_ERR_XAPIAN, "%s: database changed "
-                                    "during the read (docid %u of term "
-                                    "'%s' is not a live document)", where,
-                                    did, shown(term).c_str());
-            const uint64_t before = st.n;
-            for (; q != q_end; ++q)
-                st.push((uint32_t)at, (uint64_t)*q << 32 | tid);
-            st.bytes += (st.n - before) * (term.size() + 1);
-        }
-        if (has) {
-            st.words += term;
-            st.word_off.push_back(st.words.size());
-        }
-        if (progress)
-            progress(ctx, st.word_off.size() - 1, st.n, 0);
+        out.freq.push_back(t.get_termfreq());
+        out.terms.push_back(std::move(term));
         ++t;
     }
-    return XG_OK;
+}
+
+/* A contiguous range of one shard's terms, read by one thread. */
+struct task {
+    size_t shard = 0, lo = 0, hi = 0;
+    store st;
+    int rc = XG_OK;
+    std::string msg;            /* the worker's error message */
+};
+
+/* What the workers share. */
+struct walk {
+    xg_db *db;
+    const std::vector<uint32_t> *docids;
+    const std::vector<shard_terms> *terms;
+    std::vector<task> *tasks;
+    std::vector<Xapian::rev> revision;  /* per shard, read before the threads */
+    std::atomic<size_t> next{0};
+    std::atomic<bool> failed{false};
+    std::atomic<uint64_t> n_walked{0}, n_positions{0};
+    uint64_t n_listed = 0;          /* unprefixed terms of all shards */
+    std::atomic<uint32_t> running{0};
+};
+
+/* Read task k's postings: its own Database object (Xapian objects are not
+ * shared between threads), at the revision the caller opened. */
+int read_task(walk &w, task &k)
+{
+    const char *where = w.db->shard_paths[k.shard].c_str();
+    XG_SHIM_TRY
+        Xapian::Database sh(w.db->shard_paths[k.shard], Xapian::DB_BACKEND_GLASS);
+        if (sh.get_revision() != w.revision[k.shard])
+            return xg_set_error(XG_ERR_XAPIAN, "%s: database changed during "
+                                "the read (revision %llu, then %llu)", where,
+                                (unsigned long long)w.revision[k.shard],
+                                (unsigned long long)sh.get_revision());
+        const uint32_t n_shards = (uint32_t)w.db->shards.size();
+        const uint32_t add = (uint32_t)k.shard + 1;
+        const std::vector<uint32_t> &docids = *w.docids;
+        const uint64_t n_docs = docids.size();
+        const shard_terms &terms = (*w.terms)[k.shard];
+        store &st = k.st;
+        for (size_t i = k.lo; i < k.hi && !w.failed.load(); ++i) {
+            const std::string &term = terms.terms[i];
+            const uint64_t tid = st.word_off.size() - 1;
+            const uint64_t before_term = st.n;
+            bool has = false;
+            uint64_t at = 0;
+            Xapian::PostingIterator p = sh.postlist_begin(term);
+            const Xapian::PostingIterator p_end = sh.postlist_end(term);
+            for (; p != p_end; ++p) {
+                Xapian::PositionIterator q = p.positionlist_begin();
+                const Xapian::PositionIterator q_end = p.positionlist_end();
+                if (q == q_end)
+                    continue;
+                const uint32_t did = (*p - 1) * n_shards + add;
+                if (!has) {
+                    char detail[40];
+                    const char *why = word_fault(term, detail, sizeof detail);
+                    if (why)
+                        return xg_set_error(XG_ERR_FORMAT, "%s: term '%s' "
+                                            "(docid %u) has positions but "
+                                            "cannot be a word: %s", where,
+                                            shown(term).c_str(), did, why);
+                    has = true;
+                }
+                at = seek(docids.data(), n_docs, at, did);
+                if (at == n_docs)
+                    return xg_set_error(XG_ERR_XAPIAN, "%s: database changed "
+                                        "during the read (docid %u of term "
+                                        "'%s' is not a live document)", where,
+                                        did, shown(term).c_str());
+                const uint64_t before = st.n;
+                for (; q != q_end; ++q)
+                    st.push((uint32_t)at, (uint64_t)*q << 32 | tid);
+                st.bytes += (st.n - before) * (term.size() + 1);
+            }
+            if (has) {
+                st.words += term;
+                st.word_off.push_back(st.words.size());
+            }
+            w.n_walked.fetch_add(1, std::memory_order_relaxed);
+            w.n_positions.fetch_add(st.n - before_term, std::memory_order_relaxed);
+        }
+        return XG_OK;
+    XG_SHIM_CATCH(where)
+}
+
+/* A worker: tasks in order until none is left or one has failed.  The
+ * error message is thread-local, so a failure's text is kept in its task. */
+void worker(walk *w)
+{
+    for (;;) {
+        const size_t k = w->next.fetch_add(1);
+        if (k >= w->tasks->size() || w->failed.load())
+            break;
+        task &t = (*w->tasks)[k];
+        t.rc = read_task(*w, t);
+        if (t.rc) {
+            t.msg = xg_last_error();
+            w->failed.store(true);
+        }
+    }
+    w->running.fetch_sub(1);
+}
+
+/* Cut each shard's terms into about `per_shard` ranges of similar total
+ * frequency (postings); a term is never split. */
+void plan_tasks(const std::vector<shard_terms> &terms, size_t per_shard,
+                std::vector<task> &tasks)
+{
+    for (size_t s = 0; s < terms.size(); ++s) {
+        const std::vector<uint64_t> &f = terms[s].freq;
+        uint64_t total = 0;
+        for (uint64_t x : f)
+            total += x;
+        const uint64_t share = total / per_shard + 1;
+        size_t lo = 0;
+        uint64_t acc = 0;
+        for (size_t i = 0; i < f.size(); ++i) {
+            acc += f[i];
+            if (acc >= share || i + 1 == f.size()) {
+                tasks.emplace_back();
+                tasks.back().shard = s;
+                tasks.back().lo = lo;
+                tasks.back().hi = i + 1;
+                lo = i + 1;
+                acc = 0;
+            }
+        }
+    }
 }
 
 } // namespace
@@ -192,12 +283,17 @@ int read_shard(xg_db *db, size_t s, const std::vector<uint32_t> &docids,
 extern "C" {
 
 /* See xg_positions.h. */
-int xg_shim_pos_read(xg_db *db, xg_pos_progress_fn progress, void *ctx,
-                     struct xg_wt_text *out, struct xg_pos_stats *stats)
+int xg_shim_pos_read(xg_db *db, uint32_t threads, xg_pos_progress_fn progress,
+                     void *ctx, struct xg_wt_text *out,
+                     struct xg_pos_stats *stats)
 {
     if (!db || !out)
         return xg_set_error(XG_ERR_ARG, "xg_shim_pos_read: NULL argument");
     memset(out, 0, sizeof *out);
+    if (threads == 0)
+        threads = 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
     const char *where = db->name.c_str();
     XG_SHIM_TRY
         /* Live documents, combined docids ascending. */
@@ -208,47 +304,126 @@ int xg_shim_pos_read(xg_db *db, xg_pos_progress_fn progress, void *ctx,
         if (rc)
             return rc;
         lens = std::vector<uint32_t>();
-        store st;
-        st.per_doc.assign(n_docs, 0);
+
+        /* Every shard's unprefixed terms, then tasks for the threads. */
+        std::vector<shard_terms> terms(db->shards.size());
         for (size_t s = 0; s < db->shards.size(); ++s) {
             where = db->shard_paths[s].c_str();
-            rc = read_shard(db, s, docids, st, progress, ctx);
-            if (rc)
-                return rc;
+            const Xapian::Database &sh = db->shards[s];
+            if (sh.get_doccount() && !sh.has_positions())
+                return xg_set_error(XG_ERR_FORMAT, "%s: no positional "
+                                    "information (indexed without positions; "
+                                    "qlm --db rebuilds n-grams from "
+                                    "positions)", where);
+            list_terms(sh, terms[s]);
         }
         where = db->name.c_str();
+        std::vector<task> tasks;
+        plan_tasks(terms, threads == 1 ? 1 : 4 * (size_t)threads, tasks);
+
+        walk w;
+        w.db = db;
+        w.docids = &docids;
+        w.terms = &terms;
+        w.tasks = &tasks;
+        for (const shard_terms &t : terms)
+            w.n_listed += t.terms.size();
+        for (const Xapian::Database &sh : db->shards)
+            w.revision.push_back(sh.get_revision());
+        const uint32_t n_threads =
+            tasks.size() < threads ? (uint32_t)std::max<size_t>(tasks.size(), 1) : threads;
+        w.running.store(n_threads);
+        {
+            /* Joins on every way out; a thread that cannot start throws,
+             * and the others stop after their current task. */
+            struct joiner {
+                walk &w;
+                std::vector<std::thread> pool;
+                ~joiner()
+                {
+                    w.failed.store(true);
+                    for (std::thread &t : pool)
+                        if (t.joinable())
+                            t.join();
+                }
+            } j{w, {}};
+            for (uint32_t i = 0; i < n_threads; ++i)
+                j.pool.emplace_back(worker, &w);
+            while (w.running.load() > 0) {
+                if (progress)
+                    progress(ctx, w.n_walked.load(), w.n_listed,
+                             w.n_positions.load(), 0);
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            }
+        }
+        for (const task &t : tasks)
+            if (t.rc)
+                return xg_set_error(t.rc, "%s", t.msg.c_str());
         if (progress)
-            progress(ctx, st.word_off.size() - 1, st.n, 1);
+            progress(ctx, w.n_walked.load(), w.n_listed, w.n_positions.load(), 1);
+
+        /* Term indexes: task k's local ids follow those of tasks before it,
+         * so they ascend with the terms' bytes within a shard. */
+        std::vector<uint64_t> base(tasks.size() + 1, 0);
+        uint64_t n_pos = 0, bytes = 0;
+        for (size_t k = 0; k < tasks.size(); ++k) {
+            base[k + 1] = base[k] + tasks[k].st.word_off.size() - 1;
+            n_pos += tasks[k].st.n;
+            bytes += tasks[k].st.bytes;
+        }
+        if (base.back() > UINT32_MAX)
+            return xg_set_error(XG_ERR_FORMAT, "%s: more than 2^32-1 "
+                                "positional terms", where);
 
         /* Counting sort by document: per_doc becomes each document's end. */
+        std::vector<uint64_t> per_doc(n_docs, 0);
+        for (const task &t : tasks)
+            for (size_t b = 0; b < t.st.blocks.size(); ++b) {
+                const size_t n = b + 1 == t.st.blocks.size() ? t.st.used : BLOCK;
+                const uint32_t *doc = t.st.blocks[b].doc.get();
+                for (size_t i = 0; i < n; ++i)
+                    ++per_doc[doc[i]];
+            }
         uint64_t sum = 0;
-        for (uint64_t &c : st.per_doc) {
+        for (uint64_t &c : per_doc) {
             const uint64_t k = c;
             c = sum;
             sum += k;
         }
-        std::unique_ptr<uint64_t[]> key(new uint64_t[st.n ? st.n : 1]);
-        for (size_t b = 0; b < st.blocks.size(); ++b) {
-            const size_t n = b + 1 == st.blocks.size() ? st.used : BLOCK;
-            const uint32_t *doc = st.blocks[b].doc.get();
-            const uint64_t *k = st.blocks[b].key.get();
-            for (size_t i = 0; i < n; ++i)
-                key[st.per_doc[doc[i]]++] = k[i];
-            st.blocks[b] = block();
+        std::unique_ptr<uint64_t[]> key(new uint64_t[n_pos ? n_pos : 1]);
+        for (size_t k = 0; k < tasks.size(); ++k) {
+            store &st = tasks[k].st;
+            for (size_t b = 0; b < st.blocks.size(); ++b) {
+                const size_t n = b + 1 == st.blocks.size() ? st.used : BLOCK;
+                const uint32_t *doc = st.blocks[b].doc.get();
+                const uint64_t *kk = st.blocks[b].key.get();
+                for (size_t i = 0; i < n; ++i)
+                    key[per_doc[doc[i]]++] = kk[i] + base[k];
+                st.blocks[b] = block();
+            }
         }
 
         /* The text: each document's words in position order. */
         std::unique_ptr<char, free_deleter> buf(
-            (char *)malloc(st.bytes + n_docs + 1));
+            (char *)malloc(bytes + n_docs + 1));
         std::unique_ptr<uint32_t, free_deleter> ids(
             (uint32_t *)malloc((n_docs ? n_docs : 1) * sizeof(uint32_t)));
         if (!buf || !ids)
             return xg_set_error(XG_ERR_NOMEM, "%s: out of memory", where);
+        std::vector<const char *> word(base.back() + 1);
+        std::vector<uint32_t> word_len(base.back() + 1);
+        for (size_t k = 0; k < tasks.size(); ++k) {
+            const store &st = tasks[k].st;
+            for (uint64_t i = 0; i + 1 < st.word_off.size(); ++i) {
+                word[base[k] + i] = st.words.data() + st.word_off[i];
+                word_len[base[k] + i] = (uint32_t)(st.word_off[i + 1] - st.word_off[i]);
+            }
+        }
         char *b = buf.get();
         size_t len = 0;
         uint64_t begin = 0, kept_docs = 0, shared = 0, words = 0;
         for (uint64_t j = 0; j < n_docs; ++j) {
-            const uint64_t end = st.per_doc[j];
+            const uint64_t end = per_doc[j];
             if (begin == end)
                 continue;
             std::sort(key.get() + begin, key.get() + end);
@@ -260,9 +435,8 @@ int xg_shim_pos_read(xg_db *db, xg_pos_progress_fn progress, void *ctx,
                     continue;
                 }
                 const uint64_t tid = key[i] & 0xFFFFFFFFu;
-                const uint64_t wlen = st.word_off[tid + 1] - st.word_off[tid];
-                memcpy(b + len, st.words.data() + st.word_off[tid], wlen);
-                len += wlen;
+                memcpy(b + len, word[tid], word_len[tid]);
+                len += word_len[tid];
                 b[len++] = '\n';
                 ++words;
             }
@@ -276,8 +450,8 @@ int xg_shim_pos_read(xg_db *db, xg_pos_progress_fn progress, void *ctx,
         out->n_empty = n_docs - kept_docs;
         if (stats) {
             stats->n_docs = n_docs;
-            stats->n_terms = st.word_off.size() - 1;
-            stats->n_positions = st.n;
+            stats->n_terms = base.back();
+            stats->n_positions = n_pos;
             stats->n_words = words;
             stats->n_shared = shared;
             stats->n_empty = n_docs - kept_docs;

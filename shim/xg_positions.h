@@ -39,23 +39,25 @@ struct xg_pos_stats {
     uint64_t n_empty;       /* live documents without words */
 };
 
-/* Progress while the postings are read: terms and positions so far; called
- * after every term (the callee throttles its output) and once with
- * done = 1 at the end of the read. */
-typedef void (*xg_pos_progress_fn)(void *ctx, uint64_t terms,
+/* Progress while the postings are read: unprefixed terms walked of all,
+ * and positions so far; called from the calling thread about every 50 ms
+ * and once with done = 1 at the end of the read. */
+typedef void (*xg_pos_progress_fn)(void *ctx, uint64_t terms, uint64_t of,
                                    uint64_t positions, int done);
 
 /* Rebuild the word sequence of every live document of `db` (docids
- * ascending) into *out (free with xg_wt_text_free); `progress` may be
- * NULL.  Memory: 12 bytes per position while reading, then 8 per position
- * and the text while the positions are put in document order.
+ * ascending) into *out (free with xg_wt_text_free); `threads` threads (0:
+ * one; at most 32) read ranges of terms, each with its own Database object at the
+ * revision `db` holds; `progress` may be NULL.  The result does not depend
+ * on `threads`.  Memory: 12 bytes per position while reading, then 8 per
+ * position and the text while the positions are put in document order.
  * Errors (one line naming the database or shard, *out left empty):
  * XG_ERR_FORMAT for a shard holding documents but no positional
  * information ("indexed without positions") and for a term with positions
  * that cannot be a word (a control character or invalid UTF-8);
  * XG_ERR_XAPIAN when the database changes during the read; XG_ERR_NOMEM. */
-int xg_shim_pos_read(xg_db *db, xg_pos_progress_fn progress, void *ctx,
-                     struct xg_wt_text *out, struct xg_pos_stats *st);
+int xg_shim_pos_read(xg_db *db, uint32_t threads, xg_pos_progress_fn progress,
+                     void *ctx, struct xg_wt_text *out, struct xg_pos_stats *st);
 
 #ifdef __cplusplus
 }

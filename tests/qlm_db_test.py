@@ -51,14 +51,14 @@ def first_diff(got, want):
     return "%d rows, expected %d; first differences %r" % (len(g), len(e), bad)
 
 
-def same_as_tsv(a, label, tsv, dbs, sigmas=SIGMAS):
-    """qlm --db DBS equals qlm --tsv TSV for each sigma."""
+def same_as_tsv(a, label, tsv, dbs, sigmas=SIGMAS, extra=()):
+    """qlm --db DBS (options extra) equals qlm --tsv TSV for each sigma."""
     w = os.path.join(a.work, "out")
     rows = 0
     for s in sigmas:
         want = qlm(a, ["--tsv", tsv, "--sigma", str(s)], os.path.join(w, "t.tsv"))
         db_args = [x for d in dbs for x in ("--db", d)]
-        got = qlm(a, db_args + ["--sigma", str(s)], os.path.join(w, "d.tsv"))
+        got = qlm(a, db_args + ["--sigma", str(s), *extra], os.path.join(w, "d.tsv"))
         if got != want:
             sys.exit("FAIL %s sigma %d: --db differs from --tsv: %s" %
                      (label, s, first_diff(got, want)))
@@ -96,10 +96,12 @@ def check_shards(a, name):
     tsv = os.path.join(a.work, "shards.tsv")
     with open(tsv, "w", encoding="utf-8") as f:
         f.writelines("%d\t%s\n" % x for x in kept)
-    same_as_tsv(a, "3 shards (stub)", tsv, [db], (2,))
+    same_as_tsv(a, "3 shards (stub)", tsv, [db], (2,), ("--threads", "3"))
     same_as_tsv(a, "3 shards (--db each)", tsv,
-                [os.path.join(db, "shard%d" % s) for s in range(3)], (1, 3))
-    print("ok 3 shards of %s, deletions, docids * 7: the stub and three --db" % name)
+                [os.path.join(db, "shard%d" % s) for s in range(3)], (1, 3),
+                ("--threads", "1"))
+    print("ok 3 shards of %s, deletions, docids * 7: the stub (3 threads) and "
+          "three --db (1 thread)" % name)
 
 
 def check_random(a, rng):
