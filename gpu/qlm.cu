@@ -10,7 +10,9 @@
  *         by binary search among the previous level's rows.
  *
  *  The CPU twins are qlm_sort.c and qlm_count.c; the host side that
- *  sequences these per chunk is qlm_cuda.c.  Built with --fmad=false, so
+ *  sequences these per chunk is qlm_cuda.c.  Each kernel's body is an
+ *  item function of qlm_items.h (shared with the host emulation that tests
+ *  the engine without a device).  Built with --fmad=false, so
  *  xg_qlm_prob (qlm_formula.h) gives the twin's bits.
  */
 #include <cub/cub.cuh>
@@ -18,7 +20,7 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include "kern_util.cuh"
-#include "qlm_formula.h"
+#include "qlm_items.h"
 #include "qlm_kern.h"
 
 typedef thrust::counting_iterator<uint32_t> count_it;
@@ -34,12 +36,6 @@ struct at_least {
 };
 
 } // namespace
-
-static __device__ __forceinline__ uint32_t len_at(const uint32_t *doc,
-                                                  const uint32_t *doc_end, uint32_t p)
-{
-    return doc_end[doc[p]] - p;
-}
 
 /* ---- workspace ------------------------------------------------------ */
 
@@ -78,8 +74,7 @@ static __global__ void doc_marks(const uint32_t *doc_end, uint32_t n_docs, uint3
                                  uint32_t *mark)
 {
     const uint32_t d = blockIdx.x * blockDim.x + threadIdx.x;
-    /* An empty document ends where the one before it does: marks add up. */
-    if (d < n_docs && doc_end[d] < n) atomicAdd(&mark[doc_end[d]], 1u);
+    if (d < n_docs) xg_qlm_i_doc_mark(doc_end, n, mark, d);
 }
 
 extern "C" int xg_qlm_docs_gpu(const uint32_t *d_doc_end, uint32_t n_docs, uint32_t n,
@@ -98,37 +93,21 @@ extern "C" int xg_qlm_docs_gpu(const uint32_t *d_doc_end, uint32_t n_docs, uint3
 static __global__ void first_keys(const uint32_t *ids, uint32_t n, uint64_t *k, uint32_t *v)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    k[i] = (uint64_t)ids[i] + 1;
-    v[i] = i;
+    if (i < n) xg_qlm_i_first_keys(ids, k, v, i);
 }
 
-/* act == NULL: the active items are 0..na-1. */
-static __device__ __forceinline__ uint32_t act_at(const uint32_t *act, uint32_t j)
-{
-    return act ? act[j] : j;
-}
-
-/* Sorted item j goes to the j-th active slot; heads carry their slot. */
 static __global__ void place(const uint32_t *act, uint32_t na, const uint64_t *sk,
                              const uint32_t *sv, uint32_t *sa, uint32_t *hv)
 {
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= na) return;
-    const uint32_t a = act_at(act, j);
-    sa[a] = sv[j];
-    hv[j] = j == 0 || sk[j] != sk[j - 1] ? a : 0;
+    if (j < na) xg_qlm_i_place(act, sk, sv, sa, hv, j);
 }
 
-/* New ranks (head slot + 1) and which items stay in a run of more than
- * one (the next round's segments). */
 static __global__ void rerank(uint32_t na, const uint64_t *sk, const uint32_t *sv,
                               const uint32_t *head, uint32_t *rank, uint32_t *keep)
 {
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= na) return;
-    rank[sv[j]] = head[j] + 1;
-    keep[j] = (j > 0 && sk[j] == sk[j - 1]) || (j + 1 < na && sk[j] == sk[j + 1]);
+    if (j < na) xg_qlm_i_rerank(na, sk, sv, head, rank, keep, j);
 }
 
 /* After the sort of one round: sa, ranks and the next active list. */
@@ -173,11 +152,7 @@ static __global__ void round_keys(const uint32_t *doc, const uint32_t *doc_end, 
                                   uint32_t *val)
 {
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= na) return;
-    const uint32_t p = sa[act[j]];
-    const uint64_t k2 = len_at(doc, doc_end, p) > k ? rank[p + k] : 0;
-    key[j] = (uint64_t)rank[p] << pos_bits | k2;
-    val[j] = p;
+    if (j < na) xg_qlm_i_round_keys(doc, doc_end, k, pos_bits, sa, rank, act, key, val, j);
 }
 
 extern "C" int xg_qlm_dbl_round_gpu(const uint32_t *d_doc, const uint32_t *d_doc_end,
@@ -214,10 +189,7 @@ static __global__ void word_keys(const uint32_t *ids, const uint32_t *doc,
                                  uint32_t w, uint32_t *key, uint32_t *val)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const uint32_t p = sa[i];
-    key[i] = len_at(doc, doc_end, p) > w ? ids[p + w] + 1 : 0;
-    val[i] = p;
+    if (i < n) xg_qlm_i_word_keys(ids, doc, doc_end, sa, w, key, val, i);
 }
 
 extern "C" int xg_qlm_key_sort_gpu(const uint32_t *d_ids, const uint32_t *d_doc,
@@ -248,17 +220,7 @@ static __global__ void lcp_kernel(const uint32_t *ids, const uint32_t *doc,
                                   uint32_t sigma, uint8_t *lenv, uint8_t *lcp)
 {
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const uint32_t y = sa[i], ly = len_at(doc, doc_end, y);
-    lenv[i] = (uint8_t)(ly < sigma ? ly : sigma);
-    if (i == 0) { lcp[0] = 0; return; }
-    const uint32_t x = sa[i - 1], lx = len_at(doc, doc_end, x);
-    uint32_t m = sigma;
-    if (lx < m) m = lx;
-    if (ly < m) m = ly;
-    uint32_t l = 0;
-    while (l < m && ids[x + l] == ids[y + l]) ++l;
-    lcp[i] = (uint8_t)l;
+    if (i < n) xg_qlm_i_lcp(ids, doc, doc_end, sa, sigma, lenv, lcp, i);
 }
 
 extern "C" int xg_qlm_lcp_gpu(const uint32_t *d_ids, const uint32_t *d_doc,
@@ -287,7 +249,7 @@ static __global__ void heads(const uint32_t *L, uint32_t nL, uint32_t n, const u
                              uint32_t *head)
 {
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j < nL) head[j] = j == 0 || lcp[L[j]] < n;
+    if (j < nL) xg_qlm_i_head(L, n, lcp, head, j);
 }
 
 static __global__ void groups(const uint32_t *L, uint32_t nL, const uint32_t *head,
@@ -296,15 +258,7 @@ static __global__ void groups(const uint32_t *L, uint32_t nL, const uint32_t *he
                               uint64_t *key)
 {
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= nL) return;
-    const uint32_t g = gid1[j] - 1;
-    if (head[j]) gstart[g] = j;
-    if (j == nL - 1) {
-        gstart[g + 1] = nL;
-        count[1] = g + 1;
-    }
-    G[L[j]] = g;
-    key[j] = (uint64_t)g << dbits | doc[sa[L[j]]];
+    if (j < nL) xg_qlm_i_group(L, nL, head, gid1, sa, doc, dbits, gstart, G, count, key, j);
 }
 
 extern "C" int xg_qlm_level_groups_gpu(const uint32_t *d_L, uint32_t nL, uint32_t n,
@@ -327,11 +281,7 @@ static __global__ void row_starts(uint32_t limit, const uint32_t *count, uint32_
                                   const uint64_t *ukey, int dbits, uint32_t *rowstart)
 {
     const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t R = count[2];
-    if (r >= limit || r >= R) return;
-    const uint64_t g = ukey[r] >> dbits;
-    if (r == 0 || g != ukey[r - 1] >> dbits) rowstart[g] = r;
-    if (r == R - 1) rowstart[ng] = R;
+    if (r < limit) xg_qlm_i_row_start(count, ng, ukey, dbits, rowstart, r);
 }
 
 extern "C" int xg_qlm_level_rows_gpu(uint32_t nL, uint32_t ng, int bits, int dbits,
@@ -356,11 +306,8 @@ static __global__ void grams_kernel(uint32_t ng, const uint32_t *gstart,
                                     uint64_t *pos, uint64_t *z, uint64_t *df, uint64_t *off)
 {
     const uint32_t g = blockIdx.x * blockDim.x + threadIdx.x;
-    if (g >= ng) return;
-    pos[g] = word_base + sa[L[gstart[g]]];
-    if (z) z[g] = gstart[g + 1] - gstart[g];
-    if (df) df[g] = rowstart[g + 1] - rowstart[g];
-    if (off) off[g] = row_base + rowstart[g];
+    if (g < ng)
+        xg_qlm_i_gram(gstart, rowstart, L, sa, word_base, row_base, pos, z, df, off, g);
 }
 
 extern "C" int xg_qlm_grams_gpu(uint32_t ng, const uint32_t *d_gstart,
@@ -383,42 +330,7 @@ static __global__ void probs(xg_qlm_level cur, xg_qlm_level prev, xg_qlm_rowargs
                              uint32_t *count)
 {
     const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
-    if (r >= cur.R) return;
-    const uint64_t key = cur.ukey[r];
-    const uint32_t g = (uint32_t)(key >> a.dbits);
-    const uint32_t d = (uint32_t)(key & ((1ull << a.dbits) - 1));
-    const uint64_t x = cur.ucnt[r];
-    uint64_t y, w;
-    if (a.n == 1) {
-        y = a.doc_end[d] - (d ? a.doc_end[d - 1] : 0);
-        w = a.n_words;
-    } else {
-        /* The group's history is the (n-1)-group of its first item. */
-        const uint32_t p = prev.G[cur.L[cur.gstart[g]]];
-        const uint64_t target = (uint64_t)p << a.dbits | d;
-        uint32_t lo = 0, hi = prev.R;
-        while (lo < hi) {
-            const uint32_t mid = lo + (hi - lo) / 2;
-            if (prev.ukey[mid] < target) lo = mid + 1; else hi = mid;
-        }
-        if (lo == prev.R || prev.ukey[lo] != target) {
-            count[3] = 1;
-            y = 1;
-        } else {
-            y = prev.ucnt[lo];
-        }
-        w = prev.gstart[p + 1] - prev.gstart[p];
-    }
-    const uint64_t z = a.z ? a.z[g] : cur.gstart[g + 1] - cur.gstart[g];
-    if (a.w) w = a.w[g];
-    odoc[r] = a.docids ? a.docids[d] : (uint32_t)(a.doc_base + d + 1);
-    oprob[r] = xg_qlm_prob(a.lambda, x, y, z, w);
-    if (ocounts) {
-        ocounts[4 * (uint64_t)r] = x;
-        ocounts[4 * (uint64_t)r + 1] = y;
-        ocounts[4 * (uint64_t)r + 2] = z;
-        ocounts[4 * (uint64_t)r + 3] = w;
-    }
+    if (r < cur.R) xg_qlm_i_prob(cur, prev, a, odoc, oprob, ocounts, count, r);
 }
 
 extern "C" int xg_qlm_probs_gpu(struct xg_qlm_level cur, struct xg_qlm_level prev,

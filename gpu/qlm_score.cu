@@ -9,8 +9,8 @@
  */
 #include <cub/cub.cuh>
 
-#include "host_device.h"
 #include "kern_util.cuh"
+#include "qlm_items.h"
 #include "qlm_kern.h"
 
 extern "C" int xg_qlm_qtmp_bytes(uint32_t n, size_t *bytes)
@@ -34,9 +34,7 @@ static __global__ void gather(const uint32_t *docid, const uint64_t *start,
                               uint32_t *out)
 {
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= total) return;
-    const uint32_t r = xg_prefix_owner(prefix, n_ranges, t);
-    out[t] = docid[start[r] + (t - prefix[r])];
+    if (t < total) xg_qlm_i_gather(docid, start, prefix, n_ranges, out, t);
 }
 
 extern "C" int xg_qlm_cands_gpu(const uint32_t *d_docid, const uint64_t *d_start,
@@ -60,21 +58,7 @@ static __global__ void score(const uint32_t *cand, uint32_t nd, const xg_qlm_qwo
                              double *out)
 {
     const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= nd) return;
-    const uint32_t d = cand[j];
-    double s = 0.0;
-    for (uint32_t i = 0; i < m; ++i) {
-        const xg_qlm_qword w = words[i];
-        double v = w.lb;
-        uint64_t lo = w.row, hi = w.row + w.n_rows;
-        while (lo < hi) {
-            const uint64_t mid = lo + (hi - lo) / 2;
-            if (docid[mid] < d) lo = mid + 1; else hi = mid;
-        }
-        if (lo < w.row + w.n_rows && docid[lo] == d) v = logp[lo];
-        s += v;
-    }
-    out[j] = s;
+    if (j < nd) xg_qlm_i_score(cand, words, m, docid, logp, out, j);
 }
 
 extern "C" int xg_qlm_qscore_gpu(const uint32_t *d_cand, uint32_t nd,

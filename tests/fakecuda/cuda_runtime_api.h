@@ -1,0 +1,110 @@
+/** @file cuda_runtime_api.h
+ *  @brief A stand-in for the CUDA runtime API on the host, for the tests
+ *         that run the qlm GPU engine's host side (gpu/qlm_cuda*.c,
+ *         gpu/qlm_score_cuda.c) over the host emulation of its kernels
+ *         (tests/qlm_emul.c): "device" memory is malloc'd, copies are
+ *         memcpy, the stream and events do nothing.  Only what those files
+ *         call; everything static inline, so nothing clashes with the real
+ *         runtime linked into the library.
+ */
+#ifndef XG_FAKE_CUDA_RUNTIME_API_H
+#define XG_FAKE_CUDA_RUNTIME_API_H
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2 } cudaError_t;
+typedef struct CUstream_st *cudaStream_t;
+typedef struct CUevent_st *cudaEvent_t;
+enum cudaMemcpyKind {
+    cudaMemcpyHostToDevice = 1, cudaMemcpyDeviceToHost = 2, cudaMemcpyDeviceToDevice = 3
+};
+#define cudaStreamNonBlocking 1
+#define cudaHostAllocDefault 0
+
+static inline const char *cudaGetErrorString(cudaError_t e)
+{
+    return e == cudaErrorMemoryAllocation ? "out of memory (fake)" : "error (fake)";
+}
+static inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
+static inline cudaError_t cudaGetDeviceCount(int *n)
+{
+    *n = 1;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMalloc(void **p, size_t n)
+{
+    *p = malloc(n ? n : 1);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+static inline cudaError_t cudaFree(void *p)
+{
+    free(p);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaHostAlloc(void **p, size_t n, unsigned flags)
+{
+    (void)flags;
+    return cudaMalloc(p, n);
+}
+static inline cudaError_t cudaFreeHost(void *p) { return cudaFree(p); }
+static inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind k)
+{
+    (void)k;
+    if (n) memcpy(d, s, n);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n,
+                                          enum cudaMemcpyKind k, cudaStream_t st)
+{
+    (void)st;
+    return cudaMemcpy(d, s, n, k);
+}
+static inline cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t st)
+{
+    (void)st;
+    memset(d, v, n);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags)
+{
+    (void)flags;
+    *s = (cudaStream_t)malloc(1);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    free(s);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+    (void)s;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+    *e = (cudaEvent_t)malloc(1);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    free(e);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    (void)e;
+    (void)s;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
+{
+    (void)a;
+    (void)b;
+    *ms = 0;
+    return cudaSuccess;
+}
+
+#endif
