@@ -94,6 +94,7 @@ static int load_db(const char **dbs, size_t n_dbs, uint32_t threads, int progres
                    struct xg_wt_text *in, struct xg_pos_stats *st)
 {
     xg_db *db;
+    memset(in, 0, sizeof *in);      /* freed by the caller on every path */
     if (xg_shim_db_open(dbs, n_dbs, &db)) return XG_ERR_IO;
     double last = 0;
     int rc = xg_shim_pos_read(db, threads, progress ? db_progress : NULL, &last, in, st);
