@@ -10,8 +10,9 @@ Proves (docs/qlm.md, "From a Xapian database"):
   collections are plain ASCII, so none of the tokenizer's documented
   differences from TermGenerator (invalid UTF-8, CJK) arises, and the
   random words avoid them too;
-- the same for 3 shards (a stub, and the shards as three --db) with
-  deleted documents and sparse docids: the database's docids;
+- the same for 3 shards (a stub read by 3 threads into chunks of 1 MiB,
+  and the shards as three --db read by 1 thread) with deleted documents
+  and sparse docids: the database's docids;
 - the rules, on databases built term by term (tests/qlm_db_make): gaps
   between positions are closed, of two terms at one position the first in
   byte order is kept, prefixed terms ('A'..'Z' first) and terms without
@@ -96,12 +97,13 @@ def check_shards(a, name):
     tsv = os.path.join(a.work, "shards.tsv")
     with open(tsv, "w", encoding="utf-8") as f:
         f.writelines("%d\t%s\n" % x for x in kept)
-    same_as_tsv(a, "3 shards (stub)", tsv, [db], (2,), ("--threads", "3"))
+    same_as_tsv(a, "3 shards (stub)", tsv, [db], (2,),
+                ("--threads", "3", "--device-memory", "1M"))
     same_as_tsv(a, "3 shards (--db each)", tsv,
                 [os.path.join(db, "shard%d" % s) for s in range(3)], (1, 3),
                 ("--threads", "1"))
-    print("ok 3 shards of %s, deletions, docids * 7: the stub (3 threads) and "
-          "three --db (1 thread)" % name)
+    print("ok 3 shards of %s, deletions, docids * 7: the stub (3 threads, chunks) "
+          "and three --db (1 thread)" % name)
 
 
 def check_random(a, rng):
