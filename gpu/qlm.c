@@ -450,7 +450,7 @@ static int engines(struct run *u)
 {
     const int want = u->o->engine;
     if (want != XG_QLM_CPU) {
-        int rc = xg_qlm_gpu_open(&u->g);
+        int rc = xg_qlm_gpu_open(u->threads, &u->g);
         if (rc && want == XG_QLM_GPU) return rc;
         if (!rc) {
             u->r->engine = XG_QLM_GPU;

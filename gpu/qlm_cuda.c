@@ -100,12 +100,76 @@ static int reserve(struct xg_qlm_gpu *g, uint64_t w, uint64_t d, int counts)
     return XG_OK;
 }
 
+struct piece {
+    char *dst;
+    const char *src;
+    size_t n;
+};
+
+static void *copy_piece(void *arg)
+{
+    struct piece *p = arg;
+    if (p->n) memcpy(p->dst, p->src, p->n);
+    return NULL;
+}
+
+/* memcpy on up to g->threads threads. */
+static void copy_out(const struct xg_qlm_gpu *g, char *dst, const char *src, size_t n)
+{
+    struct piece p[64];
+    uint32_t t = g->threads < 64 ? g->threads : 64;
+    if (t < 1 || n < ((size_t)1 << 20)) t = 1;
+    for (uint32_t i = 0; i < t; ++i) {
+        const size_t lo = n / t * i, hi = i + 1 == t ? n : n / t * (i + 1);
+        p[i] = (struct piece){dst + lo, src + lo, hi - lo};
+    }
+    xg_qlm_parallel(t, copy_piece, p, sizeof *p);
+}
+
+static int staging(struct xg_qlm_gpu *g)
+{
+    if (g->h_stage[1]) return 1;
+    if (g->stage_failed) return 0;
+    for (int b = 0; b < 2; ++b)
+        if (cudaHostAlloc((void **)&g->h_stage[b], XG_QLM_STAGE_BYTES, cudaHostAllocDefault) ||
+            cudaEventCreateWithFlags(&g->stage_ev[b], cudaEventDisableTiming)) {
+            cudaGetLastError();
+            g->stage_failed = 1;
+            return 0;
+        }
+    return 1;
+}
+
 int xg_qlm_gpu_get(struct xg_qlm_gpu *g, void *dst, const void *d_src, size_t n)
 {
     if (!n) return XG_OK;
-    XG_CUDA_CHECK(cudaMemcpyAsync(dst, d_src, n, cudaMemcpyDeviceToHost, g->stream),
-                  "qlm GPU: copy to host");
-    XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "qlm GPU: copy to host");
+    if (n < XG_QLM_STAGE_MIN || !staging(g)) {
+        XG_CUDA_CHECK(cudaMemcpyAsync(dst, d_src, n, cudaMemcpyDeviceToHost, g->stream),
+                      "qlm GPU: copy to host");
+        XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "qlm GPU: copy to host");
+        return XG_OK;
+    }
+    /* Piece k goes to buffer k & 1; it is copied out while piece k + 1
+     * comes over, so a buffer is free again before piece k + 2 needs it. */
+    size_t prev_off = 0, prev_m = 0;
+    for (size_t off = 0, k = 0;; off += XG_QLM_STAGE_BYTES, ++k) {
+        const int b = (int)(k & 1);
+        const size_t m = off < n ? (n - off < XG_QLM_STAGE_BYTES ? n - off
+                                                                 : XG_QLM_STAGE_BYTES) : 0;
+        if (m) {
+            XG_CUDA_CHECK(cudaMemcpyAsync(g->h_stage[b], (const char *)d_src + off, m,
+                                          cudaMemcpyDeviceToHost, g->stream),
+                          "qlm GPU: copy to host");
+            XG_CUDA_CHECK(cudaEventRecord(g->stage_ev[b], g->stream), "qlm GPU: staging");
+        }
+        if (prev_m) {
+            XG_CUDA_CHECK(cudaEventSynchronize(g->stage_ev[!b]), "qlm GPU: staging");
+            copy_out(g, (char *)dst + prev_off, g->h_stage[!b], prev_m);
+        }
+        if (!m) break;
+        prev_off = off;
+        prev_m = m;
+    }
     return XG_OK;
 }
 
@@ -257,6 +321,10 @@ void xg_qlm_gpu_close(xg_qlm_gpu *g)
     free_chunk(g);
     if (g->d_count) cudaFree(g->d_count);
     if (g->h_count) cudaFreeHost(g->h_count);
+    for (int b = 0; b < 2; ++b) {
+        if (g->h_stage[b]) cudaFreeHost(g->h_stage[b]);
+        if (g->stage_ev[b]) cudaEventDestroy(g->stage_ev[b]);
+    }
     for (int i = 0; i < XG_QLM_MAX_MARKS; ++i)
         if (g->mark[i]) cudaEventDestroy(g->mark[i]);
     if (g->stream) cudaStreamDestroy(g->stream);
@@ -280,11 +348,12 @@ static int open_dev(struct xg_qlm_gpu *g)
     return dmalloc((void **)&g->d_count, 16, "qlm GPU: counters");
 }
 
-int xg_qlm_gpu_open(xg_qlm_gpu **out)
+int xg_qlm_gpu_open(uint32_t threads, xg_qlm_gpu **out)
 {
     *out = NULL;
     struct xg_qlm_gpu *g = calloc(1, sizeof *g);
     if (!g) return xg_set_error(XG_ERR_NOMEM, "qlm: out of memory");
+    g->threads = threads;
     int rc = open_dev(g);
     if (rc) {
         xg_qlm_gpu_close(g);

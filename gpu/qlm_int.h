@@ -87,7 +87,8 @@ struct xg_qlm_gpu_args {
     int counts;                 /* keep the four counts of each row */
 };
 
-int xg_qlm_gpu_open(xg_qlm_gpu **g);
+/* threads: host threads for copying results out. */
+int xg_qlm_gpu_open(uint32_t threads, xg_qlm_gpu **g);
 void xg_qlm_gpu_close(xg_qlm_gpu *g);
 /* Pass 1 of a chunk: out[n] as xg_qlm_count_ref fills it. */
 int xg_qlm_gpu_pass1(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,

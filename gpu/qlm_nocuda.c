@@ -12,8 +12,9 @@ static int none(void)
     return xg_set_error(XG_ERR_NODEVICE, "qlm: no GPU engine in this build");
 }
 
-int xg_qlm_gpu_open(xg_qlm_gpu **g)
+int xg_qlm_gpu_open(uint32_t threads, xg_qlm_gpu **g)
 {
+    (void)threads;
     *g = NULL;
     return none();
 }

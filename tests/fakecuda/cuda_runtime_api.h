@@ -22,6 +22,7 @@ enum cudaMemcpyKind {
 };
 #define cudaStreamNonBlocking 1
 #define cudaHostAllocDefault 0
+#define cudaEventDisableTiming 2
 
 static inline const char *cudaGetErrorString(cudaError_t e)
 {
@@ -86,6 +87,16 @@ static inline cudaError_t cudaStreamSynchronize(cudaStream_t s)
 static inline cudaError_t cudaEventCreate(cudaEvent_t *e)
 {
     *e = (cudaEvent_t)malloc(1);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned flags)
+{
+    (void)flags;
+    return cudaEventCreate(e);
+}
+static inline cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    (void)e;
     return cudaSuccess;
 }
 static inline cudaError_t cudaEventDestroy(cudaEvent_t e)
