@@ -203,7 +203,8 @@ static int plan(struct run *u, uint64_t max)
     return XG_OK;
 }
 
-/* Chunk c's view (doc and doc_end are the caller's buffers). */
+/* Chunk c's view (doc and doc_end are the caller's buffers; doc NULL:
+ * not filled, the GPU engine computes it on the device). */
 static void chunk(const struct run *u, uint32_t c, uint32_t *doc, uint32_t *doc_end,
                   struct xg_qlm_chunk *k)
 {
@@ -212,7 +213,7 @@ static void chunk(const struct run *u, uint32_t c, uint32_t *doc, uint32_t *doc_
     for (uint64_t d = d0; d < d1; ++d) {
         const uint32_t lo = (uint32_t)(u->docoff[d] - w0);
         doc_end[d - d0] = (uint32_t)(u->docoff[d + 1] - w0);
-        for (uint32_t p = lo; p < doc_end[d - d0]; ++p) doc[p] = (uint32_t)(d - d0);
+        for (uint32_t p = lo; doc && p < doc_end[d - d0]; ++p) doc[p] = (uint32_t)(d - d0);
     }
     *k = (struct xg_qlm_chunk){u->r->ids + w0, w0, (uint32_t)(u->docoff[d1] - w0),
                                doc, doc_end, (uint32_t)(d1 - d0), d0};
@@ -355,7 +356,7 @@ static int passes(struct run *u)
         for (uint32_t c = 0; c < r->n_chunks && !rc; ++c) {
             progress(u, pass == 1 ? "pass 1 (collection counts)" : "pass 2 (probabilities)", c);
             struct xg_qlm_chunk k;
-            chunk(u, c, doc, doc_end, &k);
+            chunk(u, c, u->g ? NULL : doc, doc_end, &k);
             if (u->g) {
                 rc = gpu_chunk(u, pass, &k);
                 continue;
@@ -400,18 +401,15 @@ static int passes(struct run *u)
 /* In core on the GPU: the one chunk in one pass, no tables to merge. */
 static int gpu_whole(struct run *u)
 {
-    const uint64_t n_words = u->r->total_length, n_docs = u->in->n_docs;
-    uint32_t *doc = malloc((n_words + 1) * sizeof *doc);
-    uint32_t *doc_end = malloc((n_docs + 1) * sizeof *doc_end);
-    int rc = doc && doc_end ? XG_OK : nomem();
+    uint32_t *doc_end = malloc((u->in->n_docs + 1) * sizeof *doc_end);
+    int rc = doc_end ? XG_OK : nomem();
     if (!rc) {
         struct xg_qlm_chunk k;
-        chunk(u, 0, doc, doc_end, &k);
+        chunk(u, 0, NULL, doc_end, &k);
         const struct xg_qlm_gpu_args a = gpu_args(u, &k);
         progress(u, "GPU, in core", 0);
         rc = xg_qlm_gpu_whole(u->g, &k, &a, u->r, u->r->seconds);
     }
-    free(doc);
     free(doc_end);
     return rc;
 }

@@ -22,7 +22,8 @@ struct xg_qlm_chunk {
     const uint32_t *ids;        /* n_words term ids (into the whole input) */
     uint64_t word_base;         /* index of ids[0] in the whole input */
     uint32_t n_words;
-    const uint32_t *doc;        /* per word: chunk-local document */
+    const uint32_t *doc;        /* per word: chunk-local document (NULL
+                                   for the GPU engine: on the device) */
     const uint32_t *doc_end;    /* per chunk-local document: end position */
     uint32_t n_docs;
     uint64_t doc_base;          /* internal number of the first document */
