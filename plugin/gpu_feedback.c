@@ -40,7 +40,7 @@ double xg_gpu_feedback_factor(const struct xg_gpu_feedback *f,
                               uint64_t now_ns)
 {
     const double r = decayed(f, now_ns);
-    return r > XG_GPU_FEEDBACK_FROM ? r : 1;
+    return r > 1 ? r : 1;
 }
 
 void xg_gpu_feedback_observe(struct xg_gpu_feedback *f, double observed,

@@ -26,17 +26,10 @@ struct xg_gpu_feedback {
 /* Start at ratio 1. */
 void xg_gpu_feedback_init(struct xg_gpu_feedback *f);
 
-/* Below this ratio the factor is 1.  A moderate excess is the model's
- * own error, and sending those queries to stock loads the cores the GPU
- * path needs as well: on the H100 real-text OR run, the full ratio (about
- * 3) moved most GPU queries to stock, throughput fell from 27,000 to
- * 17,000 q/s and p99 rose above stock's.  A gross excess (10x and more:
- * the dispatcher waiting for a core) is what the feedback is for. */
-#define XG_GPU_FEEDBACK_FROM 4.0
-
 /* The factor for the GPU price at time now_ns (CLOCK_MONOTONIC): the
  * smoothed ratio, decayed towards 1 with a 1 s time constant since the
- * last observation, where it exceeds XG_GPU_FEEDBACK_FROM; else 1. */
+ * last observation; at least 1 (a GPU faster than modelled is priced as
+ * modelled). */
 double xg_gpu_feedback_factor(const struct xg_gpu_feedback *f,
                               uint64_t now_ns);
 

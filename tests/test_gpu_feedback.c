@@ -27,23 +27,14 @@ int main(void)
     CHECK(x > 9.8 && x < 10.0, "factor %g after 20 samples of 10x", x);
     group_ok("follows slow GPU queries");
 
-    /* Without new samples it decays: by e^-1 of the excess after 0.5 s
-     * is 1 + 8.9 e^-0.5 = 6.4 (still applied), after 1.5 s 3.0 (under
-     * XG_GPU_FEEDBACK_FROM: 1). */
+    /* Without new samples it decays: by e^-1 of the excess after 1 s. */
     const double excess = x - 1;
-    double y = xg_gpu_feedback_factor(&f, t + S / 2);
-    CHECK(fabs((y - 1) - excess * exp(-0.5)) < 0.01, "after 0.5 s %g, want %g",
-          y, 1 + excess * exp(-0.5));
-    y = xg_gpu_feedback_factor(&f, t + 3 * S / 2);
-    CHECK(y == 1.0, "after 1.5 s %g, want 1", y);
+    double y = xg_gpu_feedback_factor(&f, t + S);
+    CHECK(fabs((y - 1) - excess * exp(-1)) < 0.01, "after 1 s %g, want %g", y,
+          1 + excess * exp(-1));
+    y = xg_gpu_feedback_factor(&f, t + 10 * S);
+    CHECK(y < 1.001, "after 10 s %g, want about 1", y);
     group_ok("decays towards 1");
-
-    /* A moderate excess (3x) is the model's own error: factor 1. */
-    xg_gpu_feedback_init(&f);
-    for (int i = 0; i < 40; ++i) xg_gpu_feedback_observe(&f, 0.003, 0.001, t);
-    x = xg_gpu_feedback_factor(&f, t);
-    CHECK(x == 1.0, "factor %g at 3x, want 1", x);
-    group_ok("moderate excess ignored");
 
     /* Faster than modelled: the factor stays 1. */
     xg_gpu_feedback_init(&f);
