@@ -20,7 +20,6 @@
 
 #include "cost_model.h"
 #include "cpu_load.h"
-#include "gpu_feedback.h"
 #include "dispatch.h"
 
 #include <pthread.h>
@@ -43,7 +42,6 @@ struct xg_context {
     _Atomic int dispatch_ready;     /* dispatch (or its absence) is final */
     struct xg_cost_model model;
     struct xg_cpu_load load;        /* scales stock's one-thread time */
-    struct xg_gpu_feedback gpu_fb;  /* scales the GPU's modelled time */
     pthread_key_t key;              /* the thread's struct slot */
     int key_ok;
     struct slot *slots;             /* every thread's slot, freed at close */
@@ -123,7 +121,6 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
     memset(c, 0, size);
     c->o = *o;
     xg_cpu_load_init(&c->load, NULL);
-    xg_gpu_feedback_init(&c->gpu_fb);
     pthread_mutex_init(&c->gpu_lock, NULL);
     pthread_mutex_init(&c->pool_lock, NULL);
     c->key_ok = pthread_key_create(&c->key, slot_release) == 0;
@@ -380,24 +377,19 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
     }
     struct xg_query_features f;
     xg_query_features_of(pq, xg_context_index(c), &f);
-    double gpu_model = 0;           /* AUTO: the GPU's modelled seconds */
-    uint64_t t0 = 0;
     if (c->o.engine == XG_ENGINE_AUTO) {
         const double wait = c->o.max_wait_ms > 0 ? c->o.max_wait_ms / 1e3 : 1e-3;
         /* Stock's one-thread time at the model's 90th percentile,
          * stretched when more threads want the cores than there are; the
-         * GPU's, behind its queue, stretched by how much longer GPU
-         * queries have lately taken than modelled (gpu_feedback.h). */
+         * GPU's, behind its queue. */
         const double pressure = xg_cpu_load_pressure(&c->load);
         struct xg_dispatch_load load;
         xg_dispatch_load(d, &load);
-        t0 = xg_gpu_feedback_now_ns();
-        gpu_model = xg_cost_gpu_seconds(&c->model, &f, load.queued_work,
-                                        load.batch_work, load.running,
-                                        load.batch_seconds, wait);
         if (xg_cost_stock_seconds_p90(&c->model, &f) *
                 (pressure > 1 ? pressure : 1) <
-            gpu_model * xg_gpu_feedback_factor(&c->gpu_fb, t0)) {
+            xg_cost_gpu_seconds(&c->model, &f, load.queued_work,
+                                load.batch_work, load.running,
+                                load.batch_seconds, wait)) {
             *route = XG_ROUTE_STOCK_CHEAPER;
             xg_prepared_free(pq);
             return XG_OK;
@@ -411,10 +403,6 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
         return XG_OK;
     }
     if (!rc) rc = xg_dispatch_submit(d, pq, k, xg_cost_gpu_work(&f), out, route);
-    if (!rc && gpu_model > 0 && *route == XG_ROUTE_GPU) {
-        const uint64_t t1 = xg_gpu_feedback_now_ns();
-        xg_gpu_feedback_observe(&c->gpu_fb, (t1 - t0) * 1e-9, gpu_model, t1);
-    }
     xg_prepared_free(pq);
     return rc;
 }
