@@ -84,18 +84,92 @@ static int by_bytes(const void *a, const void *b)
     return (x->len > y->len) - (x->len < y->len);
 }
 
+/* A term's first 8 bytes, big-endian, zero-padded.  Where two keys differ
+ * their order is the terms' byte order (a shorter term pads with 0, which
+ * sorts it before a longer one it is a prefix of); equal keys (a zero byte
+ * included) are left to the full comparison. */
+static uint64_t prefix_key(const struct xg_wt_ent *e)
+{
+    uint64_t k = 0;
+    const uint32_t n = e->len < 8 ? e->len : 8;
+    for (uint32_t i = 0; i < 8; ++i)
+        k = k << 8 | (i < n ? (uint8_t)e->s[i] : 0);
+    return k;
+}
+
+struct keyed {
+    uint64_t key;
+    struct xg_wt_ent *e;
+};
+
+/* LSD radix sort of (key, entry) on the key, 11 bits a pass: stable, so
+ * ties keep their order for the byte comparison that follows. */
+static int radix_sort(struct keyed *a, uint64_t n)
+{
+    struct keyed *tmp = malloc((n + 1) * sizeof *tmp);
+    if (!tmp) return XG_ERR_NOMEM;
+    struct keyed *src = a, *dst = tmp;
+    for (unsigned shift = 0; shift < 64; shift += 11) {
+        uint64_t count[2048] = {0};
+        for (uint64_t i = 0; i < n; ++i) ++count[(src[i].key >> shift) & 2047];
+        if (count[(src[0].key >> shift) & 2047] == n) continue; /* one digit */
+        uint64_t sum = 0;
+        for (unsigned d = 0; d < 2048; ++d) {
+            const uint64_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (uint64_t i = 0; i < n; ++i)
+            dst[count[(src[i].key >> shift) & 2047]++] = src[i];
+        struct keyed *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+    free(tmp);
+    return XG_OK;
+}
+
 int xg_wt_dict_rank(struct xg_wt_dict *d, const char **term, uint32_t *term_len)
 {
-    struct xg_wt_ent **p = malloc((d->n + 1) * sizeof *p);
+    /* Sorting pointers with memcmp took 0.3 s for 0.8 million terms (a
+     * cache miss per comparison); the prefix keys sort in a few linear
+     * passes and leave only the terms sharing 8 bytes to compare. */
+    struct keyed *p = malloc((d->n + 1) * sizeof *p);
     if (!p) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     uint64_t k = 0;
     for (uint64_t i = 0; i < d->cap; ++i)
-        if (d->e[i].s) p[k++] = &d->e[i];
-    qsort(p, k, sizeof *p, by_bytes);
+        if (d->e[i].s) p[k++] = (struct keyed){prefix_key(&d->e[i]), &d->e[i]};
+    if (k && radix_sort(p, k)) {
+        free(p);
+        return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    }
+    /* Runs of equal keys: byte order on the whole terms. */
+    struct xg_wt_ent **run = NULL;
+    uint64_t cap_run = 0;
+    for (uint64_t i = 0; i < k;) {
+        uint64_t j = i + 1;
+        while (j < k && p[j].key == p[i].key) ++j;
+        if (j - i > 1) {
+            if (j - i > cap_run) {
+                free(run);
+                cap_run = 2 * (j - i);
+                if (!(run = malloc(cap_run * sizeof *run))) {
+                    free(p);
+                    return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+                }
+            }
+            for (uint64_t m = i; m < j; ++m) run[m - i] = p[m].e;
+            qsort(run, j - i, sizeof *run, by_bytes);
+            for (uint64_t m = i; m < j; ++m) p[m].e = run[m - i];
+        }
+        i = j;
+    }
+    free(run);
     for (uint64_t i = 0; i < k; ++i) {
-        p[i]->id = (uint32_t)i;
-        term[i] = p[i]->s;
-        term_len[i] = p[i]->len;
+        p[i].e->id = (uint32_t)i;
+        term[i] = p[i].e->s;
+        term_len[i] = p[i].e->len;
     }
     free(p);
     return XG_OK;

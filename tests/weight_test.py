@@ -147,6 +147,13 @@ def check_text(a):
         docs = [[rng.choice(vocab) for _ in range(rng.randint(1, 60))]
                 for _ in range(rng.randint(1, 200))]
         sets.append(("random%d" % k, docs))
+    # Terms sharing their first 8 bytes, or one a prefix of another (the
+    # ranking sorts 8-byte keys first and compares only the ties).
+    vocab = sorted({p + "".join(rng.choice("a0z~\u00e9") for _ in range(rng.randint(0, 12)))
+                    for p in ("abcdefgh", "abcdefg", "abcdefghi", "q", "ab\u00e9cdef")
+                    for _ in range(60)})
+    docs = [[rng.choice(vocab) for _ in range(rng.randint(1, 60))] for _ in range(100)]
+    sets.append(("prefixes", docs))
     for name, docs in sets:
         text = os.path.join(w, name + ".txt")
         with open(text, "w", encoding="utf-8") as f:
@@ -162,6 +169,12 @@ def check_text(a):
                 sys.exit("FAIL text %s %s: %d vs %d postings, e.g. %s" % (
                     name, formula, len(got1), len(want),
                     [(x, want[x], got1.get(x)) for x in bad]))
+            # Terms in byte order (term ids are ranks in byte order).
+            with open(os.path.join(w, "o1.tsv"), "rb") as f1:
+                seq = [l.split(b"\t", 1)[0] for l in f1]
+            runs = [t for i, t in enumerate(seq) if i == 0 or seq[i - 1] != t]
+            if runs != sorted(set(runs)):
+                sys.exit("FAIL text %s %s: terms not in byte order" % (name, formula))
             o2 = os.path.join(w, "o2.tsv")
             run([a.bin, "weight", "--quiet", *args, "--threads", "3",
                  "--device-memory", "2M", "-o", o2])
