@@ -110,13 +110,8 @@ static int dictionary(struct run *u)
     if (!u->doclen || !u->docoff) return nomem();
     int rc = xg_wt_dict_init(&u->dict, 1 << 16);
     if (!rc) rc = xg_wt_ref_pass1(&wc, u->threads, UINT64_MAX, u->doclen, &l, &nl);
-    for (uint32_t i = 0; i < nl; ++i) {
-        for (uint64_t k = 0; !rc && k < l[i].n; ++k) {
-            const struct xg_wt_ent *s = &l[i].terms[k];
-            if (!xg_wt_dict_get(&u->dict, s->s, s->len, s->hash)) rc = nomem();
-        }
-        free(l[i].terms);
-    }
+    if (!rc) rc = xg_wt_dict_merge(&u->dict, l, nl, u->threads);
+    for (uint32_t i = 0; i < nl; ++i) free(l[i].terms);
     free(l);
     if (rc) return rc;
     if (u->dict.n > UINT32_MAX - 2u)

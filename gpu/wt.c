@@ -126,17 +126,6 @@ static void progress(const struct run *u, const char *what, uint32_t c)
                 u->n_chunks);
 }
 
-static int merge(struct run *u, const struct xg_wt_p1 *l)
-{
-    for (uint64_t i = 0; i < l->n; ++i) {
-        const struct xg_wt_ent *s = &l->terms[i];
-        struct xg_wt_ent *e = xg_wt_dict_get(&u->dict, s->s, s->len, s->hash);
-        if (!e) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-        e->df += s->df;
-    }
-    return XG_OK;
-}
-
 static int pass1(struct run *u, int gpu)
 {
     int rc = XG_OK;
@@ -150,7 +139,7 @@ static int pass1(struct run *u, int gpu)
             rc = xg_wt_gpu_pass1(u->g, k, mask, u->doclen + k->doc_base, &l,
                                  u->r->seconds);
             double t1 = now();
-            if (!rc) rc = merge(u, &l);
+            if (!rc) rc = xg_wt_dict_merge(&u->dict, &l, 1, u->threads);
             u->r->seconds[XG_WT_STEP_DF] += now() - t1;
             free(l.terms);
         } else {
@@ -161,10 +150,8 @@ static int pass1(struct run *u, int gpu)
                                  &l, &n);
             u->r->seconds[XG_WT_STEP_DICT] += now() - t0;
             double t1 = now();
-            for (uint32_t i = 0; i < n; ++i) {
-                if (!rc) rc = merge(u, &l[i]);
-                free(l[i].terms);
-            }
+            if (!rc) rc = xg_wt_dict_merge(&u->dict, l, n, u->threads);
+            for (uint32_t i = 0; i < n; ++i) free(l[i].terms);
             free(l);
             u->r->seconds[XG_WT_STEP_DF] += now() - t1;
         }

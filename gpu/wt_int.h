@@ -36,6 +36,16 @@ struct xg_wt_ent *xg_wt_dict_get(struct xg_wt_dict *d, const char *s,
 const struct xg_wt_ent *xg_wt_dict_find(const struct xg_wt_dict *d,
                                         const char *s, uint32_t len,
                                         uint64_t hash);
+/* Add lists of terms to d (each list's terms distinct; several lists may
+ * name one term), summing their df; `threads` split the table's slots. */
+struct xg_wt_p1;
+int xg_wt_dict_merge(struct xg_wt_dict *d, const struct xg_wt_p1 *lists,
+                     uint32_t n_lists, uint32_t threads);
+/* The same, with threads for lists of at least min_parallel terms (tests:
+ * 0, so that small lists take the threaded path too). */
+int xg_wt_dict_merge_from(struct xg_wt_dict *d, const struct xg_wt_p1 *lists,
+                          uint32_t n_lists, uint32_t threads,
+                          uint64_t min_parallel);
 /* Ids = ranks in byte order; fills term/term_len (n entries, by id). */
 int xg_wt_dict_rank(struct xg_wt_dict *d, const char **term,
                     uint32_t *term_len);
@@ -54,6 +64,11 @@ struct xg_wt_p1 {
     struct xg_wt_ent *terms;
     uint64_t n;
 };
+
+/* Run fn on n threads (at most 256; the caller's among them), args an array of n
+ * elements of `size` bytes; a thread that cannot start runs on the
+ * caller's. */
+int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size);
 
 /* Pass 2 result: the chunk's postings sorted by term id then document. */
 struct xg_wt_p2 {

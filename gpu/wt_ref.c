@@ -7,7 +7,6 @@
  *         and places every posting by a counting sort on the term id whose
  *         per-thread offsets keep documents ascending within a term.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,20 +31,6 @@ static void split(const struct xg_wt_chunk *c, uint32_t n, size_t *lo)
         lo[t] = p;
     }
     lo[n] = c->len;
-}
-
-static int run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size)
-{
-    pthread_t tid[MAX_THREADS];
-    int started[MAX_THREADS] = {0};
-    for (uint32_t t = 1; t < n; ++t)
-        started[t] = !pthread_create(&tid[t], NULL, fn, (char *)args + t * size);
-    fn(args);
-    for (uint32_t t = 1; t < n; ++t) {
-        if (started[t]) pthread_join(tid[t], NULL);
-        else fn((char *)args + t * size);
-    }
-    return XG_OK;
 }
 
 struct p1 {
@@ -105,7 +90,7 @@ int xg_wt_ref_pass1(const struct xg_wt_chunk *c, uint32_t threads,
     }
     for (uint32_t t = 0; t < threads; ++t)
         a[t] = (struct p1){c, lo[t], lo[t + 1], hash_mask, {0}, NULL, 0, 0, 0};
-    run_threads(threads, pass1, a, sizeof *a);
+    xg_wt_run_threads(threads, pass1, a, sizeof *a);
     int rc = XG_OK;
     uint64_t at = 0;
     for (uint32_t t = 0; t < threads; ++t) {
@@ -236,7 +221,7 @@ int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
         a[k].hi = lo[k + 1];
         a[k].out = out;
     }
-    run_threads(threads, pass2_map, a, sizeof *a);
+    xg_wt_run_threads(threads, pass2_map, a, sizeof *a);
     int rc = XG_OK;
     uint64_t n = 0;
     uint32_t docs = 0;
@@ -265,7 +250,7 @@ int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
                 at += cnt;
             }
         out->n = n;
-        run_threads(threads, pass2_place, a, sizeof *a);
+        xg_wt_run_threads(threads, pass2_place, a, sizeof *a);
     }
     for (uint32_t k = 0; k < threads; ++k) {
         free(a[k].r);
