@@ -57,6 +57,16 @@ def main():
     db = os.path.join(a.work, c + "-1")
     print("ok 16 threads: %s" % app(a, db, queries, "--threads", "16",
                                      "--min-served", served))
+    if a.engine != "cpu":
+        # The dispatcher's deadline: 0.05 ms is shorter than its 1 ms wait
+        # for company, so queued queries are withdrawn to stock; at 2 ms
+        # some are withdrawn and some wait out a batch already running.
+        # Every MSet is still the stock one.
+        print("ok deadline 0.05 ms: %s" %
+              app(a, db, queries, "--threads", "16", "--deadline-ms", "0.05",
+                  "--require-route", "stock:deadline"))
+        print("ok deadline 2 ms: %s" %
+              app(a, db, queries, "--threads", "16", "--deadline-ms", "2"))
 
     odd = os.path.join(a.work, "unsupported.tsv")
     with open(odd, "w") as f:

@@ -17,13 +17,14 @@
  *  usage: test_plugin_app --db DB [--db SHARD2 ...] --queries FILE
  *         [--engine auto|gpu|cpu] [--threads N] [--expect-route NAME]
  *         [--require-route NAME]... [--model FILE] [--min-served F]
- *         [--inject-gpu-fault] [--modify-db]
+ *         [--inject-gpu-fault] [--modify-db] [--deadline-ms MS]
  *  --expect-route: every accelerate() call must take that route;
  *  --require-route: at least one must (repeatable);
  *  --model: the cost model file for engine auto;
  *  --min-served: at least that fraction answered by the GPU or CPU engine;
  *  --inject-gpu-fault: each search's first engine allocation fails;
- *  --modify-db: add a document to the (single) database first (stale).
+ *  --modify-db: add a document to the (single) database first (stale);
+ *  --deadline-ms: the context's deadline for a query queued for the GPU.
  *  Exit 0 when every MSet was identical and the expectations hold.
  */
 #include <xapian.h>
@@ -49,7 +50,7 @@ struct Args {
     std::vector<std::string> require_routes;
     int engine = XG_ENGINE_AUTO;
     unsigned threads = 1;
-    double min_served = 0;
+    double min_served = 0, deadline_ms = 0;
     bool inject = false, modify = false;
 };
 
@@ -217,6 +218,7 @@ int main(int argc, char **argv)
         else if (o == "--min-served" && v) a.min_served = std::atof(argv[++i]);
         else if (o == "--inject-gpu-fault") a.inject = true;
         else if (o == "--modify-db") a.modify = true;
+        else if (o == "--deadline-ms" && v) a.deadline_ms = std::atof(argv[++i]);
         else if (o == "--engine" && v) {
             std::string e = argv[++i];
             a.engine = e == "gpu" ? XG_ENGINE_GPU
@@ -248,6 +250,7 @@ int main(int argc, char **argv)
     for (const std::string &p : a.dbs) paths.push_back(p.c_str());
     xg_context_opts o = XG_CONTEXT_DEFAULTS;
     o.engine = a.engine;
+    o.deadline_ms = a.deadline_ms;
     if (!a.model.empty()) o.cost_model = a.model.c_str();
     xg_context *ctx;
     if (xg_context_open(paths.data(), paths.size(), nullptr, &o, &ctx)) {
