@@ -45,8 +45,9 @@ static const char help_ab[] =
     "                          each pass must give the same MSets, and the\n"
     "                          median pass's figures are reported\n"
     "  --samples FILE          write per query: qid, cost (sum of its terms'\n"
-    "                          df), then per engine its latency (ms) and\n"
-    "                          the matcher that answered (TSV)\n"
+    "                          df), then per engine its latency (ms), the\n"
+    "                          matcher that answered and its start (ms from\n"
+    "                          the reported pass's start) (TSV)\n"
     "  plus the options of 'xapian-gpu search' (--db, --index, -k, --op,\n"
     "  --stem, --stopper, --bm25, --omega).  Exit status 1 if any MSet\n"
     "  differs.\n";
@@ -65,6 +66,9 @@ struct engine_run {
     struct xg_result *res;      /* per query */
     int *status;
     double *lat;                /* per query seconds */
+    double *start;              /* per query: seconds from the pass's start
+                                   to the query's (NULL: not kept) */
+    double t0;                  /* the pass's start (xg_cli_now) */
     double wall;                /* whole run */
     uint32_t n_passes;          /* --repeat: timed passes, walls below */
     double pass_wall[XG_AB_MAX_PASSES];
@@ -131,6 +135,7 @@ static void *matcher_thread(void *arg)
         double t = xg_cli_now();
         int rc = xg_searcher_search(s, j->qs->text[i], &o, &j->run->res[i]);
         j->run->lat[i] = xg_cli_now() - t;
+        if (j->run->start) j->run->start[i] = t - j->run->t0;
         j->run->status[i] = rc;
         if (rc && rc != XG_ERR_UNSUPPORTED && rc != XG_ERR_ARG) {
             fail(j);
@@ -151,6 +156,7 @@ static void *plugin_thread(void *arg)
                                    j->a->opts.k, &j->run->res[i],
                                    &j->run->route[i]);
         j->run->lat[i] = xg_cli_now() - t;
+        if (j->run->start) j->run->start[i] = t - j->run->t0;
         j->run->status[i] = rc;
         if (rc && rc != XG_ERR_ARG) {
             fail(j);
@@ -170,6 +176,7 @@ static int plugin_warm_up(struct job *j, uint32_t threads)
     struct xg_cli_queries part = *j->qs;
     part.n = part.n / 10 > 1000 ? part.n / 10 : (part.n < 1000 ? part.n : 1000);
     struct engine_run warm = *j->run;
+    warm.start = NULL;
     warm.res = calloc(part.n + 1, sizeof *warm.res);
     warm.status = calloc(part.n + 1, sizeof *warm.status);
     warm.lat = calloc(part.n + 1, sizeof *warm.lat);
@@ -235,6 +242,7 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
         xg_context_routes(j.ctx, before);
     }
     double t0 = xg_cli_now();
+    run->t0 = t0;
     uint32_t started = 0;
     for (; started < threads; ++started)
         if (pthread_create(&t[started], NULL, fn, &j)) break;
@@ -274,6 +282,7 @@ static void *prepare_thread(void *arg)
         if (xq) xg_shim_xquery_free(xq);
         j->run->status[i] = rc;
         j->run->lat[i] = xg_cli_now() - t; /* its own preparation */
+        if (j->run->start) j->run->start[i] = t - j->run->t0;
         __atomic_store_n(&pj->done[i], 1, __ATOMIC_RELEASE);
         if (rc && rc != XG_ERR_UNSUPPORTED && rc != XG_ERR_ARG) {
             fail(j);
@@ -344,6 +353,7 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
         goto done;
     }
     double t0 = xg_cli_now();
+    run->t0 = t0;
     for (; started < threads; ++started)
         if (pthread_create(&t[started], NULL, prepare_thread, &pj)) break;
     if (!started) {
@@ -731,15 +741,17 @@ static int write_samples(const char *path, const struct xg_cli_queries *qs,
     FILE *f = o.f;
     fputs("qid\tcost", f);
     for (uint32_t e = 0; e < n_eng; ++e)
-        fprintf(f, "\t%s_ms\t%s_route", runs[e].name, runs[e].name);
+        fprintf(f, "\t%s_ms\t%s_route\t%s_start_ms", runs[e].name,
+                runs[e].name, runs[e].name);
     fputc('\n', f);
     for (uint32_t i = 0; i < qs->n; ++i) {
         fprintf(f, "%s\t%.0f", qs->qid[i], cost[i]);
         for (uint32_t e = 0; e < n_eng; ++e)
-            fprintf(f, "\t%.4f\t%s", runs[e].lat[i] * 1e3,
+            fprintf(f, "\t%.4f\t%s\t%.3f", runs[e].lat[i] * 1e3,
                     runs[e].status[i] ? "-"
                     : runs[e].route ? xg_route_name(runs[e].route[i])
-                                    : runs[e].name);
+                                    : runs[e].name,
+                    runs[e].start ? runs[e].start[i] * 1e3 : 0.0);
         fputc('\n', f);
     }
     return xg_outfile_close(&o, 1);
@@ -834,7 +846,8 @@ static int run_pass(xg_searcher *s, struct xg_cli_search_args *a,
     r->res = calloc(qs->n + 1, sizeof *r->res);
     r->status = calloc(qs->n + 1, sizeof *r->status);
     r->lat = calloc(qs->n + 1, sizeof *r->lat);
-    if (!r->res || !r->status || !r->lat)
+    r->start = calloc(qs->n + 1, sizeof *r->start);
+    if (!r->res || !r->status || !r->lat || !r->start)
         return xg_set_error(XG_ERR_NOMEM, "out of memory");
     int gpu = r->engine == XG_ENGINE_GPU || r->engine == XG_ENGINE_AUTO;
     int err = gpu ? run_gpu(s, a, qs, r, batch, threads, pool)
@@ -877,6 +890,7 @@ static void free_run(struct engine_run *r, uint32_t n)
     free(r->res);
     free(r->status);
     free(r->lat);
+    free(r->start);
     free(r->route);
     memset(r, 0, sizeof *r);
 }
@@ -899,11 +913,13 @@ static uint32_t median_pass(const double *wall, uint32_t n)
 /* Take the timing, latencies and routes of pass `from` (same answers). */
 static void keep_timing(struct engine_run *to, struct engine_run *from)
 {
-    double *lat = to->lat;
+    double *lat = to->lat, *start = to->start;
     int *route = to->route;
     to->lat = from->lat;
+    to->start = from->start;
     to->route = from->route;
     from->lat = lat;
+    from->start = start;
     from->route = route;
     to->wall = from->wall;
     memcpy(to->routing, from->routing, sizeof to->routing);

@@ -143,9 +143,10 @@ def main():
               "%s" % routes)
         # ab --engines xapian,plugin: the operator's view of the same.
         report = os.path.join(a.work, "ab-plugin.json")
+        samples = os.path.join(a.work, "ab-plugin.tsv")
         run([a.bin, "ab", "--db", db, "--queries", queries, "--engines",
              "xapian,plugin", "--threads", "4", "--repeat", "3",
-             "--json=" + report])
+             "--json=" + report, "--samples", samples])
         with open(report) as f:
             rep = json.load(f)
         plug = rep["engines"][1]
@@ -156,6 +157,21 @@ def main():
                 sum(plug["routes"].values()) != rep["queries"] or
                 len(passes) != 3 or plug["qps"] != passes[1]):
             sys.exit("FAIL ab --engines xapian,plugin: %s" % rep)
+        # The samples: a line per query; each answered query's latency
+        # and start inside its engine's reported pass (wall = queries/qps).
+        with open(samples) as f:
+            rows = [l.rstrip("\n").split("\t") for l in f]
+        head = ["qid", "cost"] + ["%s_%s" % (e, c) for e in ("xapian", "plugin")
+                                  for c in ("ms", "route", "start_ms")]
+        if rows[0] != head or len(rows) != rep["queries"] + 1:
+            sys.exit("FAIL ab --samples: header %s, %d lines" % (rows[0], len(rows)))
+        for k, g in enumerate(rep["engines"]):
+            wall_ms = 1e3 * rep["queries"] / g["qps"]
+            for r in rows[1:]:
+                ms, route, start = float(r[2 + 3 * k]), r[3 + 3 * k], float(r[4 + 3 * k])
+                if route != "-" and not (ms > 0 and 0 <= start and
+                                         start + ms <= wall_ms * 1.01 + 1):
+                    sys.exit("FAIL ab --samples %s: %s" % (g["engine"], r))
         print("ok ab --engines xapian,plugin: %d of %d identical; routes %s" %
               (rep["identical"], rep["queries"], plug["routes"]))
 
