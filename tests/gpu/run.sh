@@ -31,7 +31,7 @@
 #   qlmbench [MB,...] [SIGMAS]  the same end to end on seed 000 synthetic
 #                  text (default 100,300 MB at sigma 2,4,8): GPU vs the
 #                  twin on all cores, steps, doubling vs the key sort
-#                  (both qlm stages use $QLM_BUILD, default build-dev)
+#                  (both qlm stages use $QLM_BUILD, default $XG_BUILD)
 #   prep N [syn|rt]  build, export and calibrate abplug's collections
 #   abplug N [syn|rt] [or|and]  issue 4's acceptance run: `xapian-gpu ab --engines
 #                  xapian,plugin-gpu,plugin --threads 64` on the N-doc
@@ -45,12 +45,14 @@
 #   plugin         the application-style plugin test on the GPU (every
 #                  collection, 1 and 2 shards, 16 threads, fallbacks)
 #   kbench         decode and intersection kernel throughput (random lists)
+# XG_BUILD names another build folder than build-dev.
 # Logs go to $OUT; a short table is printed last.
 set -o pipefail
 OUT=${OUT:-/tmp/xg-out}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$PWD/.xapian-rt/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-B=$PWD/build-dev/plugin/xapian-gpu
+BD=${XG_BUILD:-build-dev}     # the build to run (helpers: their own)
+B=$PWD/$BD/plugin/xapian-gpu
 SUMMARY=$OUT/summary.txt
 : > "$SUMMARY"
 note() { echo "$*" | tee -a "$SUMMARY"; }
@@ -102,11 +104,11 @@ while [ $# -gt 0 ]; do
     case $stage in
     kernels)
         t=$(date +%s)
-        build-dev/tests/test_kernels 2>&1 | tee "$OUT/kernels.log"
+        $BD/tests/test_kernels 2>&1 | tee "$OUT/kernels.log"
         note "kernels: $(tail -1 "$OUT/kernels.log") ($(( $(date +%s) - t )) s)"
         ;;
     kbench)
-        build-dev/tests/test_kernels --bench 2>&1 | tee "$OUT/kbench.log"
+        $BD/tests/test_kernels --bench 2>&1 | tee "$OUT/kbench.log"
         grep '^bench' "$OUT/kbench.log" | sed 's/^/    /' | tee -a "$SUMMARY"
         ;;
     members)
@@ -151,21 +153,21 @@ while [ $# -gt 0 ]; do
         ;;
     weigh)
         t=$(date +%s)
-        build-dev/tests/test_weigh --ir-data .device-carry/ir-data 2>&1 \
+        $BD/tests/test_weigh --ir-data .device-carry/ir-data 2>&1 \
             | tee "$OUT/weigh.log"
         note "weigh: $(tail -1 "$OUT/weigh.log") ($(( $(date +%s) - t )) s)"
         ;;
     weighbench)
         t=$(date +%s)
-        { build-dev/tests/test_weigh --bench 100,200,300,400,500 &&
-          build-dev/tests/test_weigh --bench 500 --budget 128000000; } 2>&1 \
+        { $BD/tests/test_weigh --bench 100,200,300,400,500 &&
+          $BD/tests/test_weigh --bench 500 --budget 128000000; } 2>&1 \
             | tee "$OUT/weighbench.log"
         note "weighbench ($(( $(date +%s) - t )) s):"
         tail -40 "$OUT/weighbench.log" | sed 's/^/    /' >> "$SUMMARY"
         ;;
     qlm)
         t=$(date +%s)
-        QB=${QLM_BUILD:-build-dev}
+        QB=${QLM_BUILD:-$BD}
         { $QB/tests/test_qlm --ir-data .device-carry/ir-data &&
           python3 tests/qlm_test.py --bin $QB/plugin/xapian-gpu \
               --ir-data .device-carry/ir-data --work /tmp/xg-qlm-work &&
@@ -179,7 +181,7 @@ while [ $# -gt 0 ]; do
         case $1 in [0-9]*) sizes=$1; shift ;; esac
         case $1 in [0-9]*) sigmas=$1; shift ;; esac
         t=$(date +%s)
-        ${QLM_BUILD:-build-dev}/tests/test_qlm --bench "$sizes" --sigmas "$sigmas" 2>&1 \
+        ${QLM_BUILD:-$BD}/tests/test_qlm --bench "$sizes" --sigmas "$sigmas" 2>&1 \
             | tee "$OUT/qlmbench.log"
         note "qlmbench $sizes at sigma $sigmas ($(( $(date +%s) - t )) s):"
         sed -n '/end to end, host memory/,$p' "$OUT/qlmbench.log" | sed 's/^/    /' >> "$SUMMARY"
@@ -237,11 +239,11 @@ PY
         n=$1; shift
         prepare_collections "$n" || exit 1
         for op in or and; do
-            build-dev/tests/bench_plugin --db "$db" --queries /tmp/xg-q.tsv \
+            $BD/tests/bench_plugin --db "$db" --queries /tmp/xg-q.tsv \
                 --stem none --threads 64 --op $op > "$OUT/plugbench-syn-$op.log" 2>&1
             note "plugin bench, synthetic $n docs, 10000 queries, 64 threads, op $op:"
             sed 's/^/    /' "$OUT/plugbench-syn-$op.log" | tee -a "$SUMMARY"
-            build-dev/tests/bench_plugin --db "$rt" --queries /tmp/xg-trec10k.tsv \
+            $BD/tests/bench_plugin --db "$rt" --queries /tmp/xg-trec10k.tsv \
                 --threads 64 --op $op > "$OUT/plugbench-rt-$op.log" 2>&1
             note "plugin bench, real text ($(wc -l < /tmp/realtext.tsv 2>/dev/null || echo ?) docs), TREC 2005 efficiency 10000 queries, 64 threads, op $op:"
             sed 's/^/    /' "$OUT/plugbench-rt-$op.log" | tee -a "$SUMMARY"
@@ -250,7 +252,7 @@ PY
     plugin)
         t=$(date +%s)
         python3 tests/plugin_test.py --bin "$B" \
-            --app build-dev/tests/test_plugin_app --ir-data .device-carry/ir-data \
+            --app $BD/tests/test_plugin_app --ir-data .device-carry/ir-data \
             --work /tmp/xg-plugin --engine gpu 2>&1 | tee "$OUT/plugin.log"
         note "plugin --engine gpu: $(tail -1 "$OUT/plugin.log") ($(( $(date +%s) - t )) s)"
         grep '^ok' "$OUT/plugin.log" | cut -c1-160 | sed 's/^/    /' | tee -a "$SUMMARY"
