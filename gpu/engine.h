@@ -48,9 +48,17 @@ struct xg_engine_opts {
                                        cache of this size even if all
                                        would fit; 0: only when they do not
                                        fit the budget (xg_engine_open) */
+    int blocking_sync;              /* 1: the calling thread sleeps while
+                                       a batch runs on the device instead
+                                       of spinning on a core (the plugin:
+                                       the host's cores run stock queries
+                                       meanwhile, and a spinning thread
+                                       that loses its core notices the end
+                                       of the batch only when it is
+                                       scheduled again) */
 };
 
-#define XG_ENGINE_DEFAULTS {1, 0, 0, XG_MEMBER_AUTO, -1, 256, 1ull << 27, 0}
+#define XG_ENGINE_DEFAULTS {1, 0, 0, XG_MEMBER_AUTO, -1, 256, 1ull << 27, 0, 0}
 
 struct xg_engine_stats {
     uint64_t queries, served, to_cpu, batches;

@@ -28,6 +28,7 @@
 struct dev {
     cudaStream_t stream;
     cudaEvent_t ev0, ev1;
+    cudaEvent_t ev_wait;            /* blocking_sync: what waits sleep on */
     struct xg_dindex dix;
     void *index_mem[10];
     uint8_t *pool;                  /* list cache pool (index_mem[0]) */
@@ -182,6 +183,11 @@ int xg_engine_dev_open(struct xg_gpu *e)
                                           &keep), "memory pool");
     XG_CUDA_CHECK(cudaEventCreate(&d->ev0), "cudaEventCreate");
     XG_CUDA_CHECK(cudaEventCreate(&d->ev1), "cudaEventCreate");
+    if (e->o.blocking_sync)
+        XG_CUDA_CHECK(cudaEventCreateWithFlags(&d->ev_wait,
+                                               cudaEventBlockingSync |
+                                                   cudaEventDisableTiming),
+                      "cudaEventCreate");
     const struct xg_index *ix = e->ix;
     const struct xg_fmt_section *s = ix->sec;
     uint64_t n_terms = ix->hdr->n_terms, n_docs = ix->hdr->n_docs;
@@ -285,9 +291,20 @@ void xg_engine_dev_close(struct xg_gpu *e)
     e->h_cand = NULL;
     if (d->ev0) cudaEventDestroy(d->ev0);
     if (d->ev1) cudaEventDestroy(d->ev1);
+    if (d->ev_wait) cudaEventDestroy(d->ev_wait);
     if (d->stream) cudaStreamDestroy(d->stream);
     free(d);
     e->dev = NULL;
+}
+
+/* Wait for everything queued on st: asleep on a blocking event with
+ * blocking_sync, else as CUDA's default does (spinning while it has a
+ * core to itself). */
+static cudaError_t wait_stream(struct dev *d, cudaStream_t st)
+{
+    if (!d->ev_wait) return cudaStreamSynchronize(st);
+    cudaError_t rc = cudaEventRecord(d->ev_wait, st);
+    return rc == cudaSuccess ? cudaEventSynchronize(d->ev_wait) : rc;
 }
 
 /* Queue a copy of n host bytes to dst through the pinned staging buffer,
@@ -296,7 +313,7 @@ static int stage_upload(struct dev *d, void *dst, const void *src, uint64_t n,
                         const char *what)
 {
     if (d->stage_used + n > d->stage_cap) {
-        XG_CUDA_CHECK(cudaStreamSynchronize(d->stream), what);
+        XG_CUDA_CHECK(wait_stream(d, d->stream), what);
         d->stage_used = 0;
     }
     memcpy(d->stage + d->stage_used, src, n);
@@ -507,7 +524,7 @@ int xg_engine_dev_run(struct xg_gpu *e)
     XG_CUDA_CHECK(cudaMemcpyAsync(e->h_res, d->d_res,
                                   b->n_queries * sizeof *e->h_res,
                                   cudaMemcpyDeviceToHost, st), "results");
-    XG_CUDA_CHECK(cudaStreamSynchronize(st), "batch");
+    XG_CUDA_CHECK(wait_stream(d, st), "batch");
     /* Only the candidates cross back, packed. */
     uint64_t n_cand = 0;
     for (uint32_t i = 0; i < b->n_queries; ++i) n_cand += e->h_res[i].n_cand;
@@ -515,7 +532,7 @@ int xg_engine_dev_run(struct xg_gpu *e)
                                   n_cand * sizeof *e->h_cand,
                                   cudaMemcpyDeviceToHost, st), "candidates");
     XG_CUDA_CHECK(cudaEventRecord(d->ev1, st), "event");
-    XG_CUDA_CHECK(cudaStreamSynchronize(st), "batch");
+    XG_CUDA_CHECK(wait_stream(d, st), "batch");
     d->stage_used = 0; /* every list upload has landed */
     float ms = 0;
     if (cudaEventElapsedTime(&ms, d->ev0, d->ev1) == cudaSuccess)

@@ -82,7 +82,8 @@ struct engine_run {
  * can serve sent to the GPU. */
 #define AB_ENGINE_PLUGIN 4
 #define AB_ENGINE_PLUGIN_GPU 5
-#define AB_IS_PLUGIN(e) ((e) == AB_ENGINE_PLUGIN || (e) == AB_ENGINE_PLUGIN_GPU)
+#define AB_ENGINE_PLUGIN_CPU 6
+#define AB_IS_PLUGIN(e) ((e) >= AB_ENGINE_PLUGIN)
 
 struct job {
     struct xg_cli_search_args *a;
@@ -214,6 +215,7 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
     if (AB_IS_PLUGIN(run->engine)) {
         struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
         if (run->engine == AB_ENGINE_PLUGIN_GPU) co.engine = XG_ENGINE_GPU;
+        if (run->engine == AB_ENGINE_PLUGIN_CPU) co.engine = XG_ENGINE_CPU;
         co.bm25 = a->opts.bm25;
         co.device = a->engine_opts.device;
         co.device_memory = a->engine_opts.memory_budget;
@@ -438,7 +440,8 @@ static int same_mset(const struct xg_result *a, const struct xg_result *b)
 }
 
 static const char *const engine_names[] = {"xapian", "cpu", "gpu", "auto",
-                                           "plugin", "plugin-gpu"};
+                                           "plugin", "plugin-gpu",
+                                           "plugin-cpu"};
 
 /* Fill runs[] from "--engines LIST"; 0, or the usage exit status.  An
  * engine named twice is refused: the report keys figures by name. */
@@ -457,7 +460,7 @@ static int parse_engines(const char *cmd, const char *engines,
         while (eng < n_names && strcmp(tok, engine_names[eng])) ++eng;
         if (eng == n_names)
             return xg_cli_usage(cmd, "unknown engine '%s' (xapian, cpu, gpu, "
-                                "auto, plugin, plugin-gpu)", tok);
+                                "auto, plugin, plugin-gpu, plugin-cpu)", tok);
         for (uint32_t e = 0; e < *n_eng; ++e)
             if (runs[e].engine == eng)
                 return xg_cli_usage(cmd, "engine '%s' given twice", tok);

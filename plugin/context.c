@@ -136,6 +136,7 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
         struct xg_engine_opts eo = XG_ENGINE_DEFAULTS;
         eo.device = o->device;
         eo.memory_budget = o->device_memory;
+        eo.blocking_sync = 1; /* the application's threads need the cores */
         xg_searcher_set_engine_opts(c->base, &eo);
         rc = load_model(c, index_path);
     }
@@ -377,19 +378,22 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
     }
     struct xg_query_features f;
     xg_query_features_of(pq, xg_context_index(c), &f);
+    /* The GPU's latency for it: behind its queue, plus the wait beyond
+     * the model that recent queries saw (the dispatcher measures it, for
+     * every engine, so that AUTO starts from it). */
+    const double wait = c->o.max_wait_ms > 0 ? c->o.max_wait_ms / 1e3 : 1e-3;
+    struct xg_dispatch_load load;
+    xg_dispatch_load(d, &load);
+    const double gpu_s = xg_cost_gpu_seconds(&c->model, &f, load.queued_work,
+                                             load.batch_work, load.running,
+                                             load.batch_seconds, wait);
     if (c->o.engine == XG_ENGINE_AUTO) {
-        const double wait = c->o.max_wait_ms > 0 ? c->o.max_wait_ms / 1e3 : 1e-3;
         /* Stock's one-thread time at the model's 90th percentile,
-         * stretched when more threads want the cores than there are; the
-         * GPU's, behind its queue. */
+         * stretched when more threads want the cores than there are. */
         const double pressure = xg_cpu_load_pressure(&c->load);
-        struct xg_dispatch_load load;
-        xg_dispatch_load(d, &load);
         if (xg_cost_stock_seconds_p90(&c->model, &f) *
                 (pressure > 1 ? pressure : 1) <
-            xg_cost_gpu_seconds(&c->model, &f, load.queued_work,
-                                load.batch_work, load.running,
-                                load.batch_seconds, wait)) {
+            gpu_s + (load.excess > 0 ? load.excess : 0)) {
             *route = XG_ROUTE_STOCK_CHEAPER;
             xg_prepared_free(pq);
             return XG_OK;
@@ -402,7 +406,8 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
         xg_prepared_free(pq);
         return XG_OK;
     }
-    if (!rc) rc = xg_dispatch_submit(d, pq, k, xg_cost_gpu_work(&f), out, route);
+    if (!rc) rc = xg_dispatch_submit(d, pq, k, xg_cost_gpu_work(&f), gpu_s,
+                                     out, route);
     xg_prepared_free(pq);
     return rc;
 }

@@ -89,7 +89,11 @@ double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
  * on the device, if any, and one per full threshold of queued work: work
  * below it joins the query's batch), each taking `batch_seconds`, the
  * dispatcher's measured recent batch time, then its own batch as the
- * model prices it.  An idle GPU: queued 0, running 0. */
+ * model prices it.  An idle GPU: queued 0, running 0.  The planner adds
+ * the dispatcher's measured excess (dispatch.h): how much longer than
+ * this recent queries took from submit to their caller running again,
+ * such as waits for a core when every core is busy, which no batch time
+ * shows. */
 double xg_cost_gpu_seconds(const struct xg_cost_model *m,
                            const struct xg_query_features *f,
                            uint64_t queued, uint64_t batch_work, int running,

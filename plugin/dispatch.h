@@ -30,13 +30,15 @@ int xg_dispatch_start(xg_searcher *base, const struct xg_dispatch_opts *o,
                       struct xg_dispatch **out);
 void xg_dispatch_stop(struct xg_dispatch *d);
 
-/* Answer pq (top k, `work` postings) in the next batch.  XG_OK with *route:
+/* Answer pq (top k, `work` postings) in the next batch; `predicted` is
+ * the cost model's latency for it (seconds), against which the caller's
+ * actual wait is measured (xg_dispatch_load's excess).  XG_OK with *route:
  * XG_ROUTE_GPU or XG_ROUTE_CPU and `out` filled; XG_ROUTE_STOCK_GPU_ERROR,
  * XG_ROUTE_STOCK_DEADLINE or XG_ROUTE_STOCK_NO_DEVICE with `out` empty.
  * Other returns are errors from the CPU matcher. */
 int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
-                       uint32_t k, uint64_t work, struct xg_result *out,
-                       int *route);
+                       uint32_t k, uint64_t work, double predicted,
+                       struct xg_result *out, int *route);
 
 /* What a query submitted now would wait behind (for the cost model), read
  * without the lock. */
@@ -45,7 +47,14 @@ struct xg_dispatch_load {
     uint64_t batch_work;        /* the computation threshold */
     int running;                /* a batch is on the device */
     double batch_seconds;       /* recent batches' wall time (smoothed) */
+    double excess;              /* recent queries' wait, submit to return,
+                                   beyond their predicted latency
+                                   (smoothed; halves every
+                                   XG_DISPATCH_EXCESS_HALF_LIFE seconds
+                                   without a new one, so a GPU given no
+                                   queries because of it is tried again) */
 };
+#define XG_DISPATCH_EXCESS_HALF_LIFE 0.05
 void xg_dispatch_load(struct xg_dispatch *d, struct xg_dispatch_load *l);
 
 struct xg_dispatch_stats {
