@@ -120,7 +120,7 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
     if (!c) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     memset(c, 0, size);
     c->o = *o;
-    xg_cpu_load_init(&c->load, NULL, NULL);
+    xg_cpu_load_init(&c->load, NULL);
     pthread_mutex_init(&c->gpu_lock, NULL);
     pthread_mutex_init(&c->pool_lock, NULL);
     c->key_ok = pthread_key_create(&c->key, slot_release) == 0;
@@ -389,9 +389,7 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
                                              load.batch_seconds, wait);
     if (c->o.engine == XG_ENGINE_AUTO) {
         const double pressure = xg_cpu_load_pressure(&c->load);
-        if (xg_cost_stock_weighed(&c->model, &f, pressure,
-                                  xg_cpu_load_busy(&c->load),
-                                  load.running || load.queued_work) <
+        if (xg_cost_stock_weighed(&c->model, &f, pressure, load.running) <
             gpu_s + (load.excess > 0 ? load.excess : 0)) {
             *route = XG_ROUTE_STOCK_CHEAPER;
             xg_prepared_free(pq);

@@ -176,12 +176,12 @@ double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
 
 double xg_cost_stock_weighed(const struct xg_cost_model *m,
                              const struct xg_query_features *f,
-                             double pressure, double busy, int gpu_busy)
+                             double pressure, int gpu_busy)
 {
-    if (gpu_busy && busy < XG_COST_STEAL_BELOW)
-        return xg_cost_stock_seconds(m, f) *
-               (busy > XG_COST_IDLE_FLOOR ? busy : XG_COST_IDLE_FLOOR);
-    return xg_cost_stock_seconds_p90(m, f) * (pressure > 1 ? pressure : 1);
+    if (pressure >= 1 || !gpu_busy)
+        return xg_cost_stock_seconds_p90(m, f) * (pressure > 1 ? pressure : 1);
+    return xg_cost_stock_seconds(m, f) *
+           (pressure > XG_COST_IDLE_FLOOR ? pressure : XG_COST_IDLE_FLOOR);
 }
 
 double xg_cost_gpu_seconds(const struct xg_cost_model *m,

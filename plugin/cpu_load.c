@@ -1,12 +1,11 @@
 /** @file cpu_load.c
- *  @brief Runnable threads per core, sampled from /proc/loadavg, and the
- *         busy share of the cores' time, from /proc/stat (cpu_load.h).
+ *  @brief Runnable threads per core, sampled from /proc/loadavg
+ *         (cpu_load.h).
  */
 #include "cpu_load.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,16 +19,12 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void xg_cpu_load_init(struct xg_cpu_load *l, const char *path,
-                      const char *stat_path)
+void xg_cpu_load_init(struct xg_cpu_load *l, const char *path)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     l->cores = n > 0 ? (unsigned)n : 1;
     l->path = path ? path : "/proc/loadavg";
-    l->stat_path = stat_path ? stat_path : "/proc/stat";
-    l->stat_busy = l->stat_total = 0;
     atomic_store(&l->pressure_milli, 1000);
-    atomic_store(&l->busy_milli, 1000);
     atomic_store(&l->next_ns, 0);
 }
 
@@ -48,46 +43,6 @@ int xg_cpu_load_parse(const char *line, unsigned *runnable)
     if (end == p || *end != '/' || r > 1000000) return -1;
     *runnable = (unsigned)r;
     return 0;
-}
-
-int xg_cpu_load_parse_stat(const char *text, uint64_t *busy, uint64_t *total)
-{
-    if (strncmp(text, "cpu ", 4)) return -1;
-    const char *p = text + 4;
-    uint64_t v[8];
-    for (int i = 0; i < 8; ++i) {
-        char *end;
-        while (*p == ' ') ++p;
-        v[i] = strtoull(p, &end, 10);
-        if (end == p) return -1;
-        p = end;
-    }
-    *total = 0;
-    for (int i = 0; i < 8; ++i) *total += v[i];
-    *busy = *total - v[3] - v[4];
-    return 0;
-}
-
-/* The busy share since the previous call (the sampling thread's), -1 if
- * unknown (first call, no tick passed, or the file cannot be read). */
-static double sample_busy(struct xg_cpu_load *l)
-{
-    char buf[512];
-    int fd = open(l->stat_path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    uint64_t busy, total;
-    if (n <= 0) return -1;
-    buf[n] = '\0';
-    if (xg_cpu_load_parse_stat(buf, &busy, &total)) return -1;
-    const uint64_t pb = l->stat_busy, pt = l->stat_total;
-    if (pt && total == pt) return -1; /* no tick yet: keep the old counters */
-    l->stat_busy = busy;
-    l->stat_total = total;
-    if (!pt || total < pt || busy < pb || busy - pb > total - pt) return -1;
-    const uint64_t db = busy - pb, dt = total - pt;
-    return (double)db / (double)dt;
 }
 
 /* One sample: runnable threads other than the reader, per core; -1 if
@@ -123,20 +78,8 @@ double xg_cpu_load_pressure(struct xg_cpu_load *l)
                 const double v = 0.7 * old + 0.3 * s;
                 atomic_store(&l->pressure_milli, (uint64_t)(v * 1000 + 0.5));
             }
-            const double b = sample_busy(l);
-            if (b >= 0) {
-                const double old = atomic_load(&l->busy_milli) / 1000.0;
-                const double v = 0.7 * old + 0.3 * b;
-                atomic_store(&l->busy_milli, (uint64_t)(v * 1000 + 0.5));
-            }
         }
     }
     return atomic_load_explicit(&l->pressure_milli, memory_order_relaxed) /
            1000.0;
-}
-
-double xg_cpu_load_busy(const struct xg_cpu_load *l)
-{
-    return atomic_load_explicit(&((struct xg_cpu_load *)l)->busy_milli,
-                                memory_order_relaxed) / 1000.0;
 }

@@ -1,9 +1,8 @@
 /** @file test_cpu_load.c
- *  @brief The planner's CPU pressure and busy share (plugin/cpu_load.c):
- *         the /proc/loadavg and /proc/stat parsers, sampling files we
- *         write, and the fallback to 1 where they cannot be read.
+ *  @brief The planner's CPU pressure (plugin/cpu_load.c): the
+ *         /proc/loadavg parser, sampling a file we write, and the
+ *         fallback to 1 where the file cannot be read.
  */
-#include <math.h>
 #include <unistd.h>
 
 #include "../plugin/cpu_load.h"
@@ -31,26 +30,13 @@ int main(int argc, char **argv)
     CHECK(xg_cpu_load_parse("0.50 0.40 0.30 5 1\n", &r) == -1, "no slash");
     CHECK(xg_cpu_load_parse("", &r) == -1, "empty");
     group_ok("parse /proc/loadavg lines");
-    uint64_t b = 0, tot = 0;
-    CHECK(xg_cpu_load_parse_stat("cpu  10 2 30 400 50 6 7 8 9 10\ncpu0 1 2 3 4 5 6 7 8 0 0\n",
-                                 &b, &tot) == 0 && tot == 513 && b == 63,
-          "cpu line: busy %llu total %llu", (unsigned long long)b,
-          (unsigned long long)tot);
-    CHECK(xg_cpu_load_parse_stat("cpu0 1 2 3 4 5 6 7 8\n", &b, &tot) == -1,
-          "cpu0 first");
-    CHECK(xg_cpu_load_parse_stat("cpu  1 2 3\n", &b, &tot) == -1, "3 fields");
-    CHECK(xg_cpu_load_parse_stat("", &b, &tot) == -1, "empty stat");
-    group_ok("parse /proc/stat's cpu line");
 
     /* A file saying 1 + 4 * cores runnable: the reader excluded, the
      * smoothed pressure climbs from 1 towards 4 as samples come in. */
     char path[4096], text[128];
     snprintf(path, sizeof path, "%s/test-cpu-loadavg", dir);
-    char stat[4096];
-    snprintf(stat, sizeof stat, "%s/test-cpu-stat", dir);
-    write_file(stat, "cpu  0 0 0 0 0 0 0 0 0 0\n");
     struct xg_cpu_load l;
-    xg_cpu_load_init(&l, path, stat);
+    xg_cpu_load_init(&l, path);
     snprintf(text, sizeof text, "1.00 1.00 1.00 %u/500 4242\n",
              1 + 4 * l.cores);
     write_file(path, text);
@@ -61,23 +47,6 @@ int main(int argc, char **argv)
     }
     CHECK(p > 3.9 && p <= 4.0, "pressure %g, want about 4", p);
     group_ok("pressure climbs to runnable / cores");
-    /* The stat counters: 3 busy ticks of every 4, then 1 of 4. */
-    double busy = 1;
-    for (int phase = 0; phase < 2; ++phase)
-        for (int i = 1; i <= 40; ++i) {
-            const unsigned k = 100u * (unsigned)(phase * 40 + i);
-            const unsigned used = phase ? 3000u + (k - 4000u) / 4 : 3 * k / 4;
-            snprintf(text, sizeof text, "cpu  %u 0 0 %u 0 0 0 0 0 0\n", used,
-                     k - used);
-            write_file(stat, text);
-            (void)xg_cpu_load_pressure(&l);
-            busy = xg_cpu_load_busy(&l);
-            if (i == 40)
-                CHECK(fabs(busy - (phase ? 0.25 : 0.75)) < 0.01,
-                      "busy %g in phase %d", busy, phase);
-            nanosleep(&(struct timespec){0, 6000000}, NULL);
-        }
-    group_ok("busy share follows the stat counters");
     /* An idle machine: back towards 0. */
     write_file(path, "0.00 0.00 0.00 1/500 4242\n");
     for (int i = 0; i < 40; ++i) {
@@ -87,15 +56,13 @@ int main(int argc, char **argv)
     CHECK(p < 0.1, "pressure %g, want about 0", p);
     group_ok("pressure falls on an idle machine");
     unlink(path);
-    unlink(stat);
 
     /* No such file (not Linux): the pressure stays at 1. */
     snprintf(path, sizeof path, "%s/no-such-dir/loadavg", dir);
-    xg_cpu_load_init(&l, path, path);
+    xg_cpu_load_init(&l, path);
     for (int i = 0; i < 3; ++i) p = xg_cpu_load_pressure(&l);
     CHECK(p == 1.0, "pressure %g without the file, want 1", p);
-    CHECK(xg_cpu_load_busy(&l) == 1.0, "busy without the file, want 1");
-    group_ok("no /proc/loadavg: pressure 1, busy 1");
+    group_ok("no /proc/loadavg: pressure 1");
 
     printf("%d passed, 0 failed\n", n_passed);
     return 0;
