@@ -388,8 +388,11 @@ static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
                                              load.batch_work, load.running,
                                              load.batch_seconds, wait);
     if (c->o.engine == XG_ENGINE_AUTO) {
+        /* Stock's one-thread time at the model's 90th percentile,
+         * stretched when more threads want the cores than there are. */
         const double pressure = xg_cpu_load_pressure(&c->load);
-        if (xg_cost_stock_weighed(&c->model, &f, pressure, load.running) <
+        if (xg_cost_stock_seconds_p90(&c->model, &f) *
+                (pressure > 1 ? pressure : 1) <
             gpu_s + (load.excess > 0 ? load.excess : 0)) {
             *route = XG_ROUTE_STOCK_CHEAPER;
             xg_prepared_free(pq);

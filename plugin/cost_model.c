@@ -174,16 +174,6 @@ double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
            (f->is_and ? m->stock_and_spread : m->stock_or_spread);
 }
 
-double xg_cost_stock_weighed(const struct xg_cost_model *m,
-                             const struct xg_query_features *f,
-                             double pressure, int gpu_busy)
-{
-    if (pressure >= 1 || !gpu_busy)
-        return xg_cost_stock_seconds_p90(m, f) * (pressure > 1 ? pressure : 1);
-    return xg_cost_stock_seconds(m, f) *
-           (pressure > XG_COST_IDLE_FLOOR ? pressure : XG_COST_IDLE_FLOOR);
-}
-
 double xg_cost_gpu_seconds(const struct xg_cost_model *m,
                            const struct xg_query_features *f,
                            uint64_t queued, uint64_t batch_work, int running,

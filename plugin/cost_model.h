@@ -85,21 +85,6 @@ double xg_cost_stock_seconds(const struct xg_cost_model *m,
 double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
                                  const struct xg_query_features *f);
 
-/* Stock's time as the planner weighs it against the GPU's, given the CPU's
- * pressure (runnable threads per core, cpu_load.h) and whether a GPU
- * batch is running:
- * - pressure >= 1, or the GPU idle: the 90th percentile, stretched by the
- *   pressure (a costly query wrongly kept on stock loses most);
- * - cores idle while the GPU works (work stealing, seed 003 §9): the
- *   median, scaled by the pressure (at least XG_COST_IDLE_FLOOR).  The
- *   idle cores take queries that would queue for the GPU, cheapest
- *   first, until the pressure reaches 1; with the GPU the bottleneck, each
- *   adds to the throughput. */
-#define XG_COST_IDLE_FLOOR 0.25
-double xg_cost_stock_weighed(const struct xg_cost_model *m,
-                             const struct xg_query_features *f,
-                             double pressure, int gpu_busy);
-
 /* Latency on the GPU: the batching wait, the batches ahead of it (the one
  * on the device, if any, and one per full threshold of queued work: work
  * below it joins the query's batch), each taking `batch_seconds`, the
