@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "error.h"
+#include "gdict.h"
 #include "qlm_int.h"
 #include "wt_hash.h"
 #include "wt_int.h"
@@ -93,14 +94,24 @@ static void *map_words(void *arg)
     return NULL;
 }
 
+/* The offset of the first word (after leading newlines), checking there
+ * is one and that the documents fit 32 bits. */
+static int first_word(const struct xg_wt_text *in, size_t *first)
+{
+    size_t f = 0;
+    while (f < in->len && in->buf[f] == '\n') ++f;
+    *first = f;
+    if (in->n_docs == 0 || in->n_docs > UINT32_MAX || f == in->len)
+        return xg_set_error(XG_ERR_FORMAT, "qlm: no words, or more than 2^32-1 documents");
+    return XG_OK;
+}
+
 static int dictionary(struct run *u)
 {
     const struct xg_wt_text *in = u->in;
     struct xg_qlm_result *r = u->r;
-    size_t first = 0;
-    while (first < in->len && in->buf[first] == '\n') ++first;
-    if (in->n_docs == 0 || in->n_docs > UINT32_MAX || first == in->len)
-        return xg_set_error(XG_ERR_FORMAT, "qlm: no words, or more than 2^32-1 documents");
+    size_t first;
+    if (first_word(in, &first)) return XG_ERR_FORMAT;
     /* The weight pipeline's pass 1: document lengths and distinct words. */
     struct xg_wt_chunk wc = {in->buf + first, in->len - first, 0, (uint32_t)in->n_docs};
     struct xg_wt_p1 *l = NULL;
@@ -128,6 +139,51 @@ static int dictionary(struct run *u)
     r->total_length = u->docoff[in->n_docs];
     r->ids = malloc((r->total_length + 1) * sizeof *r->ids);
     if (!r->ids) return nomem();
+    return XG_OK;
+}
+
+/* The dictionary, documents and term ids from the GPU (gdict.h), for the
+ * GPU engine in core; XG_OK, or the reason the host must build them
+ * (nothing of u or r is set then). */
+static int gpu_dictionary(struct run *u)
+{
+    const struct xg_wt_text *in = u->in;
+    struct xg_qlm_result *r = u->r;
+    size_t first;
+    if (first_word(in, &first)) return XG_ERR_FORMAT;
+    struct xg_gdict g;
+    int rc = xg_gdict_build(in->buf + first, in->len - first, &g);
+    if (rc) return rc;
+    if (g.n_docs != in->n_docs) {
+        xg_gdict_free(&g);
+        return xg_set_error(XG_ERR_FORMAT, "qlm: GPU dictionary: %u documents, %llu expected",
+                            g.n_docs, (unsigned long long)in->n_docs);
+    }
+    u->doclen = malloc((in->n_docs + 1) * sizeof *u->doclen);
+    u->docoff = malloc((in->n_docs + 1) * sizeof *u->docoff);
+    r->term = malloc(((size_t)g.n_terms + 1) * sizeof *r->term);
+    if (!u->doclen || !u->docoff || !r->term) {
+        free(u->doclen);
+        free(u->docoff);
+        free(r->term);
+        u->doclen = NULL;
+        u->docoff = NULL;
+        r->term = NULL;
+        xg_gdict_free(&g);
+        return nomem();
+    }
+    memcpy(u->doclen, g.doclen, in->n_docs * sizeof *u->doclen);
+    for (uint32_t t = 0; t < g.n_terms; ++t) r->term[t] = in->buf + first + g.term_off[t];
+    r->n_terms = g.n_terms;
+    r->term_len = g.term_len;
+    r->ids = g.ids;
+    r->n_docs = in->n_docs;
+    u->docoff[0] = 0;
+    for (uint64_t d = 0; d < in->n_docs; ++d) u->docoff[d + 1] = u->docoff[d] + u->doclen[d];
+    r->total_length = u->docoff[in->n_docs];
+    r->dict_on_gpu = 1;
+    free(g.doclen);
+    free(g.term_off);
     return XG_OK;
 }
 
@@ -484,10 +540,17 @@ int xg_qlm_run(const struct xg_wt_text *in, const struct xg_qlm_opts *o,
     if (u.threads > 256) u.threads = 256;
     r->sigma = o->sigma;
     double t0 = now();
-    int rc = dictionary(&u);
+    /* In core, the GPU engine builds the dictionary on the device; the
+     * host does whenever it cannot (no device, a hash shared by two
+     * words, ...), and always for the twin, the reference. */
+    int rc = o->engine != XG_QLM_CPU && !o->device_memory ? gpu_dictionary(&u) : XG_ERR_ARG;
     double t1 = now();
+    if (rc) {
+        rc = dictionary(&u);
+        t1 = now();
+        if (!rc) rc = term_ids(&u);
+    }
     r->seconds[XG_QLM_STEP_DICT] = t1 - t0;
-    if (!rc) rc = term_ids(&u);
     r->seconds[XG_QLM_STEP_IDS] = now() - t1;
     uint64_t max = o->device_memory ? o->device_memory / BYTES_PER_WORD : MAX_CHUNK_WORDS;
     if (max > MAX_CHUNK_WORDS) max = MAX_CHUNK_WORDS;

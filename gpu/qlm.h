@@ -83,6 +83,8 @@ struct xg_qlm_result {
                                f(x,C), f(h,C); h is x without its last word */
     uint32_t n_chunks;
     int engine;             /* the engine that ran (XG_QLM_CPU or _GPU) */
+    int dict_on_gpu;        /* the dictionary and ids came from the GPU
+                               (gdict.h); else the host built them */
     double seconds[XG_QLM_N_STEPS];
 };
 

@@ -54,6 +54,15 @@ static int compare(const char *name, const struct xg_qlm_result *a,
              (unsigned long long)a->n_grams, (unsigned long long)a->n_rows,
              (unsigned long long)b->n_grams, (unsigned long long)b->n_rows);
     if ((a->counts != NULL) != (b->counts != NULL)) DIFF("counts kept by one engine only");
+    /* The dictionary: the same terms in the same (byte) order. */
+    for (uint32_t t = 0; t < a->n_terms; ++t)
+        if (a->term_len[t] != b->term_len[t] ||
+            memcmp(a->term[t], b->term[t], a->term_len[t]))
+            DIFF("term %u: '%.*s' vs '%.*s'", t, (int)a->term_len[t], a->term[t],
+                 (int)b->term_len[t], b->term[t]);
+    for (uint64_t w = 0; w < a->total_length; ++w)
+        if (a->ids[w] != b->ids[w])
+            DIFF("word %llu: term %u vs %u", (unsigned long long)w, a->ids[w], b->ids[w]);
     for (uint64_t g = 0; g < a->n_grams; ++g) {
         const uint32_t n = a->gram_n[g];
         if (b->gram_n[g] != n || a->gram_off[g + 1] != b->gram_off[g + 1])
@@ -125,6 +134,15 @@ static void check(const char *name, const struct xg_wt_text *in, struct xg_qlm_o
         printf("FAIL %s: engine gpu did not run on the GPU\n", name);
         bad = 1;
     }
+#ifndef XG_QLM_EMUL
+    /* In core the GPU engine builds the dictionary on the device (words
+     * of at most 256 bytes, no 64-bit hash shared); the emulation of the
+     * engine's kernels has no device for it. */
+    if (!bad && !o.device_memory && !b.dict_on_gpu) {
+        printf("FAIL %s: the GPU dictionary was not used (%s)\n", name, xg_last_error());
+        bad = 1;
+    }
+#endif
     if (bad) ++failed;
     else {
         ++n_passed;
@@ -437,10 +455,10 @@ static int bench_one(const struct xg_wt_text *in, uint32_t sigma, int cpu_runs,
     row->rows = g.n_rows;
     printf("sigma %u: %llu words, %llu documents, %u terms, %llu n-grams, %llu rows; "
            "GPU %.3f s (median of 3; key sort %.3f s), CPU twin %.3f s on %u threads; "
-           "tables %s\n", sigma, (unsigned long long)g.total_length,
+           "tables %s; dictionary on the %s\n", sigma, (unsigned long long)g.total_length,
            (unsigned long long)g.n_docs, g.n_terms, (unsigned long long)g.n_grams,
            (unsigned long long)g.n_rows, wd, wk, cpu, xg_wt_cores(),
-           row->identical ? "bit-identical" : "DIFFER");
+           row->identical ? "bit-identical" : "DIFFER", g.dict_on_gpu ? "GPU" : "host");
     printf("  %-26s", "ms per step");
     for (int s = 0; s < XG_QLM_N_STEPS; ++s) printf(" %9s", xg_qlm_step_names[s]);
     printf(" %9s\n", "wall");

@@ -1,0 +1,50 @@
+/** @file gdict.h
+ *  @brief The dictionary of a text in the seed format (one word per line,
+ *         documents separated by empty lines), built on the GPU in core
+ *         (seed 000 §4: word starts by compact, a sort of word keys):
+ *
+ *  1. word starts (a non-newline byte after a newline) by select, each
+ *     word's length, 64-bit hash (wt_hash.h) and document flag;
+ *  2. a radix sort of (hash, word index); runs of equal hashes are the
+ *     candidate terms, each checked byte by byte against its run's first
+ *     word (two words with one hash: XG_ERR_UNSUPPORTED, the caller's
+ *     host dictionary answers);
+ *  3. the distinct words ranked in byte order (memcmp, then shorter
+ *     first, as xg_wt_dict_rank does): rounds of a radix sort of
+ *     (group rank << 32 | the next 4 bytes, big-endian, zero-padded)
+ *     until no group of equal prefixes has a word longer than the bytes
+ *     compared, then (group, length); more than XG_GDICT_MAX_ROUNDS
+ *     rounds: XG_ERR_UNSUPPORTED;
+ *  4. every word's term id (its term's rank) by scatter.
+ *
+ *  The CPU twin is the host dictionary (xg_wt_ref_pass1, xg_wt_dict_merge,
+ *  xg_wt_dict_rank and qlm.c's term ids): test_qlm compares the terms and
+ *  ids of both on the device.
+ */
+#ifndef XG_GDICT_H
+#define XG_GDICT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define XG_GDICT_MAX_ROUNDS 64
+
+struct xg_gdict {
+    uint32_t n_words, n_docs, n_terms;
+    uint32_t *ids;          /* [n_words]: each word's term (rank) */
+    uint32_t *doclen;       /* [n_docs]: words per document */
+    uint32_t *term_off;     /* [n_terms], rank order: byte offset of the
+                               term's first occurrence in the text */
+    uint32_t *term_len;     /* [n_terms] */
+};
+
+/* Build the dictionary of text[0, len) (len < 2^32 - 1).  XG_OK; or
+ * XG_ERR_NODEVICE / XG_ERR_CUDA / XG_ERR_NOMEM (no usable device),
+ * XG_ERR_UNSUPPORTED (a hash shared by two words, too many ranking rounds,
+ * a text too large): the host dictionary must answer.  *out is zeroed on
+ * error. */
+int xg_gdict_build(const char *text, size_t len, struct xg_gdict *out);
+
+void xg_gdict_free(struct xg_gdict *d);
+
+#endif

@@ -1,0 +1,227 @@
+/** @file gdict_cuda.c
+ *  @brief The GPU dictionary's host side (gdict.h): device buffers, the
+ *         sequence of gdict.cu's steps, the ranking rounds and the copies
+ *         back.  Built only with CUDA.
+ */
+#include "gdict.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_check.h"
+
+int xg_gdict_tmp_bytes(uint32_t n, size_t *bytes);
+int xg_gdict_starts_gpu(const unsigned char *t, uint32_t n, uint8_t *flag, uint32_t *d_start,
+                        uint32_t *d_count, void *tmp, size_t tmp_bytes, cudaStream_t st);
+int xg_gdict_words_gpu(const unsigned char *t, uint32_t n, const uint32_t *start, uint32_t nw,
+                       uint32_t *len, uint64_t *hash, uint32_t *idx, uint8_t *docflag,
+                       uint32_t *d_dstart, uint32_t *d_count, void *tmp, size_t tmp_bytes,
+                       cudaStream_t st);
+int xg_gdict_doclen_gpu(const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t *doclen,
+                        cudaStream_t st);
+int xg_gdict_sort_gpu(uint64_t *k0, uint64_t *k1, uint32_t *v0, uint32_t *v1, uint32_t n,
+                      int bits, int *in_second, void *tmp, size_t tmp_bytes, cudaStream_t st);
+int xg_gdict_groups_gpu(const uint64_t *key, const uint32_t *val, uint32_t n, uint32_t *head,
+                        uint32_t *gid, uint32_t *rep, uint32_t *d_count, void *tmp,
+                        size_t tmp_bytes, cudaStream_t st);
+int xg_gdict_check_gpu(const unsigned char *t, const uint32_t *start, const uint32_t *len,
+                       const uint32_t *sidx, const uint32_t *gid, const uint32_t *rep,
+                       uint32_t n, uint32_t *err, cudaStream_t st);
+int xg_gdict_iota_gpu(uint32_t *a, uint32_t n, cudaStream_t st);
+int xg_gdict_round_keys_gpu(const unsigned char *t, const uint32_t *start, const uint32_t *len,
+                            const uint32_t *rep, const uint32_t *perm, const uint32_t *group,
+                            uint32_t nt, uint32_t r, int by_length, uint64_t *key,
+                            cudaStream_t st);
+int xg_gdict_regroup_gpu(const uint64_t *key, const uint32_t *len, const uint32_t *rep,
+                         const uint32_t *perm, uint32_t nt, uint32_t compared, uint32_t *head,
+                         uint32_t *group, uint32_t *d_count, void *tmp, size_t tmp_bytes,
+                         cudaStream_t st);
+int xg_gdict_ids_gpu(const uint32_t *perm, const uint32_t *rep, const uint32_t *start,
+                     const uint32_t *len, uint32_t nt, const uint32_t *sidx,
+                     const uint32_t *gid, uint32_t nw, uint32_t *rank, uint32_t *term_off,
+                     uint32_t *term_len, uint32_t *ids, cudaStream_t st);
+
+/* Every device buffer, freed together. */
+struct work {
+    cudaStream_t st;
+    unsigned char *t;
+    uint8_t *flag;
+    void *tmp;
+    uint32_t *count;            /* [2]: a select's count, an error flag */
+    uint32_t *start, *len, *v0, *v1, *head, *gid, *rep, *dstart, *doclen;
+    uint32_t *p0, *p1, *group, *rank, *term_off, *term_len, *ids;
+    uint64_t *k0, *k1;
+};
+
+static int bits_for(uint64_t v)
+{
+    return v ? 64 - __builtin_clzll(v) : 0;
+}
+
+static int get_u32(struct work *w, const uint32_t *d, uint32_t *v)
+{
+    XG_CUDA_CHECK(cudaMemcpyAsync(v, d, sizeof *v, cudaMemcpyDeviceToHost, w->st),
+                  "GPU dictionary: count");
+    XG_CUDA_CHECK(cudaStreamSynchronize(w->st), "GPU dictionary");
+    return XG_OK;
+}
+
+#define ALLOC(p, n) XG_CUDA_CHECK(cudaMalloc((void **)&(p), (size_t)(n) * sizeof *(p) + 8), \
+                                  "GPU dictionary: cudaMalloc")
+#define STEP(call, what) XG_CUDA_CHECK((cudaError_t)(call), "GPU dictionary: " what)
+
+/* Sort pairs in (*k, *v) with spares (*k2, *v2); the sorted ones end in
+ * (*k, *v). */
+static int sort(struct work *w, uint64_t **k, uint64_t **k2, uint32_t **v, uint32_t **v2,
+                uint32_t n, int bits, size_t tmp_bytes)
+{
+    int second = 0;
+    STEP(xg_gdict_sort_gpu(*k, *k2, *v, *v2, n, bits, &second, w->tmp, tmp_bytes, w->st),
+         "sort");
+    if (second) {
+        uint64_t *tk = *k;
+        *k = *k2;
+        *k2 = tk;
+        uint32_t *tv = *v;
+        *v = *v2;
+        *v2 = tv;
+    }
+    return XG_OK;
+}
+
+static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *out)
+{
+    STEP(cudaStreamCreateWithFlags(&w->st, cudaStreamNonBlocking), "stream");
+    size_t tmp_bytes = 0;
+    STEP(xg_gdict_tmp_bytes(n, &tmp_bytes), "workspace");
+    ALLOC(w->t, n);
+    ALLOC(w->flag, n);
+    ALLOC(w->count, 2);
+    ALLOC(w->start, n / 2 + 1);
+    XG_CUDA_CHECK(cudaMalloc(&w->tmp, tmp_bytes + 8), "GPU dictionary: cudaMalloc");
+    STEP(cudaMemcpyAsync(w->t, text, n, cudaMemcpyHostToDevice, w->st), "copy in");
+    /* 1. words */
+    uint32_t nw = 0, nd = 0, nt = 0, err = 0;
+    STEP(xg_gdict_starts_gpu(w->t, n, w->flag, w->start, w->count, w->tmp, tmp_bytes, w->st),
+         "word starts");
+    int rc = get_u32(w, w->count, &nw);
+    if (rc) return rc;
+    if (!nw) return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: no words");
+    ALLOC(w->len, nw);
+    ALLOC(w->k0, nw);
+    ALLOC(w->k1, nw);
+    ALLOC(w->v0, nw);
+    ALLOC(w->v1, nw);
+    ALLOC(w->head, nw);
+    ALLOC(w->gid, nw);
+    ALLOC(w->rep, nw);
+    ALLOC(w->dstart, nw);
+    ALLOC(w->ids, nw);
+    STEP(xg_gdict_words_gpu(w->t, n, w->start, nw, w->len, w->k0, w->v0, w->flag, w->dstart,
+                            w->count, w->tmp, tmp_bytes, w->st), "words");
+    if ((rc = get_u32(w, w->count, &nd))) return rc;
+    ALLOC(w->doclen, nd);
+    STEP(xg_gdict_doclen_gpu(w->dstart, nd, nw, w->doclen, w->st), "document lengths");
+    /* 2. terms: runs of equal hashes, each checked byte by byte */
+    if ((rc = sort(w, &w->k0, &w->k1, &w->v0, &w->v1, nw, 64, tmp_bytes))) return rc;
+    STEP(xg_gdict_groups_gpu(w->k0, w->v0, nw, w->head, w->gid, w->rep, w->count, w->tmp,
+                             tmp_bytes, w->st), "terms");
+    if ((rc = get_u32(w, w->count, &nt))) return rc;
+    STEP(cudaMemsetAsync(w->count + 1, 0, 4, w->st), "check");
+    STEP(xg_gdict_check_gpu(w->t, w->start, w->len, w->v0, w->gid, w->rep, nw, w->count + 1,
+                            w->st), "check");
+    if ((rc = get_u32(w, w->count + 1, &err))) return rc;
+    if (err)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: two words share a hash");
+    /* 3. byte order: rounds of (group, next 4 bytes), then (group, length);
+     * k0/v0 keep the words' sorted hashes and indexes, k1 and v1 are free
+     * for the terms' keys. */
+    ALLOC(w->p0, nt);
+    ALLOC(w->p1, nt);
+    ALLOC(w->group, nt);
+    STEP(xg_gdict_iota_gpu(w->p0, nt, w->st), "ranking");
+    STEP(cudaMemsetAsync(w->group, 0, (size_t)nt * 4, w->st), "ranking");
+    uint64_t *ka = w->k1, *kb = NULL;
+    ALLOC(kb, nt);
+    const int bits = 32 + bits_for(nt);
+    for (uint32_t r = 0;; ++r) {
+        if (r == XG_GDICT_MAX_ROUNDS) {
+            cudaFree(kb);
+            return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: words share more "
+                                "than %u bytes", 4 * XG_GDICT_MAX_ROUNDS);
+        }
+        const int last = r > 0 && !err;
+        STEP(xg_gdict_round_keys_gpu(w->t, w->start, w->len, w->rep, w->p0, w->group, nt, r,
+                                     last, ka, w->st), "ranking");
+        rc = sort(w, &ka, &kb, &w->p0, &w->p1, nt, bits, tmp_bytes);
+        if (!rc && last) break;
+        if (!rc)
+            rc = xg_gdict_regroup_gpu(ka, w->len, w->rep, w->p0, nt, 4 * (r + 1), w->head,
+                                      w->group, w->count, w->tmp, tmp_bytes, w->st)
+                     ? xg_set_error(XG_ERR_CUDA, "GPU dictionary: ranking")
+                     : XG_OK;
+        if (!rc) rc = get_u32(w, w->count, &err);
+        if (rc) {
+            cudaFree(ka == w->k1 ? kb : ka);
+            return rc;
+        }
+        /* err: terms still tied; none: one more round, by length */
+    }
+    cudaFree(ka == w->k1 ? kb : ka);
+    /* 4. ids */
+    ALLOC(w->rank, nt);
+    ALLOC(w->term_off, nt);
+    ALLOC(w->term_len, nt);
+    STEP(xg_gdict_ids_gpu(w->p0, w->rep, w->start, w->len, nt, w->v0, w->gid, nw, w->rank,
+                          w->term_off, w->term_len, w->ids, w->st), "ids");
+    out->ids = malloc((size_t)nw * 4 + 4);
+    out->doclen = malloc((size_t)nd * 4 + 4);
+    out->term_off = malloc((size_t)nt * 4 + 4);
+    out->term_len = malloc((size_t)nt * 4 + 4);
+    if (!out->ids || !out->doclen || !out->term_off || !out->term_len)
+        return xg_set_error(XG_ERR_NOMEM, "GPU dictionary: out of memory");
+    STEP(cudaMemcpyAsync(out->ids, w->ids, (size_t)nw * 4, cudaMemcpyDeviceToHost, w->st),
+         "copy back");
+    STEP(cudaMemcpyAsync(out->doclen, w->doclen, (size_t)nd * 4, cudaMemcpyDeviceToHost,
+                         w->st), "copy back");
+    STEP(cudaMemcpyAsync(out->term_off, w->term_off, (size_t)nt * 4, cudaMemcpyDeviceToHost,
+                         w->st), "copy back");
+    STEP(cudaMemcpyAsync(out->term_len, w->term_len, (size_t)nt * 4, cudaMemcpyDeviceToHost,
+                         w->st), "copy back");
+    STEP(cudaStreamSynchronize(w->st), "copy back");
+    out->n_words = nw;
+    out->n_docs = nd;
+    out->n_terms = nt;
+    return XG_OK;
+}
+
+int xg_gdict_build(const char *text, size_t len, struct xg_gdict *out)
+{
+    memset(out, 0, sizeof *out);
+    if (len == 0 || len >= UINT32_MAX - 8)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: %zu bytes", len);
+    int dev = 0;
+    if (cudaGetDeviceCount(&dev) != cudaSuccess || dev < 1)
+        return xg_set_error(XG_ERR_NODEVICE, "GPU dictionary: no CUDA device");
+    struct work w;
+    memset(&w, 0, sizeof w);
+    int rc = build(&w, text, (uint32_t)len, out);
+    if (w.st) cudaStreamSynchronize(w.st);
+    void *all[] = {w.t, w.flag, w.tmp, w.count, w.start, w.len, w.v0, w.v1, w.head, w.gid,
+                   w.rep, w.dstart, w.doclen, w.p0, w.p1, w.group, w.rank, w.term_off,
+                   w.term_len, w.ids, w.k0, w.k1};
+    for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
+        if (all[i]) cudaFree(all[i]);
+    if (w.st) cudaStreamDestroy(w.st);
+    if (rc) xg_gdict_free(out);
+    return rc;
+}
+
+void xg_gdict_free(struct xg_gdict *d)
+{
+    free(d->ids);
+    free(d->doclen);
+    free(d->term_off);
+    free(d->term_len);
+    memset(d, 0, sizeof *d);
+}

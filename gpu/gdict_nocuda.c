@@ -1,0 +1,21 @@
+/** @file gdict_nocuda.c
+ *  @brief Without CUDA there is no GPU dictionary: the host one answers.
+ */
+#include "gdict.h"
+
+#include <string.h>
+
+#include "error.h"
+
+int xg_gdict_build(const char *text, size_t len, struct xg_gdict *out)
+{
+    (void)text;
+    (void)len;
+    memset(out, 0, sizeof *out);
+    return xg_set_error(XG_ERR_NODEVICE, "GPU dictionary: built without CUDA");
+}
+
+void xg_gdict_free(struct xg_gdict *d)
+{
+    (void)d;
+}
