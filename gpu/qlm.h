@@ -62,6 +62,9 @@ struct xg_qlm_opts {
     int counts;             /* 1: keep the four counts of every row */
     int progress;           /* lines on stderr */
     int engine;             /* enum xg_qlm_engine */
+    int gpu_dictionary;     /* 1: the GPU engine builds the dictionary on
+                               the device in core (gdict.h); not yet run
+                               on a device, so off by default */
 };
 
 struct xg_qlm_result {

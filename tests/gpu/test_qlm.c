@@ -109,6 +109,7 @@ static struct xg_qlm_opts base_opts(uint32_t sigma)
     o.sigma = sigma;
     o.lambda = 0.5;
     o.counts = 1;
+    o.gpu_dictionary = 1;   /* the twin ignores it: its dictionary is the host's */
     return o;
 }
 
