@@ -146,7 +146,7 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     const int bits = 32 + bits_for(nt);
     for (uint32_t r = 0;; ++r) {
         if (r == XG_GDICT_MAX_ROUNDS) {
-            cudaFree(kb);
+            cudaFree(ka == w->k1 ? kb : ka);
             return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: words share more "
                                 "than %u bytes", 4 * XG_GDICT_MAX_ROUNDS);
         }
