@@ -1,135 +1,103 @@
 /** @file gdict.cu
  *  @brief The GPU dictionary's kernels and CUB calls (gdict.h): word
  *         starts, hashes, hash runs checked byte by byte, ranking rounds
- *         of 4-byte big-endian keys, term ids.  Sequenced by gdict_cuda.c;
- *         the twin is the host dictionary.
+ *         of 4-byte big-endian keys, term ids.  Each kernel's body is an
+ *         item function of gdict_items.h (shared with the host emulation,
+ *         tests/qlm_emul.c).  Sequenced by gdict_cuda.c; the twin is the
+ *         host dictionary.
  */
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
 
+#include "gdict_items.h"
 #include "kern_util.cuh"
-#include "wt_hash.h"
 
 typedef thrust::counting_iterator<uint32_t> count_it;
 
 #define LAUNCH_TRY() CUB_TRY(cudaPeekAtLastError())
 #define GRID(n) (((n) + 255) / 256), 256
 
+#define ITEM(n) const uint32_t i_ = blockIdx.x * blockDim.x + threadIdx.x; \
+    if (i_ >= (n)) return
+
 static __global__ void mark_starts(const unsigned char *t, uint32_t n, uint8_t *flag)
 {
-    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p < n) flag[p] = t[p] != '\n' && (p == 0 || t[p - 1] == '\n');
+    ITEM(n);
+    flag[i_] = xg_gdict_i_start(t, i_);
 }
 
-/* Length, hash and document flag of word i (documents start at the first
- * word and after an empty line). */
 static __global__ void words(const unsigned char *t, uint32_t n, const uint32_t *start,
-                      uint32_t nw, uint32_t *len, uint64_t *hash, uint32_t *idx,
-                      uint8_t *docflag)
+                             uint32_t nw, uint32_t *len, uint64_t *hash, uint32_t *idx,
+                             uint8_t *docflag)
 {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= nw) return;
-    const uint32_t s = start[i];
-    uint32_t e = s;
-    while (e < n && t[e] != '\n') ++e;
-    len[i] = e - s;
-    hash[i] = xg_wt_hash(t + s, e - s, UINT64_MAX);
-    idx[i] = i;
-    docflag[i] = i == 0 || (s >= 2 && t[s - 1] == '\n' && t[s - 2] == '\n');
+    ITEM(nw);
+    xg_gdict_i_word(t, n, start, len, hash, idx, docflag, i_);
 }
 
 static __global__ void doc_lengths(const uint32_t *dstart, uint32_t nd, uint32_t nw,
-                            uint32_t *doclen)
+                                   uint32_t *doclen)
 {
-    const uint32_t d = blockIdx.x * blockDim.x + threadIdx.x;
-    if (d < nd) doclen[d] = (d + 1 < nd ? dstart[d + 1] : nw) - dstart[d];
+    ITEM(nd);
+    xg_gdict_i_doclen(dstart, nd, nw, doclen, i_);
 }
 
 static __global__ void run_heads(const uint64_t *key, uint32_t n, uint32_t *head)
 {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) head[i] = i == 0 || key[i] != key[i - 1];
+    ITEM(n);
+    head[i_] = xg_gdict_i_head(key, i_);
 }
 
-/* Each sorted word against its hash run's first word (rep of its term). */
 static __global__ void check_runs(const unsigned char *t, const uint32_t *start,
-                           const uint32_t *len, const uint32_t *sidx,
-                           const uint32_t *gid, const uint32_t *rep, uint32_t n,
-                           uint32_t *err)
+                                  const uint32_t *len, const uint32_t *sidx,
+                                  const uint32_t *gid, const uint32_t *rep, uint32_t n,
+                                  uint32_t *err)
 {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    const uint32_t w = sidx[i], r = rep[gid[i] - 1];
-    if (w == r) return;
-    const uint32_t l = len[w];
-    int same = len[r] == l;
-    for (uint32_t k = 0; same && k < l; ++k) same = t[start[w] + k] == t[start[r] + k];
-    if (!same) atomicExch(err, 1u);
+    ITEM(n);
+    if (xg_gdict_i_collides(t, start, len, sidx, gid, rep, i_)) atomicExch(err, 1u);
 }
 
-/* Round r's key of the term at position j: its group, then bytes
- * [4r, 4r + 4) of the term, big-endian, zero past its end. */
 static __global__ void round_keys(const unsigned char *t, const uint32_t *start,
-                           const uint32_t *len, const uint32_t *rep,
-                           const uint32_t *perm, const uint32_t *group, uint32_t nt,
-                           uint32_t r, int by_length, uint64_t *key)
+                                  const uint32_t *len, const uint32_t *rep,
+                                  const uint32_t *perm, const uint32_t *group, uint32_t nt,
+                                  uint32_t r, int by_length, uint64_t *key)
 {
-    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= nt) return;
-    const uint32_t w = rep[perm[j]], l = len[w];
-    uint32_t c = 0;
-    if (by_length) {
-        c = l;
-    } else {
-        for (uint32_t k = 0; k < 4; ++k) {
-            const uint32_t at = 4 * r + k;
-            c = (c << 8) | (at < l ? t[start[w] + at] : 0u);
-        }
-    }
-    key[j] = (uint64_t)group[j] << 32 | c;
+    ITEM(nt);
+    key[i_] = xg_gdict_i_round_key(t, start, len, rep, perm, group, r, by_length, i_);
 }
 
-/* Terms still tied with a neighbour and longer than the bytes compared. */
 static __global__ void unresolved(const uint64_t *key, const uint32_t *len,
-                           const uint32_t *rep, const uint32_t *perm, uint32_t nt,
-                           uint32_t compared, uint32_t *count)
+                                  const uint32_t *rep, const uint32_t *perm, uint32_t nt,
+                                  uint32_t compared, uint32_t *count)
 {
-    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= nt) return;
-    const int tied = (j > 0 && key[j] == key[j - 1]) || (j + 1 < nt && key[j] == key[j + 1]);
-    if (tied && len[rep[perm[j]]] > compared) atomicAdd(count, 1u);
+    ITEM(nt);
+    if (xg_gdict_i_unresolved(key, len, rep, perm, nt, compared, i_)) atomicAdd(count, 1u);
 }
 
 static __global__ void minus_one(uint32_t *a, uint32_t n)
 {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) a[i] -= 1;
+    ITEM(n);
+    a[i_] -= 1;
 }
 
 static __global__ void iota(uint32_t *a, uint32_t n)
 {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) a[i] = i;
+    ITEM(n);
+    a[i_] = i_;
 }
 
-/* rank[term] = its position; the ranked terms' offsets and lengths. */
 static __global__ void ranks(const uint32_t *perm, const uint32_t *rep, const uint32_t *start,
-                      const uint32_t *len, uint32_t nt, uint32_t *rank,
-                      uint32_t *term_off, uint32_t *term_len)
+                             const uint32_t *len, uint32_t nt, uint32_t *rank,
+                             uint32_t *term_off, uint32_t *term_len)
 {
-    const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= nt) return;
-    const uint32_t tm = perm[j], w = rep[tm];
-    rank[tm] = j;
-    term_off[j] = start[w];
-    term_len[j] = len[w];
+    ITEM(nt);
+    xg_gdict_i_rank(perm, rep, start, len, rank, term_off, term_len, i_);
 }
 
-static __global__ void word_ids(const uint32_t *sidx, const uint32_t *gid, const uint32_t *rank,
-                         uint32_t n, uint32_t *ids)
+static __global__ void word_ids(const uint32_t *sidx, const uint32_t *gid,
+                                const uint32_t *rank, uint32_t n, uint32_t *ids)
 {
-    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) ids[sidx[i]] = rank[gid[i] - 1];
+    ITEM(n);
+    xg_gdict_i_id(sidx, gid, rank, ids, i_);
 }
 
 /* Workspace for n items of every CUB call below. */

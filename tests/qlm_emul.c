@@ -283,3 +283,141 @@ int xg_qlm_qscore_gpu(const uint32_t *d_cand, uint32_t nd, const struct xg_qlm_q
     free(t);
     return 0;
 }
+
+/* ---- the GPU dictionary (gdict.cu's launchers) ----------------------- */
+
+#include "gdict_items.h"
+
+int xg_gdict_tmp_bytes(uint32_t n, size_t *bytes)
+{
+    (void)n;
+    *bytes = 8;
+    return 0;
+}
+
+int xg_gdict_starts_gpu(const unsigned char *t, uint32_t n, uint8_t *flag, uint32_t *d_start,
+                        uint32_t *d_count, void *tmp, size_t tmp_bytes,
+                        struct CUstream_st *st)
+{
+    (void)tmp, (void)tmp_bytes, (void)st;
+    uint32_t c = 0;
+    for (uint32_t p = 0; p < n; ++p)
+        if ((flag[p] = xg_gdict_i_start(t, p))) d_start[c++] = p;
+    *d_count = c;
+    return 0;
+}
+
+int xg_gdict_words_gpu(const unsigned char *t, uint32_t n, const uint32_t *start, uint32_t nw,
+                       uint32_t *len, uint64_t *hash, uint32_t *idx, uint8_t *docflag,
+                       uint32_t *d_dstart, uint32_t *d_count, void *tmp, size_t tmp_bytes,
+                       struct CUstream_st *st)
+{
+    (void)tmp, (void)tmp_bytes, (void)st;
+    uint32_t c = 0;
+    for (uint32_t i = 0; i < nw; ++i) {
+        xg_gdict_i_word(t, n, start, len, hash, idx, docflag, i);
+        if (docflag[i]) d_dstart[c++] = i;
+    }
+    *d_count = c;
+    return 0;
+}
+
+int xg_gdict_doclen_gpu(const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t *doclen,
+                        struct CUstream_st *st)
+{
+    (void)st;
+    for (uint32_t d = 0; d < nd; ++d) xg_gdict_i_doclen(dstart, nd, nw, doclen, d);
+    return 0;
+}
+
+/* The device's radix sort leaves its result in either buffer: the
+ * emulation alternates, so that the caller's swap is exercised. */
+int xg_gdict_sort_gpu(uint64_t *k0, uint64_t *k1, uint32_t *v0, uint32_t *v1, uint32_t n,
+                      int bits, int *in_second, void *tmp, size_t tmp_bytes,
+                      struct CUstream_st *st)
+{
+    (void)tmp, (void)tmp_bytes, (void)st;
+    static int flip;
+    const uint64_t mask = bits >= 64 ? UINT64_MAX : (1ull << bits) - 1;
+    for (uint32_t i = 0; i < n; ++i)
+        if (k0[i] & ~mask) return 1; /* a key wider than the bits sorted */
+    if (sort_pairs(k0, v0, n)) return 2;
+    *in_second = flip ^= 1;
+    if (*in_second) {
+        memcpy(k1, k0, (size_t)n * 8);
+        memcpy(v1, v0, (size_t)n * 4);
+        memset(k0, 0xab, (size_t)n * 8);
+        memset(v0, 0xab, (size_t)n * 4);
+    }
+    return 0;
+}
+
+int xg_gdict_groups_gpu(const uint64_t *key, const uint32_t *val, uint32_t n, uint32_t *head,
+                        uint32_t *gid, uint32_t *rep, uint32_t *d_count, void *tmp,
+                        size_t tmp_bytes, struct CUstream_st *st)
+{
+    (void)tmp, (void)tmp_bytes, (void)st;
+    uint32_t c = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        if ((head[i] = xg_gdict_i_head(key, i)) && rep) rep[c++] = val[i];
+    if (rep) *d_count = c;
+    inclusive_sum(head, gid, n);
+    return 0;
+}
+
+int xg_gdict_check_gpu(const unsigned char *t, const uint32_t *start, const uint32_t *len,
+                       const uint32_t *sidx, const uint32_t *gid, const uint32_t *rep,
+                       uint32_t n, uint32_t *err, struct CUstream_st *st)
+{
+    (void)st;
+    for (uint32_t i = 0; i < n; ++i)
+        if (xg_gdict_i_collides(t, start, len, sidx, gid, rep, i)) *err = 1;
+    return 0;
+}
+
+int xg_gdict_iota_gpu(uint32_t *a, uint32_t n, struct CUstream_st *st)
+{
+    (void)st;
+    for (uint32_t i = 0; i < n; ++i) a[i] = i;
+    return 0;
+}
+
+int xg_gdict_round_keys_gpu(const unsigned char *t, const uint32_t *start, const uint32_t *len,
+                            const uint32_t *rep, const uint32_t *perm, const uint32_t *group,
+                            uint32_t nt, uint32_t r, int by_length, uint64_t *key,
+                            struct CUstream_st *st)
+{
+    (void)st;
+    for (uint32_t j = 0; j < nt; ++j)
+        key[j] = xg_gdict_i_round_key(t, start, len, rep, perm, group, r, by_length, j);
+    return 0;
+}
+
+int xg_gdict_regroup_gpu(const uint64_t *key, const uint32_t *len, const uint32_t *rep,
+                         const uint32_t *perm, uint32_t nt, uint32_t compared, uint32_t *head,
+                         uint32_t *group, uint32_t *d_count, void *tmp, size_t tmp_bytes,
+                         struct CUstream_st *st)
+{
+    (void)tmp, (void)tmp_bytes, (void)st;
+    for (uint32_t j = 0; j < nt; ++j) head[j] = xg_gdict_i_head(key, j);
+    inclusive_sum(head, group, nt);
+    uint32_t c = 0;
+    for (uint32_t j = 0; j < nt; ++j) {
+        group[j] -= 1;
+        c += (uint32_t)xg_gdict_i_unresolved(key, len, rep, perm, nt, compared, j);
+    }
+    *d_count = c;
+    return 0;
+}
+
+int xg_gdict_ids_gpu(const uint32_t *perm, const uint32_t *rep, const uint32_t *start,
+                     const uint32_t *len, uint32_t nt, const uint32_t *sidx,
+                     const uint32_t *gid, uint32_t nw, uint32_t *rank, uint32_t *term_off,
+                     uint32_t *term_len, uint32_t *ids, struct CUstream_st *st)
+{
+    (void)st;
+    for (uint32_t j = 0; j < nt; ++j)
+        xg_gdict_i_rank(perm, rep, start, len, rank, term_off, term_len, j);
+    for (uint32_t i = 0; i < nw; ++i) xg_gdict_i_id(sidx, gid, rank, ids, i);
+    return 0;
+}

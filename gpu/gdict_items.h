@@ -1,0 +1,121 @@
+/** @file gdict_items.h
+ *  @brief The GPU dictionary's kernel bodies (gdict.h), each as a function
+ *         of one item, shared by gdict.cu's kernels and the host emulation
+ *         that runs them in loops without a device (tests/qlm_emul.c).
+ */
+#ifndef XG_GDICT_ITEMS_H
+#define XG_GDICT_ITEMS_H
+
+#include <stdint.h>
+
+#include "host_device.h"
+#include "wt_hash.h"
+
+/* Byte p starts a word: not a newline, first or after one. */
+XG_HOST_DEVICE static inline uint8_t xg_gdict_i_start(const unsigned char *t, uint32_t p)
+{
+    return t[p] != '\n' && (p == 0 || t[p - 1] == '\n');
+}
+
+/* Word i: its length, hash and index, and whether it starts a document
+ * (the first word, and each after an empty line). */
+XG_HOST_DEVICE static inline void xg_gdict_i_word(const unsigned char *t, uint32_t n,
+                                                  const uint32_t *start, uint32_t *len,
+                                                  uint64_t *hash, uint32_t *idx,
+                                                  uint8_t *docflag, uint32_t i)
+{
+    const uint32_t s = start[i];
+    uint32_t e = s;
+    while (e < n && t[e] != '\n') ++e;
+    len[i] = e - s;
+    hash[i] = xg_wt_hash(t + s, e - s, UINT64_MAX);
+    idx[i] = i;
+    docflag[i] = i == 0 || (s >= 2 && t[s - 1] == '\n' && t[s - 2] == '\n');
+}
+
+XG_HOST_DEVICE static inline void xg_gdict_i_doclen(const uint32_t *dstart, uint32_t nd,
+                                                    uint32_t nw, uint32_t *doclen,
+                                                    uint32_t d)
+{
+    doclen[d] = (d + 1 < nd ? dstart[d + 1] : nw) - dstart[d];
+}
+
+XG_HOST_DEVICE static inline uint32_t xg_gdict_i_head(const uint64_t *key, uint32_t i)
+{
+    return i == 0 || key[i] != key[i - 1];
+}
+
+/* 1 when sorted word i differs in bytes from its hash run's first word
+ * (rep of its 1-based group gid[i]). */
+XG_HOST_DEVICE static inline int xg_gdict_i_collides(const unsigned char *t,
+                                                     const uint32_t *start,
+                                                     const uint32_t *len,
+                                                     const uint32_t *sidx,
+                                                     const uint32_t *gid,
+                                                     const uint32_t *rep, uint32_t i)
+{
+    const uint32_t w = sidx[i], r = rep[gid[i] - 1];
+    if (w == r) return 0;
+    const uint32_t l = len[w];
+    if (len[r] != l) return 1;
+    for (uint32_t k = 0; k < l; ++k)
+        if (t[start[w] + k] != t[start[r] + k]) return 1;
+    return 0;
+}
+
+/* Round r's key of the term at position j: its group, then bytes
+ * [4r, 4r + 4) of the term, big-endian, zero past its end (by_length: the
+ * term's length instead). */
+XG_HOST_DEVICE static inline uint64_t xg_gdict_i_round_key(const unsigned char *t,
+                                                           const uint32_t *start,
+                                                           const uint32_t *len,
+                                                           const uint32_t *rep,
+                                                           const uint32_t *perm,
+                                                           const uint32_t *group, uint32_t r,
+                                                           int by_length, uint32_t j)
+{
+    const uint32_t w = rep[perm[j]], l = len[w];
+    uint32_t c = 0;
+    if (by_length) {
+        c = l;
+    } else {
+        for (uint32_t k = 0; k < 4; ++k) {
+            const uint32_t at = 4 * r + k;
+            c = (c << 8) | (at < l ? t[start[w] + at] : 0u);
+        }
+    }
+    return (uint64_t)group[j] << 32 | c;
+}
+
+/* 1 when the term at sorted position j is still tied with a neighbour and
+ * longer than the bytes compared. */
+XG_HOST_DEVICE static inline int xg_gdict_i_unresolved(const uint64_t *key,
+                                                       const uint32_t *len,
+                                                       const uint32_t *rep,
+                                                       const uint32_t *perm, uint32_t nt,
+                                                       uint32_t compared, uint32_t j)
+{
+    const int tied = (j > 0 && key[j] == key[j - 1]) || (j + 1 < nt && key[j] == key[j + 1]);
+    return tied && len[rep[perm[j]]] > compared;
+}
+
+/* rank[term] = its position j; the ranked term's offset and length. */
+XG_HOST_DEVICE static inline void xg_gdict_i_rank(const uint32_t *perm, const uint32_t *rep,
+                                                  const uint32_t *start, const uint32_t *len,
+                                                  uint32_t *rank, uint32_t *term_off,
+                                                  uint32_t *term_len, uint32_t j)
+{
+    const uint32_t tm = perm[j], w = rep[tm];
+    rank[tm] = j;
+    term_off[j] = start[w];
+    term_len[j] = len[w];
+}
+
+XG_HOST_DEVICE static inline void xg_gdict_i_id(const uint32_t *sidx, const uint32_t *gid,
+                                                const uint32_t *rank, uint32_t *ids,
+                                                uint32_t i)
+{
+    ids[sidx[i]] = rank[gid[i] - 1];
+}
+
+#endif
