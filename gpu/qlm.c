@@ -540,11 +540,11 @@ int xg_qlm_run(const struct xg_wt_text *in, const struct xg_qlm_opts *o,
     if (u.threads > 256) u.threads = 256;
     r->sigma = o->sigma;
     double t0 = now();
-    /* In core, the GPU engine may build the dictionary on the device
-     * (--gpu-dictionary); the host does whenever it cannot (no device, a
-     * hash shared by two words, ...), and always for the twin, the
-     * reference. */
-    int rc = o->gpu_dictionary && o->engine != XG_QLM_CPU && !o->device_memory
+    /* In core, the GPU engine builds the dictionary on the device unless
+     * told not to (--host-dictionary); the host does whenever the device
+     * cannot (no device, a hash shared by two words, ...), and always for
+     * the twin, the reference. */
+    int rc = !o->host_dictionary && o->engine != XG_QLM_CPU && !o->device_memory
                  ? gpu_dictionary(&u) : XG_ERR_ARG;
     double t1 = now();
     if (rc) {

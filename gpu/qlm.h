@@ -62,9 +62,10 @@ struct xg_qlm_opts {
     int counts;             /* 1: keep the four counts of every row */
     int progress;           /* lines on stderr */
     int engine;             /* enum xg_qlm_engine */
-    int gpu_dictionary;     /* 1: the GPU engine builds the dictionary on
-                               the device in core (gdict.h); not yet run
-                               on a device, so off by default */
+    int host_dictionary;    /* 1: the GPU engine takes the host's
+                               dictionary and term ids; 0 (default): it
+                               builds them on the device in core (gdict.h)
+                               and the host answers only when it cannot */
 };
 
 struct xg_qlm_result {

@@ -57,9 +57,9 @@ static const char help[] =
     "  --threads N             CPU threads (all cores)\n"
     "  --device-memory BYTES   process in chunks of whole documents under\n"
     "                          this budget (suffix K, M or G; default: in core)\n"
-    "  --gpu-dictionary        the GPU engine builds the dictionary and the\n"
-    "                          term ids on the device (in core; not yet\n"
-    "                          verified on a device: docs/qlm.md)\n"
+    "  --host-dictionary       the GPU engine takes the dictionary and term\n"
+    "                          ids from the host instead of building them on\n"
+    "                          the device (same output; for comparison)\n"
     "  --quiet                 no progress or summary on stderr\n";
 
 /* BYTES with an optional K, M or G suffix, > 0; 0 on success. */
@@ -120,7 +120,7 @@ int xg_cli_qlm(int argc, char **argv)
         {"engine", required_argument, 0, 'e'},
         {"threads", required_argument, 0, 'j'},
         {"device-memory", required_argument, 0, 'm'},
-        {"gpu-dictionary", no_argument, 0, 'G'},
+        {"host-dictionary", no_argument, 0, 'H'},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
@@ -178,7 +178,7 @@ int xg_cli_qlm(int argc, char **argv)
             if (bytes_arg(optarg, &o.device_memory))
                 return xg_cli_usage("qlm", "--device-memory must be BYTES[K|M|G] > 0");
             break;
-        case 'G': o.gpu_dictionary = 1; break;
+        case 'H': o.host_dictionary = 1; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(help, stdout); return 0;
         default:

@@ -109,7 +109,6 @@ static struct xg_qlm_opts base_opts(uint32_t sigma)
     o.sigma = sigma;
     o.lambda = 0.5;
     o.counts = 1;
-    o.gpu_dictionary = 1;   /* the twin ignores it: its dictionary is the host's */
     return o;
 }
 
@@ -136,9 +135,13 @@ static void check(const char *name, const struct xg_wt_text *in, struct xg_qlm_o
         bad = 1;
     }
     /* In core the GPU engine builds the dictionary on the device (words
-     * of at most 256 bytes, no 64-bit hash shared). */
-    if (!bad && !o.device_memory && !b.dict_on_gpu) {
+     * of at most 256 bytes, no 64-bit hash shared) unless told not to. */
+    if (!bad && !o.device_memory && !o.host_dictionary && !b.dict_on_gpu) {
         printf("FAIL %s: the GPU dictionary was not used (%s)\n", name, xg_last_error());
+        bad = 1;
+    }
+    if (!bad && (o.device_memory || o.host_dictionary) && b.dict_on_gpu) {
+        printf("FAIL %s: the GPU dictionary ran where the host's was asked for\n", name);
         bad = 1;
     }
     if (bad) ++failed;
@@ -167,6 +170,12 @@ static void sigmas(const char *name, const struct xg_wt_text *in, uint64_t tiny,
         snprintf(nm, sizeof nm, "%s sigma %u keys", name, S[i]);
         check(nm, in, o);
         o.sort = XG_QLM_SORT_DOUBLING;
+        if (S[i] == 2) {
+            o.host_dictionary = 1;
+            snprintf(nm, sizeof nm, "%s sigma %u host dictionary", name, S[i]);
+            check(nm, in, o);
+            o.host_dictionary = 0;
+        }
         if (tiny) {
             o.device_memory = tiny;
             snprintf(nm, sizeof nm, "%s sigma %u tiny budget", name, S[i]);
