@@ -964,14 +964,16 @@ static int run_engines(xg_searcher *s, struct xg_cli_search_args *a,
         free(warm.lat);
     }
     /* The passes go round the engines, so a drift of the machine (clocks,
-     * other load) touches every engine alike. */
+     * other load) touches every engine alike, and each pass starts one
+     * engine later, so no engine always follows the same one. */
     uint32_t passes = a->repeat ? a->repeat : 1;
     struct engine_run *extra =
         passes > 1 ? calloc((size_t)(passes - 1) * n_eng, sizeof *extra) : NULL;
     if (passes > 1 && !extra)
         rc = (xg_set_error(XG_ERR_NOMEM, "out of memory"), xg_cli_fail());
     for (uint32_t p = 0; p < passes && !rc; ++p)
-        for (uint32_t e = 0; e < n_eng && !rc; ++e) {
+        for (uint32_t j = 0; j < n_eng && !rc; ++j) {
+            const uint32_t e = (j + p) % n_eng;
             struct engine_run *r = p ? &extra[(p - 1) * n_eng + e] : &runs[e];
             r->name = runs[e].name;
             r->engine = runs[e].engine;
