@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "../gpu/error.h"
+#include "excess.h"
 
 enum { QUEUED, RUNNING, DONE };
 
@@ -47,8 +48,7 @@ struct xg_dispatch {
                                        every query's cost check reads it */
     _Atomic int running;            /* the batch thread is in run_batch */
     _Atomic uint64_t batch_ns;      /* smoothed wall time of a batch */
-    _Atomic int64_t excess_ns;      /* smoothed wait beyond the prediction */
-    _Atomic uint64_t excess_at_ns;  /* when it was last updated */
+    struct xg_excess excess;        /* wait beyond the prediction */
     int stop, gpu_ok;
     pthread_t thread;
     struct item **items;            /* the running batch */
@@ -60,27 +60,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* The smoothed excess as of t (seconds, CLOCK_REALTIME), decayed since
- * its last update. */
-static double excess_at(struct xg_dispatch *d, double t)
-{
-    const double e = atomic_load_explicit(&d->excess_ns, memory_order_relaxed) * 1e-9;
-    const double age =
-        t - atomic_load_explicit(&d->excess_at_ns, memory_order_relaxed) * 1e-9;
-    return age > 0 ? e * exp2(-age / XG_DISPATCH_EXCESS_HALF_LIFE) : e;
-}
-
-/* A query came back `waited` seconds after its submit, predicted to take
- * `predicted`.  Racing updates from two threads may lose one sample: it is
- * an estimate. */
-static void note_excess(struct xg_dispatch *d, double t, double waited,
-                        double predicted)
-{
-    const double e = (3 * excess_at(d, t) + (waited - predicted)) / 4;
-    atomic_store_explicit(&d->excess_ns, (int64_t)(e * 1e9), memory_order_relaxed);
-    atomic_store_explicit(&d->excess_at_ns, (uint64_t)(t * 1e9), memory_order_relaxed);
 }
 
 static void wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, double t)
@@ -307,7 +286,7 @@ int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
     }
     sem_destroy(&it.done);
     const double t = now();
-    note_excess(d, t, t - it.t_enq, predicted);
+    xg_excess_note(&d->excess, t, t - it.t_enq, predicted);
     *out = it.res;
     *route = it.route;
     return it.status;
@@ -321,7 +300,7 @@ void xg_dispatch_load(struct xg_dispatch *d, struct xg_dispatch_load *l)
     l->running = atomic_load_explicit(&d->running, memory_order_relaxed);
     l->batch_seconds =
         atomic_load_explicit(&d->batch_ns, memory_order_relaxed) * 1e-9;
-    l->excess = excess_at(d, now());
+    l->excess = xg_excess_at(&d->excess, now());
 }
 
 void xg_dispatch_stats(struct xg_dispatch *d, struct xg_dispatch_stats *st)

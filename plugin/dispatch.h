@@ -49,12 +49,10 @@ struct xg_dispatch_load {
     double batch_seconds;       /* recent batches' wall time (smoothed) */
     double excess;              /* recent queries' wait, submit to return,
                                    beyond their predicted latency
-                                   (smoothed; halves every
-                                   XG_DISPATCH_EXCESS_HALF_LIFE seconds
-                                   without a new one, so a GPU given no
+                                   (excess.h: smoothed, halving without
+                                   new samples, so a GPU given no
                                    queries because of it is tried again) */
 };
-#define XG_DISPATCH_EXCESS_HALF_LIFE 0.05
 void xg_dispatch_load(struct xg_dispatch *d, struct xg_dispatch_load *l);
 
 struct xg_dispatch_stats {
