@@ -38,12 +38,17 @@ struct xg_gdict {
     uint32_t *term_len;     /* [n_terms] */
 };
 
-/* Build the dictionary of text[0, len) (len < 2^32 - 1).  XG_OK; or
+struct xg_staging;
+
+/* Build the dictionary of text[0, len) (len < 2^32 - 1) on the stream of
+ * `stage` (staging.h), whose pinned buffers carry the text in and the
+ * ids out; the caller's engine shares them.  XG_OK; or
  * XG_ERR_NODEVICE / XG_ERR_CUDA / XG_ERR_NOMEM (no usable device),
  * XG_ERR_UNSUPPORTED (a hash shared by two words, too many ranking rounds,
  * a text too large): the host dictionary must answer.  *out is zeroed on
  * error. */
-int xg_gdict_build(const char *text, size_t len, struct xg_gdict *out);
+int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
+                   struct xg_gdict *out);
 
 void xg_gdict_free(struct xg_gdict *d);
 

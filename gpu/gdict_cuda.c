@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cuda_check.h"
+#include "staging.h"
 
 int xg_gdict_tmp_bytes(uint32_t n, size_t *bytes);
 int xg_gdict_starts_gpu(const unsigned char *t, uint32_t n, uint8_t *flag, uint32_t *d_start,
@@ -43,7 +44,8 @@ int xg_gdict_ids_gpu(const uint32_t *perm, const uint32_t *rep, const uint32_t *
 
 /* Every device buffer, freed together. */
 struct work {
-    cudaStream_t st;
+    cudaStream_t st;                /* the stage's */
+    struct xg_staging *stage;
     unsigned char *t;
     uint8_t *flag;
     void *tmp;
@@ -91,7 +93,6 @@ static int sort(struct work *w, uint64_t **k, uint64_t **k2, uint32_t **v, uint3
 
 static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *out)
 {
-    STEP(cudaStreamCreateWithFlags(&w->st, cudaStreamNonBlocking), "stream");
     size_t tmp_bytes = 0;
     STEP(xg_gdict_tmp_bytes(n, &tmp_bytes), "workspace");
     ALLOC(w->t, n);
@@ -99,13 +100,13 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     ALLOC(w->count, 2);
     ALLOC(w->start, n / 2 + 1);
     XG_CUDA_CHECK(cudaMalloc(&w->tmp, tmp_bytes + 8), "GPU dictionary: cudaMalloc");
-    STEP(cudaMemcpyAsync(w->t, text, n, cudaMemcpyHostToDevice, w->st), "copy in");
+    int rc = xg_staging_htod(w->stage, w->t, text, n);
+    if (rc) return rc;
     /* 1. words */
     uint32_t nw = 0, nd = 0, nt = 0, err = 0;
     STEP(xg_gdict_starts_gpu(w->t, n, w->flag, w->start, w->count, w->tmp, tmp_bytes, w->st),
          "word starts");
-    int rc = get_u32(w, w->count, &nw);
-    if (rc) return rc;
+    if ((rc = get_u32(w, w->count, &nw))) return rc;
     if (!nw) return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: no words");
     ALLOC(w->len, nw);
     ALLOC(w->k0, nw);
@@ -180,22 +181,21 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     out->term_len = malloc((size_t)nt * 4 + 4);
     if (!out->ids || !out->doclen || !out->term_off || !out->term_len)
         return xg_set_error(XG_ERR_NOMEM, "GPU dictionary: out of memory");
-    STEP(cudaMemcpyAsync(out->ids, w->ids, (size_t)nw * 4, cudaMemcpyDeviceToHost, w->st),
-         "copy back");
     STEP(cudaMemcpyAsync(out->doclen, w->doclen, (size_t)nd * 4, cudaMemcpyDeviceToHost,
                          w->st), "copy back");
     STEP(cudaMemcpyAsync(out->term_off, w->term_off, (size_t)nt * 4, cudaMemcpyDeviceToHost,
                          w->st), "copy back");
     STEP(cudaMemcpyAsync(out->term_len, w->term_len, (size_t)nt * 4, cudaMemcpyDeviceToHost,
                          w->st), "copy back");
-    STEP(cudaStreamSynchronize(w->st), "copy back");
+    if ((rc = xg_staging_dtoh(w->stage, out->ids, w->ids, (size_t)nw * 4))) return rc;
     out->n_words = nw;
     out->n_docs = nd;
     out->n_terms = nt;
     return XG_OK;
 }
 
-int xg_gdict_build(const char *text, size_t len, struct xg_gdict *out)
+int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
+                   struct xg_gdict *out)
 {
     memset(out, 0, sizeof *out);
     if (len == 0 || len >= UINT32_MAX - 8)
@@ -205,6 +205,8 @@ int xg_gdict_build(const char *text, size_t len, struct xg_gdict *out)
         return xg_set_error(XG_ERR_NODEVICE, "GPU dictionary: no CUDA device");
     struct work w;
     memset(&w, 0, sizeof w);
+    w.stage = stage;
+    w.st = stage->stream;
     int rc = build(&w, text, (uint32_t)len, out);
     if (w.st) cudaStreamSynchronize(w.st);
     void *all[] = {w.t, w.flag, w.tmp, w.count, w.start, w.len, w.v0, w.v1, w.head, w.gid,
@@ -212,7 +214,6 @@ int xg_gdict_build(const char *text, size_t len, struct xg_gdict *out)
                    w.term_len, w.ids, w.k0, w.k1};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
         if (all[i]) cudaFree(all[i]);
-    if (w.st) cudaStreamDestroy(w.st);
     if (rc) xg_gdict_free(out);
     return rc;
 }

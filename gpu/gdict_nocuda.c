@@ -7,10 +7,12 @@
 
 #include "error.h"
 
-int xg_gdict_build(const char *text, size_t len, struct xg_gdict *out)
+int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
+                   struct xg_gdict *out)
 {
     (void)text;
     (void)len;
+    (void)stage;
     memset(out, 0, sizeof *out);
     return xg_set_error(XG_ERR_NODEVICE, "GPU dictionary: built without CUDA");
 }

@@ -152,7 +152,7 @@ static int gpu_dictionary(struct run *u)
     size_t first;
     if (first_word(in, &first)) return XG_ERR_FORMAT;
     struct xg_gdict g;
-    int rc = xg_gdict_build(in->buf + first, in->len - first, &g);
+    int rc = xg_gdict_build(in->buf + first, in->len - first, xg_qlm_gpu_staging(u->g), &g);
     if (rc) return rc;
     if (g.n_docs != in->n_docs) {
         xg_gdict_free(&g);
@@ -493,22 +493,18 @@ static void reset(struct run *u)
     memset(&u->t, 0, sizeof u->t);
 }
 
-/* The engine: the GPU when asked for or (auto) when a device opens; with
+/* The engine: the GPU when it opened (xg_qlm_run), else the twin; with
  * auto, any GPU failure hands the run to the CPU twin. */
 static int engines(struct run *u)
 {
     const int want = u->o->engine;
-    if (want != XG_QLM_CPU) {
-        int rc = xg_qlm_gpu_open(u->threads, &u->g);
-        if (rc && want == XG_QLM_GPU) return rc;
-        if (!rc) {
-            u->r->engine = XG_QLM_GPU;
-            rc = u->r->n_chunks == 1 ? gpu_whole(u) : passes(u);
-            xg_qlm_gpu_close(u->g);
-            u->g = NULL;
-            if (!rc || want == XG_QLM_GPU) return rc;
-            reset(u);
-        }
+    if (u->g) {
+        u->r->engine = XG_QLM_GPU;
+        int rc = u->r->n_chunks == 1 ? gpu_whole(u) : passes(u);
+        xg_qlm_gpu_close(u->g);
+        u->g = NULL;
+        if (!rc || want == XG_QLM_GPU) return rc;
+        reset(u);
     }
     u->r->engine = XG_QLM_CPU;
     return passes(u);
@@ -539,13 +535,19 @@ int xg_qlm_run(const struct xg_wt_text *in, const struct xg_qlm_opts *o,
     u.threads = o->threads ? o->threads : xg_wt_cores();
     if (u.threads > 256) u.threads = 256;
     r->sigma = o->sigma;
+    /* The GPU engine (asked for, or auto and a device opens) opens first:
+     * its stream and pinned buffers also serve the device dictionary. */
+    if (o->engine != XG_QLM_CPU && xg_qlm_gpu_open(u.threads, &u.g)) {
+        if (o->engine == XG_QLM_GPU) return xg_last_error_code();
+        xg_clear_error();
+    }
     double t0 = now();
     /* In core, the GPU engine builds the dictionary on the device unless
      * told not to (--host-dictionary); the host does whenever the device
-     * cannot (no device, a hash shared by two words, ...), and always for
-     * the twin, the reference. */
-    int rc = !o->host_dictionary && o->engine != XG_QLM_CPU && !o->device_memory
-                 ? gpu_dictionary(&u) : XG_ERR_ARG;
+     * cannot (a hash shared by two words, ...), and always for the twin,
+     * the reference. */
+    int rc = u.g && !o->host_dictionary && !o->device_memory ? gpu_dictionary(&u)
+                                                             : XG_ERR_ARG;
     double t1 = now();
     if (rc) {
         rc = dictionary(&u);
@@ -560,6 +562,7 @@ int xg_qlm_run(const struct xg_wt_text *in, const struct xg_qlm_opts *o,
     if (!rc) rc = plan(&u, max);
     if (!rc) rc = engines(&u);
     if (o->progress) fputc('\n', stderr);
+    xg_qlm_gpu_close(u.g);   /* still open only if the run stopped early */
     xg_wt_dict_free(&u.dict);
     free(u.doclen);
     free(u.docoff);

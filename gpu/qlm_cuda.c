@@ -100,89 +100,6 @@ static int reserve(struct xg_qlm_gpu *g, uint64_t w, uint64_t d, int counts)
     return XG_OK;
 }
 
-struct piece {
-    char *dst;
-    const char *src;
-    size_t n;
-};
-
-static void *copy_piece(void *arg)
-{
-    struct piece *p = arg;
-    if (p->n) memcpy(p->dst, p->src, p->n);
-    return NULL;
-}
-
-/* memcpy on up to g->threads threads. */
-static void copy_out(const struct xg_qlm_gpu *g, char *dst, const char *src, size_t n)
-{
-    struct piece p[64];
-    uint32_t t = g->threads < 64 ? g->threads : 64;
-    if (t < 1 || n < ((size_t)1 << 20)) t = 1;
-    for (uint32_t i = 0; i < t; ++i) {
-        const size_t lo = n / t * i, hi = i + 1 == t ? n : n / t * (i + 1);
-        p[i] = (struct piece){dst + lo, src + lo, hi - lo};
-    }
-    xg_qlm_parallel(t, copy_piece, p, sizeof *p);
-}
-
-static int staging(struct xg_qlm_gpu *g)
-{
-    if (g->h_stage[1]) return 1;
-    if (g->stage_failed) return 0;
-    for (int b = 0; b < 2; ++b)
-        if (cudaHostAlloc((void **)&g->h_stage[b], XG_QLM_STAGE_BYTES, cudaHostAllocDefault) ||
-            cudaEventCreateWithFlags(&g->stage_ev[b], cudaEventDisableTiming)) {
-            cudaGetLastError();
-            g->stage_failed = 1;
-            return 0;
-        }
-    return 1;
-}
-
-int xg_qlm_gpu_get(struct xg_qlm_gpu *g, void *dst, const void *d_src, size_t n)
-{
-    if (!n) return XG_OK;
-    if (n < XG_QLM_STAGE_MIN || !staging(g)) {
-        XG_CUDA_CHECK(cudaMemcpyAsync(dst, d_src, n, cudaMemcpyDeviceToHost, g->stream),
-                      "qlm GPU: copy to host");
-        XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "qlm GPU: copy to host");
-        return XG_OK;
-    }
-    /* Piece k goes to buffer k & 1; it is copied out while piece k + 1
-     * comes over, so a buffer is free again before piece k + 2 needs it. */
-    size_t prev_off = 0, prev_m = 0;
-    for (size_t off = 0, k = 0;; off += XG_QLM_STAGE_BYTES, ++k) {
-        const int b = (int)(k & 1);
-        const size_t m = off < n ? (n - off < XG_QLM_STAGE_BYTES ? n - off
-                                                                 : XG_QLM_STAGE_BYTES) : 0;
-        if (m) {
-            XG_CUDA_CHECK(cudaMemcpyAsync(g->h_stage[b], (const char *)d_src + off, m,
-                                          cudaMemcpyDeviceToHost, g->stream),
-                          "qlm GPU: copy to host");
-            XG_CUDA_CHECK(cudaEventRecord(g->stage_ev[b], g->stream), "qlm GPU: staging");
-        }
-        if (prev_m) {
-            XG_CUDA_CHECK(cudaEventSynchronize(g->stage_ev[!b]), "qlm GPU: staging");
-            copy_out(g, (char *)dst + prev_off, g->h_stage[!b], prev_m);
-        }
-        if (!m) break;
-        prev_off = off;
-        prev_m = m;
-    }
-    return XG_OK;
-}
-
-int xg_qlm_gpu_put(struct xg_qlm_gpu *g, void *d_dst, const void *src, size_t n)
-{
-    if (!n) return XG_OK;
-    /* From pageable memory the copy is staged: src may be reused at once. */
-    XG_CUDA_CHECK(cudaMemcpyAsync(d_dst, src, n, cudaMemcpyHostToDevice, g->stream),
-                  "qlm GPU: copy to device");
-    XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "qlm GPU: copy to device");
-    return XG_OK;
-}
-
 int xg_qlm_gpu_marks_done(struct xg_qlm_gpu *g, double *seconds)
 {
     XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "qlm GPU: stream");
@@ -216,7 +133,7 @@ int xg_qlm_gpu_mark(struct xg_qlm_gpu *g, int step, double *seconds)
 /* The four counters, after the work queued before. */
 static int counts(struct xg_qlm_gpu *g)
 {
-    return xg_qlm_gpu_get(g, g->h_count, g->d_count, 16);
+    return xg_staging_dtoh(&g->stage, g->h_count, g->d_count, 16);
 }
 
 int xg_qlm_gpu_check(struct xg_qlm_gpu *g)
@@ -232,10 +149,10 @@ int xg_qlm_gpu_load(struct xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                     const struct xg_qlm_gpu_args *a)
 {
     int rc = reserve(g, c->n_words, c->n_docs, a->counts);
-    if (!rc) rc = xg_qlm_gpu_put(g, g->d_ids, c->ids, (size_t)c->n_words * 4);
-    if (!rc) rc = xg_qlm_gpu_put(g, g->d_doc_end, c->doc_end, (size_t)c->n_docs * 4);
+    if (!rc) rc = xg_staging_htod(&g->stage, g->d_ids, c->ids, (size_t)c->n_words * 4);
+    if (!rc) rc = xg_staging_htod(&g->stage, g->d_doc_end, c->doc_end, (size_t)c->n_docs * 4);
     if (!rc && a->docids)
-        rc = xg_qlm_gpu_put(g, g->d_docids, a->docids, (size_t)c->n_docs * 4);
+        rc = xg_staging_htod(&g->stage, g->d_docids, a->docids, (size_t)c->n_docs * 4);
     if (rc) return rc;
     XG_CUDA_CHECK(cudaMemsetAsync(g->d_count, 0, 16, g->stream), "qlm GPU: counters");
     XG_CUDA_CHECK(xg_qlm_docs_gpu(g->d_doc_end, c->n_docs, c->n_words, g->d_doc, g->s,
@@ -321,10 +238,7 @@ void xg_qlm_gpu_close(xg_qlm_gpu *g)
     free_chunk(g);
     if (g->d_count) cudaFree(g->d_count);
     if (g->h_count) cudaFreeHost(g->h_count);
-    for (int b = 0; b < 2; ++b) {
-        if (g->h_stage[b]) cudaFreeHost(g->h_stage[b]);
-        if (g->stage_ev[b]) cudaEventDestroy(g->stage_ev[b]);
-    }
+    xg_staging_free(&g->stage);
     for (int i = 0; i < XG_QLM_MAX_MARKS; ++i)
         if (g->mark[i]) cudaEventDestroy(g->mark[i]);
     if (g->stream) cudaStreamDestroy(g->stream);
@@ -341,11 +255,17 @@ static int open_dev(struct xg_qlm_gpu *g)
                             e != cudaSuccess ? cudaGetErrorString(e) : "none found");
     }
     XG_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), "qlm GPU: stream");
+    xg_staging_init(&g->stage, g->stream, g->threads);
     for (int i = 0; i < XG_QLM_MAX_MARKS; ++i)
         XG_CUDA_CHECK(cudaEventCreate(&g->mark[i]), "qlm GPU: event");
     XG_CUDA_CHECK(cudaHostAlloc((void **)&g->h_count, 16, cudaHostAllocDefault),
                   "qlm GPU: pinned counters");
     return dmalloc((void **)&g->d_count, 16, "qlm GPU: counters");
+}
+
+struct xg_staging *xg_qlm_gpu_staging(xg_qlm_gpu *g)
+{
+    return &g->stage;
 }
 
 int xg_qlm_gpu_open(uint32_t threads, xg_qlm_gpu **out)

@@ -13,13 +13,11 @@
 
 #include "cuda_check.h"
 #include "error.h"
+#include "staging.h"
 #include "qlm_int.h"
 #include "qlm_kern.h"
 
 #define XG_QLM_MAX_MARKS 64
-/* Copies to the host at least this large go through pinned staging. */
-#define XG_QLM_STAGE_MIN ((size_t)4 << 20)
-#define XG_QLM_STAGE_BYTES ((size_t)32 << 20)   /* per staging buffer */
 
 struct xg_qlm_gpu {
     cudaStream_t stream;
@@ -39,10 +37,8 @@ struct xg_qlm_gpu {
     uint32_t *d_doc_end, *d_docids;
     struct xg_qlm_scratch s;
     uint32_t *d_count, *h_count;        /* 4 counters; h_count pinned */
-    uint32_t threads;                   /* host threads for copy-outs */
-    char *h_stage[2];                   /* pinned, XG_QLM_STAGE_BYTES each */
-    cudaEvent_t stage_ev[2];
-    int stage_failed;                   /* no pinned memory: direct copies */
+    uint32_t threads;                   /* host threads for copies */
+    struct xg_staging stage;            /* host <-> device copies */
 };
 
 /* One level as the host sees it: the device arrays and the counts. */
@@ -62,12 +58,6 @@ int xg_qlm_gpu_sort(struct xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
  * of length n, nor longer). */
 int xg_qlm_gpu_level(struct xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                      uint32_t n, struct xg_qlm_lv *lv);
-/* Copy n bytes from the device (returns once dst holds them).  Large
- * copies are staged through two pinned buffers, each piece copied out by
- * all threads while the next one comes over (the destination is usually
- * fresh memory, whose first touch costs more than the transfer). */
-int xg_qlm_gpu_get(struct xg_qlm_gpu *g, void *dst, const void *d_src, size_t n);
-int xg_qlm_gpu_put(struct xg_qlm_gpu *g, void *d_dst, const void *src, size_t n);
 /* Step timing: mark the end of `step` on the stream; marks_done adds the
  * intervals to seconds[] after a sync. */
 int xg_qlm_gpu_mark(struct xg_qlm_gpu *g, int step, double *seconds);

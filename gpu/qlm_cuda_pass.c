@@ -99,12 +99,12 @@ int xg_qlm_gpu_whole(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                                        g->d_odoc, g->d_oprob, a->counts ? g->d_ocnt : NULL,
                                        g->d_count, g->stream), "qlm GPU: probabilities");
         rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_PROB, seconds);
-        if (!rc) rc = xg_qlm_gpu_get(g, r->gram_pos + grams, g->d_pos, (size_t)ng * 8);
-        if (!rc) rc = xg_qlm_gpu_get(g, r->gram_off + grams, g->d_off, (size_t)ng * 8);
-        if (!rc) rc = xg_qlm_gpu_get(g, r->docids + rows, g->d_odoc, (size_t)R * 4);
-        if (!rc) rc = xg_qlm_gpu_get(g, r->prob + rows, g->d_oprob, (size_t)R * 8);
+        if (!rc) rc = xg_staging_dtoh(&g->stage, r->gram_pos + grams, g->d_pos, (size_t)ng * 8);
+        if (!rc) rc = xg_staging_dtoh(&g->stage, r->gram_off + grams, g->d_off, (size_t)ng * 8);
+        if (!rc) rc = xg_staging_dtoh(&g->stage, r->docids + rows, g->d_odoc, (size_t)R * 4);
+        if (!rc) rc = xg_staging_dtoh(&g->stage, r->prob + rows, g->d_oprob, (size_t)R * 8);
         if (!rc && a->counts)
-            rc = xg_qlm_gpu_get(g, r->counts + 4 * rows, g->d_ocnt, (size_t)R * 32);
+            rc = xg_staging_dtoh(&g->stage, r->counts + 4 * rows, g->d_ocnt, (size_t)R * 32);
         if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
         memset(r->gram_n + grams, (int)n, ng);
         grams += ng;
@@ -134,9 +134,9 @@ static int get_grams(xg_qlm_gpu *g, uint32_t ng, struct xg_qlm_grams *l)
     l->df = malloc(((size_t)ng + 1) * 8);
     if (!l->pos || !l->z || !l->df) return nomem();
     l->n = l->cap = ng;
-    int rc = xg_qlm_gpu_get(g, l->pos, g->d_pos, (size_t)ng * 8);
-    if (!rc) rc = xg_qlm_gpu_get(g, l->z, g->d_z, (size_t)ng * 8);
-    if (!rc) rc = xg_qlm_gpu_get(g, l->df, g->d_w, (size_t)ng * 8);
+    int rc = xg_staging_dtoh(&g->stage, l->pos, g->d_pos, (size_t)ng * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, l->z, g->d_z, (size_t)ng * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, l->df, g->d_w, (size_t)ng * 8);
     return rc;
 }
 
@@ -224,14 +224,14 @@ static int level2(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
     XG_CUDA_CHECK(xg_qlm_grams_gpu(ng, cur->d.gstart, g->d_rowstart, cur->d.L, g->d_sa,
                                    c->word_base, 0, g->d_pos, NULL, NULL, NULL, g->stream),
                   "qlm GPU: n-grams");
-    int rc = xg_qlm_gpu_get(g, b->pos, g->d_pos, (size_t)ng * 8);
+    int rc = xg_staging_dtoh(&g->stage, b->pos, g->d_pos, (size_t)ng * 8);
     if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
     double t0 = now();
     if (!rc) rc = match(t, n, ng, b);
     seconds[XG_QLM_STEP_MERGE] += now() - t0;
     if (!rc) rc = xg_qlm_gpu_mark(g, -1, seconds);  /* host time is not a copy */
-    if (!rc) rc = xg_qlm_gpu_put(g, g->d_z, b->z, (size_t)ng * 8);
-    if (!rc) rc = xg_qlm_gpu_put(g, g->d_w, b->w, (size_t)ng * 8);
+    if (!rc) rc = xg_staging_htod(&g->stage, g->d_z, b->z, (size_t)ng * 8);
+    if (!rc) rc = xg_staging_htod(&g->stage, g->d_w, b->w, (size_t)ng * 8);
     if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
     if (rc) return rc;
     struct xg_qlm_rowargs ra = rowargs(g, c, a, n, cur->dbits);
@@ -241,10 +241,10 @@ static int level2(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                                    cnt ? g->d_ocnt : NULL, g->d_count, g->stream),
                   "qlm GPU: probabilities");
     rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_PROB, seconds);
-    if (!rc) rc = xg_qlm_gpu_get(g, b->rs, g->d_rowstart, ((size_t)ng + 1) * 4);
-    if (!rc) rc = xg_qlm_gpu_get(g, b->doc, g->d_odoc, (size_t)R * 4);
-    if (!rc) rc = xg_qlm_gpu_get(g, b->prob, g->d_oprob, (size_t)R * 8);
-    if (!rc && cnt) rc = xg_qlm_gpu_get(g, b->cnt, g->d_ocnt, (size_t)R * 32);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, b->rs, g->d_rowstart, ((size_t)ng + 1) * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, b->doc, g->d_odoc, (size_t)R * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, b->prob, g->d_oprob, (size_t)R * 8);
+    if (!rc && cnt) rc = xg_staging_dtoh(&g->stage, b->cnt, g->d_ocnt, (size_t)R * 32);
     if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
     t0 = now();
     if (!rc) place(t, n, ng, b);

@@ -21,6 +21,12 @@ int xg_qlm_gpu_open(uint32_t threads, xg_qlm_gpu **g)
 
 void xg_qlm_gpu_close(xg_qlm_gpu *g) { (void)g; }
 
+struct xg_staging *xg_qlm_gpu_staging(xg_qlm_gpu *g)
+{
+    (void)g;
+    return NULL;
+}
+
 int xg_qlm_gpu_pass1(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                      const struct xg_qlm_gpu_args *a, struct xg_qlm_grams *out,
                      double *seconds)

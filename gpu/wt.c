@@ -161,8 +161,67 @@ static int pass1(struct run *u, int gpu)
     return rc;
 }
 
+/* The in-core GPU run's postings are already in term order: each thread
+ * checks its terms' runs (every posting of term t where pass 1's df put
+ * it) and turns chunk-local documents into docids in place. */
+struct whole {
+    const struct run *u;
+    const uint32_t *term;
+    uint32_t lo, hi;        /* terms */
+    int bad;
+};
+
+static void *finish_terms(void *arg)
+{
+    struct whole *w = arg;
+    const struct xg_wt_result *r = w->u->r;
+    const uint32_t *map = w->u->in->docids;
+    for (uint32_t t = w->lo; t < w->hi && !w->bad; ++t)
+        for (uint64_t i = r->term_off[t]; i < r->term_off[t + 1]; ++i) {
+            if (w->term[i] != t) {
+                w->bad = 1;
+                break;
+            }
+            const uint32_t d = r->docids[i];
+            r->docids[i] = map ? map[d] : d + 1;
+        }
+    return NULL;
+}
+
+static int pass2_whole(struct run *u, const struct xg_wt_tables *tb)
+{
+    struct xg_wt_result *r = u->r;
+    uint32_t *term = malloc((r->n_postings + 1) * sizeof *term);
+    struct whole *w = calloc(u->threads, sizeof *w);
+    int rc = term && w ? XG_OK : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    if (!rc) rc = xg_wt_gpu_tables(u->g, tb);
+    progress(u, "pass 2 (weights)", 0);
+    if (!rc)
+        rc = xg_wt_gpu_pass2_whole(u->g, &u->ch[0], tb, r->n_postings, term, r->docids,
+                                   r->weights, r->seconds);
+    const double t0 = now();
+    /* Threads over equal shares of the postings, cut at term boundaries. */
+    uint32_t lo = 0;
+    for (uint32_t i = 0; !rc && i < u->threads; ++i) {
+        const uint64_t want = r->n_postings / u->threads * (i + 1);
+        uint32_t hi = lo;
+        while (hi < r->n_terms && (i + 1 == u->threads || r->term_off[hi] < want)) ++hi;
+        w[i] = (struct whole){u, term, lo, hi, 0};
+        lo = hi;
+    }
+    if (!rc) xg_wt_run_threads(u->threads, finish_terms, w, sizeof *w);
+    for (uint32_t i = 0; !rc && i < u->threads; ++i)
+        if (w[i].bad) rc = xg_set_error(XG_ERR_FORMAT, "weight: pass 2's postings of a term "
+                                        "do not match its df from pass 1");
+    r->seconds[XG_WT_STEP_PLACE] += now() - t0;
+    free(term);
+    free(w);
+    return rc;
+}
+
 static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
 {
+    if (gpu && u->n_chunks == 1) return pass2_whole(u, tb);
     struct xg_wt_result *r = u->r;
     uint64_t *cursor = malloc((r->n_terms + 1) * sizeof *cursor);
     if (!cursor) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");

@@ -89,44 +89,6 @@ int xg_wt_reserve(struct xg_wt_gpu *g, size_t len)
     return rc;
 }
 
-int xg_wt_htod(struct xg_wt_gpu *g, void *d_dst, const void *src, size_t n)
-{
-    for (size_t off = 0, k = 0; off < n; off += XG_WT_STAGE_BYTES, ++k) {
-        const size_t m = n - off < XG_WT_STAGE_BYTES ? n - off : XG_WT_STAGE_BYTES;
-        const int b = (int)(k & 1);
-        XG_CUDA_CHECK(cudaEventSynchronize(g->stage_ev[b]), "staging wait");
-        memcpy(g->h_stage[b], (const char *)src + off, m);
-        XG_CUDA_CHECK(cudaMemcpyAsync((char *)d_dst + off, g->h_stage[b], m,
-                                      cudaMemcpyHostToDevice, g->stream), "copy to device");
-        XG_CUDA_CHECK(cudaEventRecord(g->stage_ev[b], g->stream), "staging event");
-    }
-    return XG_OK;
-}
-
-int xg_wt_dtoh(struct xg_wt_gpu *g, void *dst, const void *d_src, size_t n)
-{
-    size_t prev_off = 0, prev_m = 0;
-    for (size_t off = 0, k = 0; off < n + XG_WT_STAGE_BYTES; off += XG_WT_STAGE_BYTES, ++k) {
-        const int b = (int)(k & 1);
-        size_t m = 0;
-        if (off < n) {
-            m = n - off < XG_WT_STAGE_BYTES ? n - off : XG_WT_STAGE_BYTES;
-            XG_CUDA_CHECK(cudaMemcpyAsync(g->h_stage[b], (const char *)d_src + off, m,
-                                          cudaMemcpyDeviceToHost, g->stream),
-                          "copy to host");
-            XG_CUDA_CHECK(cudaEventRecord(g->stage_ev[b], g->stream), "staging event");
-        }
-        if (prev_m) {
-            XG_CUDA_CHECK(cudaEventSynchronize(g->stage_ev[!b]), "staging wait");
-            memcpy((char *)dst + prev_off, g->h_stage[!b], prev_m);
-        }
-        prev_off = off;
-        prev_m = m;
-        if (!m) break;
-    }
-    return XG_OK;
-}
-
 int xg_wt_mark(struct xg_wt_gpu *g, int step)
 {
     if (g->n_marks >= XG_WT_MAX_MARKS) return XG_OK;
@@ -165,10 +127,7 @@ void xg_wt_gpu_close(xg_wt_gpu *g)
     free_chunk(g);
     free_tables(g);
     xg_wt_dfree(g, (void **)&g->d_small, 64);
-    for (int b = 0; b < 2; ++b) {
-        if (g->h_stage[b]) cudaFreeHost(g->h_stage[b]);
-        if (g->stage_ev[b]) cudaEventDestroy(g->stage_ev[b]);
-    }
+    xg_staging_free(&g->stage);
     if (g->h_small) cudaFreeHost(g->h_small);
     for (int i = 0; i < XG_WT_MAX_MARKS; ++i)
         if (g->mark[i]) cudaEventDestroy(g->mark[i]);
@@ -193,12 +152,7 @@ static int open_dev(struct xg_wt_gpu *g, uint64_t budget, uint64_t *free_bytes)
     XG_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), "stream");
     for (int i = 0; i < XG_WT_MAX_MARKS; ++i)
         XG_CUDA_CHECK(cudaEventCreate(&g->mark[i]), "event");
-    for (int b = 0; b < 2; ++b) {
-        XG_CUDA_CHECK(cudaEventCreateWithFlags(&g->stage_ev[b], cudaEventDisableTiming),
-                      "event");
-        XG_CUDA_CHECK(cudaHostAlloc((void **)&g->h_stage[b], XG_WT_STAGE_BYTES,
-                                    cudaHostAllocDefault), "pinned staging");
-    }
+    xg_staging_init(&g->stage, g->stream, xg_wt_cores());
     XG_CUDA_CHECK(cudaHostAlloc((void **)&g->h_small, 64, cudaHostAllocDefault),
                   "pinned staging");
     return xg_wt_dalloc(g, (void **)&g->d_small, 64, "counters");
@@ -233,9 +187,9 @@ static int upload_dict(struct xg_wt_gpu *g, const struct xg_wt_dict *d)
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tid, d->cap * 4, "term table");
     if (!rc) {
         g->tcap = d->cap;
-        rc = xg_wt_htod(g, g->d_tkey, key, d->cap * 8);
+        rc = xg_staging_htod(&g->stage, g->d_tkey, key, d->cap * 8);
     }
-    if (!rc) rc = xg_wt_htod(g, g->d_tid, id, d->cap * 4);
+    if (!rc) rc = xg_staging_htod(&g->stage, g->d_tid, id, d->cap * 4);
     /* The staging buffers must be drained before key and id go. */
     if (!rc) XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "tables");
     free(key);
@@ -255,9 +209,9 @@ int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t)
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_kd, g->n_docs * 8 + 8, "document constants");
     if (!rc && t->extra)
         rc = xg_wt_dalloc(g, (void **)&g->d_extra, g->n_docs * 8 + 8, "document constants");
-    if (!rc) rc = xg_wt_htod(g, g->d_tw, t->tw, g->n_terms * 8);
-    if (!rc) rc = xg_wt_htod(g, g->d_kd, t->kd, g->n_docs * 8);
-    if (!rc && t->extra) rc = xg_wt_htod(g, g->d_extra, t->extra, g->n_docs * 8);
+    if (!rc) rc = xg_staging_htod(&g->stage, g->d_tw, t->tw, g->n_terms * 8);
+    if (!rc) rc = xg_staging_htod(&g->stage, g->d_kd, t->kd, g->n_docs * 8);
+    if (!rc && t->extra) rc = xg_staging_htod(&g->stage, g->d_extra, t->extra, g->n_docs * 8);
     if (!rc) XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "tables");
     return rc;
 }

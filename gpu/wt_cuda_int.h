@@ -13,9 +13,9 @@
 
 #include "cuda_check.h"
 #include "error.h"
+#include "staging.h"
 #include "wt_int.h"
 
-#define XG_WT_STAGE_BYTES ((size_t)16 << 20)   /* per pinned staging buffer */
 #define XG_WT_MIN_BUDGET ((uint64_t)64 << 20)  /* fixed overheads allowed */
 #define XG_WT_MAX_MARKS 16
 
@@ -24,8 +24,7 @@ struct xg_wt_gpu {
     cudaEvent_t mark[XG_WT_MAX_MARKS];  /* step boundaries of one pass */
     int mark_step[XG_WT_MAX_MARKS];     /* step ending at mark i */
     int n_marks;
-    cudaEvent_t stage_ev[2];
-    char *h_stage[2];                   /* pinned, XG_WT_STAGE_BYTES each */
+    struct xg_staging stage;            /* host <-> device copies */
     uint32_t *h_small;                  /* pinned: counts, error flags */
     uint64_t budget, used;
     /* Chunk buffers (wt_cuda_pass.c names their uses per pass). */
@@ -49,10 +48,6 @@ int xg_wt_dalloc(struct xg_wt_gpu *g, void **p, size_t n, const char *what);
 void xg_wt_dfree(struct xg_wt_gpu *g, void **p, size_t n);
 /* The chunk buffers for a chunk of len bytes (grown when needed). */
 int xg_wt_reserve(struct xg_wt_gpu *g, size_t len);
-/* Host <-> device through the pinned staging buffers, pieces overlapped
- * with the host copies; dtoh returns once dst holds the bytes. */
-int xg_wt_htod(struct xg_wt_gpu *g, void *d_dst, const void *src, size_t n);
-int xg_wt_dtoh(struct xg_wt_gpu *g, void *dst, const void *d_src, size_t n);
 /* Step timing: mark the end of `step` on the stream; at the end of a
  * pass, add each interval to seconds[] (after a stream sync). */
 int xg_wt_mark(struct xg_wt_gpu *g, int step);

@@ -47,7 +47,7 @@ static int upload_starts(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint3
     if (rc) return rc;
     g->n_marks = 0;
     if ((rc = xg_wt_mark(g, -1))) return rc;
-    if ((rc = xg_wt_htod(g, g->d_text, c->buf, c->len))) return rc;
+    if ((rc = xg_staging_htod(&g->stage, g->d_text, c->buf, c->len))) return rc;
     XG_CUDA_CHECK(cudaMemsetAsync(g->d_text + c->len, '\n', 1, g->stream), "guard");
     XG_CUDA_CHECK(cudaMemsetAsync(g->d_small, 0, 64, g->stream), "counters");
     if ((rc = xg_wt_mark(g, XG_WT_STEP_HTOD))) return rc;
@@ -111,10 +111,10 @@ static int terms_out(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t 
     list->terms = calloc(nt + 1, sizeof *list->terms);
     int rc = hash && u && list->terms ? XG_OK
                                       : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    if (!rc) rc = xg_wt_dtoh(g, hash, d_hash, nt * 8);
-    if (!rc) rc = xg_wt_dtoh(g, u, d_start, nt * 4);
-    if (!rc) rc = xg_wt_dtoh(g, u + nt, g->d_aux, nt * 4);
-    if (!rc) rc = xg_wt_dtoh(g, u + 2 * (size_t)nt, g->d_aux3, nt * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, hash, d_hash, nt * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, u, d_start, nt * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, u + nt, g->d_aux, nt * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, u + 2 * (size_t)nt, g->d_aux3, nt * 4);
     for (uint32_t k = 0; !rc && k < nt; ++k) {
         struct xg_wt_ent *e = &list->terms[k];
         e->s = c->buf + u[k];
@@ -164,7 +164,7 @@ int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mas
         return xg_set_error(XG_ERR_UNSUPPORTED, "weight GPU: two words of a chunk "
                             "share a hash");
     /* Document lengths leave before d_aux3 takes the df. */
-    if ((rc = xg_wt_dtoh(g, doclen, g->d_aux3, (size_t)c->n_docs * 4))) return rc;
+    if ((rc = xg_staging_dtoh(&g->stage, doclen, g->d_aux3, (size_t)c->n_docs * 4))) return rc;
     if ((rc = xg_wt_mark(g, XG_WT_STEP_DTOH))) return rc;
     XG_CUDA_CHECK(xg_wt_terms_gpu(g->d_aux, g->d_doc, n, g->d_aux2, nt, k, v,
                                   g->d_start, g->d_len, k_alt, v_alt, g->d_aux, g->d_aux3,
@@ -178,10 +178,12 @@ int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mas
     return rc;
 }
 
-int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
-                    const struct xg_wt_tables *t, struct xg_wt_p2 *out, double *seconds)
+/* Pass 2 on the device up to the weights: *np postings, sorted by term
+ * then document, with their terms in d_start, documents in d_aux2 and
+ * weights in *d_w. */
+static int compute2(xg_wt_gpu *g, const struct xg_wt_chunk *c, const struct xg_wt_tables *t,
+                    uint32_t *np_out, double **d_w_out, double *seconds)
 {
-    memset(out, 0, sizeof *out);
     uint32_t n = 0;
     int rc = upload_starts(g, c, &n);
     if (rc) return rc;
@@ -224,15 +226,28 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     xg_wt_count(XG_WT_STEP_WEIGHT, (12.0 + 16.0 + 16.0 + (g->d_extra ? 8 : 0)) * np);
     if ((rc = xg_wt_mark(g, XG_WT_STEP_WEIGHT))) return rc;
     if ((rc = xg_wt_marks_done(g, seconds))) return rc;
+    *np_out = np;
+    *d_w_out = d_w;
+    return XG_OK;
+}
+
+int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                    const struct xg_wt_tables *t, struct xg_wt_p2 *out, double *seconds)
+{
+    memset(out, 0, sizeof *out);
+    uint32_t np = 0;
+    double *d_w = NULL;
+    int rc = compute2(g, c, t, &np, &d_w, seconds);
+    if (rc) return rc;
     const double t0 = now();
     out->term = malloc(((size_t)np + 1) * sizeof *out->term);
     out->doc = malloc(((size_t)np + 1) * sizeof *out->doc);
     out->weight = malloc(((size_t)np + 1) * sizeof *out->weight);
     if (!out->term || !out->doc || !out->weight)
         rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    if (!rc) rc = xg_wt_dtoh(g, out->term, g->d_start, (size_t)np * 4);
-    if (!rc) rc = xg_wt_dtoh(g, out->doc, g->d_aux2, (size_t)np * 4);
-    if (!rc) rc = xg_wt_dtoh(g, out->weight, d_w, (size_t)np * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, out->term, g->d_start, (size_t)np * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, out->doc, g->d_aux2, (size_t)np * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, out->weight, d_w, (size_t)np * 8);
     seconds[XG_WT_STEP_DTOH] += now() - t0;
     if (rc) {
         xg_wt_p2_free(out);
@@ -240,4 +255,23 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     }
     out->n = np;
     return XG_OK;
+}
+
+int xg_wt_gpu_pass2_whole(xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                          const struct xg_wt_tables *t, uint64_t n_postings,
+                          uint32_t *term, uint32_t *doc, double *weight, double *seconds)
+{
+    uint32_t np = 0;
+    double *d_w = NULL;
+    int rc = compute2(g, c, t, &np, &d_w, seconds);
+    if (rc) return rc;
+    if (np != n_postings)
+        return xg_set_error(XG_ERR_FORMAT, "weight GPU: %u postings, pass 1 counted %llu", np,
+                            (unsigned long long)n_postings);
+    const double t0 = now();
+    rc = xg_staging_dtoh(&g->stage, term, g->d_start, (size_t)np * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, doc, g->d_aux2, (size_t)np * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, weight, d_w, (size_t)np * 8);
+    seconds[XG_WT_STEP_DTOH] += now() - t0;
+    return rc;
 }

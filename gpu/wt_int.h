@@ -111,6 +111,13 @@ int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t);
 int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                     const struct xg_wt_tables *t, struct xg_wt_p2 *out,
                     double *seconds);
+/* Pass 2 of a run in one chunk, whose postings are already in the
+ * output order: the n_postings (pass 1's count; another count is
+ * XG_ERR_FORMAT) postings' terms, chunk-local documents and weights
+ * straight into the caller's arrays. */
+int xg_wt_gpu_pass2_whole(xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                          const struct xg_wt_tables *t, uint64_t n_postings,
+                          uint32_t *term, uint32_t *doc, double *weight, double *seconds);
 /* Estimated bytes the GPU steps moved (the least each step's kernels must
  * read and write), summed per step since the last reset, process-wide;
  * benchmarks divide them by the step times.  Zeros without CUDA. */

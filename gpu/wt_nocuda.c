@@ -36,6 +36,15 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
 }
 
+int xg_wt_gpu_pass2_whole(xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                          const struct xg_wt_tables *t, uint64_t n_postings,
+                          uint32_t *term, uint32_t *doc, double *weight, double *seconds)
+{
+    (void)g; (void)c; (void)t; (void)n_postings; (void)term; (void)doc; (void)weight;
+    (void)seconds;
+    return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
+}
+
 void xg_wt_gpu_traffic(double bytes[XG_WT_N_STEPS], int reset)
 {
     (void)reset;

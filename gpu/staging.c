@@ -1,0 +1,131 @@
+/** @file staging.c
+ *  @brief Pinned double-buffered copies with multi-threaded host copies
+ *         (staging.h).
+ */
+#include "staging.h"
+
+#include <string.h>
+
+#include "cuda_check.h"
+#include "wt_int.h"
+
+struct piece {
+    char *dst;
+    const char *src;
+    size_t n;
+};
+
+static void *copy_piece(void *arg)
+{
+    struct piece *p = arg;
+    if (p->n) memcpy(p->dst, p->src, p->n);
+    return NULL;
+}
+
+/* memcpy on up to s->threads threads (pieces of at least 1 MB). */
+static void copy(const struct xg_staging *s, char *dst, const char *src, size_t n)
+{
+    struct piece p[64];
+    uint32_t t = s->threads < 64 ? s->threads : 64;
+    if ((size_t)t > n >> 20) t = (uint32_t)(n >> 20);
+    if (t < 1) t = 1;
+    for (uint32_t i = 0; i < t; ++i) {
+        const size_t lo = n / t * i, hi = i + 1 == t ? n : n / t * (i + 1);
+        p[i] = (struct piece){dst + lo, src + lo, hi - lo};
+    }
+    xg_wt_run_threads(t, copy_piece, p, sizeof *p);
+}
+
+void xg_staging_init(struct xg_staging *s, cudaStream_t stream, uint32_t threads)
+{
+    memset(s, 0, sizeof *s);
+    s->stream = stream;
+    s->threads = threads ? threads : 1;
+}
+
+void xg_staging_free(struct xg_staging *s)
+{
+    if (s->stream) cudaStreamSynchronize(s->stream);
+    for (int b = 0; b < 2; ++b) {
+        if (s->h[b]) cudaFreeHost(s->h[b]);
+        if (s->ev[b]) cudaEventDestroy(s->ev[b]);
+    }
+    memset(s, 0, sizeof *s);
+}
+
+/* The pinned buffers, allocated once; 0 where the device refuses them
+ * (then copies go direct, slower but right). */
+static int ready(struct xg_staging *s)
+{
+    if (s->h[1]) return 1;
+    if (s->failed) return 0;
+    for (int b = 0; b < 2; ++b)
+        if (cudaHostAlloc((void **)&s->h[b], XG_STAGING_PIECE, cudaHostAllocDefault) ||
+            cudaEventCreateWithFlags(&s->ev[b], cudaEventDisableTiming)) {
+            cudaGetLastError();
+            s->failed = 1;
+            return 0;
+        }
+    /* Recorded once, so the first wait on each buffer returns at once. */
+    for (int b = 0; b < 2; ++b)
+        if (cudaEventRecord(s->ev[b], s->stream)) {
+            cudaGetLastError();
+            s->failed = 1;
+            return 0;
+        }
+    return 1;
+}
+
+int xg_staging_htod(struct xg_staging *s, void *d_dst, const void *src, size_t n)
+{
+    if (!n) return XG_OK;
+    if (n < XG_STAGING_MIN || !ready(s)) {
+        /* From pageable memory the call returns once src is staged. */
+        XG_CUDA_CHECK(cudaMemcpyAsync(d_dst, src, n, cudaMemcpyHostToDevice, s->stream),
+                      "copy to device");
+        return XG_OK;
+    }
+    for (size_t off = 0, k = 0; off < n; off += XG_STAGING_PIECE, ++k) {
+        const size_t m = n - off < XG_STAGING_PIECE ? n - off : XG_STAGING_PIECE;
+        const int b = (int)(k & 1);
+        XG_CUDA_CHECK(cudaEventSynchronize(s->ev[b]), "staging wait");
+        copy(s, s->h[b], (const char *)src + off, m);
+        XG_CUDA_CHECK(cudaMemcpyAsync((char *)d_dst + off, s->h[b], m,
+                                      cudaMemcpyHostToDevice, s->stream), "copy to device");
+        XG_CUDA_CHECK(cudaEventRecord(s->ev[b], s->stream), "staging event");
+    }
+    return XG_OK;
+}
+
+int xg_staging_dtoh(struct xg_staging *s, void *dst, const void *d_src, size_t n)
+{
+    if (!n) return XG_OK;
+    if (n < XG_STAGING_MIN || !ready(s)) {
+        XG_CUDA_CHECK(cudaMemcpyAsync(dst, d_src, n, cudaMemcpyDeviceToHost, s->stream),
+                      "copy to host");
+        XG_CUDA_CHECK(cudaStreamSynchronize(s->stream), "copy to host");
+        return XG_OK;
+    }
+    /* Piece k comes over into buffer k & 1 while piece k - 1 is copied
+     * out of the other; a buffer is free again before piece k + 2. */
+    size_t prev_off = 0, prev_m = 0;
+    for (size_t off = 0, k = 0;; off += XG_STAGING_PIECE, ++k) {
+        const int b = (int)(k & 1);
+        const size_t m = off < n ? (n - off < XG_STAGING_PIECE ? n - off : XG_STAGING_PIECE)
+                                 : 0;
+        if (m) {
+            XG_CUDA_CHECK(cudaMemcpyAsync(s->h[b], (const char *)d_src + off, m,
+                                          cudaMemcpyDeviceToHost, s->stream),
+                          "copy to host");
+            XG_CUDA_CHECK(cudaEventRecord(s->ev[b], s->stream), "staging event");
+        }
+        if (prev_m) {
+            XG_CUDA_CHECK(cudaEventSynchronize(s->ev[!b]), "staging wait");
+            copy(s, (char *)dst + prev_off, s->h[!b], prev_m);
+        }
+        if (!m) break;
+        prev_off = off;
+        prev_m = m;
+    }
+    return XG_OK;
+}

@@ -1,0 +1,40 @@
+/** @file staging.h
+ *  @brief Large copies between pageable host memory and the device through
+ *         two pinned buffers: each piece's DMA overlaps the host's copy of
+ *         the piece before (or after) it, and the host copies run on
+ *         several threads, since one core's memcpy into freshly allocated
+ *         pages (their first touch) is slower than the bus.  Shared by the
+ *         weight and qlm GPU engines and the GPU dictionary.  Built only
+ *         with CUDA.
+ */
+#ifndef XG_STAGING_H
+#define XG_STAGING_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define XG_STAGING_PIECE ((size_t)32 << 20)  /* bytes per pinned buffer */
+#define XG_STAGING_MIN ((size_t)4 << 20)     /* smaller copies go direct */
+
+struct xg_staging {
+    cudaStream_t stream;    /* the owner's; the copies are ordered on it */
+    uint32_t threads;       /* host copy threads */
+    char *h[2];             /* pinned, allocated at the first large copy */
+    cudaEvent_t ev[2];      /* the last DMA from or into h[b] */
+    int failed;             /* no pinned memory: every copy goes direct */
+};
+
+/* Nothing is allocated until the first large copy. */
+void xg_staging_init(struct xg_staging *s, cudaStream_t stream, uint32_t threads);
+/* Waits for the stream, then frees the buffers. */
+void xg_staging_free(struct xg_staging *s);
+
+/* Host to device: returns once src may be reused (the DMA may still be
+ * running; work queued on the stream after it sees the bytes). */
+int xg_staging_htod(struct xg_staging *s, void *d_dst, const void *src, size_t n);
+/* Device to host, after the stream's work so far: returns once dst holds
+ * the bytes. */
+int xg_staging_dtoh(struct xg_staging *s, void *dst, const void *d_src, size_t n);
+
+#endif
