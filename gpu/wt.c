@@ -16,7 +16,7 @@
 
 const char *const xg_wt_step_names[XG_WT_N_STEPS] = {
     "htod", "1 starts", "2 doc ids", "3 doc len", "dict/ID", "4 sort",
-    "5 tf", "6 df", "rank", "8 weight", "dtoh", "place"};
+    "5 tf", "6 df", "rank", "8 weight", "dtoh", "place", "setup"};
 
 /* Device bytes per input byte of a chunk (worst case: a 1-byte word per
  * 2 bytes, about 80 bytes of arrays per word), and the share of the
@@ -77,15 +77,40 @@ static int plan(const char *b, size_t len, size_t max, size_t **starts, uint32_t
     return XG_OK;
 }
 
-/* Documents that start in [lo, hi) (lo is a document start). */
-static uint32_t count_docs(const char *b, size_t lo, size_t hi)
+/* Documents that start in [lo, hi) (lo is a document start): lo, and
+ * every q with two newlines before it and none at it. */
+struct doc_count {
+    const char *b;
+    size_t lo, hi;          /* the q this share tests */
+    uint64_t n;
+};
+
+static void *count_share(void *arg)
 {
-    uint32_t n = lo < hi;
-    for (const char *p = b + lo; (p = memchr(p, '\n', (size_t)(b + hi - p)));) {
-        ++p;
-        if (p + 1 < b + hi && *p == '\n' && p[1] != '\n') ++n;
-    }
-    return n;
+    struct doc_count *c = arg;
+    const unsigned char *b = (const unsigned char *)c->b;
+    uint64_t n = 0;
+    for (size_t q = c->lo; q < c->hi; ++q)
+        n += (b[q - 2] == '\n') & (b[q - 1] == '\n') & (b[q] != '\n');
+    c->n = n;
+    return NULL;
+}
+
+static uint32_t count_docs(const char *b, size_t lo, size_t hi, uint32_t threads)
+{
+    if (lo >= hi) return 0;
+    if (hi - lo < 2) return 1;
+    struct doc_count c[256];
+    uint32_t t = threads < 1 ? 1 : threads > 256 ? 256 : threads;
+    if ((hi - lo) >> 20 < t) t = (uint32_t)((hi - lo) >> 20) + 1;
+    const size_t first = lo + 2, span = hi - first;
+    for (uint32_t i = 0; i < t; ++i)
+        c[i] = (struct doc_count){b, first + span / t * i,
+                                  i + 1 == t ? hi : first + span / t * (i + 1), 0};
+    xg_wt_run_threads(t, count_share, c, sizeof *c);
+    uint64_t n = 1;
+    for (uint32_t i = 0; i < t; ++i) n += c[i].n;
+    return (uint32_t)n;
 }
 
 void xg_wt_result_free(struct xg_wt_result *r)
@@ -334,7 +359,7 @@ static int setup(struct run *u, size_t max_chunk)
         k->buf = in->buf + u->starts[c];
         k->len = u->starts[c + 1] - u->starts[c];
         k->doc_base = u->n_docs;
-        k->n_docs = count_docs(in->buf, u->starts[c], u->starts[c + 1]);
+        k->n_docs = count_docs(in->buf, u->starts[c], u->starts[c + 1], u->threads);
         u->n_docs += k->n_docs;
     }
     if (u->n_docs + in->n_empty > UINT32_MAX)
@@ -375,16 +400,20 @@ int xg_wt_run(const struct xg_wt_input *in, const struct xg_wt_opts *o,
     int rc = XG_ERR_NODEVICE;
     if (o->engine != XG_WT_CPU) {
         uint64_t free_bytes = 0;
+        double t0 = now();
         rc = xg_wt_gpu_open(o->device_memory, &u.g, &free_bytes);
         if (!rc) {
             uint64_t budget = o->device_memory ? o->device_memory : free_bytes / 10 * 9;
             rc = setup(&u, chunk_bytes(budget));
+            r->seconds[XG_WT_STEP_SETUP] += now() - t0;
             if (!rc) rc = run_engine(&u, 1);
             r->engine = XG_WT_GPU;
             r->n_chunks = u.n_chunks;
             if (rc == XG_ERR_UNSUPPORTED) r->fell_back = 1;
+            t0 = now();
             teardown(&u);
             xg_wt_gpu_close(u.g);
+            r->seconds[XG_WT_STEP_SETUP] += now() - t0;
             u.g = NULL;
             if (rc && o->engine == XG_WT_GPU && rc != XG_ERR_UNSUPPORTED) {
                 xg_wt_result_free(r);
@@ -403,7 +432,9 @@ int xg_wt_run(const struct xg_wt_input *in, const struct xg_wt_opts *o,
         int fb = r->fell_back;
         memset(r->seconds, 0, sizeof r->seconds);
         xg_clear_error();
+        double t0 = now();
         rc = setup(&u, chunk_bytes(o->device_memory));
+        r->seconds[XG_WT_STEP_SETUP] += now() - t0;
         if (!rc) rc = run_engine(&u, 0);
         r->engine = XG_WT_CPU;
         r->fell_back = fb;

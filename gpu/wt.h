@@ -32,6 +32,7 @@ enum xg_wt_step {
     XG_WT_STEP_HTOD, XG_WT_STEP_STARTS, XG_WT_STEP_DOCIDS, XG_WT_STEP_DOCLEN,
     XG_WT_STEP_DICT, XG_WT_STEP_SORT, XG_WT_STEP_TF, XG_WT_STEP_DF,
     XG_WT_STEP_RANK, XG_WT_STEP_WEIGHT, XG_WT_STEP_DTOH, XG_WT_STEP_PLACE,
+    XG_WT_STEP_SETUP,   /* host: engine open and close, chunk plan */
     XG_WT_N_STEPS
 };
 extern const char *const xg_wt_step_names[XG_WT_N_STEPS];
