@@ -54,4 +54,11 @@ void xg_cli_queries_free(struct xg_cli_queries *q);
 /* Monotonic seconds. */
 double xg_cli_now(void);
 
+/* --vocabulary FILE of weight and qlm (wt_vocab.h): every word of *in the
+ * file lacks becomes <unk>; a summary line on stderr unless quiet.
+ * XG_OK or the loader's error (its message set). */
+struct xg_wt_text;
+int xg_cli_vocabulary(const char *cmd, const char *path, uint32_t threads, int quiet,
+                      struct xg_wt_text *in);
+
 #endif

@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "../gpu/error.h"
+#include "../gpu/wt_vocab.h"
 
 int xg_cli_fail(void)
 {
@@ -167,4 +168,21 @@ double xg_cli_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int xg_cli_vocabulary(const char *cmd, const char *path, uint32_t threads, int quiet,
+                      struct xg_wt_text *in)
+{
+    struct xg_wt_vocab *v;
+    int rc = xg_wt_vocab_load(path, threads, &v);
+    if (rc) return rc;
+    uint64_t unknown = 0;
+    rc = xg_wt_vocab_apply(v, in, threads, &unknown);
+    if (!rc && !quiet)
+        fprintf(stderr, "xapian-gpu %s: vocabulary of %llu words; %llu words of the input "
+                "are not in it and count as %s\n", cmd,
+                (unsigned long long)xg_wt_vocab_size(v), (unsigned long long)unknown,
+                XG_WT_UNKNOWN);
+    xg_wt_vocab_free(v);
+    return rc;
 }

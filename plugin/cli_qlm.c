@@ -60,6 +60,8 @@ static const char help[] =
     "  --host-dictionary       the GPU engine takes the dictionary and term\n"
     "                          ids from the host instead of building them on\n"
     "                          the device (same output; for comparison)\n"
+    "  --vocabulary FILE       a fixed vocabulary, one word per line; every\n"
+    "                          other word counts as <unk>\n"
     "  --quiet                 no progress or summary on stderr\n";
 
 /* BYTES with an optional K, M or G suffix, > 0; 0 on success. */
@@ -121,10 +123,11 @@ int xg_cli_qlm(int argc, char **argv)
         {"threads", required_argument, 0, 'j'},
         {"device-memory", required_argument, 0, 'm'},
         {"host-dictionary", no_argument, 0, 'H'},
+        {"vocabulary", required_argument, 0, 'V'},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    const char *out = NULL, *text = NULL, *tsv = NULL, *dbs[64];
+    const char *out = NULL, *text = NULL, *tsv = NULL, *dbs[64], *vocab = NULL;
     size_t n_dbs = 0;
     int quiet = 0, binary = 0, c;
     struct xg_qlm_opts o;
@@ -179,6 +182,7 @@ int xg_cli_qlm(int argc, char **argv)
                 return xg_cli_usage("qlm", "--device-memory must be BYTES[K|M|G] > 0");
             break;
         case 'H': o.host_dictionary = 1; break;
+        case 'V': vocab = optarg; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(help, stdout); return 0;
         default:
@@ -199,6 +203,7 @@ int xg_cli_qlm(int argc, char **argv)
     struct xg_pos_stats pst;
     int rc = n_dbs ? load_db(dbs, n_dbs, threads, o.progress, &in, &pst)
              : text ? xg_wt_load_text(text, threads, &in) : xg_wt_load_tsv(tsv, &in);
+    if (!rc && vocab) rc = xg_cli_vocabulary("qlm", vocab, threads, quiet, &in);
     struct xg_qlm_result r;
     memset(&r, 0, sizeof r);
     if (!rc && in.n_docs == 0)

@@ -48,6 +48,8 @@ static const char help[] =
     "  --threads N             CPU twin threads (all cores)\n"
     "  --device-memory BYTES   process in chunks under this budget\n"
     "                          (suffix K, M or G; default: in core)\n"
+    "  --vocabulary FILE       text inputs: a fixed vocabulary, one word per\n"
+    "                          line; every other word counts as <unk>\n"
     "  --quiet                 no progress on stderr\n";
 
 /* --- --db: the database's own postings ----------------------------------- */
@@ -184,11 +186,13 @@ int xg_cli_weight(int argc, char **argv)
         {"device-memory", required_argument, 0, 'm'},
         {"hash-mask", required_argument, 0, 'H'},
         {"quiet", no_argument, 0, 'q'},
+        {"vocabulary", required_argument, 0, 'V'},
         {"format", required_argument, 0, 'f'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *dbs[64], *out = NULL, *text = NULL, *tsv = NULL;
     size_t n_dbs = 0;
+    const char *vocab = NULL;
     int quiet = 0, binary = 0, c, have_k1 = 0, have_b = 0;
     double k1 = 0, b = 0;
     struct xg_wt_opts o;
@@ -241,6 +245,7 @@ int xg_cli_weight(int argc, char **argv)
             o.hash_mask = strtoull(optarg, NULL, 0);
             break;
         case 'q': quiet = 1; break;
+        case 'V': vocab = optarg; break;
         case 'f':
             if (!strcmp(optarg, "bin")) binary = 1;
             else if (strcmp(optarg, "tsv"))
@@ -257,6 +262,9 @@ int xg_cli_weight(int argc, char **argv)
                             "are required");
     if (optind < argc)
         return xg_cli_usage("weight", "unexpected argument '%s'", argv[optind]);
+    if (vocab && n_dbs)
+        return xg_cli_usage("weight", "--vocabulary needs --text or --tsv (with --db each "
+                            "weight is Xapian's own, for the database's terms)");
     if (o.formula == XG_WT_SEED) {
         if (n_dbs) return xg_cli_usage("weight", "--formula seed needs --text or --tsv");
         o.bm25.k1 = 1.2;
@@ -280,6 +288,7 @@ int xg_cli_weight(int argc, char **argv)
         struct xg_wt_text in;
         uint32_t threads = o.threads ? o.threads : xg_wt_cores();
         rc = text ? xg_wt_load_text(text, threads, &in) : xg_wt_load_tsv(tsv, &in);
+        if (!rc && vocab) rc = xg_cli_vocabulary("weight", vocab, threads, quiet, &in);
         struct xg_wt_result r;
         memset(&r, 0, sizeof r);
         if (!rc) {

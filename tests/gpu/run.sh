@@ -28,6 +28,7 @@
 #                  their CPU twins (tests/gpu/test_qlm.c: random inputs,
 #                  every collection, sigma 1,2,4,8, many chunks), then the
 #                  CLI tests qlm_test.py / qlm_search_test.py (auto = GPU)
+#                  and vocab_test.py (--vocabulary, engine gpu)
 #   qlmbench [MB,...] [SIGMAS]  the same end to end on seed 000 synthetic
 #                  text (default 100,300 MB at sigma 2,4,8): GPU vs the
 #                  twin on all cores, steps, doubling vs the key sort
@@ -172,7 +173,9 @@ while [ $# -gt 0 ]; do
           python3 tests/qlm_test.py --bin $QB/plugin/xapian-gpu \
               --ir-data .device-carry/ir-data --work /tmp/xg-qlm-work &&
           python3 tests/qlm_search_test.py --bin $QB/plugin/xapian-gpu \
-              --work /tmp/xg-qlm-search-work; } 2>&1 | tee "$OUT/qlm.log"
+              --work /tmp/xg-qlm-search-work &&
+          python3 tests/vocab_test.py --bin $QB/plugin/xapian-gpu --engine gpu \
+              --work /tmp/xg-vocab-work; } 2>&1 | tee "$OUT/qlm.log"
         st=${PIPESTATUS[0]}
         note "qlm: $(grep -E '^[0-9]+ passed' "$OUT/qlm.log" | tail -1); exit $st; $(tail -1 "$OUT/qlm.log") ($(( $(date +%s) - t )) s)"
         ;;
