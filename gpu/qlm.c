@@ -131,7 +131,7 @@ static int dictionary(struct run *u)
     r->term = malloc((r->n_terms + 1) * sizeof *r->term);
     r->term_len = malloc((r->n_terms + 1) * sizeof *r->term_len);
     if (!r->term || !r->term_len) return nomem();
-    rc = xg_wt_dict_rank(&u->dict, r->term, r->term_len);
+    rc = xg_wt_dict_rank(&u->dict, r->term, r->term_len, u->threads);
     if (rc) return rc;
     r->n_docs = in->n_docs;
     u->docoff[0] = 0;

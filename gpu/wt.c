@@ -279,6 +279,40 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
     return rc;
 }
 
+/* tw and the df (in term_off[id + 1]) of the dictionary's slots
+ * [lo, hi): a term's slot and id are unrelated, so each touch is a cache
+ * miss and threads share the slots. */
+struct const_share {
+    const struct run *u;
+    double *tw;
+    uint64_t lo, hi;
+};
+
+static void *const_share(void *arg)
+{
+    const struct const_share *c = arg;
+    const struct run *u = c->u;
+    const int seed = u->o->formula == XG_WT_SEED;
+    for (uint64_t i = c->lo; i < c->hi; ++i) {
+        const struct xg_wt_ent *e = &u->dict.e[i];
+        if (!e->s) continue;
+        c->tw[e->id] = xg_wt_term_const(seed, &u->o->bm25, u->r->n_docs, e->df);
+        u->r->term_off[e->id + 1] = e->df;
+    }
+    return NULL;
+}
+
+static void term_consts(const struct run *u, double *tw)
+{
+    struct const_share c[256];
+    const uint64_t cap = u->dict.cap;
+    uint32_t t = u->threads < 1 ? 1 : u->threads > 256 ? 256 : u->threads;
+    if (cap >> 16 < t) t = (uint32_t)(cap >> 16) + 1;
+    for (uint32_t i = 0; i < t; ++i)
+        c[i] = (struct const_share){u, tw, cap / t * i, i + 1 == t ? cap : cap / t * (i + 1)};
+    xg_wt_run_threads(t, const_share, c, sizeof *c);
+}
+
 /* One complete run on one engine. */
 static int run_engine(struct run *u, int gpu)
 {
@@ -302,19 +336,13 @@ static int run_engine(struct run *u, int gpu)
             (o->formula == XG_WT_XAPIAN && o->bm25.k2 != 0 && !extra))
             rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     }
-    if (!rc) rc = xg_wt_dict_rank(&u->dict, r->term, r->term_len);
+    if (!rc) rc = xg_wt_dict_rank(&u->dict, r->term, r->term_len, u->threads);
     if (!rc) {
         /* Per-term and per-document constants: host, glibc. */
         r->total_length = 0;
         for (uint64_t d = 0; d < u->n_docs; ++d) r->total_length += u->doclen[d];
         r->n_docs = u->n_docs + u->in->n_empty;
-        for (uint64_t i = 0; i < u->dict.cap; ++i) {
-            const struct xg_wt_ent *e = &u->dict.e[i];
-            if (!e->s) continue;
-            tw[e->id] = xg_wt_term_const(o->formula == XG_WT_SEED, &o->bm25, r->n_docs,
-                                         e->df);
-            r->term_off[e->id + 1] = e->df;
-        }
+        term_consts(u, tw);
         r->term_off[0] = 0;
         for (uint32_t t = 0; t < r->n_terms; ++t) r->term_off[t + 1] += r->term_off[t];
         r->n_postings = r->term_off[r->n_terms];

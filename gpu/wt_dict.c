@@ -302,16 +302,51 @@ static int radix_sort(struct keyed *a, uint64_t n)
     return XG_OK;
 }
 
-int xg_wt_dict_rank(struct xg_wt_dict *d, const char **term, uint32_t *term_len)
+/* Keys of the occupied slots [lo, hi), in slot order: counted first
+ * (p NULL), then written from p[at]. */
+struct key_share {
+    struct xg_wt_dict *d;
+    uint64_t lo, hi, n, at;
+    struct keyed *p;
+};
+
+static void *key_share(void *arg)
+{
+    struct key_share *s = arg;
+    uint64_t n = 0;
+    for (uint64_t i = s->lo; i < s->hi; ++i)
+        if (s->d->e[i].s) {
+            /* Each key reads the term's bytes in the input: a cache miss
+             * per term, which is why threads share the slots. */
+            if (s->p) s->p[s->at + n] = (struct keyed){prefix_key(&s->d->e[i]), &s->d->e[i]};
+            ++n;
+        }
+    s->n = n;
+    return NULL;
+}
+
+int xg_wt_dict_rank(struct xg_wt_dict *d, const char **term, uint32_t *term_len,
+                    uint32_t threads)
 {
     /* Sorting pointers with memcmp took 0.3 s for 0.8 million terms (a
      * cache miss per comparison); the prefix keys sort in a few linear
      * passes and leave only the terms sharing 8 bytes to compare. */
     struct keyed *p = malloc((d->n + 1) * sizeof *p);
+    struct key_share sh[256];
+    uint32_t t = threads < 1 ? 1 : threads > 256 ? 256 : threads;
+    if (d->cap >> 16 < t) t = (uint32_t)(d->cap >> 16) + 1;
     if (!p) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    for (uint32_t i = 0; i < t; ++i)
+        sh[i] = (struct key_share){d, d->cap / t * i, i + 1 == t ? d->cap : d->cap / t * (i + 1),
+                                   0, 0, NULL};
+    xg_wt_run_threads(t, key_share, sh, sizeof *sh);
     uint64_t k = 0;
-    for (uint64_t i = 0; i < d->cap; ++i)
-        if (d->e[i].s) p[k++] = (struct keyed){prefix_key(&d->e[i]), &d->e[i]};
+    for (uint32_t i = 0; i < t; ++i) {
+        sh[i].at = k;
+        sh[i].p = p;
+        k += sh[i].n;
+    }
+    xg_wt_run_threads(t, key_share, sh, sizeof *sh);
     if (k && radix_sort(p, k)) {
         free(p);
         return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");

@@ -46,9 +46,10 @@ int xg_wt_dict_merge(struct xg_wt_dict *d, const struct xg_wt_p1 *lists,
 int xg_wt_dict_merge_from(struct xg_wt_dict *d, const struct xg_wt_p1 *lists,
                           uint32_t n_lists, uint32_t threads,
                           uint64_t min_parallel);
-/* Ids = ranks in byte order; fills term/term_len (n entries, by id). */
+/* Ids = ranks in byte order; fills term/term_len (n entries, by id);
+ * `threads` read the terms' prefixes. */
 int xg_wt_dict_rank(struct xg_wt_dict *d, const char **term,
-                    uint32_t *term_len);
+                    uint32_t *term_len, uint32_t threads);
 
 /* One chunk: whole documents, [doc_base, doc_base + n_docs) internally. */
 struct xg_wt_chunk {
