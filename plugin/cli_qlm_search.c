@@ -5,10 +5,10 @@
  *         scorer (--engine), which give the same scores bit for bit and so
  *         the same ranking.
  *
- *  A subcommand of its own rather than `search --scoring qlm`: `search`
- *  is built around a Xapian database (--db is required) and QueryParser,
- *  and none of its options (--engine, --op, --stem, --bm25, --batch, ...)
- *  means anything for a table of probabilities.  Queries are read as
+ *  `search --scoring qlm` hands its other arguments here (cli_search.c):
+ *  `search` is built around a Xapian database (--db is required) and
+ *  QueryParser, and none of its options (--op, --stem, --bm25, --batch,
+ *  ...) means anything for a table of probabilities.  Queries are read as
  *  `search` reads them (xg_cli_queries_*), and --json prints the lines of
  *  `search --json` with "engine":"qlm" and results [{docid, score}].
  */

@@ -14,7 +14,11 @@
 
 static const char help[] =
     "usage: xapian-gpu search --db DB [OPTIONS] (QUERY... | --queries FILE)\n"
-    "Parse each query with Xapian's QueryParser and answer it.\n"
+    "       xapian-gpu search --scoring qlm --qlm TABLE [OPTIONS] (QUERY... | --queries FILE)\n"
+    "Parse each query with Xapian's QueryParser and answer it; with\n"
+    "--scoring qlm, rank by n-gram query likelihood from a qlm table\n"
+    "instead (the same as 'xapian-gpu qlm-search', whose options apply).\n"
+    "  --scoring bm25|qlm      the database's BM25 (default), or qlm\n"
     "  --db DB                 database (repeat to combine shards)\n"
     "  --index INDEX           GPU index (default: next to the database)\n"
     "  --engine E              xapian (stock matcher), cpu (exact CPU\n"
@@ -93,8 +97,34 @@ static int search_auto(const struct xg_cli_search_args *a,
     return rc;
 }
 
+/* --scoring: bm25 (this command) or qlm (qlm-search, given the other
+ * arguments); 0 and *scoring set, or a usage error's exit status. */
+static int scoring(int *argc, char **argv, int *qlm)
+{
+    *qlm = 0;
+    for (int i = 1; i < *argc; ++i) {
+        const char *v = NULL;
+        int used = 0;
+        if (!strcmp(argv[i], "--scoring") && i + 1 < *argc) v = argv[i + 1], used = 2;
+        else if (!strncmp(argv[i], "--scoring=", 10)) v = argv[i] + 10, used = 1;
+        else if (!strcmp(argv[i], "--")) break;
+        if (!used) continue;
+        if (!strcmp(v, "qlm")) *qlm = 1;
+        else if (strcmp(v, "bm25"))
+            return xg_cli_usage("search", "--scoring must be bm25 or qlm, not '%s'", v);
+        memmove(argv + i, argv + i + used, (size_t)(*argc - i - used + 1) * sizeof *argv);
+        *argc -= used;
+        --i;
+    }
+    return 0;
+}
+
 int xg_cli_search(int argc, char **argv)
 {
+    int qlm = 0;
+    int rc0 = scoring(&argc, argv, &qlm);
+    if (rc0) return rc0;
+    if (qlm) return xg_cli_qlm_search(argc, argv);
     struct xg_cli_search_args a;
     int rc = xg_cli_search_args_parse("search", argc, argv, help, &a);
     if (rc >= 0) return rc;

@@ -146,6 +146,13 @@ def check_hand(a):
         == got[0][:10]
     out = run([a.bin, "qlm-search", "--qlm", table, "a b"])
     assert out.startswith("query 1: 4 results\n"), out
+    # search --scoring qlm is the same command.
+    for scoring in (["--scoring", "qlm"], ["--scoring=qlm"]):
+        alias = run([a.bin, "search", *scoring, "--qlm", table, "--json", "A, B!"])
+        direct = run([a.bin, "qlm-search", "--qlm", table, "--json", "A, B!"])
+        assert alias == direct, (alias, direct)
+    p = run_any([a.bin, "search", "--scoring", "lm", "--qlm", table, "a"])
+    assert p.returncode == 2 and "bm25 or qlm" in p.stderr, p.stderr
 
 
 def check_random(a, rng):
