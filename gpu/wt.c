@@ -244,6 +244,49 @@ static int pass2_whole(struct run *u, const struct xg_wt_tables *tb)
     return rc;
 }
 
+/* A chunk's postings [lo, hi) (sorted by term) at their terms' cursors. */
+struct place_share {
+    const struct run *u;
+    const struct xg_wt_chunk *k;
+    const struct xg_wt_p2 *p;
+    uint64_t *cursor;
+    uint64_t lo, hi;
+};
+
+static void *place_share(void *arg)
+{
+    const struct place_share *s = arg;
+    const struct xg_wt_p2 *p = s->p;
+    struct xg_wt_result *r = s->u->r;
+    const uint32_t *map = s->u->in->docids;
+    for (uint64_t i = s->lo; i < s->hi; ++i) {
+        const uint64_t at = s->cursor[p->term[i]]++;
+        const uint64_t d = s->k->doc_base + p->doc[i];
+        r->docids[at] = map ? map[d] : (uint32_t)(d + 1);
+        r->weights[at] = p->weight[i];
+    }
+    return NULL;
+}
+
+/* Threads take shares cut at term boundaries, so no two touch one
+ * term's cursor. */
+static void place(const struct run *u, const struct xg_wt_chunk *k, const struct xg_wt_p2 *p,
+                  uint64_t *cursor)
+{
+    struct place_share s[256];
+    uint32_t t = u->threads < 1 ? 1 : u->threads > 256 ? 256 : u->threads;
+    if (p->n >> 16 < t) t = (uint32_t)(p->n >> 16) + 1;
+    uint64_t lo = 0;
+    for (uint32_t i = 0; i < t; ++i) {
+        uint64_t hi = i + 1 == t ? p->n : p->n / t * (i + 1);
+        if (hi < lo) hi = lo;
+        while (hi > 0 && hi < p->n && p->term[hi] == p->term[hi - 1]) ++hi;
+        s[i] = (struct place_share){u, k, p, cursor, lo, hi};
+        lo = hi;
+    }
+    xg_wt_run_threads(t, place_share, s, sizeof *s);
+}
+
 static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
 {
     if (gpu && u->n_chunks == 1) return pass2_whole(u, tb);
@@ -261,12 +304,7 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
         else rc = xg_wt_ref_pass2(k, u->threads, tb, &p);
         if (!gpu) r->seconds[XG_WT_STEP_WEIGHT] += now() - t0;
         t0 = now();
-        for (uint64_t i = 0; !rc && i < p.n; ++i) {
-            uint64_t at = cursor[p.term[i]]++;
-            uint64_t d = k->doc_base + p.doc[i];
-            r->docids[at] = u->in->docids ? u->in->docids[d] : (uint32_t)(d + 1);
-            r->weights[at] = p.weight[i];
-        }
+        if (!rc) place(u, k, &p, cursor);
         r->seconds[XG_WT_STEP_PLACE] += now() - t0;
         xg_wt_p2_free(&p);
     }
