@@ -205,7 +205,7 @@ static int term_ids(struct run *u)
         a[t] = (struct map){u, lo, hi, first, 0, 0, 0};
         lo = hi;
     }
-    xg_qlm_parallel(u->threads, map_words, a, sizeof *a);
+    xg_wt_run_threads(u->threads, map_words, a, sizeof *a);
     uint64_t doc = 0;
     for (uint32_t t = 0; t < u->threads; ++t) {
         const uint64_t n = a[t].doc;
@@ -217,7 +217,7 @@ static int term_ids(struct run *u)
     if (doc != u->in->n_docs)
         rc = xg_set_error(XG_ERR_FORMAT, "qlm: %llu documents found, %llu expected",
                           (unsigned long long)doc, (unsigned long long)u->in->n_docs);
-    if (!rc) xg_qlm_parallel(u->threads, map_words, a, sizeof *a);
+    if (!rc) xg_wt_run_threads(u->threads, map_words, a, sizeof *a);
     for (uint32_t t = 0; !rc && t < u->threads; ++t)
         if (a[t].rc) rc = xg_set_error(XG_ERR_FORMAT, "qlm: a word missing from the dictionary");
     free(a);

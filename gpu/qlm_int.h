@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "qlm.h"
+#include "wt_int.h"   /* xg_wt_run_threads: the shared thread pool */
 
 /* One chunk: whole documents, their words' term ids. */
 struct xg_qlm_chunk {
@@ -122,10 +123,6 @@ static inline int xg_qlm_cmp(const uint32_t *ids, uint64_t a, uint64_t b,
 int xg_qlm_grams_push(struct xg_qlm_grams *g, uint64_t pos, uint64_t z,
                       uint64_t df);
 void xg_qlm_grams_free(struct xg_qlm_grams *g);
-
-/* Run fn(arg + t * size) for t < n on n threads (the caller's included);
- * a thread that cannot start runs on the caller. */
-void xg_qlm_parallel(uint32_t n, void *(*fn)(void *), void *arg, size_t size);
 
 /* Sort a[0, n) ascending (LSD radix for large n; tmp holds n items). */
 void xg_qlm_sort_u64(uint64_t *a, size_t n, uint64_t *tmp);

@@ -1,32 +1,16 @@
 /** @file qlm_util.c
- *  @brief The qlm pipeline's small helpers: a fork-join over pthreads,
- *         LSD radix sorts of 32- and 64-bit keys (the CPU stand-ins for
- *         CUB's DeviceRadixSort), and the n-gram lists.
+ *  @brief The qlm pipeline's small helpers: LSD radix sorts of 32- and
+ *         64-bit keys (the CPU stand-ins for CUB's DeviceRadixSort), and
+ *         the n-gram lists.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "qlm_int.h"
 
-#define MAX_THREADS 256
 /* Below this many items insertion sort beats the radix passes. */
 #define SMALL_SORT 48
-
-void xg_qlm_parallel(uint32_t n, void *(*fn)(void *), void *arg, size_t size)
-{
-    pthread_t tid[MAX_THREADS];
-    int ok[MAX_THREADS];
-    if (n > MAX_THREADS) n = MAX_THREADS;
-    for (uint32_t t = 1; t < n; ++t)
-        ok[t] = !pthread_create(&tid[t], NULL, fn, (char *)arg + t * size);
-    if (n) fn(arg);
-    for (uint32_t t = 1; t < n; ++t) {
-        if (ok[t]) pthread_join(tid[t], NULL);
-        else fn((char *)arg + t * size);
-    }
-}
 
 #define RADIX(NAME, T, BYTES)                                                  \
     void NAME(T *a, size_t n, T *tmp)                                          \

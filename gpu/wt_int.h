@@ -66,9 +66,9 @@ struct xg_wt_p1 {
     uint64_t n;
 };
 
-/* Run fn on n threads (at most 256; the caller's among them), args an array of n
- * elements of `size` bytes; a thread that cannot start runs on the
- * caller's. */
+/* Run fn on each of the n elements of args (`size` bytes each) on up to
+ * 256 threads, the caller's among them, from a pool started once
+ * (wt_threads.c); elements beyond the threads run on the caller's. */
 int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size);
 
 /* Pass 2 result: the chunk's postings sorted by term id then document. */

@@ -1,6 +1,13 @@
 /** @file wt_threads.c
- *  @brief Fork-join on pthreads for the weight pipeline's host steps (the
- *         CPU twin's passes, the dictionary merge).
+ *  @brief Fork-join for the weight and qlm pipelines' host steps (the CPU
+ *         twins' passes, the dictionary merge, placing, copies through the
+ *         pinned buffers) on a pool of threads started once: a run that
+ *         places 210 chunks forks several times per chunk, and starting
+ *         16 threads each time cost more than some of the steps.
+ *
+ *  One caller at a time uses the pool; a second caller meanwhile, or a
+ *  call from inside a pooled step, starts threads of its own as before, so
+ *  nothing waits on itself.
  */
 #include <pthread.h>
 
@@ -9,16 +16,106 @@
 
 #define MAX_THREADS 256
 
-int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size)
+/* The old way: threads started for this call only. */
+static void run_spawned(uint32_t n, void *(*fn)(void *), char *args, size_t size)
 {
     pthread_t tid[MAX_THREADS];
     int started[MAX_THREADS] = {0};
-    for (uint32_t t = 1; t < n; ++t)
-        started[t] = !pthread_create(&tid[t], NULL, fn, (char *)args + t * size);
+    const uint32_t m = n < MAX_THREADS ? n : MAX_THREADS;
+    for (uint32_t t = 1; t < m; ++t)
+        started[t] = !pthread_create(&tid[t], NULL, fn, args + t * size);
     fn(args);
-    for (uint32_t t = 1; t < n; ++t) {
+    for (uint32_t t = m; t < n; ++t) fn(args + (size_t)t * size);
+    for (uint32_t t = 1; t < m; ++t) {
         if (started[t]) pthread_join(tid[t], NULL);
-        else fn((char *)args + t * size);
+        else fn(args + t * size);
     }
+}
+
+static pthread_mutex_t caller = PTHREAD_MUTEX_INITIALIZER;  /* one user */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t go = PTHREAD_COND_INITIALIZER, done = PTHREAD_COND_INITIALIZER;
+static uint32_t n_workers;          /* worker w runs element w + 1 */
+static uint64_t generation;         /* one per job */
+static uint32_t pending;            /* workers yet to finish this job */
+static void *(*job_fn)(void *);
+static char *job_args;
+static size_t job_size;
+static uint32_t job_n;
+static uint64_t start_gen[MAX_THREADS]; /* the job before a worker's first */
+static _Thread_local int in_step;   /* this thread runs a pooled step */
+
+static void *worker(void *arg)
+{
+    const uint32_t w = (uint32_t)(uintptr_t)arg;
+    in_step = 1;
+    pthread_mutex_lock(&mu);
+    uint64_t seen = start_gen[w];
+    for (;;) {
+        while (generation == seen) pthread_cond_wait(&go, &mu);
+        seen = generation;
+        if (w + 1 < job_n) {
+            void *(*fn)(void *) = job_fn;
+            char *a = job_args + (size_t)(w + 1) * job_size;
+            pthread_mutex_unlock(&mu);
+            fn(a);
+            pthread_mutex_lock(&mu);
+        }
+        if (--pending == 0) pthread_cond_signal(&done);
+    }
+    return NULL;
+}
+
+/* Workers for n elements (the caller runs element 0); fewer if threads
+ * cannot start.  Called with `caller` held. */
+static void grow(uint32_t n)
+{
+    while (n_workers + 1 < n && n_workers + 1 < MAX_THREADS) {
+        pthread_t t;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        /* A new worker takes part from the next job on. */
+        pthread_mutex_lock(&mu);
+        start_gen[n_workers] = generation;
+        const int ok = !pthread_create(&t, &at, worker, (void *)(uintptr_t)n_workers);
+        if (ok) ++n_workers;
+        pthread_mutex_unlock(&mu);
+        pthread_attr_destroy(&at);
+        if (!ok) break;
+    }
+}
+
+int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size)
+{
+    char *a = args;
+    if (n <= 1) {
+        if (n) fn(a);
+        return XG_OK;
+    }
+    if (in_step || pthread_mutex_trylock(&caller)) {
+        run_spawned(n, fn, a, size);
+        return XG_OK;
+    }
+    grow(n);
+    pthread_mutex_lock(&mu);
+    job_fn = fn;
+    job_args = a;
+    job_size = size;
+    job_n = n;
+    pending = n_workers;
+    ++generation;
+    pthread_cond_broadcast(&go);
+    pthread_mutex_unlock(&mu);
+    in_step = 1;
+    fn(a);
+    /* Elements no worker takes (beyond MAX_THREADS, or threads that did
+     * not start). */
+    for (uint32_t t = n_workers + 1; t < n; ++t) fn(a + (size_t)t * size);
+    in_step = 0;
+    pthread_mutex_lock(&mu);
+    while (pending) pthread_cond_wait(&done, &mu);
+    pthread_mutex_unlock(&mu);
+    pthread_mutex_unlock(&caller);
     return XG_OK;
 }
