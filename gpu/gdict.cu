@@ -100,6 +100,13 @@ static __global__ void word_ids(const uint32_t *sidx, const uint32_t *gid,
     xg_gdict_i_id(sidx, gid, rank, ids, i_);
 }
 
+static __global__ void word_docs(const uint32_t *dstart, uint32_t nd, uint32_t nw,
+                                 uint32_t *doc1)
+{
+    ITEM(nw);
+    xg_gdict_i_doc(dstart, nd, doc1, i_);
+}
+
 /* Workspace for n items of every CUB call below. */
 extern "C" int xg_gdict_tmp_bytes(uint32_t n, size_t *bytes)
 {
@@ -239,6 +246,14 @@ extern "C" int xg_gdict_ids_gpu(const uint32_t *perm, const uint32_t *rep,
     ranks<<<GRID(nt), 0, st>>>(perm, rep, start, len, nt, rank, term_off, term_len);
     LAUNCH_TRY();
     word_ids<<<GRID(nw), 0, st>>>(sidx, gid, rank, nw, ids);
+    LAUNCH_TRY();
+    return 0;
+}
+
+extern "C" int xg_gdict_docs_gpu(const uint32_t *dstart, uint32_t nd, uint32_t nw,
+                                 uint32_t *doc1, cudaStream_t st)
+{
+    word_docs<<<GRID(nw), 0, st>>>(dstart, nd, nw, doc1);
     LAUNCH_TRY();
     return 0;
 }

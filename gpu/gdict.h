@@ -15,7 +15,9 @@
  *     until no group of equal prefixes has a word longer than the bytes
  *     compared, then (group, length); more than XG_GDICT_MAX_ROUNDS
  *     rounds: XG_ERR_UNSUPPORTED;
- *  4. every word's term id (its term's rank) by scatter.
+ *  4. every word's term id (its term's rank) by scatter (and, for a
+ *     caller that stays on the device, its document by a search of the
+ *     documents' first words).
  *
  *  The CPU twin is the host dictionary (xg_wt_ref_pass1, xg_wt_dict_merge,
  *  xg_wt_dict_rank and qlm.c's term ids): test_qlm compares the terms and
@@ -49,6 +51,17 @@ struct xg_staging;
  * error. */
 int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
                    struct xg_gdict *out);
+
+/* The same for a caller that goes on on the device (wt_cuda_whole.c):
+ * out->ids stays NULL; instead dev gets device arrays of n_words entries,
+ * each word's term id and its 1-based document, which the caller frees
+ * with cudaFree.  The text's device copy is freed as before. */
+struct xg_gdict_device {
+    uint32_t *ids;
+    uint32_t *doc1;
+};
+int xg_gdict_build_on_device(const char *text, size_t len, struct xg_staging *stage,
+                             struct xg_gdict *out, struct xg_gdict_device *dev);
 
 void xg_gdict_free(struct xg_gdict *d);
 

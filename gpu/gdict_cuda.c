@@ -37,6 +37,8 @@ int xg_gdict_regroup_gpu(const uint64_t *key, const uint32_t *len, const uint32_
                          const uint32_t *perm, uint32_t nt, uint32_t compared, uint32_t *head,
                          uint32_t *group, uint32_t *d_count, void *tmp, size_t tmp_bytes,
                          cudaStream_t st);
+int xg_gdict_docs_gpu(const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t *doc1,
+                      cudaStream_t st);
 int xg_gdict_ids_gpu(const uint32_t *perm, const uint32_t *rep, const uint32_t *start,
                      const uint32_t *len, uint32_t nt, const uint32_t *sidx,
                      const uint32_t *gid, uint32_t nw, uint32_t *rank, uint32_t *term_off,
@@ -51,7 +53,7 @@ struct work {
     void *tmp;
     uint32_t *count;            /* [2]: a select's count, an error flag */
     uint32_t *start, *len, *v0, *v1, *head, *gid, *rep, *dstart, *doclen;
-    uint32_t *p0, *p1, *group, *rank, *term_off, *term_len, *ids;
+    uint32_t *p0, *p1, *group, *rank, *term_off, *term_len, *ids, *doc1;
     uint64_t *k0, *k1;
 };
 
@@ -91,7 +93,8 @@ static int sort(struct work *w, uint64_t **k, uint64_t **k2, uint32_t **v, uint3
     return XG_OK;
 }
 
-static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *out)
+static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *out,
+                 int on_device)
 {
     size_t tmp_bytes = 0;
     STEP(xg_gdict_tmp_bytes(n, &tmp_bytes), "workspace");
@@ -175,11 +178,15 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     ALLOC(w->term_len, nt);
     STEP(xg_gdict_ids_gpu(w->p0, w->rep, w->start, w->len, nt, w->v0, w->gid, nw, w->rank,
                           w->term_off, w->term_len, w->ids, w->st), "ids");
-    out->ids = malloc((size_t)nw * 4 + 4);
+    if (on_device) {
+        ALLOC(w->doc1, nw);
+        STEP(xg_gdict_docs_gpu(w->dstart, nd, nw, w->doc1, w->st), "documents");
+    }
+    out->ids = on_device ? NULL : malloc((size_t)nw * 4 + 4);
     out->doclen = malloc((size_t)nd * 4 + 4);
     out->term_off = malloc((size_t)nt * 4 + 4);
     out->term_len = malloc((size_t)nt * 4 + 4);
-    if (!out->ids || !out->doclen || !out->term_off || !out->term_len)
+    if ((!on_device && !out->ids) || !out->doclen || !out->term_off || !out->term_len)
         return xg_set_error(XG_ERR_NOMEM, "GPU dictionary: out of memory");
     STEP(cudaMemcpyAsync(out->doclen, w->doclen, (size_t)nd * 4, cudaMemcpyDeviceToHost,
                          w->st), "copy back");
@@ -187,35 +194,54 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
                          w->st), "copy back");
     STEP(cudaMemcpyAsync(out->term_len, w->term_len, (size_t)nt * 4, cudaMemcpyDeviceToHost,
                          w->st), "copy back");
-    if ((rc = xg_staging_dtoh(w->stage, out->ids, w->ids, (size_t)nw * 4))) return rc;
+    if (on_device) XG_CUDA_CHECK(cudaStreamSynchronize(w->st), "GPU dictionary");
+    else if ((rc = xg_staging_dtoh(w->stage, out->ids, w->ids, (size_t)nw * 4))) return rc;
     out->n_words = nw;
     out->n_docs = nd;
     out->n_terms = nt;
     return XG_OK;
 }
 
-int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
-                   struct xg_gdict *out)
+static int build_any(const char *text, size_t len, struct xg_staging *stage,
+                     struct xg_gdict *out, struct xg_gdict_device *dev)
 {
     memset(out, 0, sizeof *out);
     if (len == 0 || len >= UINT32_MAX - 8)
         return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: %zu bytes", len);
-    int dev = 0;
-    if (cudaGetDeviceCount(&dev) != cudaSuccess || dev < 1)
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1)
         return xg_set_error(XG_ERR_NODEVICE, "GPU dictionary: no CUDA device");
     struct work w;
     memset(&w, 0, sizeof w);
     w.stage = stage;
     w.st = stage->stream;
-    int rc = build(&w, text, (uint32_t)len, out);
+    int rc = build(&w, text, (uint32_t)len, out, dev != NULL);
     if (w.st) cudaStreamSynchronize(w.st);
+    if (dev && !rc) {       /* handed over, not freed */
+        dev->ids = w.ids;
+        dev->doc1 = w.doc1;
+        w.ids = w.doc1 = NULL;
+    }
     void *all[] = {w.t, w.flag, w.tmp, w.count, w.start, w.len, w.v0, w.v1, w.head, w.gid,
                    w.rep, w.dstart, w.doclen, w.p0, w.p1, w.group, w.rank, w.term_off,
-                   w.term_len, w.ids, w.k0, w.k1};
+                   w.term_len, w.ids, w.doc1, w.k0, w.k1};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
         if (all[i]) cudaFree(all[i]);
     if (rc) xg_gdict_free(out);
     return rc;
+}
+
+int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
+                   struct xg_gdict *out)
+{
+    return build_any(text, len, stage, out, NULL);
+}
+
+int xg_gdict_build_on_device(const char *text, size_t len, struct xg_staging *stage,
+                             struct xg_gdict *out, struct xg_gdict_device *dev)
+{
+    memset(dev, 0, sizeof *dev);
+    return build_any(text, len, stage, out, dev);
 }
 
 void xg_gdict_free(struct xg_gdict *d)

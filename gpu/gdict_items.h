@@ -118,4 +118,18 @@ XG_HOST_DEVICE static inline void xg_gdict_i_id(const uint32_t *sidx, const uint
     ids[sidx[i]] = rank[gid[i] - 1];
 }
 
+/* Word i's 1-based document: the last document whose first word (dstart,
+ * ascending, dstart[0] = 0) is at or before it. */
+XG_HOST_DEVICE static inline void xg_gdict_i_doc(const uint32_t *dstart, uint32_t nd,
+                                                 uint32_t *doc1, uint32_t i)
+{
+    uint32_t lo = 0, hi = nd;       /* dstart[lo] <= i < dstart[hi] */
+    while (hi - lo > 1) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (dstart[mid] <= i) lo = mid;
+        else hi = mid;
+    }
+    doc1[i] = lo + 1;
+}
+
 #endif

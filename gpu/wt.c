@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -28,13 +27,6 @@ uint32_t xg_wt_cores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : (uint32_t)n;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int is_doc_start(const char *b, size_t p, size_t len)
@@ -123,6 +115,15 @@ void xg_wt_result_free(struct xg_wt_result *r)
     memset(r, 0, sizeof *r);
 }
 
+void xg_wt_whole_free(struct xg_wt_whole *w)
+{
+    free(w->term_off);
+    free(w->term_len);
+    free(w->doclen);
+    free(w->first);
+    memset(w, 0, sizeof *w);
+}
+
 void xg_wt_p2_free(struct xg_wt_p2 *p)
 {
     free(p->term);
@@ -158,14 +159,14 @@ static int pass1(struct run *u, int gpu)
     for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
         progress(u, "pass 1 (df)", c);
         struct xg_wt_chunk *k = &u->ch[c];
-        double t0 = now();
+        double t0 = xg_wt_now();
         if (gpu) {
             struct xg_wt_p1 l = {0};
             rc = xg_wt_gpu_pass1(u->g, k, mask, u->doclen + k->doc_base, &l,
                                  u->r->seconds);
-            double t1 = now();
+            double t1 = xg_wt_now();
             if (!rc) rc = xg_wt_dict_merge(&u->dict, &l, 1, u->threads);
-            u->r->seconds[XG_WT_STEP_DF] += now() - t1;
+            u->r->seconds[XG_WT_STEP_DF] += xg_wt_now() - t1;
             free(l.terms);
         } else {
             struct xg_wt_p1 *l = NULL;
@@ -173,12 +174,12 @@ static int pass1(struct run *u, int gpu)
             rc = xg_wt_ref_pass1(k, u->threads,
                                  mask, u->doclen + k->doc_base,
                                  &l, &n);
-            u->r->seconds[XG_WT_STEP_DICT] += now() - t0;
-            double t1 = now();
+            u->r->seconds[XG_WT_STEP_DICT] += xg_wt_now() - t0;
+            double t1 = xg_wt_now();
             if (!rc) rc = xg_wt_dict_merge(&u->dict, l, n, u->threads);
             for (uint32_t i = 0; i < n; ++i) free(l[i].terms);
             free(l);
-            u->r->seconds[XG_WT_STEP_DF] += now() - t1;
+            u->r->seconds[XG_WT_STEP_DF] += xg_wt_now() - t1;
         }
     }
     if (!rc && gpu && u->dict.collision)
@@ -224,7 +225,7 @@ static int pass2_whole(struct run *u, const struct xg_wt_tables *tb)
     if (!rc)
         rc = xg_wt_gpu_pass2_whole(u->g, &u->ch[0], tb, r->n_postings, term, r->docids,
                                    r->weights, r->seconds);
-    const double t0 = now();
+    const double t0 = xg_wt_now();
     /* Threads over equal shares of the postings, cut at term boundaries. */
     uint32_t lo = 0;
     for (uint32_t i = 0; !rc && i < u->threads; ++i) {
@@ -238,7 +239,7 @@ static int pass2_whole(struct run *u, const struct xg_wt_tables *tb)
     for (uint32_t i = 0; !rc && i < u->threads; ++i)
         if (w[i].bad) rc = xg_set_error(XG_ERR_FORMAT, "weight: pass 2's postings of a term "
                                         "do not match its df from pass 1");
-    r->seconds[XG_WT_STEP_PLACE] += now() - t0;
+    r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
     free(term);
     free(w);
     return rc;
@@ -299,13 +300,13 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
         progress(u, "pass 2 (weights)", c);
         struct xg_wt_chunk *k = &u->ch[c];
         struct xg_wt_p2 p = {0};
-        double t0 = now();
+        double t0 = xg_wt_now();
         if (gpu) rc = xg_wt_gpu_pass2(u->g, k, tb, &p, r->seconds);
         else rc = xg_wt_ref_pass2(k, u->threads, tb, &p);
-        if (!gpu) r->seconds[XG_WT_STEP_WEIGHT] += now() - t0;
-        t0 = now();
+        if (!gpu) r->seconds[XG_WT_STEP_WEIGHT] += xg_wt_now() - t0;
+        t0 = xg_wt_now();
         if (!rc) place(u, k, &p, cursor);
-        r->seconds[XG_WT_STEP_PLACE] += now() - t0;
+        r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
         xg_wt_p2_free(&p);
     }
     for (uint32_t t = 0; !rc && t < r->n_terms; ++t)
@@ -351,53 +352,161 @@ static void term_consts(const struct run *u, double *tw)
     xg_wt_run_threads(t, const_share, c, sizeof *c);
 }
 
+/* The result's term arrays and tw for r->n_terms terms. */
+static int alloc_terms(struct run *u, double **tw)
+{
+    struct xg_wt_result *r = u->r;
+    r->term = malloc((r->n_terms + 1) * sizeof *r->term);
+    r->term_len = malloc((r->n_terms + 1) * sizeof *r->term_len);
+    r->term_off = malloc((r->n_terms + 1) * sizeof *r->term_off);
+    *tw = malloc((r->n_terms + 1) * sizeof **tw);
+    if (!r->term || !r->term_len || !r->term_off || !*tw)
+        return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    return XG_OK;
+}
+
+/* N, the total length and the per-document constants (host, glibc):
+ * kd, and extra when the xapian formula has k2 != 0 (else NULL). */
+static int doc_consts(struct run *u, double **kd, double **extra)
+{
+    struct xg_wt_result *r = u->r;
+    const struct xg_wt_opts *o = u->o;
+    *kd = malloc((u->n_docs + 1) * sizeof **kd);
+    *extra = o->formula == XG_WT_XAPIAN && o->bm25.k2 != 0
+                 ? malloc((u->n_docs + 1) * sizeof **extra) : NULL;
+    if (!*kd || (o->formula == XG_WT_XAPIAN && o->bm25.k2 != 0 && !*extra))
+        return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    r->total_length = 0;
+    for (uint64_t d = 0; d < u->n_docs; ++d) r->total_length += u->doclen[d];
+    r->n_docs = u->n_docs + u->in->n_empty;
+    struct xg_bm25_query q;
+    xg_bm25_query_init(&o->bm25, r->n_docs, r->total_length, 1, &q);
+    const double avlen = r->n_docs ? (double)r->total_length / (double)r->n_docs : 0.0;
+    for (uint64_t d = 0; d < u->n_docs; ++d) {
+        double x;
+        (*kd)[d] = xg_wt_doc_const(o->formula == XG_WT_SEED, &o->bm25, &q, avlen,
+                                   u->doclen[d], &x);
+        if (*extra) (*extra)[d] = x;
+    }
+    return XG_OK;
+}
+
+static int alloc_postings(struct xg_wt_result *r)
+{
+    r->docids = malloc((r->n_postings + 1) * sizeof *r->docids);
+    r->weights = malloc((r->n_postings + 1) * sizeof *r->weights);
+    if (!r->docids || !r->weights) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    return XG_OK;
+}
+
+/* The device dictionary's terms [lo, hi): bytes, first posting, df (from
+ * the next term's first posting) and tw. */
+struct first_share {
+    const struct run *u;
+    const struct xg_wt_whole *w;
+    double *tw;
+    uint32_t lo, hi;
+    int bad;
+};
+
+static void *first_share(void *arg)
+{
+    struct first_share *f = arg;
+    const struct run *u = f->u;
+    struct xg_wt_result *r = u->r;
+    const int seed = u->o->formula == XG_WT_SEED;
+    for (uint32_t t = f->lo; t < f->hi; ++t) {
+        const uint32_t a = f->w->first[t], b = f->w->first[t + 1];
+        if (b <= a) f->bad = 1;     /* a term without postings */
+        r->term[t] = u->ch[0].buf + f->w->term_off[t];
+        r->term_len[t] = f->w->term_len[t];
+        r->term_off[t] = a;
+        f->tw[t] = xg_wt_term_const(seed, &u->o->bm25, r->n_docs, b - a);
+    }
+    return NULL;
+}
+
+/* In core on the GPU with the device dictionary (wt_int.h's
+ * xg_wt_gpu_whole_*): the host only computes the constants in between. */
+static int run_whole(struct run *u)
+{
+    struct xg_wt_result *r = u->r;
+    const struct xg_wt_opts *o = u->o;
+    struct xg_wt_whole w;
+    progress(u, "dictionary and counts", 0);
+    int rc = xg_wt_gpu_whole_count(u->g, &u->ch[0], &w, r->seconds);
+    if (rc) return rc;
+    const double t0 = xg_wt_now();
+    double *tw = NULL, *kd = NULL, *extra = NULL;
+    struct first_share f[256];
+    memcpy(u->doclen, w.doclen, (size_t)w.n_docs * sizeof *u->doclen);
+    r->n_terms = w.n_terms;
+    rc = alloc_terms(u, &tw);
+    if (!rc) rc = doc_consts(u, &kd, &extra);
+    if (!rc) {
+        uint32_t t = u->threads < 1 ? 1 : u->threads > 256 ? 256 : u->threads;
+        if (w.n_terms >> 14 < t) t = (w.n_terms >> 14) + 1;
+        for (uint32_t i = 0; i < t; ++i)
+            f[i] = (struct first_share){u, &w, tw, (uint32_t)((uint64_t)w.n_terms * i / t),
+                                        (uint32_t)((uint64_t)w.n_terms * (i + 1) / t), 0};
+        xg_wt_run_threads(t, first_share, f, sizeof *f);
+        for (uint32_t i = 0; i < t; ++i)
+            if (f[i].bad)
+                rc = xg_set_error(XG_ERR_FORMAT, "weight GPU: a term of the device "
+                                  "dictionary has no postings");
+    }
+    if (!rc) {
+        r->n_postings = w.n_postings;
+        r->term_off[r->n_terms] = w.n_postings;
+        rc = alloc_postings(r);
+    }
+    r->seconds[XG_WT_STEP_RANK] += xg_wt_now() - t0;
+    progress(u, "weights", 0);
+    if (!rc) {
+        struct xg_wt_tables tb = {NULL, r->n_terms, tw, kd, extra,
+                                  o->formula == XG_WT_SEED, o->bm25.k1 + 1, 0, u->n_docs};
+        rc = xg_wt_gpu_whole_weights(u->g, &tb, u->in->docids, r->docids, r->weights,
+                                     r->seconds);
+    }
+    r->dict_on_gpu = !rc;
+    xg_wt_whole_free(&w);
+    free(tw);
+    free(kd);
+    free(extra);
+    return rc;
+}
+
 /* One complete run on one engine. */
 static int run_engine(struct run *u, int gpu)
 {
     struct xg_wt_result *r = u->r;
     const struct xg_wt_opts *o = u->o;
+    if (gpu && u->n_chunks == 1 && !o->hash_mask) {
+        int rc = run_whole(u);
+        if (rc != XG_ERR_UNSUPPORTED) return rc;
+        /* The device dictionary declined before any output: the two
+         * passes with the host dictionary answer. */
+        xg_clear_error();
+    }
     int rc = pass1(u, gpu);
     double *tw = NULL, *kd = NULL, *extra = NULL;
-    double t0 = now();
+    double t0 = xg_wt_now();
     if (!rc) {
         if (u->dict.n > UINT32_MAX)
             return xg_set_error(XG_ERR_FORMAT, "weight: more than 2^32-1 terms");
         r->n_terms = (uint32_t)u->dict.n;
-        r->term = malloc((r->n_terms + 1) * sizeof *r->term);
-        r->term_len = malloc((r->n_terms + 1) * sizeof *r->term_len);
-        r->term_off = malloc((r->n_terms + 1) * sizeof *r->term_off);
-        tw = malloc((r->n_terms + 1) * sizeof *tw);
-        kd = malloc((u->n_docs + 1) * sizeof *kd);
-        if (o->formula == XG_WT_XAPIAN && o->bm25.k2 != 0)
-            extra = malloc((u->n_docs + 1) * sizeof *extra);
-        if (!r->term || !r->term_len || !r->term_off || !tw || !kd ||
-            (o->formula == XG_WT_XAPIAN && o->bm25.k2 != 0 && !extra))
-            rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+        rc = alloc_terms(u, &tw);
     }
     if (!rc) rc = xg_wt_dict_rank(&u->dict, r->term, r->term_len, u->threads);
+    if (!rc) rc = doc_consts(u, &kd, &extra);
     if (!rc) {
-        /* Per-term and per-document constants: host, glibc. */
-        r->total_length = 0;
-        for (uint64_t d = 0; d < u->n_docs; ++d) r->total_length += u->doclen[d];
-        r->n_docs = u->n_docs + u->in->n_empty;
         term_consts(u, tw);
         r->term_off[0] = 0;
         for (uint32_t t = 0; t < r->n_terms; ++t) r->term_off[t + 1] += r->term_off[t];
         r->n_postings = r->term_off[r->n_terms];
-        struct xg_bm25_query q;
-        xg_bm25_query_init(&o->bm25, r->n_docs, r->total_length, 1, &q);
-        double avlen = r->n_docs ? (double)r->total_length / (double)r->n_docs : 0.0;
-        for (uint64_t d = 0; d < u->n_docs; ++d) {
-            double x;
-            kd[d] = xg_wt_doc_const(o->formula == XG_WT_SEED, &o->bm25, &q, avlen,
-                                    u->doclen[d], &x);
-            if (extra) extra[d] = x;
-        }
-        r->docids = malloc((r->n_postings + 1) * sizeof *r->docids);
-        r->weights = malloc((r->n_postings + 1) * sizeof *r->weights);
-        if (!r->docids || !r->weights) rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+        rc = alloc_postings(r);
     }
-    r->seconds[XG_WT_STEP_RANK] += now() - t0;
+    r->seconds[XG_WT_STEP_RANK] += xg_wt_now() - t0;
     if (!rc) {
         struct xg_wt_tables tb = {&u->dict, r->n_terms, tw, kd, extra,
                                   o->formula == XG_WT_SEED, o->bm25.k1 + 1, 0, 0};
@@ -466,20 +575,20 @@ int xg_wt_run(const struct xg_wt_input *in, const struct xg_wt_opts *o,
     int rc = XG_ERR_NODEVICE;
     if (o->engine != XG_WT_CPU) {
         uint64_t free_bytes = 0;
-        double t0 = now();
+        double t0 = xg_wt_now();
         rc = xg_wt_gpu_open(o->device_memory, &u.g, &free_bytes);
         if (!rc) {
             uint64_t budget = o->device_memory ? o->device_memory : free_bytes / 10 * 9;
             rc = setup(&u, chunk_bytes(budget));
-            r->seconds[XG_WT_STEP_SETUP] += now() - t0;
+            r->seconds[XG_WT_STEP_SETUP] += xg_wt_now() - t0;
             if (!rc) rc = run_engine(&u, 1);
             r->engine = XG_WT_GPU;
             r->n_chunks = u.n_chunks;
             if (rc == XG_ERR_UNSUPPORTED) r->fell_back = 1;
-            t0 = now();
+            t0 = xg_wt_now();
             teardown(&u);
             xg_wt_gpu_close(u.g);
-            r->seconds[XG_WT_STEP_SETUP] += now() - t0;
+            r->seconds[XG_WT_STEP_SETUP] += xg_wt_now() - t0;
             u.g = NULL;
             if (rc && o->engine == XG_WT_GPU && rc != XG_ERR_UNSUPPORTED) {
                 xg_wt_result_free(r);
@@ -498,9 +607,9 @@ int xg_wt_run(const struct xg_wt_input *in, const struct xg_wt_opts *o,
         int fb = r->fell_back;
         memset(r->seconds, 0, sizeof r->seconds);
         xg_clear_error();
-        double t0 = now();
+        double t0 = xg_wt_now();
         rc = setup(&u, chunk_bytes(o->device_memory));
-        r->seconds[XG_WT_STEP_SETUP] += now() - t0;
+        r->seconds[XG_WT_STEP_SETUP] += xg_wt_now() - t0;
         if (!rc) rc = run_engine(&u, 0);
         r->engine = XG_WT_CPU;
         r->fell_back = fb;

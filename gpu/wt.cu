@@ -167,10 +167,26 @@ static __global__ void weights_kernel(const uint64_t *uniq, const uint32_t *tf,
     const uint32_t t = (uint32_t)(k >> dbits);
     const uint32_t d = (uint32_t)(k & ((1ull << dbits) - 1));
     const uint64_t g = c.doc_base + d;
-    term[r] = t;
+    if (term) term[r] = t;
     doc[r] = d;
     w[r] = xg_wt_weight(c.seed, c.k1p1, c.tw[t], c.kd[g],
                         c.extra ? c.extra[g] : 0.0, tf[r]);
+}
+
+static __global__ void first_of_term_kernel(const uint64_t *uniq, uint32_t np, int dbits,
+                                            uint32_t *first)
+{
+    const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= np) return;
+    const uint64_t t = uniq[r] >> dbits;
+    if (r == 0 || (uniq[r - 1] >> dbits) != t) first[t] = r;
+}
+
+static __global__ void docids_out_kernel(uint32_t *doc, uint32_t np, const uint32_t *map)
+{
+    const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= np) return;
+    doc[r] = map ? map[doc[r]] : doc[r] + 1;
 }
 
 extern "C" int xg_wt_tmp_bytes(uint32_t len, uint32_t words, size_t *bytes)
@@ -324,5 +340,21 @@ extern "C" int xg_wt_weights_gpu(const uint64_t *d_uniq, const uint32_t *d_tf,
     if (!np) return 0;
     weights_kernel<<<blocks(np), THREADS, 0, stream>>>(d_uniq, d_tf, np, dbits,
                                                        c, d_term, d_doc, d_w);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_term_first_gpu(const uint64_t *d_uniq, uint32_t np, int dbits,
+                                    uint32_t *d_first, cudaStream_t stream)
+{
+    if (!np) return 0;
+    first_of_term_kernel<<<blocks(np), THREADS, 0, stream>>>(d_uniq, np, dbits, d_first);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_docids_out_gpu(uint32_t *d_doc, uint32_t np, const uint32_t *d_map,
+                                    cudaStream_t stream)
+{
+    if (!np) return 0;
+    docids_out_kernel<<<blocks(np), THREADS, 0, stream>>>(d_doc, np, d_map);
     return (int)cudaPeekAtLastError();
 }

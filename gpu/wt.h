@@ -70,6 +70,8 @@ struct xg_wt_result {
     uint32_t n_chunks;
     int engine;                     /* the engine that ran (CPU or GPU) */
     int fell_back;                  /* 1: GPU hash collision, CPU answered */
+    int dict_on_gpu;                /* 1: in core, dictionary built on the
+                                       device (one pass over the text) */
     double seconds[XG_WT_N_STEPS];  /* per step, summed over chunks */
 };
 

@@ -126,6 +126,7 @@ void xg_wt_gpu_close(xg_wt_gpu *g)
     if (g->stream) cudaStreamSynchronize(g->stream);
     free_chunk(g);
     free_tables(g);
+    xg_wt_whole_release(g);
     xg_wt_dfree(g, (void **)&g->d_small, 64);
     xg_staging_free(&g->stage);
     if (g->h_small) cudaFreeHost(g->h_small);
@@ -200,9 +201,9 @@ static int upload_dict(struct xg_wt_gpu *g, const struct xg_wt_dict *d)
 int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t)
 {
     free_tables(g);
-    if (t->dict->cap & (t->dict->cap - 1))
+    if (t->dict && (t->dict->cap & (t->dict->cap - 1)))
         return xg_set_error(XG_ERR_FORMAT, "weight GPU: dictionary size not a power of 2");
-    int rc = upload_dict(g, t->dict);
+    int rc = t->dict ? upload_dict(g, t->dict) : XG_OK;
     g->n_terms = t->n_terms;
     g->n_docs = t->n_docs;
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tw, g->n_terms * 8 + 8, "term weights");

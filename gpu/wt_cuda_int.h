@@ -41,7 +41,24 @@ struct xg_wt_gpu {
     uint32_t *d_tid;
     uint64_t tcap, n_terms, n_docs;
     double *d_tw, *d_kd, *d_extra;
+    /* The in-core run on the device dictionary (wt_cuda_whole.c), between
+     * its count and its weights. */
+    uint32_t *d_ids, *d_doc1;           /* from gdict.h: cudaFree */
+    uint64_t *d_wk[2], *d_uniq;         /* keys, distinct keys */
+    uint32_t *d_tf, *d_first, *d_map;
+    void *d_wtmp;
+    uint64_t whole_words, whole_terms, whole_docs, whole_np;
+    size_t wtmp_bytes;
+    int whole_dbits, whole_sel;
 };
+
+/* The bits needed to hold x. */
+static inline int xg_wt_bits(uint64_t x)
+{
+    int b = 0;
+    while (x) { ++b; x >>= 1; }
+    return b;
+}
 
 /* Device memory under the budget. */
 int xg_wt_dalloc(struct xg_wt_gpu *g, void **p, size_t n, const char *what);
@@ -52,6 +69,8 @@ int xg_wt_reserve(struct xg_wt_gpu *g, size_t len);
  * pass, add each interval to seconds[] (after a stream sync). */
 int xg_wt_mark(struct xg_wt_gpu *g, int step);
 int xg_wt_marks_done(struct xg_wt_gpu *g, double *seconds);
+/* Frees the device dictionary run's buffers (wt_cuda_whole.c). */
+void xg_wt_whole_release(struct xg_wt_gpu *g);
 /* Estimated traffic per step (xg_wt_gpu_traffic). */
 void xg_wt_count(int step, double bytes);
 

@@ -20,24 +20,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "wt_cuda_int.h"
 #include "wt_kern.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int bits(uint64_t x)
-{
-    int b = 0;
-    while (x) { ++b; x >>= 1; }
-    return b;
-}
 
 /* Upload the chunk text (with a guard '\n') and find the word starts;
  * *n = the number of words. */
@@ -172,9 +157,9 @@ int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mas
     xg_wt_count(XG_WT_STEP_DF, 44.0 * n + 24.0 * nt);
     if ((rc = xg_wt_mark(g, XG_WT_STEP_DF))) return rc;
     if ((rc = xg_wt_marks_done(g, seconds))) return rc;
-    const double t0 = now();
+    const double t0 = xg_wt_now();
     rc = terms_out(g, c, nt, k_alt, v_alt, list);
-    seconds[XG_WT_STEP_DTOH] += now() - t0;
+    seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
     return rc;
 }
 
@@ -196,8 +181,8 @@ static int compute2(xg_wt_gpu *g, const struct xg_wt_chunk *c, const struct xg_w
     if ((rc = xg_wt_mark(g, XG_WT_STEP_DICT))) return rc;
     if ((rc = docs(g, c, n, 0))) return rc;
     /* Step 4: sort (term, document) keys on the bits they use. */
-    const int dbits = bits(c->n_docs ? c->n_docs - 1 : 0);
-    int kbits = dbits + bits(t->n_terms ? t->n_terms - 1 : 0);
+    const int dbits = xg_wt_bits(c->n_docs ? c->n_docs - 1 : 0);
+    int kbits = dbits + xg_wt_bits(t->n_terms ? t->n_terms - 1 : 0);
     if (kbits < 1) kbits = 1;
     int sel = 0;
     XG_CUDA_CHECK(xg_wt_sort_keys_gpu(g->d_len, g->d_doc, n, dbits, kbits, g->d_k0,
@@ -239,7 +224,7 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     double *d_w = NULL;
     int rc = compute2(g, c, t, &np, &d_w, seconds);
     if (rc) return rc;
-    const double t0 = now();
+    const double t0 = xg_wt_now();
     out->term = malloc(((size_t)np + 1) * sizeof *out->term);
     out->doc = malloc(((size_t)np + 1) * sizeof *out->doc);
     out->weight = malloc(((size_t)np + 1) * sizeof *out->weight);
@@ -248,7 +233,7 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     if (!rc) rc = xg_staging_dtoh(&g->stage, out->term, g->d_start, (size_t)np * 4);
     if (!rc) rc = xg_staging_dtoh(&g->stage, out->doc, g->d_aux2, (size_t)np * 4);
     if (!rc) rc = xg_staging_dtoh(&g->stage, out->weight, d_w, (size_t)np * 8);
-    seconds[XG_WT_STEP_DTOH] += now() - t0;
+    seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
     if (rc) {
         xg_wt_p2_free(out);
         return rc;
@@ -268,10 +253,10 @@ int xg_wt_gpu_pass2_whole(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     if (np != n_postings)
         return xg_set_error(XG_ERR_FORMAT, "weight GPU: %u postings, pass 1 counted %llu", np,
                             (unsigned long long)n_postings);
-    const double t0 = now();
+    const double t0 = xg_wt_now();
     rc = xg_staging_dtoh(&g->stage, term, g->d_start, (size_t)np * 4);
     if (!rc) rc = xg_staging_dtoh(&g->stage, doc, g->d_aux2, (size_t)np * 4);
     if (!rc) rc = xg_staging_dtoh(&g->stage, weight, d_w, (size_t)np * 8);
-    seconds[XG_WT_STEP_DTOH] += now() - t0;
+    seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
     return rc;
 }

@@ -8,8 +8,17 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "wt.h"
+
+/* Wall-clock seconds, for the host steps' times. */
+static inline double xg_wt_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
 
 /* A term: its bytes (in the input), hash, df and, once ranked, its id. */
 struct xg_wt_ent {
@@ -83,7 +92,7 @@ void xg_wt_p2_free(struct xg_wt_p2 *p);
 
 /* What pass 2 needs: the ranked dictionary and the constant tables. */
 struct xg_wt_tables {
-    const struct xg_wt_dict *dict;
+    const struct xg_wt_dict *dict;  /* NULL: the device dictionary's run */
     uint32_t n_terms;
     const double *tw;       /* per term id */
     const double *kd;       /* per internal document */
@@ -119,6 +128,30 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
 int xg_wt_gpu_pass2_whole(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                           const struct xg_wt_tables *t, uint64_t n_postings,
                           uint32_t *term, uint32_t *doc, double *weight, double *seconds);
+/* The in-core GPU run on the device dictionary (wt_cuda_whole.c): the
+ * text crosses once, and the dictionary (gdict.h), the sorted (term,
+ * document) keys, tf and df stay on the device.  After _count the host
+ * has the ranked terms, the document lengths and each term's first
+ * posting; the postings wait on the device for _weights, which writes
+ * their docids and weights straight into the caller's arrays.
+ * XG_ERR_UNSUPPORTED from _count (the device dictionary declined: a hash
+ * shared by two words, ...): the two-pass run answers. */
+struct xg_wt_whole {
+    uint32_t n_words, n_docs, n_terms;
+    uint64_t n_postings;
+    uint32_t *term_off, *term_len;  /* [n_terms]: offset in the chunk, length */
+    uint32_t *doclen;               /* [n_docs] */
+    uint32_t *first;                /* [n_terms + 1]: each term's first
+                                       posting, then n_postings */
+};
+int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                          struct xg_wt_whole *w, double *seconds);
+/* t->dict is NULL here; docids: the input's map, or NULL for d + 1. */
+int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
+                            const uint32_t *docids, uint32_t *out_docids,
+                            double *out_weights, double *seconds);
+void xg_wt_whole_free(struct xg_wt_whole *w);
+
 /* Estimated bytes the GPU steps moved (the least each step's kernels must
  * read and write), summed per step since the last reset, process-wide;
  * benchmarks divide them by the step times.  Zeros without CUDA. */

@@ -107,8 +107,9 @@ int xg_wt_tf_gpu(const uint64_t *d_keys, uint32_t n, uint64_t *d_uniq,
                  uint32_t *d_tf, uint32_t *d_np, void *d_tmp,
                  size_t tmp_bytes, struct CUstream_st *stream);
 
-/* Pass 2, step 8: each posting's term, document and weight
- * (xg_wt_weight of gpu/wt_formula.h, the twin's operation order). */
+/* Pass 2, step 8: each posting's term (unless d_term is NULL), document
+ * and weight (xg_wt_weight of gpu/wt_formula.h, the twin's operation
+ * order). */
 struct xg_wt_dconst {
     const double *tw;       /* per term id */
     const double *kd;       /* per internal document (whole collection) */
@@ -121,6 +122,18 @@ int xg_wt_weights_gpu(const uint64_t *d_uniq, const uint32_t *d_tf,
                       uint32_t np, int dbits, struct xg_wt_dconst c,
                       uint32_t *d_term, uint32_t *d_doc, double *d_w,
                       struct CUstream_st *stream);
+
+/* The in-core run on the device dictionary (wt_cuda_whole.c), step 6 (df
+ * by the postings' term boundaries): d_first[t] = the first posting of
+ * term t in the sorted distinct keys; a term without postings keeps what
+ * d_first held. */
+int xg_wt_term_first_gpu(const uint64_t *d_uniq, uint32_t np, int dbits,
+                         uint32_t *d_first, struct CUstream_st *stream);
+
+/* Chunk-local 0-based documents to external docids, in place: d_map[d]
+ * (d_map: the input's docids on the device), or d + 1 without one. */
+int xg_wt_docids_out_gpu(uint32_t *d_doc, uint32_t np, const uint32_t *d_map,
+                         struct CUstream_st *stream);
 
 #ifdef __cplusplus
 }

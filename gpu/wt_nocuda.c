@@ -45,6 +45,21 @@ int xg_wt_gpu_pass2_whole(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
 }
 
+int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                          struct xg_wt_whole *w, double *seconds)
+{
+    (void)g; (void)c; (void)w; (void)seconds;
+    return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
+}
+
+int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
+                            const uint32_t *docids, uint32_t *out_docids,
+                            double *out_weights, double *seconds)
+{
+    (void)g; (void)t; (void)docids; (void)out_docids; (void)out_weights; (void)seconds;
+    return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
+}
+
 void xg_wt_gpu_traffic(double bytes[XG_WT_N_STEPS], int reset)
 {
     (void)reset;

@@ -421,3 +421,11 @@ int xg_gdict_ids_gpu(const uint32_t *perm, const uint32_t *rep, const uint32_t *
     for (uint32_t i = 0; i < nw; ++i) xg_gdict_i_id(sidx, gid, rank, ids, i);
     return 0;
 }
+
+int xg_gdict_docs_gpu(const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t *doc1,
+                      struct CUstream_st *st)
+{
+    (void)st;
+    for (uint32_t i = 0; i < nw; ++i) xg_gdict_i_doc(dstart, nd, doc1, i);
+    return 0;
+}

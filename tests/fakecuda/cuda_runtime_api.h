@@ -34,6 +34,21 @@ static inline cudaError_t cudaGetDeviceCount(int *n)
     *n = 1;
     return cudaSuccess;
 }
+enum cudaDeviceAttr { cudaDevAttrMemoryClockRate = 36, cudaDevAttrGlobalMemoryBusWidth = 37 };
+/* No attributes: callers that report bandwidth report none. */
+static inline cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int dev)
+{
+    (void)a;
+    (void)dev;
+    *v = 0;
+    return cudaErrorMemoryAllocation;
+}
+/* A device of 16 GiB, all free. */
+static inline cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
+{
+    *free_bytes = *total = (size_t)16 << 30;
+    return cudaSuccess;
+}
 static inline cudaError_t cudaMalloc(void **p, size_t n)
 {
     *p = malloc(n ? n : 1);

@@ -111,6 +111,11 @@ static void check(const char *name, const struct xg_wt_input *in, struct xg_wt_o
         printf("FAIL %s: engine gpu ran the twin without a collision\n", name);
         bad = 1;
     }
+    /* In core without a forced collision the device dictionary answers. */
+    if (!bad && b.n_chunks == 1 && !o.hash_mask && !b.dict_on_gpu) {
+        printf("FAIL %s: in core, but the dictionary was not built on the device\n", name);
+        bad = 1;
+    }
     if (!bad && expect_fallback == 1 && !b.fell_back) {
         printf("FAIL %s: colliding hashes not detected\n", name);
         bad = 1;
@@ -125,7 +130,8 @@ static void check(const char *name, const struct xg_wt_input *in, struct xg_wt_o
         ++n_passed;
         printf("ok   %-34s %8llu postings %6u terms %4u chunks%s\n", name,
                (unsigned long long)b.n_postings, b.n_terms, b.n_chunks,
-               b.fell_back ? " (hash collision: twin answered)" : "");
+               b.fell_back ? " (hash collision: twin answered)"
+                           : b.dict_on_gpu ? " (device dictionary)" : "");
     }
     xg_wt_result_free(&a);
     xg_wt_result_free(&b);

@@ -1,0 +1,166 @@
+/** @file wt_cuda_whole.c
+ *  @brief The weight pipeline's in-core GPU run on the device dictionary
+ *         (wt_int.h's xg_wt_gpu_whole_*): one upload of the text, the
+ *         dictionary built and ranked on the device (gdict.h), then seed
+ *         000 §4's steps 4-8 without the host in between but for the
+ *         per-term and per-document constants (glibc log, wt.c).  The
+ *         two-pass run (wt_cuda_pass.c) does the same work with the host
+ *         dictionary, one chunk at a time; the CPU twin is wt_ref.c.
+ *         Built only with CUDA.
+ *
+ *  Buffers: d_ids, d_doc1 (gdict.h's, per word) -> keys in d_wk[0/1],
+ *  sorted; run-length encoded into d_uniq (distinct keys) and d_tf; each
+ *  term's first posting in d_first.  The weights then go into the key
+ *  buffer the sort left free and the docids into d_ids.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gdict.h"
+#include "wt_cuda_int.h"
+#include "wt_kern.h"
+
+void xg_wt_whole_release(struct xg_wt_gpu *g)
+{
+    if (g->d_ids) cudaFree(g->d_ids);
+    if (g->d_doc1) cudaFree(g->d_doc1);
+    g->d_ids = g->d_doc1 = NULL;
+    const uint64_t n = g->whole_words;
+    xg_wt_dfree(g, (void **)&g->d_wk[0], n * 8 + 8);
+    xg_wt_dfree(g, (void **)&g->d_wk[1], n * 8 + 8);
+    xg_wt_dfree(g, (void **)&g->d_uniq, n * 8 + 8);
+    xg_wt_dfree(g, (void **)&g->d_tf, n * 4 + 4);
+    xg_wt_dfree(g, (void **)&g->d_first, g->whole_terms * 4 + 4);
+    xg_wt_dfree(g, (void **)&g->d_map, g->whole_docs * 4 + 4);
+    xg_wt_dfree(g, &g->d_wtmp, g->wtmp_bytes);
+    g->whole_words = g->whole_terms = g->whole_docs = g->whole_np = 0;
+    g->wtmp_bytes = 0;
+}
+
+static int alloc_keys(struct xg_wt_gpu *g, uint32_t n, uint32_t nt)
+{
+    size_t tmp = 0;
+    XG_CUDA_CHECK(xg_wt_tmp_bytes(n, n, &tmp), "CUB workspace size");
+    g->whole_words = n;
+    g->whole_terms = nt;
+    int rc = xg_wt_dalloc(g, (void **)&g->d_wk[0], (size_t)n * 8 + 8, "sort keys");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_wk[1], (size_t)n * 8 + 8, "sort keys");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_uniq, (size_t)n * 8 + 8, "postings");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tf, (size_t)n * 4 + 4, "postings");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_first, (size_t)nt * 4 + 4, "term starts");
+    if (!rc) rc = xg_wt_dalloc(g, &g->d_wtmp, tmp, "CUB workspace");
+    if (!rc) g->wtmp_bytes = tmp;
+    return rc;
+}
+
+/* Steps 4-6 on the device: sort the (term, document) keys, tf by
+ * run-length encoding, each term's first posting. */
+static int count(struct xg_wt_gpu *g, uint32_t n, uint32_t nd, uint32_t nt, double *seconds)
+{
+    int rc = alloc_keys(g, n, nt);
+    if (rc) return rc;
+    g->n_marks = 0;
+    if ((rc = xg_wt_mark(g, -1))) return rc;
+    const int dbits = xg_wt_bits(nd ? nd - 1 : 0);
+    int kbits = dbits + xg_wt_bits(nt ? nt - 1 : 0);
+    if (kbits < 1) kbits = 1;
+    int sel = 0;
+    XG_CUDA_CHECK(xg_wt_sort_keys_gpu(g->d_ids, g->d_doc1, n, dbits, kbits, g->d_wk[0],
+                                      g->d_wk[1], &sel, g->d_wtmp, g->wtmp_bytes, g->stream),
+                  "sort");
+    xg_wt_count(XG_WT_STEP_SORT, 16.0 * n + 16.0 * n * ((kbits + 7) / 8));
+    if ((rc = xg_wt_mark(g, XG_WT_STEP_SORT))) return rc;
+    XG_CUDA_CHECK(xg_wt_tf_gpu(g->d_wk[sel], n, g->d_uniq, g->d_tf, g->d_small + 1,
+                               g->d_wtmp, g->wtmp_bytes, g->stream), "tf");
+    if ((rc = xg_wt_mark(g, XG_WT_STEP_TF))) return rc;
+    XG_CUDA_CHECK(cudaMemcpyAsync(g->h_small + 1, g->d_small + 1, 4, cudaMemcpyDeviceToHost,
+                                  g->stream), "posting count");
+    XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "tf");
+    const uint32_t np = g->h_small[1];
+    xg_wt_count(XG_WT_STEP_TF, 8.0 * n + 12.0 * np);
+    /* A term without postings would keep this mark (the host checks). */
+    XG_CUDA_CHECK(cudaMemsetAsync(g->d_first, 0xff, (size_t)nt * 4, g->stream), "df");
+    XG_CUDA_CHECK(xg_wt_term_first_gpu(g->d_uniq, np, dbits, g->d_first, g->stream), "df");
+    xg_wt_count(XG_WT_STEP_DF, 8.0 * np + 4.0 * nt);
+    if ((rc = xg_wt_mark(g, XG_WT_STEP_DF))) return rc;
+    if ((rc = xg_wt_marks_done(g, seconds))) return rc;
+    g->whole_np = np;
+    g->whole_dbits = dbits;
+    g->whole_sel = sel;
+    return XG_OK;
+}
+
+int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_wt_whole *w,
+                          double *seconds)
+{
+    memset(w, 0, sizeof *w);
+    xg_wt_whole_release(g);
+    double t0 = xg_wt_now();
+    struct xg_gdict d;
+    struct xg_gdict_device dev;
+    int rc = xg_gdict_build_on_device(c->buf, c->len, &g->stage, &d, &dev);
+    seconds[XG_WT_STEP_DICT] += xg_wt_now() - t0;
+    if (rc) return rc;
+    g->d_ids = dev.ids;
+    g->d_doc1 = dev.doc1;
+    w->n_words = d.n_words;
+    w->n_docs = d.n_docs;
+    w->n_terms = d.n_terms;
+    w->term_off = d.term_off;
+    w->term_len = d.term_len;
+    w->doclen = d.doclen;
+    xg_wt_count(XG_WT_STEP_DICT, (double)c->len + 48.0 * d.n_words);
+    if (d.n_docs != c->n_docs)
+        rc = xg_set_error(XG_ERR_FORMAT, "weight GPU: %u documents, %u expected", d.n_docs,
+                          c->n_docs);
+    if (!rc) rc = count(g, d.n_words, d.n_docs, d.n_terms, seconds);
+    if (!rc) {
+        w->first = malloc(((size_t)d.n_terms + 1) * sizeof *w->first);
+        if (!w->first) rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    }
+    t0 = xg_wt_now();
+    if (!rc) rc = xg_staging_dtoh(&g->stage, w->first, g->d_first, (size_t)d.n_terms * 4);
+    seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
+    if (!rc) {
+        w->first[d.n_terms] = (uint32_t)g->whole_np;
+        w->n_postings = g->whole_np;
+    }
+    if (rc) {
+        xg_wt_whole_free(w);
+        xg_wt_whole_release(g);
+    }
+    return rc;
+}
+
+int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
+                            const uint32_t *docids, uint32_t *out_docids, double *out_weights,
+                            double *seconds)
+{
+    const uint32_t np = (uint32_t)g->whole_np;
+    int rc = xg_wt_gpu_tables(g, t);
+    if (!rc && docids) {
+        g->whole_docs = t->n_docs;
+        rc = xg_wt_dalloc(g, (void **)&g->d_map, t->n_docs * 4 + 4, "docids");
+        if (!rc) rc = xg_staging_htod(&g->stage, g->d_map, docids, t->n_docs * 4);
+    }
+    if (rc) return rc;
+    g->n_marks = 0;
+    if ((rc = xg_wt_mark(g, -1))) return rc;
+    /* The sorted keys are run-length encoded into d_uniq: their buffer
+     * is free for the weights, and d_ids for the docids. */
+    double *d_w = (double *)g->d_wk[g->whole_sel];
+    uint32_t *d_doc = g->d_ids;
+    const struct xg_wt_dconst dc = {g->d_tw, g->d_kd, g->d_extra, 0, t->k1p1, t->seed};
+    XG_CUDA_CHECK(xg_wt_weights_gpu(g->d_uniq, g->d_tf, np, g->whole_dbits, dc, NULL, d_doc,
+                                    d_w, g->stream), "weights");
+    XG_CUDA_CHECK(xg_wt_docids_out_gpu(d_doc, np, g->d_map, g->stream), "docids");
+    xg_wt_count(XG_WT_STEP_WEIGHT, (12.0 + 16.0 + 12.0 + (g->d_extra ? 8 : 0)) * np);
+    if ((rc = xg_wt_mark(g, XG_WT_STEP_WEIGHT))) return rc;
+    if ((rc = xg_wt_marks_done(g, seconds))) return rc;
+    const double t0 = xg_wt_now();
+    rc = xg_staging_dtoh(&g->stage, out_docids, d_doc, (size_t)np * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, out_weights, d_w, (size_t)np * 8);
+    seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
+    xg_wt_whole_release(g);
+    return rc;
+}

@@ -1,0 +1,271 @@
+/** @file wt_emul.c
+ *  @brief The launchers of gpu/wt_kern.h on the host, as plain loops that
+ *         do what each kernel and CUB call of gpu/wt.cu does (selects,
+ *         scans, stable radix sorts on a bit range, run-length encoding).
+ *         With tests/fakecuda and tests/qlm_emul.c (the GPU dictionary)
+ *         it lets the weight engine's host side (gpu/wt_cuda*.c: both the
+ *         two-pass and the device-dictionary run, their buffers, swaps and
+ *         checks) run against the CPU twin where there is no device
+ *         (test_weigh_emul).  The kernels themselves are checked on the
+ *         device (test_weigh).
+ *
+ *  The sorts leave their result in alternating buffers, as the device's
+ *  may, so that the callers' buffer selection is exercised.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wt_formula.h"
+#include "wt_hash.h"
+#include "wt_kern.h"
+
+struct kv {
+    uint64_t key, sub;      /* sub: the bits sorted on */
+    uint32_t val, at;
+};
+
+static int by_sub(const void *x, const void *y)
+{
+    const struct kv *a = x, *b = y;
+    if (a->sub != b->sub) return a->sub < b->sub ? -1 : 1;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+/* Stable sort of n keys (and values, if v) on bits [lo, hi); the result
+ * goes to the first or the second buffer in turn (*sel). */
+static int sort_bits(uint64_t *k0, uint64_t *k1, uint32_t *v0, uint32_t *v1, uint32_t n,
+                     int lo, int hi, int *sel)
+{
+    static int flip;
+    struct kv *t = malloc(((size_t)n + 1) * sizeof *t);
+    if (!t) return 2;
+    const uint64_t mask = hi - lo >= 64 ? UINT64_MAX : ((1ull << (hi - lo)) - 1);
+    for (uint32_t i = 0; i < n; ++i)
+        t[i] = (struct kv){k0[i], (k0[i] >> lo) & mask, v0 ? v0[i] : 0, i};
+    qsort(t, n, sizeof *t, by_sub);
+    *sel = flip ^= 1;
+    uint64_t *k = *sel ? k1 : k0;
+    uint32_t *v = *sel ? v1 : v0;
+    if (*sel) {
+        memset(k0, 0xab, (size_t)n * 8);
+        if (v0) memset(v0, 0xab, (size_t)n * 4);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        k[i] = t[i].key;
+        if (v) v[i] = t[i].val;
+    }
+    free(t);
+    return 0;
+}
+
+static uint32_t word_len(const unsigned char *t, uint32_t s)
+{
+    uint32_t e = s;
+    while (t[e] != '\n') ++e;
+    return e - s;
+}
+
+static uint32_t doc_flag(const unsigned char *t, uint32_t i, uint32_t s)
+{
+    return i == 0 || (s >= 2 && t[s - 1] == '\n' && t[s - 2] == '\n');
+}
+
+int xg_wt_tmp_bytes(uint32_t len, uint32_t words, size_t *bytes)
+{
+    (void)len, (void)words;
+    *bytes = 8;
+    return 0;
+}
+
+int xg_wt_starts_gpu(const char *d_text, uint32_t len, uint32_t *d_start, uint32_t *d_n,
+                     void *d_tmp, size_t tmp_bytes, struct CUstream_st *stream)
+{
+    (void)d_tmp, (void)tmp_bytes, (void)stream;
+    const unsigned char *t = (const unsigned char *)d_text;
+    uint32_t c = 0;
+    for (uint32_t p = 0; p < len; ++p)
+        if (t[p] != '\n' && (p == 0 || t[p - 1] == '\n')) d_start[c++] = p;
+    *d_n = c;
+    return 0;
+}
+
+int xg_wt_words_gpu(const char *d_text, const uint32_t *d_start, uint32_t n, uint64_t mask,
+                    uint32_t *d_len, uint64_t *d_hash, uint32_t *d_idx, uint32_t *d_flag,
+                    struct CUstream_st *stream)
+{
+    (void)stream;
+    const unsigned char *t = (const unsigned char *)d_text;
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t s = d_start[i], l = word_len(t, s);
+        d_len[i] = l;
+        d_hash[i] = xg_wt_hash(t + s, l, mask);
+        d_idx[i] = i;
+        d_flag[i] = doc_flag(t, i, s);
+    }
+    return 0;
+}
+
+int xg_wt_ids_gpu(const char *d_text, const uint32_t *d_start, uint32_t n, uint64_t mask,
+                  struct xg_wt_dtable tab, uint32_t *d_id, uint32_t *d_flag, uint32_t *d_err,
+                  struct CUstream_st *stream)
+{
+    (void)stream;
+    const unsigned char *t = (const unsigned char *)d_text;
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t s = d_start[i];
+        const uint64_t h = xg_wt_hash(t + s, word_len(t, s), mask);
+        uint32_t found = UINT32_MAX;
+        for (uint64_t j = h & (tab.cap - 1);; j = (j + 1) & (tab.cap - 1)) {
+            if (tab.id[j] == UINT32_MAX) break;
+            if (tab.key[j] == h) {
+                found = tab.id[j];
+                break;
+            }
+        }
+        if (found == UINT32_MAX) {
+            *d_err = 1;
+            found = 0;
+        }
+        d_id[i] = found;
+        d_flag[i] = doc_flag(t, i, s);
+    }
+    return 0;
+}
+
+int xg_wt_docids_gpu(const uint32_t *d_flag, uint32_t *d_doc1, uint32_t n, void *d_tmp,
+                     size_t tmp_bytes, struct CUstream_st *stream)
+{
+    (void)d_tmp, (void)tmp_bytes, (void)stream;
+    uint32_t s = 0;
+    for (uint32_t i = 0; i < n; ++i) d_doc1[i] = s += d_flag[i];
+    return 0;
+}
+
+int xg_wt_doclen_gpu(const uint32_t *d_doc1, uint32_t n, uint32_t n_docs, uint32_t *d_first,
+                     uint32_t *d_doclen, struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint32_t i = 0; i < n; ++i)
+        if (i == 0 || d_doc1[i] != d_doc1[i - 1]) d_first[d_doc1[i] - 1] = i;
+    for (uint32_t d = 0; d < n_docs && n; ++d)
+        d_doclen[d] = (d + 1 < n_docs ? d_first[d + 1] : n) - d_first[d];
+    return 0;
+}
+
+int xg_wt_sort_hash_gpu(uint64_t *d_k0, uint64_t *d_k1, uint32_t *d_v0, uint32_t *d_v1,
+                        uint32_t n, int lo, int hi, int *sel, void *d_tmp, size_t tmp_bytes,
+                        struct CUstream_st *stream)
+{
+    (void)d_tmp, (void)tmp_bytes, (void)stream;
+    return sort_bits(d_k0, d_k1, d_v0, d_v1, n, lo, hi, sel);
+}
+
+int xg_wt_mark_gpu(const char *d_text, const uint32_t *d_start, const uint32_t *d_len,
+                   const uint64_t *d_hash, const uint32_t *d_idx, const uint32_t *d_doc1,
+                   uint32_t n, uint32_t *d_newdoc, uint32_t *d_tfirst, uint32_t *d_nt,
+                   uint32_t *d_err, void *d_tmp, size_t tmp_bytes, struct CUstream_st *stream)
+{
+    (void)d_tmp, (void)tmp_bytes, (void)stream;
+    const unsigned char *t = (const unsigned char *)d_text;
+    uint32_t nt = 0;
+    for (uint32_t j = 0; j < n; ++j) {
+        const uint32_t w = d_idx[j];
+        if (j == 0 || d_hash[j] != d_hash[j - 1]) {
+            d_newdoc[j] = 1;
+            d_tfirst[nt++] = j;
+            continue;
+        }
+        const uint32_t v = d_idx[j - 1];
+        d_newdoc[j] = d_doc1[w] != d_doc1[v];
+        if (d_len[w] != d_len[v] || memcmp(t + d_start[w], t + d_start[v], d_len[w]))
+            *d_err = 1;
+    }
+    *d_nt = nt;
+    return 0;
+}
+
+int xg_wt_terms_gpu(const uint32_t *d_newdoc, uint32_t *d_cum, uint32_t n,
+                    const uint32_t *d_tfirst, uint32_t nt, const uint64_t *d_hash,
+                    const uint32_t *d_idx, const uint32_t *d_start, const uint32_t *d_len,
+                    uint64_t *d_ohash, uint32_t *d_ostart, uint32_t *d_olen, uint32_t *d_odf,
+                    void *d_tmp, size_t tmp_bytes, struct CUstream_st *stream)
+{
+    (void)d_tmp, (void)tmp_bytes, (void)stream;
+    uint32_t s = 0;
+    for (uint32_t i = 0; i < n; ++i) d_cum[i] = s += d_newdoc[i];
+    for (uint32_t k = 0; k < nt; ++k) {
+        const uint32_t first = d_tfirst[k], last = (k + 1 < nt ? d_tfirst[k + 1] : n) - 1;
+        const uint32_t w = d_idx[first];
+        d_ohash[k] = d_hash[first];
+        d_ostart[k] = d_start[w];
+        d_olen[k] = d_len[w];
+        d_odf[k] = d_cum[last] - (first ? d_cum[first - 1] : 0);
+    }
+    return 0;
+}
+
+int xg_wt_sort_keys_gpu(const uint32_t *d_id, const uint32_t *d_doc1, uint32_t n, int dbits,
+                        int bits, uint64_t *d_k0, uint64_t *d_k1, int *sel, void *d_tmp,
+                        size_t tmp_bytes, struct CUstream_st *stream)
+{
+    (void)d_tmp, (void)tmp_bytes, (void)stream;
+    *sel = 0;
+    if (!n) return 0;
+    for (uint32_t i = 0; i < n; ++i)
+        d_k0[i] = ((uint64_t)d_id[i] << dbits) | (uint64_t)(d_doc1[i] - 1);
+    return sort_bits(d_k0, d_k1, NULL, NULL, n, 0, bits, sel);
+}
+
+int xg_wt_tf_gpu(const uint64_t *d_keys, uint32_t n, uint64_t *d_uniq, uint32_t *d_tf,
+                 uint32_t *d_np, void *d_tmp, size_t tmp_bytes, struct CUstream_st *stream)
+{
+    (void)d_tmp, (void)tmp_bytes, (void)stream;
+    uint32_t np = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        if (i == 0 || d_keys[i] != d_keys[i - 1]) {
+            d_uniq[np] = d_keys[i];
+            d_tf[np++] = 0;
+        }
+        ++d_tf[np - 1];
+    }
+    *d_np = np;
+    return 0;
+}
+
+int xg_wt_weights_gpu(const uint64_t *d_uniq, const uint32_t *d_tf, uint32_t np, int dbits,
+                      struct xg_wt_dconst c, uint32_t *d_term, uint32_t *d_doc, double *d_w,
+                      struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint32_t r = 0; r < np; ++r) {
+        const uint64_t k = d_uniq[r];
+        const uint32_t t = (uint32_t)(k >> dbits);
+        const uint32_t d = (uint32_t)(k & ((1ull << dbits) - 1));
+        const uint64_t g = c.doc_base + d;
+        if (d_term) d_term[r] = t;
+        d_doc[r] = d;
+        d_w[r] = xg_wt_weight(c.seed, c.k1p1, c.tw[t], c.kd[g], c.extra ? c.extra[g] : 0.0,
+                              d_tf[r]);
+    }
+    return 0;
+}
+
+int xg_wt_term_first_gpu(const uint64_t *d_uniq, uint32_t np, int dbits, uint32_t *d_first,
+                         struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint32_t r = 0; r < np; ++r) {
+        const uint64_t t = d_uniq[r] >> dbits;
+        if (r == 0 || (d_uniq[r - 1] >> dbits) != t) d_first[t] = r;
+    }
+    return 0;
+}
+
+int xg_wt_docids_out_gpu(uint32_t *d_doc, uint32_t np, const uint32_t *d_map,
+                         struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint32_t r = 0; r < np; ++r) d_doc[r] = d_map ? d_map[d_doc[r]] : d_doc[r] + 1;
+    return 0;
+}
