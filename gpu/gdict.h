@@ -38,6 +38,7 @@ struct xg_gdict {
     uint32_t *term_off;     /* [n_terms], rank order: byte offset of the
                                term's first occurrence in the text */
     uint32_t *term_len;     /* [n_terms] */
+    double upload_seconds;  /* of the build's time: the text's upload */
 };
 
 struct xg_staging;

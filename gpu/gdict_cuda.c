@@ -55,6 +55,7 @@ struct work {
     uint32_t *start, *len, *v0, *v1, *head, *gid, *rep, *dstart, *doclen;
     uint32_t *p0, *p1, *group, *rank, *term_off, *term_len, *ids, *doc1;
     uint64_t *k0, *k1;
+    cudaEvent_t up[2];          /* around the text's upload */
 };
 
 static int bits_for(uint64_t v)
@@ -103,8 +104,12 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     ALLOC(w->count, 2);
     ALLOC(w->start, n / 2 + 1);
     XG_CUDA_CHECK(cudaMalloc(&w->tmp, tmp_bytes + 8), "GPU dictionary: cudaMalloc");
+    XG_CUDA_CHECK(cudaEventCreate(&w->up[0]), "GPU dictionary: event");
+    XG_CUDA_CHECK(cudaEventCreate(&w->up[1]), "GPU dictionary: event");
+    XG_CUDA_CHECK(cudaEventRecord(w->up[0], w->st), "GPU dictionary: event");
     int rc = xg_staging_htod(w->stage, w->t, text, n);
     if (rc) return rc;
+    XG_CUDA_CHECK(cudaEventRecord(w->up[1], w->st), "GPU dictionary: event");
     /* 1. words */
     uint32_t nw = 0, nd = 0, nt = 0, err = 0;
     STEP(xg_gdict_starts_gpu(w->t, n, w->flag, w->start, w->count, w->tmp, tmp_bytes, w->st),
@@ -196,6 +201,9 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
                          w->st), "copy back");
     if (on_device) XG_CUDA_CHECK(cudaStreamSynchronize(w->st), "GPU dictionary");
     else if ((rc = xg_staging_dtoh(w->stage, out->ids, w->ids, (size_t)nw * 4))) return rc;
+    float ms = 0;
+    XG_CUDA_CHECK(cudaEventElapsedTime(&ms, w->up[0], w->up[1]), "GPU dictionary: timing");
+    out->upload_seconds = ms * 1e-3;
     out->n_words = nw;
     out->n_docs = nd;
     out->n_terms = nt;
@@ -227,6 +235,8 @@ static int build_any(const char *text, size_t len, struct xg_staging *stage,
                    w.term_len, w.ids, w.doc1, w.k0, w.k1};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
         if (all[i]) cudaFree(all[i]);
+    for (int i = 0; i < 2; ++i)
+        if (w.up[i]) cudaEventDestroy(w.up[i]);
     if (rc) xg_gdict_free(out);
     return rc;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "big_alloc.h"
 #include "error.h"
 #include "gdict.h"
 #include "qlm_int.h"
@@ -321,9 +322,9 @@ static int tables(struct run *u)
     }
     t->base[sigma + 1] = n_grams;
     r->n_grams = n_grams;
-    r->gram_n = malloc(n_grams + 1);
-    r->gram_pos = malloc((n_grams + 1) * sizeof *r->gram_pos);
-    r->gram_off = malloc((n_grams + 1) * sizeof *r->gram_off);
+    r->gram_n = xg_big_alloc(n_grams + 1);
+    r->gram_pos = xg_big_alloc((n_grams + 1) * sizeof *r->gram_pos);
+    r->gram_off = xg_big_alloc((n_grams + 1) * sizeof *r->gram_off);
     t->cursor = malloc((n_grams + 1) * sizeof *t->cursor);
     if (!r->gram_n || !r->gram_pos || !r->gram_off || !t->cursor) return nomem();
     uint64_t at = 0;
@@ -337,9 +338,9 @@ static int tables(struct run *u)
         }
     r->gram_off[n_grams] = at;
     r->n_rows = at;
-    r->docids = malloc((at + 1) * sizeof *r->docids);
-    r->prob = malloc((at + 1) * sizeof *r->prob);
-    if (u->o->counts) r->counts = malloc((4 * at + 1) * sizeof *r->counts);
+    r->docids = xg_big_alloc((at + 1) * sizeof *r->docids);
+    r->prob = xg_big_alloc((at + 1) * sizeof *r->prob);
+    if (u->o->counts) r->counts = xg_big_alloc((4 * at + 1) * sizeof *r->counts);
     if (!r->docids || !r->prob || (u->o->counts && !r->counts)) return nomem();
     t->r = r;
     t->docids = u->in->docids;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "big_alloc.h"
 #include "qlm_cuda_int.h"
 
 static double now(void)
@@ -75,12 +76,12 @@ int xg_qlm_gpu_whole(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
     /* Sized for the most there can be; untouched pages cost nothing, and
      * the arrays shrink to what was written. */
     const uint64_t bound = row_bound(c, a->sigma);
-    r->gram_n = malloc(bound + 1);
-    r->gram_pos = malloc((bound + 1) * sizeof *r->gram_pos);
-    r->gram_off = malloc((bound + 1) * sizeof *r->gram_off);
-    r->docids = malloc((bound + 1) * sizeof *r->docids);
-    r->prob = malloc((bound + 1) * sizeof *r->prob);
-    if (a->counts) r->counts = malloc((4 * bound + 1) * sizeof *r->counts);
+    r->gram_n = xg_big_alloc(bound + 1);
+    r->gram_pos = xg_big_alloc((bound + 1) * sizeof *r->gram_pos);
+    r->gram_off = xg_big_alloc((bound + 1) * sizeof *r->gram_off);
+    r->docids = xg_big_alloc((bound + 1) * sizeof *r->docids);
+    r->prob = xg_big_alloc((bound + 1) * sizeof *r->prob);
+    if (a->counts) r->counts = xg_big_alloc((4 * bound + 1) * sizeof *r->counts);
     if (!r->gram_n || !r->gram_pos || !r->gram_off || !r->docids || !r->prob ||
         (a->counts && !r->counts))
         return nomem();

@@ -4,6 +4,7 @@
  */
 #include "staging.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #include "cuda_check.h"
@@ -43,9 +44,23 @@ void xg_staging_init(struct xg_staging *s, cudaStream_t stream, uint32_t threads
     s->threads = threads ? threads : 1;
 }
 
+/* One pair of pinned buffers outlives its engine, for the process's next
+ * one: pinning 2 x 32 MB took about 40 ms and unpinning 11 ms on the H100
+ * host (docs/benchmarks.md, seventh session), more than a 500 MB weight
+ * run's copies.  Like the CUDA context, it is set up once per process. */
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *kept[2];
+
 void xg_staging_free(struct xg_staging *s)
 {
     if (s->stream) cudaStreamSynchronize(s->stream);
+    pthread_mutex_lock(&kept_mu);
+    if (s->h[0] && s->h[1] && !kept[0]) {
+        kept[0] = s->h[0];
+        kept[1] = s->h[1];
+        s->h[0] = s->h[1] = NULL;
+    }
+    pthread_mutex_unlock(&kept_mu);
     for (int b = 0; b < 2; ++b) {
         if (s->h[b]) cudaFreeHost(s->h[b]);
         if (s->ev[b]) cudaEventDestroy(s->ev[b]);
@@ -53,14 +68,30 @@ void xg_staging_free(struct xg_staging *s)
     memset(s, 0, sizeof *s);
 }
 
+/* The kept pair, if no other engine holds it. */
+static int take_kept(struct xg_staging *s)
+{
+    pthread_mutex_lock(&kept_mu);
+    const int ok = kept[0] != NULL;
+    if (ok) {
+        s->h[0] = kept[0];
+        s->h[1] = kept[1];
+        kept[0] = kept[1] = NULL;
+    }
+    pthread_mutex_unlock(&kept_mu);
+    return ok;
+}
+
 /* The pinned buffers, allocated once; 0 where the device refuses them
  * (then copies go direct, slower but right). */
 static int ready(struct xg_staging *s)
 {
-    if (s->h[1]) return 1;
     if (s->failed) return 0;
+    if (s->h[1]) return 1;
+    const int have = take_kept(s);
     for (int b = 0; b < 2; ++b)
-        if (cudaHostAlloc((void **)&s->h[b], XG_STAGING_PIECE, cudaHostAllocDefault) ||
+        if ((!have && cudaHostAlloc((void **)&s->h[b], XG_STAGING_PIECE,
+                                    cudaHostAllocDefault)) ||
             cudaEventCreateWithFlags(&s->ev[b], cudaEventDisableTiming)) {
             cudaGetLastError();
             s->failed = 1;

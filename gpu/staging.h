@@ -27,7 +27,8 @@ struct xg_staging {
 
 /* Nothing is allocated until the first large copy. */
 void xg_staging_init(struct xg_staging *s, cudaStream_t stream, uint32_t threads);
-/* Waits for the stream, then frees the buffers. */
+/* Waits for the stream, then frees the buffers; one pair is kept for the
+ * process's next staging (pinning them costs more than a large copy). */
 void xg_staging_free(struct xg_staging *s);
 
 /* Host to device: returns once src may be reused (the DMA may still be

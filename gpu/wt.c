@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "big_alloc.h"
 #include "error.h"
 #include "wt_formula.h"
 #include "wt_int.h"
@@ -393,8 +394,8 @@ static int doc_consts(struct run *u, double **kd, double **extra)
 
 static int alloc_postings(struct xg_wt_result *r)
 {
-    r->docids = malloc((r->n_postings + 1) * sizeof *r->docids);
-    r->weights = malloc((r->n_postings + 1) * sizeof *r->weights);
+    r->docids = xg_big_alloc((r->n_postings + 1) * sizeof *r->docids);
+    r->weights = xg_big_alloc((r->n_postings + 1) * sizeof *r->weights);
     if (!r->docids || !r->weights) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     return XG_OK;
 }
