@@ -114,7 +114,8 @@ static int dictionary(struct run *u)
     size_t first;
     if (first_word(in, &first)) return XG_ERR_FORMAT;
     /* The weight pipeline's pass 1: document lengths and distinct words. */
-    struct xg_wt_chunk wc = {in->buf + first, in->len - first, 0, (uint32_t)in->n_docs};
+    struct xg_wt_chunk wc = {in->buf + first, in->len - first, (in->len - first) / 2 + 1, 0,
+                             (uint32_t)in->n_docs};
     struct xg_wt_p1 *l = NULL;
     uint32_t nl = 0;
     u->doclen = malloc((in->n_docs + 1) * sizeof *u->doclen);

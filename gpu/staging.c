@@ -10,31 +10,9 @@
 #include "cuda_check.h"
 #include "wt_int.h"
 
-struct piece {
-    char *dst;
-    const char *src;
-    size_t n;
-};
-
-static void *copy_piece(void *arg)
-{
-    struct piece *p = arg;
-    if (p->n) memcpy(p->dst, p->src, p->n);
-    return NULL;
-}
-
-/* memcpy on up to s->threads threads (pieces of at least 1 MB). */
 static void copy(const struct xg_staging *s, char *dst, const char *src, size_t n)
 {
-    struct piece p[64];
-    uint32_t t = s->threads < 64 ? s->threads : 64;
-    if ((size_t)t > n >> 20) t = (uint32_t)(n >> 20);
-    if (t < 1) t = 1;
-    for (uint32_t i = 0; i < t; ++i) {
-        const size_t lo = n / t * i, hi = i + 1 == t ? n : n / t * (i + 1);
-        p[i] = (struct piece){dst + lo, src + lo, hi - lo};
-    }
-    xg_wt_run_threads(t, copy_piece, p, sizeof *p);
+    xg_wt_memcpy(dst, src, n, s->threads);
 }
 
 void xg_staging_init(struct xg_staging *s, cudaStream_t stream, uint32_t threads)

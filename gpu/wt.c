@@ -18,92 +18,13 @@ const char *const xg_wt_step_names[XG_WT_N_STEPS] = {
     "htod", "1 starts", "2 doc ids", "3 doc len", "dict/ID", "4 sort",
     "5 tf", "6 df", "rank", "8 weight", "dtoh", "place", "setup"};
 
-/* Device bytes per input byte of a chunk (worst case: a 1-byte word per
- * 2 bytes, about 80 bytes of arrays per word), and the share of the
- * budget kept for the per-term tables of pass 2. */
-#define BYTES_PER_BYTE 40
+/* The share of the budget kept for the per-term tables of pass 2. */
 #define TABLE_SHARE 4
 
 uint32_t xg_wt_cores(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : (uint32_t)n;
-}
-
-static int is_doc_start(const char *b, size_t p, size_t len)
-{
-    return p < len && b[p] != '\n' && p >= 2 && b[p - 1] == '\n' && b[p - 2] == '\n';
-}
-
-/* Chunk boundaries: each chunk holds whole documents and at most `max`
- * bytes (a larger document is an error).  Returns the count in *n. */
-static int plan(const char *b, size_t len, size_t max, size_t **starts, uint32_t *n)
-{
-    size_t cap = 16, k = 0, p = 0;
-    size_t *s = malloc(cap * sizeof *s);
-    if (!s) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    while (p < len && b[p] == '\n') ++p;        /* leading blank lines */
-    while (p < len) {
-        if (k + 2 > cap) {
-            cap *= 2;
-            size_t *ns = realloc(s, cap * sizeof *s);
-            if (!ns) { free(s); return xg_set_error(XG_ERR_NOMEM, "weight: out of memory"); }
-            s = ns;
-        }
-        s[k++] = p;
-        if (len - p <= max) { p = len; break; }
-        size_t q = p + max;
-        while (q > p && !is_doc_start(b, q, len)) --q;
-        if (q == p) {
-            q = p + 1;
-            while (q < len && !is_doc_start(b, q, len)) ++q;
-            free(s);
-            return xg_set_error(XG_ERR_NOMEM, "weight: a document of %zu bytes does not fit "
-                                "the --device-memory budget (chunks of at most %zu bytes)",
-                                q - p, max);
-        }
-        p = q;
-    }
-    s[k] = len;
-    *starts = s;
-    *n = (uint32_t)k;
-    return XG_OK;
-}
-
-/* Documents that start in [lo, hi) (lo is a document start): lo, and
- * every q with two newlines before it and none at it. */
-struct doc_count {
-    const char *b;
-    size_t lo, hi;          /* the q this share tests */
-    uint64_t n;
-};
-
-static void *count_share(void *arg)
-{
-    struct doc_count *c = arg;
-    const unsigned char *b = (const unsigned char *)c->b;
-    uint64_t n = 0;
-    for (size_t q = c->lo; q < c->hi; ++q)
-        n += (b[q - 2] == '\n') & (b[q - 1] == '\n') & (b[q] != '\n');
-    c->n = n;
-    return NULL;
-}
-
-static uint32_t count_docs(const char *b, size_t lo, size_t hi, uint32_t threads)
-{
-    if (lo >= hi) return 0;
-    if (hi - lo < 2) return 1;
-    struct doc_count c[256];
-    uint32_t t = threads < 1 ? 1 : threads > 256 ? 256 : threads;
-    if ((hi - lo) >> 20 < t) t = (uint32_t)((hi - lo) >> 20) + 1;
-    const size_t first = lo + 2, span = hi - first;
-    for (uint32_t i = 0; i < t; ++i)
-        c[i] = (struct doc_count){b, first + span / t * i,
-                                  i + 1 == t ? hi : first + span / t * (i + 1), 0};
-    xg_wt_run_threads(t, count_share, c, sizeof *c);
-    uint64_t n = 1;
-    for (uint32_t i = 0; i < t; ++i) n += c[i].n;
-    return (uint32_t)n;
 }
 
 void xg_wt_result_free(struct xg_wt_result *r)
@@ -138,13 +59,38 @@ struct run {
     const struct xg_wt_opts *o;
     struct xg_wt_result *r;
     xg_wt_gpu *g;
-    size_t *starts;
     uint32_t n_chunks, threads;
     struct xg_wt_chunk *ch;
     uint32_t *doclen;
     uint64_t n_docs;
+    int counted;            /* n_docs and the chunks' documents are known */
     struct xg_wt_dict dict;
 };
+
+/* The doclen table, once the documents are counted. */
+static int alloc_doclen(struct run *u)
+{
+    if (u->n_docs + u->in->n_empty > UINT32_MAX)
+        return xg_set_error(XG_ERR_FORMAT, "weight: more than 2^32-1 documents");
+    u->doclen = malloc((u->n_docs + 1) * sizeof *u->doclen);
+    if (!u->doclen) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    u->counted = 1;
+    return XG_OK;
+}
+
+/* Every chunk's documents (a pass over the text) and the doclen table. */
+static int count_chunks(struct run *u)
+{
+    u->n_docs = 0;
+    for (uint32_t c = 0; c < u->n_chunks; ++c) {
+        struct xg_wt_chunk *k = &u->ch[c];
+        k->doc_base = u->n_docs;
+        const size_t lo = (size_t)(k->buf - u->in->buf);
+        k->n_docs = xg_wt_count_docs(u->in->buf, lo, lo + k->len, u->threads);
+        u->n_docs += k->n_docs;
+    }
+    return alloc_doclen(u);
+}
 
 static void progress(const struct run *u, const char *what, uint32_t c)
 {
@@ -188,134 +134,145 @@ static int pass1(struct run *u, int gpu)
     return rc;
 }
 
-/* The in-core GPU run's postings are already in term order: each thread
- * checks its terms' runs (every posting of term t where pass 1's df put
- * it) and turns chunk-local documents into docids in place. */
-struct whole {
+/* Pass 2's postings, chunk after chunk, each chunk's sorted by term id
+ * then chunk-local document: chunk c's are [off[c], off[c + 1]). */
+struct arena {
+    uint32_t *term, *doc;
+    double *weight;
+    uint64_t *off;
+};
+
+/* Result terms [lo, hi): every chunk's run of each term in turn, so that
+ * each thread reads every chunk front to back and writes its part of the
+ * result front to back (placing each chunk's postings at their terms'
+ * cursors instead wrote all over the result: 0.36-1.3 s at 500 MB). */
+struct gather {
     const struct run *u;
-    const uint32_t *term;
-    uint32_t lo, hi;        /* terms */
+    const struct arena *a;
+    uint32_t lo, hi;
     int bad;
 };
 
-static void *finish_terms(void *arg)
+static void *gather_terms(void *arg)
 {
-    struct whole *w = arg;
-    const struct xg_wt_result *r = w->u->r;
-    const uint32_t *map = w->u->in->docids;
-    for (uint32_t t = w->lo; t < w->hi && !w->bad; ++t)
-        for (uint64_t i = r->term_off[t]; i < r->term_off[t + 1]; ++i) {
-            if (w->term[i] != t) {
-                w->bad = 1;
-                break;
-            }
-            const uint32_t d = r->docids[i];
-            r->docids[i] = map ? map[d] : d + 1;
-        }
-    return NULL;
-}
-
-static int pass2_whole(struct run *u, const struct xg_wt_tables *tb)
-{
+    struct gather *g = arg;
+    const struct run *u = g->u;
+    const struct arena *a = g->a;
     struct xg_wt_result *r = u->r;
-    uint32_t *term = malloc((r->n_postings + 1) * sizeof *term);
-    struct whole *w = calloc(u->threads, sizeof *w);
-    int rc = term && w ? XG_OK : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    if (!rc) rc = xg_wt_gpu_tables(u->g, tb);
-    progress(u, "pass 2 (weights)", 0);
-    if (!rc)
-        rc = xg_wt_gpu_pass2_whole(u->g, &u->ch[0], tb, r->n_postings, term, r->docids,
-                                   r->weights, r->seconds);
-    const double t0 = xg_wt_now();
-    /* Threads over equal shares of the postings, cut at term boundaries. */
-    uint32_t lo = 0;
-    for (uint32_t i = 0; !rc && i < u->threads; ++i) {
-        const uint64_t want = r->n_postings / u->threads * (i + 1);
-        uint32_t hi = lo;
-        while (hi < r->n_terms && (i + 1 == u->threads || r->term_off[hi] < want)) ++hi;
-        w[i] = (struct whole){u, term, lo, hi, 0};
-        lo = hi;
+    const uint32_t *map = u->in->docids;
+    uint64_t *cur = malloc((u->n_chunks + 1) * sizeof *cur);
+    if (!cur) {
+        g->bad = 2;
+        return NULL;
     }
-    if (!rc) xg_wt_run_threads(u->threads, finish_terms, w, sizeof *w);
-    for (uint32_t i = 0; !rc && i < u->threads; ++i)
-        if (w[i].bad) rc = xg_set_error(XG_ERR_FORMAT, "weight: pass 2's postings of a term "
-                                        "do not match its df from pass 1");
-    r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
-    free(term);
-    free(w);
-    return rc;
-}
-
-/* A chunk's postings [lo, hi) (sorted by term) at their terms' cursors. */
-struct place_share {
-    const struct run *u;
-    const struct xg_wt_chunk *k;
-    const struct xg_wt_p2 *p;
-    uint64_t *cursor;
-    uint64_t lo, hi;
-};
-
-static void *place_share(void *arg)
-{
-    const struct place_share *s = arg;
-    const struct xg_wt_p2 *p = s->p;
-    struct xg_wt_result *r = s->u->r;
-    const uint32_t *map = s->u->in->docids;
-    for (uint64_t i = s->lo; i < s->hi; ++i) {
-        const uint64_t at = s->cursor[p->term[i]]++;
-        const uint64_t d = s->k->doc_base + p->doc[i];
-        r->docids[at] = map ? map[d] : (uint32_t)(d + 1);
-        r->weights[at] = p->weight[i];
+    for (uint32_t c = 0; c < u->n_chunks; ++c) {   /* the first posting >= lo */
+        uint64_t l = a->off[c], h = a->off[c + 1];
+        while (l < h) {
+            const uint64_t m = l + (h - l) / 2;
+            if (a->term[m] < g->lo) l = m + 1;
+            else h = m;
+        }
+        cur[c] = l;
     }
+    uint64_t out = r->term_off[g->lo];
+    for (uint32_t t = g->lo; t < g->hi && !g->bad; ++t) {
+        for (uint32_t c = 0; c < u->n_chunks; ++c) {
+            const uint64_t e = a->off[c + 1], base = u->ch[c].doc_base;
+            uint64_t i = cur[c];
+            for (; i < e && a->term[i] == t; ++i, ++out) {
+                const uint64_t d = base + a->doc[i];
+                r->docids[out] = map ? map[d] : (uint32_t)(d + 1);
+                r->weights[out] = a->weight[i];
+            }
+            cur[c] = i;
+        }
+        if (out != r->term_off[t + 1]) g->bad = 1;
+    }
+    free(cur);
     return NULL;
 }
 
-/* Threads take shares cut at term boundaries, so no two touch one
- * term's cursor. */
-static void place(const struct run *u, const struct xg_wt_chunk *k, const struct xg_wt_p2 *p,
-                  uint64_t *cursor)
+/* Threads over shares of the postings cut at term boundaries. */
+static int gather(const struct run *u, const struct arena *a)
 {
-    struct place_share s[256];
+    const struct xg_wt_result *r = u->r;
+    struct gather g[256];
     uint32_t t = u->threads < 1 ? 1 : u->threads > 256 ? 256 : u->threads;
-    if (p->n >> 16 < t) t = (uint32_t)(p->n >> 16) + 1;
-    uint64_t lo = 0;
+    if (r->n_postings >> 16 < t) t = (uint32_t)(r->n_postings >> 16) + 1;
+    uint32_t lo = 0;
     for (uint32_t i = 0; i < t; ++i) {
-        uint64_t hi = i + 1 == t ? p->n : p->n / t * (i + 1);
-        if (hi < lo) hi = lo;
-        while (hi > 0 && hi < p->n && p->term[hi] == p->term[hi - 1]) ++hi;
-        s[i] = (struct place_share){u, k, p, cursor, lo, hi};
+        const uint64_t want = r->n_postings / t * (i + 1);
+        uint32_t hi = lo;
+        while (hi < r->n_terms && (i + 1 == t || r->term_off[hi] < want)) ++hi;
+        g[i] = (struct gather){u, a, lo, hi, 0};
         lo = hi;
     }
-    xg_wt_run_threads(t, place_share, s, sizeof *s);
+    xg_wt_run_threads(t, gather_terms, g, sizeof *g);
+    for (uint32_t i = 0; i < t; ++i) {
+        if (g[i].bad == 2) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+        if (g[i].bad)
+            return xg_set_error(XG_ERR_FORMAT, "weight: pass 2's postings of a term do not "
+                                "match its df from pass 1");
+    }
+    return XG_OK;
+}
+
+static void arena_free(struct arena *a)
+{
+    free(a->term);
+    free(a->doc);
+    free(a->weight);
+    free(a->off);
 }
 
 static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
 {
-    if (gpu && u->n_chunks == 1) return pass2_whole(u, tb);
     struct xg_wt_result *r = u->r;
-    uint64_t *cursor = malloc((r->n_terms + 1) * sizeof *cursor);
-    if (!cursor) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    memcpy(cursor, r->term_off, r->n_terms * sizeof *cursor);
-    int rc = gpu ? xg_wt_gpu_tables(u->g, tb) : XG_OK;
+    const uint64_t np = r->n_postings;
+    struct arena a = {xg_big_alloc((np + 1) * 4), xg_big_alloc((np + 1) * 4),
+                      xg_big_alloc((np + 1) * 8), malloc((u->n_chunks + 1) * 8)};
+    int rc = a.term && a.doc && a.weight && a.off
+                 ? XG_OK : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+    if (!rc && gpu) rc = xg_wt_gpu_tables(u->g, tb);
+    uint64_t at = 0;
     for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
         progress(u, "pass 2 (weights)", c);
-        struct xg_wt_chunk *k = &u->ch[c];
-        struct xg_wt_p2 p = {0};
+        const struct xg_wt_chunk *k = &u->ch[c];
+        a.off[c] = at;
+        uint64_t n = 0;
         double t0 = xg_wt_now();
-        if (gpu) rc = xg_wt_gpu_pass2(u->g, k, tb, &p, r->seconds);
-        else rc = xg_wt_ref_pass2(k, u->threads, tb, &p);
-        if (!gpu) r->seconds[XG_WT_STEP_WEIGHT] += xg_wt_now() - t0;
-        t0 = xg_wt_now();
-        if (!rc) place(u, k, &p, cursor);
-        r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
-        xg_wt_p2_free(&p);
+        if (gpu) {
+            rc = xg_wt_gpu_pass2(u->g, k, tb, np - at, a.term + at, a.doc + at, a.weight + at,
+                                 &n, r->seconds);
+        } else {
+            struct xg_wt_p2 p = {0};
+            rc = xg_wt_ref_pass2(k, u->threads, tb, &p);
+            r->seconds[XG_WT_STEP_WEIGHT] += xg_wt_now() - t0;
+            t0 = xg_wt_now();
+            if (!rc && p.n > np - at)
+                rc = xg_set_error(XG_ERR_FORMAT, "weight: chunk %u has more postings than "
+                                  "pass 1 counted", c);
+            if (!rc) {
+                xg_wt_memcpy(a.term + at, p.term, p.n * 4, u->threads);
+                xg_wt_memcpy(a.doc + at, p.doc, p.n * 4, u->threads);
+                xg_wt_memcpy(a.weight + at, p.weight, p.n * 8, u->threads);
+                n = p.n;
+            }
+            xg_wt_p2_free(&p);
+            r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
+        }
+        at += n;
     }
-    for (uint32_t t = 0; !rc && t < r->n_terms; ++t)
-        if (cursor[t] != r->term_off[t + 1])
-            rc = xg_set_error(XG_ERR_FORMAT, "weight: term %u: %llu postings, df %llu", t,
-                              (unsigned long long)(cursor[t] - r->term_off[t]),
-                              (unsigned long long)(r->term_off[t + 1] - r->term_off[t]));
-    free(cursor);
+    if (!rc && at != np)
+        rc = xg_set_error(XG_ERR_FORMAT, "weight: pass 2 found %llu postings, pass 1 %llu",
+                          (unsigned long long)at, (unsigned long long)np);
+    if (!rc) {
+        a.off[u->n_chunks] = at;
+        const double t0 = xg_wt_now();
+        rc = gather(u, &a);
+        r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
+    }
+    arena_free(&a);
     return rc;
 }
 
@@ -440,9 +397,12 @@ static int run_whole(struct run *u)
     const double t0 = xg_wt_now();
     double *tw = NULL, *kd = NULL, *extra = NULL;
     struct first_share f[256];
-    memcpy(u->doclen, w.doclen, (size_t)w.n_docs * sizeof *u->doclen);
+    /* The device dictionary counted the documents (setup deferred it). */
+    u->n_docs = u->ch[0].n_docs = w.n_docs;
+    rc = alloc_doclen(u);
+    if (!rc) memcpy(u->doclen, w.doclen, (size_t)w.n_docs * sizeof *u->doclen);
     r->n_terms = w.n_terms;
-    rc = alloc_terms(u, &tw);
+    if (!rc) rc = alloc_terms(u, &tw);
     if (!rc) rc = doc_consts(u, &kd, &extra);
     if (!rc) {
         uint32_t t = u->threads < 1 ? 1 : u->threads > 256 ? 256 : u->threads;
@@ -489,7 +449,8 @@ static int run_engine(struct run *u, int gpu)
          * passes with the host dictionary answer. */
         xg_clear_error();
     }
-    int rc = pass1(u, gpu);
+    int rc = u->counted ? XG_OK : count_chunks(u);
+    if (!rc) rc = pass1(u, gpu);
     double *tw = NULL, *kd = NULL, *extra = NULL;
     double t0 = xg_wt_now();
     if (!rc) {
@@ -521,46 +482,31 @@ static int run_engine(struct run *u, int gpu)
     return rc;
 }
 
-static int setup(struct run *u, size_t max_chunk)
+/* The chunk plan for `avail` device bytes per chunk and, unless
+ * `defer_count` (the in-core GPU run, whose device dictionary counts
+ * them), the documents. */
+static int setup(struct run *u, uint64_t avail, int defer_count)
 {
-    const struct xg_wt_input *in = u->in;
-    if (max_chunk > ((size_t)1 << 31)) max_chunk = (size_t)1 << 31;
-    int rc = plan(in->buf, in->len, max_chunk, &u->starts, &u->n_chunks);
-    if (rc) return rc;
-    u->ch = calloc(u->n_chunks + 1, sizeof *u->ch);
-    if (!u->ch) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    u->n_docs = 0;
-    for (uint32_t c = 0; c < u->n_chunks; ++c) {
-        struct xg_wt_chunk *k = &u->ch[c];
-        k->buf = in->buf + u->starts[c];
-        k->len = u->starts[c + 1] - u->starts[c];
-        k->doc_base = u->n_docs;
-        k->n_docs = count_docs(in->buf, u->starts[c], u->starts[c + 1], u->threads);
-        u->n_docs += k->n_docs;
-    }
-    if (u->n_docs + in->n_empty > UINT32_MAX)
-        return xg_set_error(XG_ERR_FORMAT, "weight: more than 2^32-1 documents");
-    u->doclen = malloc((u->n_docs + 1) * sizeof *u->doclen);
-    if (!u->doclen) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    return xg_wt_dict_init(&u->dict, 1 << 16);
+    int rc = xg_wt_plan(u->in->buf, u->in->len, avail, u->threads, &u->ch, &u->n_chunks);
+    if (!rc) rc = xg_wt_dict_init(&u->dict, 1 << 16);
+    if (!rc && !(defer_count && u->n_chunks == 1)) rc = count_chunks(u);
+    return rc;
 }
 
 static void teardown(struct run *u)
 {
-    free(u->starts);
     free(u->ch);
     free(u->doclen);
     xg_wt_dict_free(&u->dict);
-    u->starts = NULL;
     u->ch = NULL;
     u->doclen = NULL;
+    u->counted = 0;
 }
 
-static size_t chunk_bytes(uint64_t budget)
+/* Device bytes a chunk may take under the budget (0: no budget). */
+static uint64_t chunk_avail(uint64_t budget)
 {
-    if (!budget) return SIZE_MAX;
-    uint64_t b = (budget - budget / TABLE_SHARE) / BYTES_PER_BYTE;
-    return b ? (size_t)b : 1;
+    return budget ? budget - budget / TABLE_SHARE : UINT64_MAX;
 }
 
 int xg_wt_run(const struct xg_wt_input *in, const struct xg_wt_opts *o,
@@ -580,7 +526,7 @@ int xg_wt_run(const struct xg_wt_input *in, const struct xg_wt_opts *o,
         rc = xg_wt_gpu_open(o->device_memory, &u.g, &free_bytes);
         if (!rc) {
             uint64_t budget = o->device_memory ? o->device_memory : free_bytes / 10 * 9;
-            rc = setup(&u, chunk_bytes(budget));
+            rc = setup(&u, chunk_avail(budget), 1);
             r->seconds[XG_WT_STEP_SETUP] += xg_wt_now() - t0;
             if (!rc) rc = run_engine(&u, 1);
             r->engine = XG_WT_GPU;
@@ -609,7 +555,7 @@ int xg_wt_run(const struct xg_wt_input *in, const struct xg_wt_opts *o,
         memset(r->seconds, 0, sizeof r->seconds);
         xg_clear_error();
         double t0 = xg_wt_now();
-        rc = setup(&u, chunk_bytes(o->device_memory));
+        rc = setup(&u, chunk_avail(o->device_memory), 0);
         r->seconds[XG_WT_STEP_SETUP] += xg_wt_now() - t0;
         if (!rc) rc = run_engine(&u, 0);
         r->engine = XG_WT_CPU;

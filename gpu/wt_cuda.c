@@ -62,11 +62,12 @@ static void free_chunk(struct xg_wt_gpu *g)
     g->tmp_bytes = 0;
 }
 
-int xg_wt_reserve(struct xg_wt_gpu *g, size_t len)
+int xg_wt_reserve(struct xg_wt_gpu *g, size_t len, uint64_t words)
 {
-    /* A word takes at least 2 bytes (itself and its '\n'); +1 byte of
-     * text for a guard '\n'. */
-    const uint64_t need_len = len + 1, need_w = len / 2 + 2;
+    /* +1 byte of text for a guard '\n'; a word takes at least 2 bytes
+     * (itself and its '\n'). */
+    const uint64_t need_len = len + 1;
+    const uint64_t need_w = (words < len / 2 + 1 ? words : len / 2 + 1) + 1;
     if (need_len <= g->cap_len && need_w <= g->cap_w) return XG_OK;
     free_chunk(g);
     const uint64_t cl = need_len + need_len / 8, cw = need_w + need_w / 8;

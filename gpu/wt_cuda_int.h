@@ -63,8 +63,9 @@ static inline int xg_wt_bits(uint64_t x)
 /* Device memory under the budget. */
 int xg_wt_dalloc(struct xg_wt_gpu *g, void **p, size_t n, const char *what);
 void xg_wt_dfree(struct xg_wt_gpu *g, void **p, size_t n);
-/* The chunk buffers for a chunk of len bytes (grown when needed). */
-int xg_wt_reserve(struct xg_wt_gpu *g, size_t len);
+/* The chunk buffers for a chunk of len bytes and at most `words` words
+ * (grown when needed). */
+int xg_wt_reserve(struct xg_wt_gpu *g, size_t len, uint64_t words);
 /* Step timing: mark the end of `step` on the stream; at the end of a
  * pass, add each interval to seconds[] (after a stream sync). */
 int xg_wt_mark(struct xg_wt_gpu *g, int step);

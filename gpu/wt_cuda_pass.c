@@ -28,7 +28,7 @@
  * *n = the number of words. */
 static int upload_starts(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t *n)
 {
-    int rc = xg_wt_reserve(g, c->len);
+    int rc = xg_wt_reserve(g, c->len, c->words);
     if (rc) return rc;
     g->n_marks = 0;
     if ((rc = xg_wt_mark(g, -1))) return rc;
@@ -217,46 +217,21 @@ static int compute2(xg_wt_gpu *g, const struct xg_wt_chunk *c, const struct xg_w
 }
 
 int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
-                    const struct xg_wt_tables *t, struct xg_wt_p2 *out, double *seconds)
-{
-    memset(out, 0, sizeof *out);
-    uint32_t np = 0;
-    double *d_w = NULL;
-    int rc = compute2(g, c, t, &np, &d_w, seconds);
-    if (rc) return rc;
-    const double t0 = xg_wt_now();
-    out->term = malloc(((size_t)np + 1) * sizeof *out->term);
-    out->doc = malloc(((size_t)np + 1) * sizeof *out->doc);
-    out->weight = malloc(((size_t)np + 1) * sizeof *out->weight);
-    if (!out->term || !out->doc || !out->weight)
-        rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    if (!rc) rc = xg_staging_dtoh(&g->stage, out->term, g->d_start, (size_t)np * 4);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, out->doc, g->d_aux2, (size_t)np * 4);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, out->weight, d_w, (size_t)np * 8);
-    seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
-    if (rc) {
-        xg_wt_p2_free(out);
-        return rc;
-    }
-    out->n = np;
-    return XG_OK;
-}
-
-int xg_wt_gpu_pass2_whole(xg_wt_gpu *g, const struct xg_wt_chunk *c,
-                          const struct xg_wt_tables *t, uint64_t n_postings,
-                          uint32_t *term, uint32_t *doc, double *weight, double *seconds)
+                    const struct xg_wt_tables *t, uint64_t room, uint32_t *term,
+                    uint32_t *doc, double *weight, uint64_t *n, double *seconds)
 {
     uint32_t np = 0;
     double *d_w = NULL;
     int rc = compute2(g, c, t, &np, &d_w, seconds);
     if (rc) return rc;
-    if (np != n_postings)
-        return xg_set_error(XG_ERR_FORMAT, "weight GPU: %u postings, pass 1 counted %llu", np,
-                            (unsigned long long)n_postings);
+    if (np > room)
+        return xg_set_error(XG_ERR_FORMAT, "weight GPU: a chunk has %u postings, more than "
+                            "the %llu pass 1 left", np, (unsigned long long)room);
     const double t0 = xg_wt_now();
     rc = xg_staging_dtoh(&g->stage, term, g->d_start, (size_t)np * 4);
     if (!rc) rc = xg_staging_dtoh(&g->stage, doc, g->d_aux2, (size_t)np * 4);
     if (!rc) rc = xg_staging_dtoh(&g->stage, weight, d_w, (size_t)np * 8);
     seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
+    *n = np;
     return rc;
 }

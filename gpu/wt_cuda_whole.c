@@ -113,10 +113,7 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
     w->term_len = d.term_len;
     w->doclen = d.doclen;
     xg_wt_count(XG_WT_STEP_DICT, 2.0 * c->len + 48.0 * d.n_words);
-    if (d.n_docs != c->n_docs)
-        rc = xg_set_error(XG_ERR_FORMAT, "weight GPU: %u documents, %u expected", d.n_docs,
-                          c->n_docs);
-    if (!rc) rc = count(g, d.n_words, d.n_docs, d.n_terms, seconds);
+    rc = count(g, d.n_words, d.n_docs, d.n_terms, seconds);
     if (!rc) {
         w->first = malloc(((size_t)d.n_terms + 1) * sizeof *w->first);
         if (!w->first) rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");

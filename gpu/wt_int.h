@@ -60,13 +60,32 @@ int xg_wt_dict_merge_from(struct xg_wt_dict *d, const struct xg_wt_p1 *lists,
 int xg_wt_dict_rank(struct xg_wt_dict *d, const char **term,
                     uint32_t *term_len, uint32_t threads);
 
-/* One chunk: whole documents, [doc_base, doc_base + n_docs) internally. */
+/* One chunk: whole documents, [doc_base, doc_base + n_docs) internally
+ * (the in-core run on the device dictionary learns n_docs from it). */
 struct xg_wt_chunk {
     const char *buf;
     size_t len;
+    uint64_t words;         /* at least the words in it (device buffers) */
     uint64_t doc_base;
     uint32_t n_docs;
 };
+
+/* What a chunk of `bytes` bytes and `words` words may take on the device
+ * (wt_cuda.c's xg_wt_reserve allocates 1.125 times 1 byte per byte and
+ * 48 bytes per word, plus CUB's workspace, a few bytes per word). */
+#define XG_WT_PER_BYTE 2
+#define XG_WT_PER_WORD 64
+#define XG_WT_CHUNK_FIXED 0    /* the device's floor (XG_WT_MIN_BUDGET) has it */
+
+/* The chunk plan (wt_plan.c): chunks of whole documents (at most 2^31
+ * bytes each) whose cost above is at most `avail` device bytes, their
+ * words counted on `threads` threads when one chunk of the worst case
+ * (a word per 2 bytes) would not fit; buf, len and words set.  A
+ * document that fits no chunk is XG_ERR_NOMEM. */
+int xg_wt_plan(const char *b, size_t len, uint64_t avail, uint32_t threads,
+               struct xg_wt_chunk **ch, uint32_t *n);
+/* Documents starting in b[lo, hi) (lo a document start). */
+uint32_t xg_wt_count_docs(const char *b, size_t lo, size_t hi, uint32_t threads);
 
 /* Pass 1 result: the chunk's distinct terms with their df in the chunk
  * (several lists may name one term: the CPU twin gives one per thread). */
@@ -79,6 +98,8 @@ struct xg_wt_p1 {
  * 256 threads, the caller's among them, from a pool started once
  * (wt_threads.c); elements beyond the threads run on the caller's. */
 int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size);
+/* memcpy on up to `threads` threads (pieces of at least 1 MB). */
+void xg_wt_memcpy(void *dst, const void *src, size_t n, uint32_t threads);
 
 /* Pass 2 result: the chunk's postings sorted by term id then document. */
 struct xg_wt_p2 {
@@ -118,16 +139,12 @@ void xg_wt_gpu_close(xg_wt_gpu *g);
 int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mask,
                     uint32_t *doclen, struct xg_wt_p1 *list, double *seconds);
 int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t);
+/* Pass 2 of one chunk: its n postings (sorted by term id, then
+ * chunk-local document) into the caller's arrays, which have room for
+ * `room` (more is XG_ERR_FORMAT). */
 int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
-                    const struct xg_wt_tables *t, struct xg_wt_p2 *out,
-                    double *seconds);
-/* Pass 2 of a run in one chunk, whose postings are already in the
- * output order: the n_postings (pass 1's count; another count is
- * XG_ERR_FORMAT) postings' terms, chunk-local documents and weights
- * straight into the caller's arrays. */
-int xg_wt_gpu_pass2_whole(xg_wt_gpu *g, const struct xg_wt_chunk *c,
-                          const struct xg_wt_tables *t, uint64_t n_postings,
-                          uint32_t *term, uint32_t *doc, double *weight, double *seconds);
+                    const struct xg_wt_tables *t, uint64_t room, uint32_t *term,
+                    uint32_t *doc, double *weight, uint64_t *n, double *seconds);
 /* The in-core GPU run on the device dictionary (wt_cuda_whole.c): the
  * text crosses once, and the dictionary (gdict.h), the sorted (term,
  * document) keys, tf and df stay on the device.  After _count the host

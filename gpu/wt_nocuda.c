@@ -30,17 +30,10 @@ int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t)
 }
 
 int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
-                    const struct xg_wt_tables *t, struct xg_wt_p2 *out, double *seconds)
+                    const struct xg_wt_tables *t, uint64_t room, uint32_t *term,
+                    uint32_t *doc, double *weight, uint64_t *n, double *seconds)
 {
-    (void)g; (void)c; (void)t; (void)out; (void)seconds;
-    return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
-}
-
-int xg_wt_gpu_pass2_whole(xg_wt_gpu *g, const struct xg_wt_chunk *c,
-                          const struct xg_wt_tables *t, uint64_t n_postings,
-                          uint32_t *term, uint32_t *doc, double *weight, double *seconds)
-{
-    (void)g; (void)c; (void)t; (void)n_postings; (void)term; (void)doc; (void)weight;
+    (void)g; (void)c; (void)t; (void)room; (void)term; (void)doc; (void)weight; (void)n;
     (void)seconds;
     return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
 }

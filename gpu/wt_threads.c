@@ -10,6 +10,7 @@
  *  nothing waits on itself.
  */
 #include <pthread.h>
+#include <string.h>
 
 #include "error.h"
 #include "wt_int.h"
@@ -118,4 +119,30 @@ int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size)
     pthread_mutex_unlock(&mu);
     pthread_mutex_unlock(&caller);
     return XG_OK;
+}
+
+struct piece {
+    char *dst;
+    const char *src;
+    size_t n;
+};
+
+static void *copy_piece(void *arg)
+{
+    const struct piece *p = arg;
+    if (p->n) memcpy(p->dst, p->src, p->n);
+    return NULL;
+}
+
+void xg_wt_memcpy(void *dst, const void *src, size_t n, uint32_t threads)
+{
+    struct piece p[64];
+    uint32_t t = threads < 64 ? threads : 64;
+    if ((size_t)t > n >> 20) t = (uint32_t)(n >> 20);
+    if (t < 1) t = 1;
+    for (uint32_t i = 0; i < t; ++i) {
+        const size_t lo = n / t * i, hi = i + 1 == t ? n : n / t * (i + 1);
+        p[i] = (struct piece){(char *)dst + lo, (const char *)src + lo, hi - lo};
+    }
+    xg_wt_run_threads(t, copy_piece, p, sizeof *p);
 }
