@@ -107,6 +107,12 @@ static __global__ void word_docs(const uint32_t *dstart, uint32_t nd, uint32_t n
     xg_gdict_i_doc(dstart, nd, doc1, i_);
 }
 
+static __global__ void invert(const uint32_t *perm, uint32_t nt, uint32_t *rank)
+{
+    ITEM(nt);
+    xg_gdict_i_invert(perm, rank, i_);
+}
+
 /* Workspace for n items of every CUB call below. */
 extern "C" int xg_gdict_tmp_bytes(uint32_t n, size_t *bytes)
 {
@@ -254,6 +260,14 @@ extern "C" int xg_gdict_docs_gpu(const uint32_t *dstart, uint32_t nd, uint32_t n
                                  uint32_t *doc1, cudaStream_t st)
 {
     word_docs<<<GRID(nw), 0, st>>>(dstart, nd, nw, doc1);
+    LAUNCH_TRY();
+    return 0;
+}
+
+extern "C" int xg_gdict_invert_gpu(const uint32_t *perm, uint32_t nt, uint32_t *rank,
+                                   cudaStream_t st)
+{
+    invert<<<GRID(nt), 0, st>>>(perm, nt, rank);
     LAUNCH_TRY();
     return 0;
 }

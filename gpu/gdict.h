@@ -42,6 +42,7 @@ struct xg_gdict {
 };
 
 struct xg_staging;
+struct CUstream_st;
 
 /* Build the dictionary of text[0, len) (len < 2^32 - 1) on the stream of
  * `stage` (staging.h), whose pinned buffers carry the text in and the
@@ -63,6 +64,15 @@ struct xg_gdict_device {
 };
 int xg_gdict_build_on_device(const char *text, size_t len, struct xg_staging *stage,
                              struct xg_gdict *out, struct xg_gdict_device *dev);
+
+/* Step 3 alone, for nt (>= 1) distinct strings already on the device
+ * (the weight engine's out-of-core dictionary): string k is
+ * t[start[k], start[k] + len[k]); rank[k] gets its rank in byte order.
+ * Work on `stream`, with workspace of its own (about 40 bytes per string,
+ * freed before it returns).  XG_ERR_UNSUPPORTED: more rounds than
+ * XG_GDICT_MAX_ROUNDS; XG_ERR_CUDA. */
+int xg_gdict_rank(struct CUstream_st *stream, const unsigned char *t, const uint32_t *start,
+                  const uint32_t *len, uint32_t nt, uint32_t *rank);
 
 void xg_gdict_free(struct xg_gdict *d);
 

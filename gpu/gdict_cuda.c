@@ -37,6 +37,7 @@ int xg_gdict_regroup_gpu(const uint64_t *key, const uint32_t *len, const uint32_
                          const uint32_t *perm, uint32_t nt, uint32_t compared, uint32_t *head,
                          uint32_t *group, uint32_t *d_count, void *tmp, size_t tmp_bytes,
                          cudaStream_t st);
+int xg_gdict_invert_gpu(const uint32_t *perm, uint32_t nt, uint32_t *rank, cudaStream_t st);
 int xg_gdict_docs_gpu(const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t *doc1,
                       cudaStream_t st);
 int xg_gdict_ids_gpu(const uint32_t *perm, const uint32_t *rep, const uint32_t *start,
@@ -94,6 +95,47 @@ static int sort(struct work *w, uint64_t **k, uint64_t **k2, uint32_t **v, uint3
     return XG_OK;
 }
 
+/* Step 3 for nt distinct terms, term k's bytes t[start[rep[k]], +
+ * len[rep[k]]): rounds of (group, next 4 bytes), then (group, length),
+ * until w->p0 lists the terms in byte order.  Uses w->p0, p1, group and
+ * head (nt entries), w->count, w->tmp, and ka (nt 64-bit keys). */
+static int rank_rounds(struct work *w, const unsigned char *t, const uint32_t *start,
+                       const uint32_t *len, const uint32_t *rep, uint32_t nt, uint64_t *ka,
+                       size_t tmp_bytes)
+{
+    STEP(xg_gdict_iota_gpu(w->p0, nt, w->st), "ranking");
+    STEP(cudaMemsetAsync(w->group, 0, (size_t)nt * 4, w->st), "ranking");
+    uint64_t *const ka0 = ka, *kb = NULL;
+    ALLOC(kb, nt);
+    const int bits = 32 + bits_for(nt);
+    uint32_t tied = 0;
+    int rc = XG_OK;
+    for (uint32_t r = 0;; ++r) {
+        if (r == XG_GDICT_MAX_ROUNDS) {
+            rc = xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: words share more than "
+                              "%u bytes", 4 * XG_GDICT_MAX_ROUNDS);
+            break;
+        }
+        const int last = r > 0 && !tied;
+        if (xg_gdict_round_keys_gpu(t, start, len, rep, w->p0, w->group, nt, r, last, ka,
+                                    w->st)) {
+            rc = xg_set_error(XG_ERR_CUDA, "GPU dictionary: ranking");
+            break;
+        }
+        rc = sort(w, &ka, &kb, &w->p0, &w->p1, nt, bits, tmp_bytes);
+        if (rc || last) break;
+        if (xg_gdict_regroup_gpu(ka, len, rep, w->p0, nt, 4 * (r + 1), w->head, w->group,
+                                 w->count, w->tmp, tmp_bytes, w->st)) {
+            rc = xg_set_error(XG_ERR_CUDA, "GPU dictionary: ranking");
+            break;
+        }
+        if ((rc = get_u32(w, w->count, &tied))) break;
+        /* tied: terms still equal so far; none: one more round, by length */
+    }
+    cudaFree(ka == ka0 ? kb : ka);
+    return rc;
+}
+
 static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *out,
                  int on_device)
 {
@@ -142,41 +184,11 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     if ((rc = get_u32(w, w->count + 1, &err))) return rc;
     if (err)
         return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: two words share a hash");
-    /* 3. byte order: rounds of (group, next 4 bytes), then (group, length);
-     * k0/v0 keep the words' sorted hashes and indexes, k1 and v1 are free
-     * for the terms' keys. */
+    /* 3. byte order (k1 is free for the terms' keys) */
     ALLOC(w->p0, nt);
     ALLOC(w->p1, nt);
     ALLOC(w->group, nt);
-    STEP(xg_gdict_iota_gpu(w->p0, nt, w->st), "ranking");
-    STEP(cudaMemsetAsync(w->group, 0, (size_t)nt * 4, w->st), "ranking");
-    uint64_t *ka = w->k1, *kb = NULL;
-    ALLOC(kb, nt);
-    const int bits = 32 + bits_for(nt);
-    for (uint32_t r = 0;; ++r) {
-        if (r == XG_GDICT_MAX_ROUNDS) {
-            cudaFree(ka == w->k1 ? kb : ka);
-            return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: words share more "
-                                "than %u bytes", 4 * XG_GDICT_MAX_ROUNDS);
-        }
-        const int last = r > 0 && !err;
-        STEP(xg_gdict_round_keys_gpu(w->t, w->start, w->len, w->rep, w->p0, w->group, nt, r,
-                                     last, ka, w->st), "ranking");
-        rc = sort(w, &ka, &kb, &w->p0, &w->p1, nt, bits, tmp_bytes);
-        if (!rc && last) break;
-        if (!rc)
-            rc = xg_gdict_regroup_gpu(ka, w->len, w->rep, w->p0, nt, 4 * (r + 1), w->head,
-                                      w->group, w->count, w->tmp, tmp_bytes, w->st)
-                     ? xg_set_error(XG_ERR_CUDA, "GPU dictionary: ranking")
-                     : XG_OK;
-        if (!rc) rc = get_u32(w, w->count, &err);
-        if (rc) {
-            cudaFree(ka == w->k1 ? kb : ka);
-            return rc;
-        }
-        /* err: terms still tied; none: one more round, by length */
-    }
-    cudaFree(ka == w->k1 ? kb : ka);
+    if ((rc = rank_rounds(w, w->t, w->start, w->len, w->rep, nt, w->k1, tmp_bytes))) return rc;
     /* 4. ids */
     ALLOC(w->rank, nt);
     ALLOC(w->term_off, nt);
@@ -252,6 +264,40 @@ int xg_gdict_build_on_device(const char *text, size_t len, struct xg_staging *st
 {
     memset(dev, 0, sizeof *dev);
     return build_any(text, len, stage, out, dev);
+}
+
+static int rank_only(struct work *w, const unsigned char *t, const uint32_t *start,
+                     const uint32_t *len, uint32_t nt, uint32_t *rank)
+{
+    size_t tmp_bytes = 0;
+    STEP(xg_gdict_tmp_bytes(nt, &tmp_bytes), "workspace");
+    XG_CUDA_CHECK(cudaMalloc(&w->tmp, tmp_bytes + 8), "GPU dictionary: cudaMalloc");
+    ALLOC(w->count, 2);
+    ALLOC(w->rep, nt);
+    ALLOC(w->p0, nt);
+    ALLOC(w->p1, nt);
+    ALLOC(w->group, nt);
+    ALLOC(w->head, nt);
+    ALLOC(w->k1, nt);
+    STEP(xg_gdict_iota_gpu(w->rep, nt, w->st), "ranking");
+    int rc = rank_rounds(w, t, start, len, w->rep, nt, w->k1, tmp_bytes);
+    if (!rc) STEP(xg_gdict_invert_gpu(w->p0, nt, rank, w->st), "ranking");
+    return rc;
+}
+
+int xg_gdict_rank(struct CUstream_st *stream, const unsigned char *t, const uint32_t *start,
+                  const uint32_t *len, uint32_t nt, uint32_t *rank)
+{
+    if (!nt) return XG_OK;
+    struct work w;
+    memset(&w, 0, sizeof w);
+    w.st = stream;
+    int rc = rank_only(&w, t, start, len, nt, rank);
+    cudaStreamSynchronize(w.st);
+    void *all[] = {w.tmp, w.count, w.rep, w.p0, w.p1, w.group, w.head, w.k1};
+    for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
+        if (all[i]) cudaFree(all[i]);
+    return rc;
 }
 
 void xg_gdict_free(struct xg_gdict *d)

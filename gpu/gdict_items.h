@@ -118,6 +118,13 @@ XG_HOST_DEVICE static inline void xg_gdict_i_id(const uint32_t *sidx, const uint
     ids[sidx[i]] = rank[gid[i] - 1];
 }
 
+/* rank[term] for the term at sorted position j. */
+XG_HOST_DEVICE static inline void xg_gdict_i_invert(const uint32_t *perm, uint32_t *rank,
+                                                    uint32_t j)
+{
+    rank[perm[j]] = j;
+}
+
 /* Word i's 1-based document: the last document whose first word (dstart,
  * ascending, dstart[0] = 0) is at or before it. */
 XG_HOST_DEVICE static inline void xg_gdict_i_doc(const uint32_t *dstart, uint32_t nd,

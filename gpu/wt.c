@@ -37,6 +37,14 @@ void xg_wt_result_free(struct xg_wt_result *r)
     memset(r, 0, sizeof *r);
 }
 
+void xg_wt_dd_out_free(struct xg_wt_dd_out *o)
+{
+    free(o->goff);
+    free(o->len);
+    free(o->df);
+    memset(o, 0, sizeof *o);
+}
+
 void xg_wt_whole_free(struct xg_wt_whole *w)
 {
     free(w->term_off);
@@ -357,31 +365,74 @@ static int alloc_postings(struct xg_wt_result *r)
     return XG_OK;
 }
 
-/* The device dictionary's terms [lo, hi): bytes, first posting, df (from
- * the next term's first posting) and tw. */
-struct first_share {
+/* Terms from a device dictionary, by id: where each occurs (off32 from
+ * base, or goff), its length, and its df (df, or the next term's first
+ * posting less its own). */
+struct dev_terms {
+    size_t base;
+    const uint32_t *off32;
+    const uint64_t *goff;
+    const uint32_t *len;
+    const uint32_t *df, *first;
+};
+
+/* Terms [lo, hi): bytes, df into term_off[t + 1] (term_off[t] with
+ * first), and tw. */
+struct term_share {
     const struct run *u;
-    const struct xg_wt_whole *w;
+    const struct dev_terms *d;
     double *tw;
     uint32_t lo, hi;
     int bad;
 };
 
-static void *first_share(void *arg)
+static void *term_share(void *arg)
 {
-    struct first_share *f = arg;
+    struct term_share *f = arg;
     const struct run *u = f->u;
+    const struct dev_terms *d = f->d;
     struct xg_wt_result *r = u->r;
     const int seed = u->o->formula == XG_WT_SEED;
     for (uint32_t t = f->lo; t < f->hi; ++t) {
-        const uint32_t a = f->w->first[t], b = f->w->first[t + 1];
-        if (b <= a) f->bad = 1;     /* a term without postings */
-        r->term[t] = u->ch[0].buf + f->w->term_off[t];
-        r->term_len[t] = f->w->term_len[t];
-        r->term_off[t] = a;
-        f->tw[t] = xg_wt_term_const(seed, &u->o->bm25, r->n_docs, b - a);
+        uint64_t df;
+        if (d->first) {
+            df = d->first[t + 1] > d->first[t] ? d->first[t + 1] - d->first[t] : 0;
+            r->term_off[t] = d->first[t];
+        } else {
+            df = d->df[t];
+            r->term_off[t + 1] = df;
+        }
+        if (!df) f->bad = 1;            /* a term without postings */
+        r->term[t] = u->in->buf + (d->goff ? d->goff[t] : d->base + d->off32[t]);
+        r->term_len[t] = d->len[t];
+        f->tw[t] = xg_wt_term_const(seed, &u->o->bm25, r->n_docs, df);
     }
     return NULL;
+}
+
+/* r->n_terms terms from d on all cores (doc_consts first: tw needs N);
+ * without first, term_off is the df's running sum. */
+static int device_terms(struct run *u, const struct dev_terms *d, double *tw)
+{
+    struct xg_wt_result *r = u->r;
+    struct term_share f[256];
+    const uint32_t nt = r->n_terms;
+    uint32_t t = u->threads < 1 ? 1 : u->threads > 256 ? 256 : u->threads;
+    if (nt >> 14 < t) t = (nt >> 14) + 1;
+    for (uint32_t i = 0; i < t; ++i)
+        f[i] = (struct term_share){u, d, tw, (uint32_t)((uint64_t)nt * i / t),
+                                   (uint32_t)((uint64_t)nt * (i + 1) / t), 0};
+    xg_wt_run_threads(t, term_share, f, sizeof *f);
+    for (uint32_t i = 0; i < t; ++i)
+        if (f[i].bad)
+            return xg_set_error(XG_ERR_FORMAT, "weight GPU: a term of the device dictionary "
+                                "has no postings");
+    if (!d->first) {
+        r->term_off[0] = 0;
+        for (uint32_t k = 0; k < nt; ++k) r->term_off[k + 1] += r->term_off[k];
+    }
+    r->n_postings = r->term_off[nt];
+    return XG_OK;
 }
 
 /* In core on the GPU with the device dictionary (wt_int.h's
@@ -396,7 +447,6 @@ static int run_whole(struct run *u)
     if (rc) return rc;
     const double t0 = xg_wt_now();
     double *tw = NULL, *kd = NULL, *extra = NULL;
-    struct first_share f[256];
     /* The device dictionary counted the documents (setup deferred it). */
     u->n_docs = u->ch[0].n_docs = w.n_docs;
     rc = alloc_doclen(u);
@@ -404,23 +454,13 @@ static int run_whole(struct run *u)
     r->n_terms = w.n_terms;
     if (!rc) rc = alloc_terms(u, &tw);
     if (!rc) rc = doc_consts(u, &kd, &extra);
+    const struct dev_terms d = {(size_t)(u->ch[0].buf - u->in->buf), w.term_off, NULL,
+                                w.term_len, NULL, w.first};
     if (!rc) {
-        uint32_t t = u->threads < 1 ? 1 : u->threads > 256 ? 256 : u->threads;
-        if (w.n_terms >> 14 < t) t = (w.n_terms >> 14) + 1;
-        for (uint32_t i = 0; i < t; ++i)
-            f[i] = (struct first_share){u, &w, tw, (uint32_t)((uint64_t)w.n_terms * i / t),
-                                        (uint32_t)((uint64_t)w.n_terms * (i + 1) / t), 0};
-        xg_wt_run_threads(t, first_share, f, sizeof *f);
-        for (uint32_t i = 0; i < t; ++i)
-            if (f[i].bad)
-                rc = xg_set_error(XG_ERR_FORMAT, "weight GPU: a term of the device "
-                                  "dictionary has no postings");
-    }
-    if (!rc) {
-        r->n_postings = w.n_postings;
         r->term_off[r->n_terms] = w.n_postings;
-        rc = alloc_postings(r);
+        rc = device_terms(u, &d, tw);
     }
+    if (!rc) rc = alloc_postings(r);
     r->seconds[XG_WT_STEP_RANK] += xg_wt_now() - t0;
     progress(u, "weights", 0);
     if (!rc) {
@@ -431,6 +471,46 @@ static int run_whole(struct run *u)
     }
     r->dict_on_gpu = !rc;
     xg_wt_whole_free(&w);
+    free(tw);
+    free(kd);
+    free(extra);
+    return rc;
+}
+
+/* In chunks on the GPU with the device dictionary (wt_int.h's
+ * xg_wt_gpu_dd_*): pass 1 leaves the dictionary on the device, pass 2
+ * looks words up there. */
+static int run_chunks_dd(struct run *u)
+{
+    struct xg_wt_result *r = u->r;
+    const struct xg_wt_opts *o = u->o;
+    int rc = XG_OK;
+    for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
+        progress(u, "pass 1 (df)", c);
+        const struct xg_wt_chunk *k = &u->ch[c];
+        rc = xg_wt_gpu_dd_pass1(u->g, k, (uint64_t)(k->buf - u->in->buf), o->hash_mask,
+                                u->doclen + k->doc_base, r->seconds);
+    }
+    struct xg_wt_dd_out d = {0};
+    if (!rc) rc = xg_wt_gpu_dd_finish(u->g, &d, r->seconds);
+    if (rc) return rc;
+    const double t0 = xg_wt_now();
+    double *tw = NULL, *kd = NULL, *extra = NULL;
+    r->n_terms = d.n_terms;
+    rc = alloc_terms(u, &tw);
+    if (!rc) rc = doc_consts(u, &kd, &extra);
+    const struct dev_terms dt = {0, NULL, d.goff, d.len, d.df, NULL};
+    if (!rc) rc = device_terms(u, &dt, tw);
+    if (!rc) rc = alloc_postings(r);
+    r->seconds[XG_WT_STEP_RANK] += xg_wt_now() - t0;
+    if (!rc) {
+        struct xg_wt_tables tb = {NULL, r->n_terms, tw, kd, extra,
+                                  o->formula == XG_WT_SEED, o->bm25.k1 + 1, 0, u->n_docs};
+        tb.hash_mask = o->hash_mask ? o->hash_mask : UINT64_MAX;
+        rc = pass2(u, 1, &tb);
+    }
+    r->dict_on_gpu = !rc;
+    xg_wt_dd_out_free(&d);
     free(tw);
     free(kd);
     free(extra);
@@ -450,6 +530,14 @@ static int run_engine(struct run *u, int gpu)
         xg_clear_error();
     }
     int rc = u->counted ? XG_OK : count_chunks(u);
+    if (!rc && gpu && u->n_chunks > 1) {
+        rc = run_chunks_dd(u);
+        if (rc != XG_ERR_UNSUPPORTED) return rc;
+        /* Declined before any output: the host dictionary answers. */
+        xg_clear_error();
+        xg_wt_gpu_dd_drop(u->g);
+        rc = XG_OK;
+    }
     if (!rc) rc = pass1(u, gpu);
     double *tw = NULL, *kd = NULL, *extra = NULL;
     double t0 = xg_wt_now();

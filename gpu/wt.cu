@@ -189,6 +189,128 @@ static __global__ void docids_out_kernel(uint32_t *doc, uint32_t np, const uint3
     doc[r] = map ? map[doc[r]] : doc[r] + 1;
 }
 
+/* ---- the device dictionary of a run in chunks ---- */
+
+static __global__ void dd_insert_kernel(const uint64_t *hash, uint32_t n, uint64_t *key,
+                                        uint32_t *val, uint64_t cap, uint32_t *err)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const uint64_t h = hash[i];
+    if (h == XG_WT_EMPTY) { atomicOr(err, 2u); return; }
+    uint64_t j = h & (cap - 1);
+    for (uint32_t probes = 0; probes < XG_WT_MAX_PROBES; ++probes, j = (j + 1) & (cap - 1)) {
+        const uint64_t k = key[j];
+        if (k == h) return;
+        if (k != XG_WT_EMPTY) continue;
+        const unsigned long long old = atomicCAS((unsigned long long *)&key[j],
+                                                 (unsigned long long)XG_WT_EMPTY,
+                                                 (unsigned long long)h);
+        if (old == XG_WT_EMPTY) {           /* this word's slot */
+            val[j] = i | XG_WT_FRESH;
+            return;
+        }
+        if (old == h) return;               /* another word of this hash won */
+    }
+    atomicOr(err, 1u);
+}
+
+static __global__ void dd_fresh_kernel(const uint64_t *key, const uint32_t *val, uint64_t cap,
+                                       uint32_t *fresh, uint32_t *n_fresh)
+{
+    const uint64_t j = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= cap || key[j] == XG_WT_EMPTY || !(val[j] & XG_WT_FRESH)) return;
+    fresh[atomicAdd(n_fresh, 1u)] = (uint32_t)j;
+}
+
+static __global__ void dd_new_lens_kernel(const uint32_t *fresh, uint32_t m, const uint32_t *val,
+                                          const uint32_t *len, uint32_t *lens)
+{
+    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= m) return;
+    lens[p] = len[val[fresh[p]] & ~XG_WT_FRESH];
+}
+
+static __global__ void dd_assign_kernel(const unsigned char *text, const uint32_t *start,
+                                        const uint32_t *len, uint64_t base,
+                                        const uint32_t *fresh, uint32_t m, uint32_t n_terms,
+                                        const uint32_t *offs, uint64_t arena_used,
+                                        uint32_t *val, xg_wt_dd_terms t)
+{
+    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= m) return;
+    const uint32_t slot = fresh[p], w = val[slot] & ~XG_WT_FRESH, term = n_terms + p;
+    const uint32_t l = len[w];
+    const uint64_t at = arena_used + offs[p];
+    t.goff[term] = base + start[w];
+    t.len[term] = l;
+    t.aoff[term] = (uint32_t)at;
+    t.df[term] = 0;
+    for (uint32_t k = 0; k < l; ++k) t.arena[at + k] = text[start[w] + k];
+    val[slot] = term;
+}
+
+static __global__ void dd_lookup_kernel(const unsigned char *text, const uint32_t *start,
+                                        const uint32_t *len, const uint64_t *hash, uint32_t n,
+                                        const uint64_t *key, const uint32_t *val, uint64_t cap,
+                                        xg_wt_dd_terms t, uint32_t *term, uint32_t *err)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const uint64_t h = hash[i];
+    uint64_t j = h & (cap - 1);
+    uint64_t probes = 0;
+    while (key[j] != h && probes++ < cap) j = (j + 1) & (cap - 1);
+    if (key[j] != h) { atomicOr(err, 4u); term[i] = 0; return; }
+    const uint32_t v = val[j], l = len[i];
+    term[i] = v;
+    bool same = t.len[v] == l;
+    const unsigned char *a = text + start[i], *b = t.arena + t.aoff[v];
+    for (uint32_t k = 0; same && k < l; ++k) same = a[k] == b[k];
+    if (!same) atomicOr(err, 4u);
+}
+
+static __global__ void dd_df_kernel(const uint64_t *uniq, uint32_t np, int dbits, uint32_t *df)
+{
+    const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= np) return;
+    atomicAdd(&df[uniq[r] >> dbits], 1u);
+}
+
+static __global__ void dd_rehash_kernel(const uint64_t *key, const uint32_t *val, uint64_t cap,
+                                        uint64_t *nkey, uint32_t *nval, uint64_t ncap)
+{
+    const uint64_t j = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= cap) return;
+    const uint64_t h = key[j];
+    if (h == XG_WT_EMPTY) return;
+    for (uint64_t q = h & (ncap - 1);; q = (q + 1) & (ncap - 1))
+        if (atomicCAS((unsigned long long *)&nkey[q], (unsigned long long)XG_WT_EMPTY,
+                      (unsigned long long)h) == XG_WT_EMPTY) {
+            nval[q] = val[j];
+            return;
+        }
+}
+
+static __global__ void dd_ids_kernel(const uint64_t *key, uint32_t *val, uint64_t cap,
+                                     const uint32_t *rank)
+{
+    const uint64_t j = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= cap) return;
+    val[j] = key[j] == XG_WT_EMPTY ? UINT32_MAX : rank[val[j]];
+}
+
+static __global__ void dd_by_id_kernel(const uint32_t *rank, uint32_t nt, xg_wt_dd_terms t,
+                                       uint64_t *goff, uint32_t *len, uint32_t *df)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= nt) return;
+    const uint32_t id = rank[k];
+    goff[id] = t.goff[k];
+    len[id] = t.len[k];
+    df[id] = t.df[k];
+}
+
 extern "C" int xg_wt_tmp_bytes(uint32_t len, uint32_t words, size_t *bytes)
 {
     size_t b[7] = {0};
@@ -356,5 +478,85 @@ extern "C" int xg_wt_docids_out_gpu(uint32_t *d_doc, uint32_t np, const uint32_t
 {
     if (!np) return 0;
     docids_out_kernel<<<blocks(np), THREADS, 0, stream>>>(d_doc, np, d_map);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_dd_insert_gpu(const uint64_t *d_hash, uint32_t n, uint64_t *d_key,
+                                   uint32_t *d_val, uint64_t cap, uint32_t *d_err,
+                                   cudaStream_t stream)
+{
+    if (!n) return 0;
+    dd_insert_kernel<<<blocks(n), THREADS, 0, stream>>>(d_hash, n, d_key, d_val, cap, d_err);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_dd_fresh_gpu(const uint64_t *d_key, const uint32_t *d_val, uint64_t cap,
+                                  uint32_t *d_new, uint32_t *d_n_new, cudaStream_t stream)
+{
+    dd_fresh_kernel<<<blocks(cap), THREADS, 0, stream>>>(d_key, d_val, cap, d_new, d_n_new);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_dd_new_lens_gpu(const uint32_t *d_new, uint32_t m, const uint32_t *d_val,
+                                     const uint32_t *d_len, uint32_t *d_lens, void *d_tmp,
+                                     size_t tmp_bytes, uint32_t *d_offs, cudaStream_t stream)
+{
+    if (!m) return 0;
+    dd_new_lens_kernel<<<blocks(m), THREADS, 0, stream>>>(d_new, m, d_val, d_len, d_lens);
+    CUB_TRY(cudaPeekAtLastError());
+    return (int)cub::DeviceScan::ExclusiveSum(d_tmp, tmp_bytes, d_lens, d_offs, m, stream);
+}
+
+extern "C" int xg_wt_dd_assign_gpu(const char *d_text, const uint32_t *d_start,
+                                   const uint32_t *d_len, uint64_t base, const uint32_t *d_new,
+                                   uint32_t m, uint32_t n_terms, const uint32_t *d_offs,
+                                   uint64_t arena_used, uint32_t *d_val, xg_wt_dd_terms t,
+                                   cudaStream_t stream)
+{
+    if (!m) return 0;
+    dd_assign_kernel<<<blocks(m), THREADS, 0, stream>>>((const unsigned char *)d_text, d_start,
+        d_len, base, d_new, m, n_terms, d_offs, arena_used, d_val, t);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_dd_lookup_gpu(const char *d_text, const uint32_t *d_start,
+                                   const uint32_t *d_len, const uint64_t *d_hash, uint32_t n,
+                                   const uint64_t *d_key, const uint32_t *d_val, uint64_t cap,
+                                   xg_wt_dd_terms t, uint32_t *d_term, uint32_t *d_err,
+                                   cudaStream_t stream)
+{
+    if (!n) return 0;
+    dd_lookup_kernel<<<blocks(n), THREADS, 0, stream>>>((const unsigned char *)d_text, d_start,
+        d_len, d_hash, n, d_key, d_val, cap, t, d_term, d_err);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_dd_df_gpu(const uint64_t *d_uniq, uint32_t np, int dbits, uint32_t *d_df,
+                               cudaStream_t stream)
+{
+    if (!np) return 0;
+    dd_df_kernel<<<blocks(np), THREADS, 0, stream>>>(d_uniq, np, dbits, d_df);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_dd_rehash_gpu(const uint64_t *d_key, const uint32_t *d_val, uint64_t cap,
+                                   uint64_t *d_nkey, uint32_t *d_nval, uint64_t new_cap,
+                                   cudaStream_t stream)
+{
+    dd_rehash_kernel<<<blocks(cap), THREADS, 0, stream>>>(d_key, d_val, cap, d_nkey, d_nval,
+                                                          new_cap);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_dd_ids_gpu(const uint64_t *d_key, uint32_t *d_val, uint64_t cap,
+                                const uint32_t *d_rank, uint32_t nt, xg_wt_dd_terms t,
+                                uint64_t *d_id_goff, uint32_t *d_id_len, uint32_t *d_id_df,
+                                cudaStream_t stream)
+{
+    dd_ids_kernel<<<blocks(cap), THREADS, 0, stream>>>(d_key, d_val, cap, d_rank);
+    CUB_TRY(cudaPeekAtLastError());
+    if (!nt) return 0;
+    dd_by_id_kernel<<<blocks(nt), THREADS, 0, stream>>>(d_rank, nt, t, d_id_goff, d_id_len,
+                                                        d_id_df);
     return (int)cudaPeekAtLastError();
 }

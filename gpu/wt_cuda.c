@@ -46,7 +46,7 @@ void xg_wt_dfree(struct xg_wt_gpu *g, void **p, size_t n)
     g->used -= n;
 }
 
-static void free_chunk(struct xg_wt_gpu *g)
+void xg_wt_release_chunk(struct xg_wt_gpu *g)
 {
     const uint64_t w = g->cap_w;
     xg_wt_dfree(g, (void **)&g->d_text, g->cap_len);
@@ -69,12 +69,12 @@ int xg_wt_reserve(struct xg_wt_gpu *g, size_t len, uint64_t words)
     const uint64_t need_len = len + 1;
     const uint64_t need_w = (words < len / 2 + 1 ? words : len / 2 + 1) + 1;
     if (need_len <= g->cap_len && need_w <= g->cap_w) return XG_OK;
-    free_chunk(g);
+    xg_wt_release_chunk(g);
     const uint64_t cl = need_len + need_len / 8, cw = need_w + need_w / 8;
     if (cw > UINT32_MAX) return xg_set_error(XG_ERR_FORMAT, "weight GPU: chunk too large");
     size_t tmp = 0;
     XG_CUDA_CHECK(xg_wt_tmp_bytes((uint32_t)cl, (uint32_t)cw, &tmp), "CUB workspace size");
-    g->cap_len = cl;    /* free_chunk frees what was allocated */
+    g->cap_len = cl;    /* xg_wt_release_chunk frees what was allocated */
     g->cap_w = cw;
     g->tmp_bytes = tmp;
     int rc = xg_wt_dalloc(g, (void **)&g->d_text, cl, "chunk text");
@@ -86,7 +86,7 @@ int xg_wt_reserve(struct xg_wt_gpu *g, size_t len, uint64_t words)
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_k0, cw * 8, "sort keys");
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_k1, cw * 8, "sort keys");
     if (!rc) rc = xg_wt_dalloc(g, &g->d_tmp, tmp, "CUB workspace");
-    if (rc) free_chunk(g);
+    if (rc) xg_wt_release_chunk(g);
     return rc;
 }
 
@@ -125,9 +125,10 @@ void xg_wt_gpu_close(xg_wt_gpu *g)
 {
     if (!g) return;
     if (g->stream) cudaStreamSynchronize(g->stream);
-    free_chunk(g);
+    xg_wt_release_chunk(g);
     free_tables(g);
     xg_wt_whole_release(g);
+    xg_wt_dd_release(g);
     xg_wt_dfree(g, (void **)&g->d_small, 64);
     xg_staging_free(&g->stage);
     if (g->h_small) cudaFreeHost(g->h_small);

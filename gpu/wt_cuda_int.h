@@ -15,6 +15,7 @@
 #include "error.h"
 #include "staging.h"
 #include "wt_int.h"
+#include "wt_kern.h"
 
 #define XG_WT_MIN_BUDGET ((uint64_t)64 << 20)  /* fixed overheads allowed */
 #define XG_WT_MAX_MARKS 16
@@ -41,6 +42,16 @@ struct xg_wt_gpu {
     uint32_t *d_tid;
     uint64_t tcap, n_terms, n_docs;
     double *d_tw, *d_kd, *d_extra;
+    /* The dictionary of a run in chunks on the device (wt_cuda_dict.c). */
+    struct {
+        uint64_t *key;                  /* the table: cap slots */
+        uint32_t *val;                  /* term, then term id (ready) */
+        uint64_t cap;
+        struct xg_wt_dd_terms t;        /* tcap terms, arena_cap bytes */
+        uint64_t tcap, arena_cap, arena_used;
+        uint32_t n_terms;
+        int ready;                      /* ranked: pass 2 looks words up */
+    } dd;
     /* The in-core run on the device dictionary (wt_cuda_whole.c), between
      * its count and its weights. */
     uint32_t *d_ids, *d_doc1;           /* from gdict.h: cudaFree */
@@ -64,14 +75,27 @@ static inline int xg_wt_bits(uint64_t x)
 int xg_wt_dalloc(struct xg_wt_gpu *g, void **p, size_t n, const char *what);
 void xg_wt_dfree(struct xg_wt_gpu *g, void **p, size_t n);
 /* The chunk buffers for a chunk of len bytes and at most `words` words
- * (grown when needed). */
+ * (grown when needed), and their release. */
 int xg_wt_reserve(struct xg_wt_gpu *g, size_t len, uint64_t words);
+void xg_wt_release_chunk(struct xg_wt_gpu *g);
+/* The steps every pass starts with (wt_cuda_pass.c): the chunk's text up
+ * (with a guard '\n') and its *n word starts in d_start; then, with the
+ * document-start flags in d_aux, 1-based documents in d_doc and (with
+ * `lengths`) document lengths in d_aux3; the check of the document count
+ * (after xg_wt_read_small, which reads counters d_small[1..3]). */
+int xg_wt_upload_starts(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t *n);
+int xg_wt_chunk_docs(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t n,
+                     int lengths);
+int xg_wt_read_small(struct xg_wt_gpu *g);
+int xg_wt_check_docs(struct xg_wt_gpu *g, const struct xg_wt_chunk *c);
 /* Step timing: mark the end of `step` on the stream; at the end of a
  * pass, add each interval to seconds[] (after a stream sync). */
 int xg_wt_mark(struct xg_wt_gpu *g, int step);
 int xg_wt_marks_done(struct xg_wt_gpu *g, double *seconds);
 /* Frees the device dictionary run's buffers (wt_cuda_whole.c). */
 void xg_wt_whole_release(struct xg_wt_gpu *g);
+/* Frees the chunked run's device dictionary (wt_cuda_dict.c). */
+void xg_wt_dd_release(struct xg_wt_gpu *g);
 /* Estimated traffic per step (xg_wt_gpu_traffic). */
 void xg_wt_count(int step, double bytes);
 

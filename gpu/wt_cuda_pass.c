@@ -26,7 +26,7 @@
 
 /* Upload the chunk text (with a guard '\n') and find the word starts;
  * *n = the number of words. */
-static int upload_starts(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t *n)
+int xg_wt_upload_starts(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t *n)
 {
     int rc = xg_wt_reserve(g, c->len, c->words);
     if (rc) return rc;
@@ -52,7 +52,7 @@ static int upload_starts(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint3
 }
 
 /* Read back counters d_small[1..3] (after the stream's work so far). */
-static int read_small(struct xg_wt_gpu *g)
+int xg_wt_read_small(struct xg_wt_gpu *g)
 {
     XG_CUDA_CHECK(cudaMemcpyAsync(g->h_small + 1, g->d_small + 1, 12,
                                   cudaMemcpyDeviceToHost, g->stream), "counters");
@@ -61,7 +61,7 @@ static int read_small(struct xg_wt_gpu *g)
 }
 
 /* Doc ids by scan and, in pass 1, doc lengths; d_aux holds the flags. */
-static int docs(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t n, int lengths)
+int xg_wt_chunk_docs(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t n, int lengths)
 {
     XG_CUDA_CHECK(xg_wt_docids_gpu(g->d_aux, g->d_doc, n, g->d_tmp, g->tmp_bytes,
                                    g->stream), "doc ids");
@@ -78,7 +78,7 @@ static int docs(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t n, in
     return xg_wt_mark(g, XG_WT_STEP_DOCLEN);
 }
 
-static int check_docs(struct xg_wt_gpu *g, const struct xg_wt_chunk *c)
+int xg_wt_check_docs(struct xg_wt_gpu *g, const struct xg_wt_chunk *c)
 {
     if (g->h_small[3] != c->n_docs)
         return xg_set_error(XG_ERR_FORMAT, "weight GPU: chunk of %u documents has %u",
@@ -119,7 +119,7 @@ int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mas
 {
     memset(list, 0, sizeof *list);
     uint32_t n = 0;
-    int rc = upload_starts(g, c, &n);
+    int rc = xg_wt_upload_starts(g, c, &n);
     if (rc) return rc;
     uint32_t *v0 = g->d_v, *v1 = g->d_v + g->cap_w;
     if (!hash_mask) hash_mask = UINT64_MAX;
@@ -127,7 +127,7 @@ int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mas
                                   v0, g->d_aux, g->stream), "word hashes");
     xg_wt_count(XG_WT_STEP_DICT, (double)c->len + 24.0 * n);
     if ((rc = xg_wt_mark(g, XG_WT_STEP_DICT))) return rc;
-    if ((rc = docs(g, c, n, 1))) return rc;
+    if ((rc = xg_wt_chunk_docs(g, c, n, 1))) return rc;
     /* Step 4: sort by hash, only the bits the mask keeps. */
     const int lo = __builtin_ctzll(hash_mask), hi = 64 - __builtin_clzll(hash_mask);
     int sel = 0;
@@ -142,9 +142,9 @@ int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mas
                                  g->d_aux, g->d_aux2, g->d_small + 1, g->d_small + 2,
                                  g->d_tmp, g->tmp_bytes, g->stream), "term runs");
     if ((rc = xg_wt_mark(g, XG_WT_STEP_DF))) return rc;
-    if ((rc = read_small(g))) return rc;
+    if ((rc = xg_wt_read_small(g))) return rc;
     const uint32_t nt = g->h_small[1];
-    if ((rc = check_docs(g, c))) return rc;
+    if ((rc = xg_wt_check_docs(g, c))) return rc;
     if (g->h_small[2])
         return xg_set_error(XG_ERR_UNSUPPORTED, "weight GPU: two words of a chunk "
                             "share a hash");
@@ -170,16 +170,18 @@ static int compute2(xg_wt_gpu *g, const struct xg_wt_chunk *c, const struct xg_w
                     uint32_t *np_out, double **d_w_out, double *seconds)
 {
     uint32_t n = 0;
-    int rc = upload_starts(g, c, &n);
+    int rc = xg_wt_upload_starts(g, c, &n);
     if (rc) return rc;
     /* Term ids through the device hash table. */
-    const struct xg_wt_dtable tab = {g->d_tkey, g->d_tid, g->tcap};
+    const struct xg_wt_dtable tab = g->dd.ready
+                                        ? (struct xg_wt_dtable){g->dd.key, g->dd.val, g->dd.cap}
+                                        : (struct xg_wt_dtable){g->d_tkey, g->d_tid, g->tcap};
     const uint64_t mask = t->hash_mask ? t->hash_mask : UINT64_MAX;
     XG_CUDA_CHECK(xg_wt_ids_gpu(g->d_text, g->d_start, n, mask, tab, g->d_len, g->d_aux,
                                 g->d_small + 2, g->stream), "term ids");
     xg_wt_count(XG_WT_STEP_DICT, (double)c->len + 28.0 * n);
     if ((rc = xg_wt_mark(g, XG_WT_STEP_DICT))) return rc;
-    if ((rc = docs(g, c, n, 0))) return rc;
+    if ((rc = xg_wt_chunk_docs(g, c, n, 0))) return rc;
     /* Step 4: sort (term, document) keys on the bits they use. */
     const int dbits = xg_wt_bits(c->n_docs ? c->n_docs - 1 : 0);
     int kbits = dbits + xg_wt_bits(t->n_terms ? t->n_terms - 1 : 0);
@@ -197,10 +199,10 @@ static int compute2(xg_wt_gpu *g, const struct xg_wt_chunk *c, const struct xg_w
     XG_CUDA_CHECK(xg_wt_tf_gpu(k, n, d_uniq, g->d_aux, g->d_small + 1, g->d_tmp,
                                g->tmp_bytes, g->stream), "tf");
     if ((rc = xg_wt_mark(g, XG_WT_STEP_TF))) return rc;
-    if ((rc = read_small(g))) return rc;
+    if ((rc = xg_wt_read_small(g))) return rc;
     const uint32_t np = g->h_small[1];
     xg_wt_count(XG_WT_STEP_TF, 8.0 * n + 12.0 * np);
-    if ((rc = check_docs(g, c))) return rc;
+    if ((rc = xg_wt_check_docs(g, c))) return rc;
     if (g->h_small[2])
         return xg_set_error(XG_ERR_FORMAT, "weight GPU: a word missing from pass 1");
     /* Step 8: weights from the tables. */

@@ -169,6 +169,28 @@ int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
                             double *out_weights, double *seconds);
 void xg_wt_whole_free(struct xg_wt_whole *w);
 
+/* Pass 1 of a run in chunks with the dictionary on the device
+ * (wt_cuda_dict.c): the table of word hashes, each term's df, first
+ * occurrence and a copy of its bytes stay on the device, and each word is
+ * checked byte for byte against its term.  _pass1 per chunk (`base`: its
+ * offset in the input; document lengths into doclen); _finish ranks the
+ * terms on the device (gdict.h) and gives per term id its first
+ * occurrence, length and df; pass 2 (xg_wt_gpu_pass2, tables without a
+ * host dictionary) then looks words up in the device table.
+ * XG_ERR_UNSUPPORTED: two words share a hash, or the dictionary does not
+ * fit the budget beside the chunk buffers: the host dictionary answers. */
+struct xg_wt_dd_out {
+    uint32_t n_terms;
+    uint64_t *goff;         /* [n_terms]: offset in the input */
+    uint32_t *len, *df;
+};
+int xg_wt_gpu_dd_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t base,
+                       uint64_t hash_mask, uint32_t *doclen, double *seconds);
+int xg_wt_gpu_dd_finish(xg_wt_gpu *g, struct xg_wt_dd_out *out, double *seconds);
+void xg_wt_dd_out_free(struct xg_wt_dd_out *o);
+/* Forget the device dictionary (after it declined). */
+void xg_wt_gpu_dd_drop(xg_wt_gpu *g);
+
 /* Estimated bytes the GPU steps moved (the least each step's kernels must
  * read and write), summed per step since the last reset, process-wide;
  * benchmarks divide them by the step times.  Zeros without CUDA. */

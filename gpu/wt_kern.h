@@ -135,6 +135,78 @@ int xg_wt_term_first_gpu(const uint64_t *d_uniq, uint32_t np, int dbits,
 int xg_wt_docids_out_gpu(uint32_t *d_doc, uint32_t np, const uint32_t *d_map,
                          struct CUstream_st *stream);
 
+/* ---- The device dictionary of a run in chunks (wt_cuda_dict.c) ------
+ * An open-addressing table of 64-bit word hashes (slot = hash & (cap -
+ * 1), linear probing, key XG_WT_EMPTY: free) kept on the device across
+ * the chunks, each slot's value its term, and per term: its first
+ * occurrence (global byte offset), length, df and a copy of its bytes in
+ * an arena, so that later chunks' words are checked byte for byte. */
+#define XG_WT_EMPTY UINT64_MAX
+
+#define XG_WT_FRESH 0x80000000u     /* a value not yet a term */
+#define XG_WT_MAX_PROBES 4096
+
+/* Insert the n words' hashes; a slot this call fills gets the word's
+ * index | XG_WT_FRESH as its value.  Bits of *d_err: 1 a probe met
+ * XG_WT_MAX_PROBES full slots (the caller grows the table and inserts
+ * again), 2 a hash equal to XG_WT_EMPTY. */
+int xg_wt_dd_insert_gpu(const uint64_t *d_hash, uint32_t n, uint64_t *d_key,
+                        uint32_t *d_val, uint64_t cap, uint32_t *d_err,
+                        struct CUstream_st *stream);
+
+/* The slots whose value is XG_WT_FRESH-tagged, in any order, into d_new
+ * (*d_n_new of them). */
+int xg_wt_dd_fresh_gpu(const uint64_t *d_key, const uint32_t *d_val, uint64_t cap,
+                       uint32_t *d_new, uint32_t *d_n_new, struct CUstream_st *stream);
+
+/* The m new slots' word lengths, for their bytes' offsets in the arena
+ * (an exclusive scan of d_lens into d_offs follows). */
+int xg_wt_dd_new_lens_gpu(const uint32_t *d_new, uint32_t m, const uint32_t *d_val,
+                          const uint32_t *d_len, uint32_t *d_lens,
+                          void *d_tmp, size_t tmp_bytes, uint32_t *d_offs,
+                          struct CUstream_st *stream);
+
+/* New slot p becomes term n_terms + p: its value, first occurrence
+ * (base + start of the word), length, arena offset (arena_used +
+ * d_offs[p]) and bytes; df starts at 0. */
+struct xg_wt_dd_terms {
+    uint64_t *goff;         /* per term */
+    uint32_t *len, *aoff, *df;
+    unsigned char *arena;
+};
+int xg_wt_dd_assign_gpu(const char *d_text, const uint32_t *d_start,
+                        const uint32_t *d_len, uint64_t base, const uint32_t *d_new,
+                        uint32_t m, uint32_t n_terms, const uint32_t *d_offs,
+                        uint64_t arena_used, uint32_t *d_val,
+                        struct xg_wt_dd_terms t, struct CUstream_st *stream);
+
+/* Each word's term (its hash's slot's value) into d_term; a word whose
+ * bytes differ from its term's sets bit 4 of *d_err (two words, one
+ * hash). */
+int xg_wt_dd_lookup_gpu(const char *d_text, const uint32_t *d_start,
+                        const uint32_t *d_len, const uint64_t *d_hash, uint32_t n,
+                        const uint64_t *d_key, const uint32_t *d_val, uint64_t cap,
+                        struct xg_wt_dd_terms t, uint32_t *d_term, uint32_t *d_err,
+                        struct CUstream_st *stream);
+
+/* df[term] += 1 for each distinct (term, document) key of d_uniq. */
+int xg_wt_dd_df_gpu(const uint64_t *d_uniq, uint32_t np, int dbits, uint32_t *d_df,
+                    struct CUstream_st *stream);
+
+/* The table again at new_cap (emptied by the caller): every key and its
+ * value. */
+int xg_wt_dd_rehash_gpu(const uint64_t *d_key, const uint32_t *d_val, uint64_t cap,
+                        uint64_t *d_nkey, uint32_t *d_nval, uint64_t new_cap,
+                        struct CUstream_st *stream);
+
+/* After the ranking: each slot's value from term to term id (rank), free
+ * slots UINT32_MAX (xg_wt_ids_gpu's table), and per id its first
+ * occurrence, length and df. */
+int xg_wt_dd_ids_gpu(const uint64_t *d_key, uint32_t *d_val, uint64_t cap,
+                     const uint32_t *d_rank, uint32_t nt, struct xg_wt_dd_terms t,
+                     uint64_t *d_id_goff, uint32_t *d_id_len, uint32_t *d_id_df,
+                     struct CUstream_st *stream);
+
 #ifdef __cplusplus
 }
 #endif

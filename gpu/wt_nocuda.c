@@ -53,6 +53,21 @@ int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
     return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
 }
 
+int xg_wt_gpu_dd_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t base,
+                       uint64_t hash_mask, uint32_t *doclen, double *seconds)
+{
+    (void)g; (void)c; (void)base; (void)hash_mask; (void)doclen; (void)seconds;
+    return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
+}
+
+int xg_wt_gpu_dd_finish(xg_wt_gpu *g, struct xg_wt_dd_out *out, double *seconds)
+{
+    (void)g; (void)out; (void)seconds;
+    return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
+}
+
+void xg_wt_gpu_dd_drop(xg_wt_gpu *g) { (void)g; }
+
 void xg_wt_gpu_traffic(double bytes[XG_WT_N_STEPS], int reset)
 {
     (void)reset;

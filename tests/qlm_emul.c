@@ -429,3 +429,11 @@ int xg_gdict_docs_gpu(const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t
     for (uint32_t i = 0; i < nw; ++i) xg_gdict_i_doc(dstart, nd, doc1, i);
     return 0;
 }
+
+int xg_gdict_invert_gpu(const uint32_t *perm, uint32_t nt, uint32_t *rank,
+                        struct CUstream_st *st)
+{
+    (void)st;
+    for (uint32_t j = 0; j < nt; ++j) xg_gdict_i_invert(perm, rank, j);
+    return 0;
+}

@@ -269,3 +269,141 @@ int xg_wt_docids_out_gpu(uint32_t *d_doc, uint32_t np, const uint32_t *d_map,
     for (uint32_t r = 0; r < np; ++r) d_doc[r] = d_map ? d_map[d_doc[r]] : d_doc[r] + 1;
     return 0;
 }
+
+/* ---- the device dictionary of a run in chunks ---- */
+
+/* The emulation gives up after EMUL_PROBES probes, not XG_WT_MAX_PROBES,
+ * so that the host's grow-and-insert-again path runs in the tests. */
+#define EMUL_PROBES 3
+
+int xg_wt_dd_insert_gpu(const uint64_t *d_hash, uint32_t n, uint64_t *d_key, uint32_t *d_val,
+                        uint64_t cap, uint32_t *d_err, struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint64_t h = d_hash[i];
+        if (h == XG_WT_EMPTY) {
+            *d_err |= 2;
+            continue;
+        }
+        uint64_t j = h & (cap - 1);
+        uint32_t probes = 0;
+        while (d_key[j] != h && d_key[j] != XG_WT_EMPTY && ++probes < EMUL_PROBES)
+            j = (j + 1) & (cap - 1);
+        if (d_key[j] == h) continue;
+        if (d_key[j] != XG_WT_EMPTY) {
+            *d_err |= 1;
+            continue;
+        }
+        d_key[j] = h;
+        d_val[j] = i | XG_WT_FRESH;
+    }
+    return 0;
+}
+
+/* Slots in descending order, unlike the table's, as the device's atomic
+ * appends may give any order. */
+int xg_wt_dd_fresh_gpu(const uint64_t *d_key, const uint32_t *d_val, uint64_t cap,
+                       uint32_t *d_new, uint32_t *d_n_new, struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint64_t j = cap; j-- > 0;)
+        if (d_key[j] != XG_WT_EMPTY && (d_val[j] & XG_WT_FRESH)) d_new[(*d_n_new)++] = (uint32_t)j;
+    return 0;
+}
+
+int xg_wt_dd_new_lens_gpu(const uint32_t *d_new, uint32_t m, const uint32_t *d_val,
+                          const uint32_t *d_len, uint32_t *d_lens, void *d_tmp, size_t tmp_bytes,
+                          uint32_t *d_offs, struct CUstream_st *stream)
+{
+    (void)d_tmp, (void)tmp_bytes, (void)stream;
+    uint32_t s = 0;
+    for (uint32_t p = 0; p < m; ++p) {
+        d_lens[p] = d_len[d_val[d_new[p]] & ~XG_WT_FRESH];
+        d_offs[p] = s;
+        s += d_lens[p];
+    }
+    return 0;
+}
+
+int xg_wt_dd_assign_gpu(const char *d_text, const uint32_t *d_start, const uint32_t *d_len,
+                        uint64_t base, const uint32_t *d_new, uint32_t m, uint32_t n_terms,
+                        const uint32_t *d_offs, uint64_t arena_used, uint32_t *d_val,
+                        struct xg_wt_dd_terms t, struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint32_t p = 0; p < m; ++p) {
+        const uint32_t slot = d_new[p], w = d_val[slot] & ~XG_WT_FRESH, term = n_terms + p;
+        const uint64_t at = arena_used + d_offs[p];
+        t.goff[term] = base + d_start[w];
+        t.len[term] = d_len[w];
+        t.aoff[term] = (uint32_t)at;
+        t.df[term] = 0;
+        memcpy(t.arena + at, d_text + d_start[w], d_len[w]);
+        d_val[slot] = term;
+    }
+    return 0;
+}
+
+int xg_wt_dd_lookup_gpu(const char *d_text, const uint32_t *d_start, const uint32_t *d_len,
+                        const uint64_t *d_hash, uint32_t n, const uint64_t *d_key,
+                        const uint32_t *d_val, uint64_t cap, struct xg_wt_dd_terms t,
+                        uint32_t *d_term, uint32_t *d_err, struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint64_t h = d_hash[i];
+        uint64_t j = h & (cap - 1), probes = 0;
+        while (d_key[j] != h && probes++ < cap) j = (j + 1) & (cap - 1);
+        if (d_key[j] != h) {
+            *d_err |= 4;
+            d_term[i] = 0;
+            continue;
+        }
+        const uint32_t v = d_val[j];
+        d_term[i] = v;
+        if (t.len[v] != d_len[i] || memcmp(d_text + d_start[i], t.arena + t.aoff[v], d_len[i]))
+            *d_err |= 4;
+    }
+    return 0;
+}
+
+int xg_wt_dd_df_gpu(const uint64_t *d_uniq, uint32_t np, int dbits, uint32_t *d_df,
+                    struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint32_t r = 0; r < np; ++r) ++d_df[d_uniq[r] >> dbits];
+    return 0;
+}
+
+int xg_wt_dd_rehash_gpu(const uint64_t *d_key, const uint32_t *d_val, uint64_t cap,
+                        uint64_t *d_nkey, uint32_t *d_nval, uint64_t new_cap,
+                        struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint64_t j = 0; j < cap; ++j) {
+        if (d_key[j] == XG_WT_EMPTY) continue;
+        uint64_t q = d_key[j] & (new_cap - 1);
+        while (d_nkey[q] != XG_WT_EMPTY) q = (q + 1) & (new_cap - 1);
+        d_nkey[q] = d_key[j];
+        d_nval[q] = d_val[j];
+    }
+    return 0;
+}
+
+int xg_wt_dd_ids_gpu(const uint64_t *d_key, uint32_t *d_val, uint64_t cap,
+                     const uint32_t *d_rank, uint32_t nt, struct xg_wt_dd_terms t,
+                     uint64_t *d_id_goff, uint32_t *d_id_len, uint32_t *d_id_df,
+                     struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint64_t j = 0; j < cap; ++j)
+        d_val[j] = d_key[j] == XG_WT_EMPTY ? UINT32_MAX : d_rank[d_val[j]];
+    for (uint32_t k = 0; k < nt; ++k) {
+        const uint32_t id = d_rank[k];
+        d_id_goff[id] = t.goff[k];
+        d_id_len[id] = t.len[k];
+        d_id_df[id] = t.df[k];
+    }
+    return 0;
+}
