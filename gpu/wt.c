@@ -18,8 +18,9 @@ const char *const xg_wt_step_names[XG_WT_N_STEPS] = {
     "htod", "1 starts", "2 doc ids", "3 doc len", "dict/ID", "4 sort",
     "5 tf", "6 df", "rank", "8 weight", "dtoh", "place", "setup"};
 
-/* The share of the budget kept for the per-term tables of pass 2. */
-#define TABLE_SHARE 4
+/* The share of the budget kept for the dictionary and the per-term
+ * tables (the device dictionary of 10^6 terms takes about 60 MB). */
+#define TABLE_SHARE 2
 
 uint32_t xg_wt_cores(void)
 {
@@ -525,6 +526,7 @@ static int run_engine(struct run *u, int gpu)
     if (gpu && u->n_chunks == 1 && !o->hash_mask) {
         int rc = run_whole(u);
         if (rc != XG_ERR_UNSUPPORTED) return rc;
+        snprintf(r->dict_declined, sizeof r->dict_declined, "%s", xg_last_error());
         /* The device dictionary declined before any output: the two
          * passes with the host dictionary answer. */
         xg_clear_error();
@@ -533,6 +535,7 @@ static int run_engine(struct run *u, int gpu)
     if (!rc && gpu && u->n_chunks > 1) {
         rc = run_chunks_dd(u);
         if (rc != XG_ERR_UNSUPPORTED) return rc;
+        snprintf(r->dict_declined, sizeof r->dict_declined, "%s", xg_last_error());
         /* Declined before any output: the host dictionary answers. */
         xg_clear_error();
         xg_wt_gpu_dd_drop(u->g);

@@ -70,8 +70,11 @@ struct xg_wt_result {
     uint32_t n_chunks;
     int engine;                     /* the engine that ran (CPU or GPU) */
     int fell_back;                  /* 1: GPU hash collision, CPU answered */
-    int dict_on_gpu;                /* 1: in core, dictionary built on the
-                                       device (one pass over the text) */
+    int dict_on_gpu;                /* 1: the dictionary was built on the
+                                       device (in core: one pass over the
+                                       text; in chunks: kept there) */
+    char dict_declined[160];        /* why the device dictionary declined
+                                       and the host's answered, or "" */
     double seconds[XG_WT_N_STEPS];  /* per step, summed over chunks */
 };
 

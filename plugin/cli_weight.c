@@ -301,11 +301,15 @@ int xg_cli_weight(int argc, char **argv)
                               r.weights + r.term_off[t], r.term_off[t + 1] - r.term_off[t]);
         int rc2 = xg_wout_close(&w, !rc);
         if (!rc) rc = rc2;
-        if (!rc && !quiet)
-            fprintf(stderr, "xapian-gpu weight: %s engine%s, %u chunk(s), %u terms\n",
+        if (!rc && !quiet) {
+            fprintf(stderr, "xapian-gpu weight: %s engine%s, %u chunk(s), %u terms%s\n",
                     r.engine == XG_WT_GPU ? "GPU" : "CPU",
                     r.fell_back ? " (after a GPU hash collision)" : "", r.n_chunks,
-                    r.n_terms);
+                    r.n_terms, r.dict_on_gpu ? ", dictionary on the GPU" : "");
+            if (r.dict_declined[0])
+                fprintf(stderr, "xapian-gpu weight: the host built the dictionary: %s\n",
+                        r.dict_declined);
+        }
         n_docs = r.n_docs;
         n_postings = r.n_postings;
         xg_wt_result_free(&r);

@@ -277,10 +277,13 @@ static int bench_one(double mb, uint64_t budget, int cpu_runs, struct bench_row 
     o.device_memory = budget;
     o.engine = XG_WT_GPU;
     struct xg_wt_result g, c;
+    t0 = now();
     if (xg_wt_run(&in, &o, &g)) {          /* warm-up */
         printf("FAIL gpu: %s\n", xg_last_error());
         return 1;
     }
+    printf("warm-up run %.3f s (the process's first also pays for the CUDA context and "
+           "the pinned staging)\n", now() - t0);
     xg_wt_result_free(&g);
     double wall[3], step[3][XG_WT_N_STEPS], bytes[XG_WT_N_STEPS];
     xg_wt_gpu_traffic(bytes, 1);
@@ -312,10 +315,11 @@ static int bench_one(double mb, uint64_t budget, int cpu_runs, struct bench_row 
     row->chunks = g.n_chunks;
     const double peak = peak_bandwidth();
     printf("%llu words, %llu documents, %u terms, %llu postings, %u chunks; GPU run "
-           "%.3f s (median of 3), CPU twin %.3f s on %u threads; outputs %s\n",
+           "%.3f s (median of 3), CPU twin %.3f s on %u threads; outputs %s; %s%s\n",
            (unsigned long long)g.total_length, (unsigned long long)g.n_docs, g.n_terms,
            (unsigned long long)g.n_postings, g.n_chunks, sorted[1], cpu, xg_wt_cores(),
-           row->identical ? "bit-identical" : "DIFFER");
+           row->identical ? "bit-identical" : "DIFFER",
+           g.dict_on_gpu ? "dictionary on the GPU" : "host dictionary: ", g.dict_declined);
     printf("%-10s %9s %6s %10s %8s %7s   (GPU steps: cudaEvent time, both passes; "
            "host steps: wall)\n", "step", "ms", "%", "est. MB", "GB/s", "% peak");
     double total = 0;
