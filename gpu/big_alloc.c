@@ -5,7 +5,10 @@
 #include "big_alloc.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+
+#include "wt_int.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
 
@@ -18,5 +21,33 @@ void *xg_big_alloc(size_t n)
 #ifdef MADV_HUGEPAGE
     madvise(p, m, MADV_HUGEPAGE);   /* advice only: 4 KB pages work too */
 #endif
+    return p;
+}
+
+struct touch {
+    char *p;
+    size_t n;
+};
+
+static void *touch_share(void *arg)
+{
+    const struct touch *t = arg;
+    memset(t->p, 0, t->n);
+    return NULL;
+}
+
+void *xg_big_alloc_touched(size_t n, uint32_t threads)
+{
+    char *p = xg_big_alloc(n);
+    if (!p || n < HUGE_PAGE) return p;
+    struct touch t[64];
+    uint32_t k = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    const size_t pages = (n + HUGE_PAGE - 1) / HUGE_PAGE;
+    if (pages < k) k = (uint32_t)pages;
+    for (uint32_t i = 0; i < k; ++i) {
+        const size_t lo = pages * i / k * HUGE_PAGE, hi = pages * (i + 1) / k * HUGE_PAGE;
+        t[i] = (struct touch){p + lo, (hi < n ? hi : n) - lo};
+    }
+    xg_wt_run_threads(k, touch_share, t, sizeof *t);
     return p;
 }

@@ -11,8 +11,13 @@
 #define XG_BIG_ALLOC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* n bytes (at least 1), or NULL. */
 void *xg_big_alloc(size_t n);
+/* The same, every page touched by `threads` threads over large shares:
+ * for memory that many small copies fill later (each would otherwise
+ * fault its pages in on the few threads that copy it). */
+void *xg_big_alloc_touched(size_t n, uint32_t threads);
 
 #endif

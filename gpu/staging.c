@@ -85,6 +85,15 @@ static int ready(struct xg_staging *s)
     return 1;
 }
 
+/* Pieces of a quarter of the copy (whole MB, 1 to XG_STAGING_PIECE MB),
+ * so that a copy of a few MB overlaps its host copies with its DMA too. */
+static size_t piece_for(size_t n)
+{
+    size_t p = (n / 4 + ((size_t)1 << 20) - 1) >> 20 << 20;
+    if (p < ((size_t)1 << 20)) p = (size_t)1 << 20;
+    return p < XG_STAGING_PIECE ? p : XG_STAGING_PIECE;
+}
+
 int xg_staging_htod(struct xg_staging *s, void *d_dst, const void *src, size_t n)
 {
     if (!n) return XG_OK;
@@ -94,8 +103,9 @@ int xg_staging_htod(struct xg_staging *s, void *d_dst, const void *src, size_t n
                       "copy to device");
         return XG_OK;
     }
-    for (size_t off = 0, k = 0; off < n; off += XG_STAGING_PIECE, ++k) {
-        const size_t m = n - off < XG_STAGING_PIECE ? n - off : XG_STAGING_PIECE;
+    const size_t piece = piece_for(n);
+    for (size_t off = 0, k = 0; off < n; off += piece, ++k) {
+        const size_t m = n - off < piece ? n - off : piece;
         const int b = (int)(k & 1);
         XG_CUDA_CHECK(cudaEventSynchronize(s->ev[b]), "staging wait");
         copy(s, s->h[b], (const char *)src + off, m);
@@ -118,10 +128,10 @@ int xg_staging_dtoh(struct xg_staging *s, void *dst, const void *d_src, size_t n
     /* Piece k comes over into buffer k & 1 while piece k - 1 is copied
      * out of the other; a buffer is free again before piece k + 2. */
     size_t prev_off = 0, prev_m = 0;
-    for (size_t off = 0, k = 0;; off += XG_STAGING_PIECE, ++k) {
+    const size_t piece = piece_for(n);
+    for (size_t off = 0, k = 0;; off += piece, ++k) {
         const int b = (int)(k & 1);
-        const size_t m = off < n ? (n - off < XG_STAGING_PIECE ? n - off : XG_STAGING_PIECE)
-                                 : 0;
+        const size_t m = off < n ? (n - off < piece ? n - off : piece) : 0;
         if (m) {
             XG_CUDA_CHECK(cudaMemcpyAsync(s->h[b], (const char *)d_src + off, m,
                                           cudaMemcpyDeviceToHost, s->stream),

@@ -238,8 +238,12 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
 {
     struct xg_wt_result *r = u->r;
     const uint64_t np = r->n_postings;
-    struct arena a = {xg_big_alloc((np + 1) * 4), xg_big_alloc((np + 1) * 4),
-                      xg_big_alloc((np + 1) * 8), malloc((u->n_chunks + 1) * 8)};
+    /* Every chunk's copies land in a few MB of it: touched beforehand on
+     * all cores, its pages do not fault in on the copy's few threads. */
+    struct arena a = {xg_big_alloc_touched((np + 1) * 4, u->threads),
+                      xg_big_alloc_touched((np + 1) * 4, u->threads),
+                      xg_big_alloc_touched((np + 1) * 8, u->threads),
+                      malloc((u->n_chunks + 1) * 8)};
     int rc = a.term && a.doc && a.weight && a.off
                  ? XG_OK : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     if (!rc && gpu) rc = xg_wt_gpu_tables(u->g, tb);
