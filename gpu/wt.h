@@ -4,13 +4,16 @@
  *         collection in the seed format, on the GPU or on its multi-
  *         threaded CPU twin, with bit-identical results.
  *
- *  wt.c drives both engines through the same chunk plan (documents never
- *  straddle chunks) and two passes: pass 1 gives document lengths and the
- *  global dictionary with each term's df; the host then ranks the terms in
- *  byte order (term id = rank) and computes every per-term and per-document
- *  constant with glibc; pass 2 gives each chunk's postings sorted by term
- *  id then document, with tf and weight, which the host places in the
- *  global order.  The engines: wt_ref.c (pthreads) and wt_cuda.c + wt.cu.
+ *  wt.c drives both engines through the same chunk plan (wt_plan.c:
+ *  documents never straddle chunks) and two passes: pass 1 gives document
+ *  lengths and the global dictionary with each term's df; the terms are
+ *  ranked in byte order (term id = rank) and every per-term and
+ *  per-document constant is computed on the host with glibc; pass 2 gives
+ *  each chunk's postings sorted by term id then document, with tf and
+ *  weight, which are gathered into the global order.  The engines: wt_ref.c
+ *  (pthreads) and the GPU's (wt_cuda*.c + wt.cu), which keeps the
+ *  dictionary on the device: in core in one pass (wt_cuda_whole.c), in
+ *  chunks across both passes (wt_cuda_dict.c).
  */
 #ifndef XG_WT_H
 #define XG_WT_H
