@@ -31,6 +31,7 @@ static char *kept[2];
 
 void xg_staging_free(struct xg_staging *s)
 {
+    xg_staging_unpin(s);
     if (s->stream) cudaStreamSynchronize(s->stream);
     pthread_mutex_lock(&kept_mu);
     if (s->h[0] && s->h[1] && !kept[0]) {
@@ -94,9 +95,40 @@ static size_t piece_for(size_t n)
     return p < XG_STAGING_PIECE ? p : XG_STAGING_PIECE;
 }
 
+int xg_staging_pin(struct xg_staging *s, const void *p, size_t n)
+{
+    xg_staging_unpin(s);
+    if (!n) return 1;
+    /* Read-only where the device allows it (the buffer may be a read-only
+     * mapping), else plain. */
+    if (cudaHostRegister((void *)p, n, cudaHostRegisterReadOnly) &&
+        cudaHostRegister((void *)p, n, cudaHostRegisterDefault)) {
+        cudaGetLastError();
+        return 1;
+    }
+    s->src_lo = p;
+    s->src_hi = (const char *)p + n;
+    return 0;
+}
+
+void xg_staging_unpin(struct xg_staging *s)
+{
+    if (!s->src_lo) return;
+    if (s->stream) cudaStreamSynchronize(s->stream);
+    cudaHostUnregister((void *)s->src_lo);
+    cudaGetLastError();
+    s->src_lo = s->src_hi = NULL;
+}
+
 int xg_staging_htod(struct xg_staging *s, void *d_dst, const void *src, size_t n)
 {
     if (!n) return XG_OK;
+    const char *c = src;
+    if (s->src_lo && c >= s->src_lo && c + n <= s->src_hi) {
+        XG_CUDA_CHECK(cudaMemcpyAsync(d_dst, src, n, cudaMemcpyHostToDevice, s->stream),
+                      "copy to device");
+        return XG_OK;
+    }
     if (n < XG_STAGING_MIN || !ready(s)) {
         /* From pageable memory the call returns once src is staged. */
         XG_CUDA_CHECK(cudaMemcpyAsync(d_dst, src, n, cudaMemcpyHostToDevice, s->stream),

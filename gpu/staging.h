@@ -23,6 +23,9 @@ struct xg_staging {
     char *h[2];             /* pinned, allocated at the first large copy */
     cudaEvent_t ev[2];      /* the last DMA from or into h[b] */
     int failed;             /* no pinned memory: every copy goes direct */
+    const char *src_lo, *src_hi;    /* host memory already pinned (the
+                                       caller's, xg_staging_pin): copies
+                                       from it go straight to the DMA */
 };
 
 /* Nothing is allocated until the first large copy. */
@@ -30,6 +33,15 @@ void xg_staging_init(struct xg_staging *s, cudaStream_t stream, uint32_t threads
 /* Waits for the stream, then frees the buffers; one pair is kept for the
  * process's next staging (pinning them costs more than a large copy). */
 void xg_staging_free(struct xg_staging *s);
+
+/* Page-lock the caller's buffer [p, p + n) for the copies from it (the
+ * weight engine's input, which crosses twice when it runs in chunks):
+ * they then go by DMA alone, asynchronously; the buffer must stay as it
+ * is until xg_staging_unpin.  Costs about 42 ms per GB (H100 host), so
+ * only for data that crosses more than once.  0: pinned; otherwise the
+ * copies stage as before. */
+int xg_staging_pin(struct xg_staging *s, const void *p, size_t n);
+void xg_staging_unpin(struct xg_staging *s);
 
 /* Host to device: returns once src may be reused (the DMA may still be
  * running; work queued on the stream after it sees the bytes). */

@@ -73,6 +73,7 @@ struct run {
     uint32_t *doclen;
     uint64_t n_docs;
     int counted;            /* n_docs and the chunks' documents are known */
+    int planned_docs;       /* the plan counted the chunks' documents */
     struct xg_wt_dict dict;
 };
 
@@ -95,7 +96,8 @@ static int count_chunks(struct run *u)
         struct xg_wt_chunk *k = &u->ch[c];
         k->doc_base = u->n_docs;
         const size_t lo = (size_t)(k->buf - u->in->buf);
-        k->n_docs = xg_wt_count_docs(u->in->buf, lo, lo + k->len, u->threads);
+        if (!u->planned_docs)
+            k->n_docs = xg_wt_count_docs(u->in->buf, lo, lo + k->len, u->threads);
         u->n_docs += k->n_docs;
     }
     return alloc_doclen(u);
@@ -582,7 +584,8 @@ static int run_engine(struct run *u, int gpu)
  * them), the documents. */
 static int setup(struct run *u, uint64_t avail, int defer_count)
 {
-    int rc = xg_wt_plan(u->in->buf, u->in->len, avail, u->threads, &u->ch, &u->n_chunks);
+    int rc = xg_wt_plan(u->in->buf, u->in->len, avail, u->threads, &u->ch, &u->n_chunks,
+                        &u->planned_docs);
     if (!rc) rc = xg_wt_dict_init(&u->dict, 1 << 16);
     if (!rc && !(defer_count && u->n_chunks == 1)) rc = count_chunks(u);
     return rc;
@@ -622,6 +625,7 @@ int xg_wt_run(const struct xg_wt_input *in, const struct xg_wt_opts *o,
         if (!rc) {
             uint64_t budget = o->device_memory ? o->device_memory : free_bytes / 10 * 9;
             rc = setup(&u, chunk_avail(budget), 1);
+            if (!rc && u.n_chunks > 1) xg_wt_gpu_pin_input(u.g, in->buf, in->len);
             r->seconds[XG_WT_STEP_SETUP] += xg_wt_now() - t0;
             if (!rc) rc = run_engine(&u, 1);
             r->engine = XG_WT_GPU;

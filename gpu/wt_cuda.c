@@ -161,6 +161,11 @@ static int open_dev(struct xg_wt_gpu *g, uint64_t budget, uint64_t *free_bytes)
     return xg_wt_dalloc(g, (void **)&g->d_small, 64, "counters");
 }
 
+void xg_wt_gpu_pin_input(xg_wt_gpu *g, const char *buf, size_t len)
+{
+    xg_staging_pin(&g->stage, buf, len);
+}
+
 int xg_wt_gpu_open(uint64_t budget, xg_wt_gpu **out, uint64_t *free_bytes)
 {
     *out = NULL;

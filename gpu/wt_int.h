@@ -80,10 +80,11 @@ struct xg_wt_chunk {
 /* The chunk plan (wt_plan.c): chunks of whole documents (at most 2^31
  * bytes each) whose cost above is at most `avail` device bytes, their
  * words counted on `threads` threads when one chunk of the worst case
- * (a word per 2 bytes) would not fit; buf, len and words set.  A
+ * (a word per 2 bytes) would not fit; buf, len and words set, and, when
+ * the words were counted (*docs_counted), n_docs from the same pass.  A
  * document that fits no chunk is XG_ERR_NOMEM. */
 int xg_wt_plan(const char *b, size_t len, uint64_t avail, uint32_t threads,
-               struct xg_wt_chunk **ch, uint32_t *n);
+               struct xg_wt_chunk **ch, uint32_t *n, int *docs_counted);
 /* Documents starting in b[lo, hi) (lo a document start). */
 uint32_t xg_wt_count_docs(const char *b, size_t lo, size_t hi, uint32_t threads);
 
@@ -135,6 +136,9 @@ int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
 typedef struct xg_wt_gpu xg_wt_gpu;
 int xg_wt_gpu_open(uint64_t budget, xg_wt_gpu **g, uint64_t *free_bytes);
 void xg_wt_gpu_close(xg_wt_gpu *g);
+/* A run in chunks uploads the input twice: page-lock it for the run (the
+ * uploads then skip the staging); failing that, they stage. */
+void xg_wt_gpu_pin_input(xg_wt_gpu *g, const char *buf, size_t len);
 /* XG_ERR_UNSUPPORTED: two different words of the chunk share a hash. */
 int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mask,
                     uint32_t *doclen, struct xg_wt_p1 *list, double *seconds);

@@ -68,12 +68,14 @@ uint32_t xg_wt_count_docs(const char *b, size_t lo, size_t hi, uint32_t threads)
     return (uint32_t)n;
 }
 
-/* Word starts per block: pre[k] = the words starting before block k
- * (pre[0] = 0, n_blocks + 1 entries). */
+/* Per block, the word starts and the document starts found by the
+ * pattern (two newlines before, none at it): pre[k], pre_docs[k] = those
+ * before block k (n_blocks + 1 entries each), so that the plan knows every
+ * chunk's words and documents from one pass over the text. */
 struct block_share {
     const char *b;
     size_t len;
-    uint64_t *pre;
+    uint64_t *pre, *pre_docs;
     size_t lo, hi;          /* blocks */
 };
 
@@ -82,31 +84,61 @@ static void *block_share(void *arg)
     const struct block_share *s = arg;
     for (size_t k = s->lo; k < s->hi; ++k) {
         const size_t a = k * BLOCK, e = a + BLOCK < s->len ? a + BLOCK : s->len;
-        uint64_t n = a == 0 && s->b[0] != '\n';
+        uint64_t n = a == 0 && s->b[0] != '\n', d = 0;
         if (e > (a ? a : 1)) {
             struct count_share c = {(const unsigned char *)s->b, a ? a : 1, e, 0, 0};
             count_share(&c);
             n += c.n;
         }
+        if (e > (a > 2 ? a : 2)) {
+            struct count_share c = {(const unsigned char *)s->b, a > 2 ? a : 2, e, 1, 0};
+            count_share(&c);
+            d = c.n;
+        }
         s->pre[k + 1] = n;
+        s->pre_docs[k + 1] = d;
     }
     return NULL;
 }
 
-static uint64_t *word_blocks(const char *b, size_t len, uint32_t threads, size_t *n_blocks)
+static uint64_t *count_blocks(const char *b, size_t len, uint32_t threads, size_t *n_blocks,
+                              uint64_t **pre_docs)
 {
     const size_t nb = (len + BLOCK - 1) / BLOCK;
-    uint64_t *pre = calloc(nb + 1, sizeof *pre);
+    uint64_t *pre = calloc(2 * (nb + 1), sizeof *pre);
     if (!pre) return NULL;
+    *pre_docs = pre + nb + 1;
     struct block_share s[256];
     uint32_t t = threads < 1 ? 1 : threads > 256 ? 256 : threads;
     if (nb < t) t = (uint32_t)(nb ? nb : 1);
     for (uint32_t i = 0; i < t; ++i)
-        s[i] = (struct block_share){b, len, pre, nb * i / t, nb * (i + 1) / t};
+        s[i] = (struct block_share){b, len, pre, *pre_docs, nb * i / t, nb * (i + 1) / t};
     xg_wt_run_threads(t, block_share, s, sizeof *s);
-    for (size_t k = 0; k < nb; ++k) pre[k + 1] += pre[k];
+    for (size_t k = 0; k < nb; ++k) {
+        pre[k + 1] += pre[k];
+        (*pre_docs)[k + 1] += (*pre_docs)[k];
+    }
     *n_blocks = nb;
     return pre;
+}
+
+/* Pattern document starts in [p, q) (p >= 2): whole blocks from the
+ * counts, the partial ones at either end counted. */
+static uint64_t pattern_docs(const char *b, const uint64_t *pre_docs, size_t p, size_t q)
+{
+    const size_t kp = (p + BLOCK - 1) / BLOCK, kq = q / BLOCK;
+    struct count_share c = {(const unsigned char *)b, p, q, 1, 0};
+    if (kp >= kq) {                     /* within one block, or two halves */
+        count_share(&c);
+        return c.n;
+    }
+    uint64_t n = pre_docs[kq] - pre_docs[kp];
+    c.hi = kp * BLOCK;
+    count_share(&c);
+    n += c.n;
+    c = (struct count_share){(const unsigned char *)b, kq * BLOCK, q, 1, 0};
+    count_share(&c);
+    return n + c.n;
 }
 
 /* ---- the plan -------------------------------------------------------- */
@@ -127,16 +159,18 @@ static uint64_t words_in(const uint64_t *pre, size_t nb, size_t p, size_t q)
 }
 
 int xg_wt_plan(const char *b, size_t len, uint64_t avail, uint32_t threads,
-               struct xg_wt_chunk **out, uint32_t *n_out)
+               struct xg_wt_chunk **out, uint32_t *n_out, int *docs_counted)
 {
     *out = NULL;
     *n_out = 0;
+    *docs_counted = 0;
     size_t p = 0;
     while (p < len && b[p] == '\n') ++p;        /* leading blank lines */
     /* No word count when even one word per 2 bytes fits. */
     const int fits = len <= MAX_CHUNK && need(len - p, (len - p) / 2 + 1) <= avail;
     size_t nb = 0;
-    uint64_t *pre = fits ? NULL : word_blocks(b, len, threads, &nb);
+    uint64_t *pre_docs = NULL;
+    uint64_t *pre = fits ? NULL : count_blocks(b, len, threads, &nb, &pre_docs);
     if (!fits && !pre) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     size_t cap = 16, k = 0;
     struct xg_wt_chunk *ch = calloc(cap + 1, sizeof *ch);
@@ -162,26 +196,39 @@ int xg_wt_plan(const char *b, size_t len, uint64_t avail, uint32_t threads,
             }
             /* ... cut back to a document start, unless it reaches the end. */
             q = lo;
-            if (q < len) {
+            if (q < len)
                 while (q > p && !is_doc_start(b, q, len)) --q;
-                if (q == p) {
-                    q = p + 1;
-                    while (q < len && !is_doc_start(b, q, len)) ++q;
-                    rc = xg_set_error(XG_ERR_NOMEM, "weight: a document of %zu bytes does "
-                                      "not fit the --device-memory budget (%llu bytes of "
-                                      "device memory for a chunk)", q - p,
-                                      (unsigned long long)avail);
-                    break;
-                }
+        }
+        uint64_t words = fits ? (q - p) / 2 + 1 : words_in(pre, nb, p, q);
+        if (q == p) {
+            /* Not even the first document by the blocks' bound: it alone
+             * if its exact words fit. */
+            q = p + 1;
+            while (q < len && !is_doc_start(b, q, len)) ++q;
+            struct count_share c = {(const unsigned char *)b, p + 1, q, 0, 0};
+            count_share(&c);
+            words = 1 + c.n;
+            if (need(q - p, words) > avail) {
+                rc = xg_set_error(XG_ERR_NOMEM, "weight: a document of %zu bytes does not "
+                                  "fit the --device-memory budget (%llu bytes of device "
+                                  "memory for a chunk)", q - p, (unsigned long long)avail);
+                break;
             }
         }
         ch[k].buf = b + p;
         ch[k].len = q - p;
-        ch[k].words = fits ? (q - p) / 2 + 1 : words_in(pre, nb, p, q);
+        ch[k].words = words;
+        if (!fits) {
+            /* p starts a document; the others are the pattern's in
+             * (p, q) (none can be at p + 1, where b[p] is a word). */
+            const size_t from = p + 1 > 2 ? p + 1 : 2;
+            ch[k].n_docs = 1 + (uint32_t)(q > from ? pattern_docs(b, pre_docs, from, q) : 0);
+        }
         ++k;
         p = q;
     }
     free(pre);
+    if (!fits) *docs_counted = 1;
     if (rc) {
         free(ch);
         return rc;

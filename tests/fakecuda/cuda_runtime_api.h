@@ -65,6 +65,20 @@ static inline cudaError_t cudaHostAlloc(void **p, size_t n, unsigned flags)
     return cudaMalloc(p, n);
 }
 static inline cudaError_t cudaFreeHost(void *p) { return cudaFree(p); }
+#define cudaHostRegisterDefault 0
+#define cudaHostRegisterReadOnly 8
+static inline cudaError_t cudaHostRegister(void *p, size_t n, unsigned flags)
+{
+    (void)p;
+    (void)n;
+    (void)flags;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaHostUnregister(void *p)
+{
+    (void)p;
+    return cudaSuccess;
+}
 static inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind k)
 {
     (void)k;
