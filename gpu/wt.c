@@ -146,11 +146,14 @@ static int pass1(struct run *u, int gpu)
 }
 
 /* Pass 2's postings, chunk after chunk, each chunk's sorted by term id
- * then chunk-local document: chunk c's are [off[c], off[c + 1]). */
+ * then chunk-local document: chunk c's postings are [off[c], off[c + 1])
+ * and its runs of one term [roff[c], roff[c + 1]), each run's term and
+ * first posting (counted from off[c]). */
 struct arena {
-    uint32_t *term, *doc;
+    uint32_t *doc;
     double *weight;
-    uint64_t *off;
+    uint32_t *run_term, *run_start;
+    uint64_t *off, *roff;
 };
 
 /* Result terms [lo, hi): every chunk's run of each term in turn, so that
@@ -176,11 +179,11 @@ static void *gather_terms(void *arg)
         g->bad = 2;
         return NULL;
     }
-    for (uint32_t c = 0; c < u->n_chunks; ++c) {   /* the first posting >= lo */
-        uint64_t l = a->off[c], h = a->off[c + 1];
+    for (uint32_t c = 0; c < u->n_chunks; ++c) {   /* the first run >= lo */
+        uint64_t l = a->roff[c], h = a->roff[c + 1];
         while (l < h) {
             const uint64_t m = l + (h - l) / 2;
-            if (a->term[m] < g->lo) l = m + 1;
+            if (a->run_term[m] < g->lo) l = m + 1;
             else h = m;
         }
         cur[c] = l;
@@ -188,14 +191,17 @@ static void *gather_terms(void *arg)
     uint64_t out = r->term_off[g->lo];
     for (uint32_t t = g->lo; t < g->hi && !g->bad; ++t) {
         for (uint32_t c = 0; c < u->n_chunks; ++c) {
-            const uint64_t e = a->off[c + 1], base = u->ch[c].doc_base;
-            uint64_t i = cur[c];
-            for (; i < e && a->term[i] == t; ++i, ++out) {
+            const uint64_t k = cur[c];
+            if (k == a->roff[c + 1] || a->run_term[k] != t) continue;
+            const uint64_t base = u->ch[c].doc_base, from = a->off[c] + a->run_start[k];
+            const uint64_t to = k + 1 < a->roff[c + 1] ? a->off[c] + a->run_start[k + 1]
+                                                       : a->off[c + 1];
+            for (uint64_t i = from; i < to; ++i, ++out) {
                 const uint64_t d = base + a->doc[i];
                 r->docids[out] = map ? map[d] : (uint32_t)(d + 1);
                 r->weights[out] = a->weight[i];
             }
-            cur[c] = i;
+            cur[c] = k + 1;
         }
         if (out != r->term_off[t + 1]) g->bad = 1;
     }
@@ -230,10 +236,25 @@ static int gather(const struct run *u, const struct arena *a)
 
 static void arena_free(struct arena *a)
 {
-    free(a->term);
     free(a->doc);
     free(a->weight);
+    free(a->run_term);
+    free(a->run_start);
     free(a->off);
+    free(a->roff);
+}
+
+/* The twin's chunk: its sorted terms as runs. */
+static uint64_t runs_of(const uint32_t *term, uint64_t n, uint32_t *run_term,
+                        uint32_t *run_start)
+{
+    uint64_t nr = 0;
+    for (uint64_t i = 0; i < n; ++i)
+        if (i == 0 || term[i] != term[i - 1]) {
+            run_term[nr] = term[i];
+            run_start[nr++] = (uint32_t)i;
+        }
+    return nr;
 }
 
 static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
@@ -241,24 +262,26 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
     struct xg_wt_result *r = u->r;
     const uint64_t np = r->n_postings;
     /* Every chunk's copies land in a few MB of it: touched beforehand on
-     * all cores, its pages do not fault in on the copy's few threads. */
+     * all cores, its pages do not fault in on the copy's few threads.
+     * The runs (fewer than the postings, unknown until then) are not. */
     struct arena a = {xg_big_alloc_touched((np + 1) * 4, u->threads),
-                      xg_big_alloc_touched((np + 1) * 4, u->threads),
                       xg_big_alloc_touched((np + 1) * 8, u->threads),
-                      malloc((u->n_chunks + 1) * 8)};
-    int rc = a.term && a.doc && a.weight && a.off
+                      xg_big_alloc((np + 1) * 4), xg_big_alloc((np + 1) * 4),
+                      malloc((u->n_chunks + 1) * 8), malloc((u->n_chunks + 1) * 8)};
+    int rc = a.doc && a.weight && a.run_term && a.run_start && a.off && a.roff
                  ? XG_OK : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     if (!rc && gpu) rc = xg_wt_gpu_tables(u->g, tb);
-    uint64_t at = 0;
+    uint64_t at = 0, rat = 0;
     for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
         progress(u, "pass 2 (weights)", c);
         const struct xg_wt_chunk *k = &u->ch[c];
         a.off[c] = at;
-        uint64_t n = 0;
+        a.roff[c] = rat;
+        uint64_t n = 0, nr = 0;
         double t0 = xg_wt_now();
         if (gpu) {
-            rc = xg_wt_gpu_pass2(u->g, k, tb, np - at, a.term + at, a.doc + at, a.weight + at,
-                                 &n, r->seconds);
+            rc = xg_wt_gpu_pass2(u->g, k, tb, np - at, a.doc + at, a.weight + at,
+                                 a.run_term + rat, a.run_start + rat, &n, &nr, r->seconds);
         } else {
             struct xg_wt_p2 p = {0};
             rc = xg_wt_ref_pass2(k, u->threads, tb, &p);
@@ -268,21 +291,23 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
                 rc = xg_set_error(XG_ERR_FORMAT, "weight: chunk %u has more postings than "
                                   "pass 1 counted", c);
             if (!rc) {
-                xg_wt_memcpy(a.term + at, p.term, p.n * 4, u->threads);
                 xg_wt_memcpy(a.doc + at, p.doc, p.n * 4, u->threads);
                 xg_wt_memcpy(a.weight + at, p.weight, p.n * 8, u->threads);
                 n = p.n;
+                nr = runs_of(p.term, p.n, a.run_term + rat, a.run_start + rat);
             }
             xg_wt_p2_free(&p);
             r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
         }
         at += n;
+        rat += nr;
     }
     if (!rc && at != np)
         rc = xg_set_error(XG_ERR_FORMAT, "weight: pass 2 found %llu postings, pass 1 %llu",
                           (unsigned long long)at, (unsigned long long)np);
     if (!rc) {
         a.off[u->n_chunks] = at;
+        a.roff[u->n_chunks] = rat;
         const double t0 = xg_wt_now();
         rc = gather(u, &a);
         r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;

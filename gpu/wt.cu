@@ -326,8 +326,9 @@ extern "C" int xg_wt_tmp_bytes(uint32_t len, uint32_t words, size_t *bytes)
     CUB_TRY(cub::DeviceRadixSort::SortPairs(nullptr, b[3], kb, vb, words, 0, 64));
     CUB_TRY(cub::DeviceRadixSort::SortKeys(nullptr, b[4], kb, words, 0, 64));
     CUB_TRY(cub::DeviceRunLengthEncode::Encode(nullptr, b[5], k, k, u, u, words));
+    CUB_TRY(cub::DeviceRunLengthEncode::Encode(nullptr, b[6], u, u, u, u, words));
     size_t m = 0;
-    for (int i = 0; i < 6; ++i) m = b[i] > m ? b[i] : m;
+    for (int i = 0; i < 7; ++i) m = b[i] > m ? b[i] : m;
     *bytes = m;
     return 0;
 }
@@ -559,4 +560,16 @@ extern "C" int xg_wt_dd_ids_gpu(const uint64_t *d_key, uint32_t *d_val, uint64_t
     dd_by_id_kernel<<<blocks(nt), THREADS, 0, stream>>>(d_rank, nt, t, d_id_goff, d_id_len,
                                                         d_id_df);
     return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_term_runs_gpu(const uint32_t *d_term, uint32_t np, uint32_t *d_run_term,
+                                   uint32_t *d_run_len, uint32_t *d_run_start, uint32_t *d_nr,
+                                   void *d_tmp, size_t tmp_bytes, cudaStream_t stream)
+{
+    if (!np) return (int)cudaMemsetAsync(d_nr, 0, 4, stream);
+    CUB_TRY(cub::DeviceRunLengthEncode::Encode(d_tmp, tmp_bytes, d_term, d_run_term,
+                                               d_run_len, d_nr, np, stream));
+    /* Over all np entries: the ones past the runs are never read. */
+    return (int)cub::DeviceScan::ExclusiveSum(d_tmp, tmp_bytes, d_run_len, d_run_start, np,
+                                              stream);
 }

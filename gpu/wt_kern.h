@@ -123,6 +123,13 @@ int xg_wt_weights_gpu(const uint64_t *d_uniq, const uint32_t *d_tf,
                       uint32_t *d_term, uint32_t *d_doc, double *d_w,
                       struct CUstream_st *stream);
 
+/* A chunk's postings' terms (sorted) as runs: each run's term, length
+ * (scratch) and first posting, *d_nr runs (the host gathers them into
+ * term order: a run per term and chunk instead of a term per posting). */
+int xg_wt_term_runs_gpu(const uint32_t *d_term, uint32_t np, uint32_t *d_run_term,
+                        uint32_t *d_run_len, uint32_t *d_run_start, uint32_t *d_nr,
+                        void *d_tmp, size_t tmp_bytes, struct CUstream_st *stream);
+
 /* The in-core run on the device dictionary (wt_cuda_whole.c), step 6 (df
  * by the postings' term boundaries): d_first[t] = the first posting of
  * term t in the sorted distinct keys; a term without postings keeps what

@@ -407,3 +407,21 @@ int xg_wt_dd_ids_gpu(const uint64_t *d_key, uint32_t *d_val, uint64_t cap,
     }
     return 0;
 }
+
+int xg_wt_term_runs_gpu(const uint32_t *d_term, uint32_t np, uint32_t *d_run_term,
+                        uint32_t *d_run_len, uint32_t *d_run_start, uint32_t *d_nr, void *d_tmp,
+                        size_t tmp_bytes, struct CUstream_st *stream)
+{
+    (void)d_tmp, (void)tmp_bytes, (void)stream;
+    uint32_t nr = 0;
+    for (uint32_t i = 0; i < np; ++i) {
+        if (i == 0 || d_term[i] != d_term[i - 1]) {
+            d_run_term[nr] = d_term[i];
+            d_run_start[nr] = i;
+            d_run_len[nr++] = 0;
+        }
+        ++d_run_len[nr - 1];
+    }
+    *d_nr = nr;
+    return 0;
+}
