@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #define XG_STAGING_PIECE ((size_t)32 << 20)  /* bytes per pinned buffer */
-#define XG_STAGING_MIN ((size_t)4 << 20)     /* smaller copies go direct */
+#define XG_STAGING_MIN ((size_t)1 << 20)     /* smaller copies go direct */
 
 struct xg_staging {
     cudaStream_t stream;    /* the owner's; the copies are ordered on it */

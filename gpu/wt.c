@@ -147,14 +147,17 @@ static int pass1(struct run *u, int gpu)
 
 /* Pass 2's postings, chunk after chunk, each chunk's sorted by term id
  * then chunk-local document: chunk c's postings are [off[c], off[c + 1])
- * and its runs of one term [roff[c], roff[c + 1]), each run's term and
- * first posting (counted from off[c]). */
+ * and its runs of one term [roff[c], roff[c + 1]), each run's term << 32
+ * | its first posting (counted from off[c]). */
 struct arena {
     uint32_t *doc;
     double *weight;
-    uint32_t *run_term, *run_start;
+    uint64_t *run;
     uint64_t *off, *roff;
 };
+
+#define RUN_TERM(x) ((uint32_t)((x) >> 32))
+#define RUN_START(x) ((uint32_t)(x))
 
 /* Result terms [lo, hi): every chunk's run of each term in turn, so that
  * each thread reads every chunk front to back and writes its part of the
@@ -183,7 +186,7 @@ static void *gather_terms(void *arg)
         uint64_t l = a->roff[c], h = a->roff[c + 1];
         while (l < h) {
             const uint64_t m = l + (h - l) / 2;
-            if (a->run_term[m] < g->lo) l = m + 1;
+            if (RUN_TERM(a->run[m]) < g->lo) l = m + 1;
             else h = m;
         }
         cur[c] = l;
@@ -192,9 +195,9 @@ static void *gather_terms(void *arg)
     for (uint32_t t = g->lo; t < g->hi && !g->bad; ++t) {
         for (uint32_t c = 0; c < u->n_chunks; ++c) {
             const uint64_t k = cur[c];
-            if (k == a->roff[c + 1] || a->run_term[k] != t) continue;
-            const uint64_t base = u->ch[c].doc_base, from = a->off[c] + a->run_start[k];
-            const uint64_t to = k + 1 < a->roff[c + 1] ? a->off[c] + a->run_start[k + 1]
+            if (k == a->roff[c + 1] || RUN_TERM(a->run[k]) != t) continue;
+            const uint64_t base = u->ch[c].doc_base, from = a->off[c] + RUN_START(a->run[k]);
+            const uint64_t to = k + 1 < a->roff[c + 1] ? a->off[c] + RUN_START(a->run[k + 1])
                                                        : a->off[c + 1];
             for (uint64_t i = from; i < to; ++i, ++out) {
                 const uint64_t d = base + a->doc[i];
@@ -238,22 +241,17 @@ static void arena_free(struct arena *a)
 {
     free(a->doc);
     free(a->weight);
-    free(a->run_term);
-    free(a->run_start);
+    free(a->run);
     free(a->off);
     free(a->roff);
 }
 
 /* The twin's chunk: its sorted terms as runs. */
-static uint64_t runs_of(const uint32_t *term, uint64_t n, uint32_t *run_term,
-                        uint32_t *run_start)
+static uint64_t runs_of(const uint32_t *term, uint64_t n, uint64_t *run)
 {
     uint64_t nr = 0;
     for (uint64_t i = 0; i < n; ++i)
-        if (i == 0 || term[i] != term[i - 1]) {
-            run_term[nr] = term[i];
-            run_start[nr++] = (uint32_t)i;
-        }
+        if (i == 0 || term[i] != term[i - 1]) run[nr++] = (uint64_t)term[i] << 32 | i;
     return nr;
 }
 
@@ -266,9 +264,9 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
      * The runs (fewer than the postings, unknown until then) are not. */
     struct arena a = {xg_big_alloc_touched((np + 1) * 4, u->threads),
                       xg_big_alloc_touched((np + 1) * 8, u->threads),
-                      xg_big_alloc((np + 1) * 4), xg_big_alloc((np + 1) * 4),
-                      malloc((u->n_chunks + 1) * 8), malloc((u->n_chunks + 1) * 8)};
-    int rc = a.doc && a.weight && a.run_term && a.run_start && a.off && a.roff
+                      xg_big_alloc((np + 1) * 8), malloc((u->n_chunks + 1) * 8),
+                      malloc((u->n_chunks + 1) * 8)};
+    int rc = a.doc && a.weight && a.run && a.off && a.roff
                  ? XG_OK : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     if (!rc && gpu) rc = xg_wt_gpu_tables(u->g, tb);
     uint64_t at = 0, rat = 0;
@@ -280,8 +278,8 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
         uint64_t n = 0, nr = 0;
         double t0 = xg_wt_now();
         if (gpu) {
-            rc = xg_wt_gpu_pass2(u->g, k, tb, np - at, a.doc + at, a.weight + at,
-                                 a.run_term + rat, a.run_start + rat, &n, &nr, r->seconds);
+            rc = xg_wt_gpu_pass2(u->g, k, tb, np - at, a.doc + at, a.weight + at, a.run + rat,
+                                 &n, &nr, r->seconds);
         } else {
             struct xg_wt_p2 p = {0};
             rc = xg_wt_ref_pass2(k, u->threads, tb, &p);
@@ -294,7 +292,7 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
                 xg_wt_memcpy(a.doc + at, p.doc, p.n * 4, u->threads);
                 xg_wt_memcpy(a.weight + at, p.weight, p.n * 8, u->threads);
                 n = p.n;
-                nr = runs_of(p.term, p.n, a.run_term + rat, a.run_start + rat);
+                nr = runs_of(p.term, p.n, a.run + rat);
             }
             xg_wt_p2_free(&p);
             r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;

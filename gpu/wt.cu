@@ -562,14 +562,25 @@ extern "C" int xg_wt_dd_ids_gpu(const uint64_t *d_key, uint32_t *d_val, uint64_t
     return (int)cudaPeekAtLastError();
 }
 
+static __global__ void pack_runs_kernel(const uint32_t *term, const uint32_t *start,
+                                        const uint32_t *nr, uint64_t *run)
+{
+    const uint32_t r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= *nr) return;
+    run[r] = (uint64_t)term[r] << 32 | start[r];
+}
+
 extern "C" int xg_wt_term_runs_gpu(const uint32_t *d_term, uint32_t np, uint32_t *d_run_term,
-                                   uint32_t *d_run_len, uint32_t *d_run_start, uint32_t *d_nr,
-                                   void *d_tmp, size_t tmp_bytes, cudaStream_t stream)
+                                   uint32_t *d_run_len, uint32_t *d_run_start, uint64_t *d_run,
+                                   uint32_t *d_nr, void *d_tmp, size_t tmp_bytes,
+                                   cudaStream_t stream)
 {
     if (!np) return (int)cudaMemsetAsync(d_nr, 0, 4, stream);
     CUB_TRY(cub::DeviceRunLengthEncode::Encode(d_tmp, tmp_bytes, d_term, d_run_term,
                                                d_run_len, d_nr, np, stream));
     /* Over all np entries: the ones past the runs are never read. */
-    return (int)cub::DeviceScan::ExclusiveSum(d_tmp, tmp_bytes, d_run_len, d_run_start, np,
-                                              stream);
+    CUB_TRY(cub::DeviceScan::ExclusiveSum(d_tmp, tmp_bytes, d_run_len, d_run_start, np,
+                                          stream));
+    pack_runs_kernel<<<blocks(np), THREADS, 0, stream>>>(d_run_term, d_run_start, d_nr, d_run);
+    return (int)cudaPeekAtLastError();
 }

@@ -220,8 +220,8 @@ static int compute2(xg_wt_gpu *g, const struct xg_wt_chunk *c, const struct xg_w
 
 int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                     const struct xg_wt_tables *t, uint64_t room, uint32_t *doc,
-                    double *weight, uint32_t *run_term, uint32_t *run_start, uint64_t *n,
-                    uint64_t *nr, double *seconds)
+                    double *weight, uint64_t *run, uint64_t *n, uint64_t *nr,
+                    double *seconds)
 {
     uint32_t np = 0;
     double *d_w = NULL;
@@ -230,8 +230,10 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     if (np > room)
         return xg_set_error(XG_ERR_FORMAT, "weight GPU: a chunk has %u postings, more than "
                             "the %llu pass 1 left", np, (unsigned long long)room);
-    /* The words' term ids, documents and tf are spent: runs there. */
-    XG_CUDA_CHECK(xg_wt_term_runs_gpu(g->d_start, np, g->d_len, g->d_doc, g->d_aux3,
+    /* The words' term ids and documents, tf and the distinct keys are
+     * spent: runs there. */
+    uint64_t *d_run = (uint64_t *)g->d_v;
+    XG_CUDA_CHECK(xg_wt_term_runs_gpu(g->d_start, np, g->d_len, g->d_doc, g->d_aux3, d_run,
                                       g->d_small + 6, g->d_tmp, g->tmp_bytes, g->stream),
                   "term runs");
     XG_CUDA_CHECK(cudaMemcpyAsync(g->h_small + 6, g->d_small + 6, 4, cudaMemcpyDeviceToHost,
@@ -239,8 +241,7 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "term runs");
     const uint32_t runs = g->h_small[6];
     const double t0 = xg_wt_now();
-    rc = xg_staging_dtoh(&g->stage, run_term, g->d_len, (size_t)runs * 4);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, run_start, g->d_aux3, (size_t)runs * 4);
+    rc = xg_staging_dtoh(&g->stage, run, d_run, (size_t)runs * 8);
     if (!rc) rc = xg_staging_dtoh(&g->stage, doc, g->d_aux2, (size_t)np * 4);
     if (!rc) rc = xg_staging_dtoh(&g->stage, weight, d_w, (size_t)np * 8);
     seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;

@@ -145,12 +145,12 @@ int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mas
 int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t);
 /* Pass 2 of one chunk: its n postings (sorted by term id, then
  * chunk-local document: each one's document and weight) and its *nr runs
- * of one term (the term, the run's first posting) into the caller's
+ * of one term (term << 32 | the run's first posting) into the caller's
  * arrays, which have room for `room` of each (more is XG_ERR_FORMAT). */
 int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                     const struct xg_wt_tables *t, uint64_t room, uint32_t *doc,
-                    double *weight, uint32_t *run_term, uint32_t *run_start, uint64_t *n,
-                    uint64_t *nr, double *seconds);
+                    double *weight, uint64_t *run, uint64_t *n, uint64_t *nr,
+                    double *seconds);
 /* The in-core GPU run on the device dictionary (wt_cuda_whole.c): the
  * text crosses once, and the dictionary (gdict.h), the sorted (term,
  * document) keys, tf and df stay on the device.  After _count the host

@@ -123,12 +123,14 @@ int xg_wt_weights_gpu(const uint64_t *d_uniq, const uint32_t *d_tf,
                       uint32_t *d_term, uint32_t *d_doc, double *d_w,
                       struct CUstream_st *stream);
 
-/* A chunk's postings' terms (sorted) as runs: each run's term, length
- * (scratch) and first posting, *d_nr runs (the host gathers them into
- * term order: a run per term and chunk instead of a term per posting). */
+/* A chunk's postings' terms (sorted) as *d_nr runs, each term << 32 |
+ * its first posting in d_run (the host gathers them into term order: a
+ * run per term and chunk instead of a term per posting); d_run_term,
+ * d_run_len, d_run_start are scratch of np entries. */
 int xg_wt_term_runs_gpu(const uint32_t *d_term, uint32_t np, uint32_t *d_run_term,
-                        uint32_t *d_run_len, uint32_t *d_run_start, uint32_t *d_nr,
-                        void *d_tmp, size_t tmp_bytes, struct CUstream_st *stream);
+                        uint32_t *d_run_len, uint32_t *d_run_start, uint64_t *d_run,
+                        uint32_t *d_nr, void *d_tmp, size_t tmp_bytes,
+                        struct CUstream_st *stream);
 
 /* The in-core run on the device dictionary (wt_cuda_whole.c), step 6 (df
  * by the postings' term boundaries): d_first[t] = the first posting of

@@ -36,11 +36,11 @@ int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t)
 
 int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                     const struct xg_wt_tables *t, uint64_t room, uint32_t *doc,
-                    double *weight, uint32_t *run_term, uint32_t *run_start, uint64_t *n,
-                    uint64_t *nr, double *seconds)
+                    double *weight, uint64_t *run, uint64_t *n, uint64_t *nr,
+                    double *seconds)
 {
-    (void)g; (void)c; (void)t; (void)room; (void)doc; (void)weight; (void)run_term;
-    (void)run_start; (void)n; (void)nr; (void)seconds;
+    (void)g; (void)c; (void)t; (void)room; (void)doc; (void)weight; (void)run; (void)n;
+    (void)nr; (void)seconds;
     return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
 }
 

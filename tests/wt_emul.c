@@ -409,8 +409,8 @@ int xg_wt_dd_ids_gpu(const uint64_t *d_key, uint32_t *d_val, uint64_t cap,
 }
 
 int xg_wt_term_runs_gpu(const uint32_t *d_term, uint32_t np, uint32_t *d_run_term,
-                        uint32_t *d_run_len, uint32_t *d_run_start, uint32_t *d_nr, void *d_tmp,
-                        size_t tmp_bytes, struct CUstream_st *stream)
+                        uint32_t *d_run_len, uint32_t *d_run_start, uint64_t *d_run,
+                        uint32_t *d_nr, void *d_tmp, size_t tmp_bytes, struct CUstream_st *stream)
 {
     (void)d_tmp, (void)tmp_bytes, (void)stream;
     uint32_t nr = 0;
@@ -422,6 +422,7 @@ int xg_wt_term_runs_gpu(const uint32_t *d_term, uint32_t np, uint32_t *d_run_ter
         }
         ++d_run_len[nr - 1];
     }
+    for (uint32_t r = 0; r < nr; ++r) d_run[r] = (uint64_t)d_run_term[r] << 32 | d_run_start[r];
     *d_nr = nr;
     return 0;
 }
