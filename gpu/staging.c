@@ -5,6 +5,7 @@
 #include "staging.h"
 
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_check.h"
@@ -95,29 +96,47 @@ static size_t piece_for(size_t n)
     return p < XG_STAGING_PIECE ? p : XG_STAGING_PIECE;
 }
 
-int xg_staging_pin(struct xg_staging *s, const void *p, size_t n)
+void xg_staging_pin(struct xg_staging *s, const void *p, size_t n)
 {
     xg_staging_unpin(s);
-    if (!n) return 1;
-    /* Read-only where the device allows it (the buffer may be a read-only
-     * mapping), else plain. */
-    if (cudaHostRegister((void *)p, n, cudaHostRegisterReadOnly) &&
-        cudaHostRegister((void *)p, n, cudaHostRegisterDefault)) {
-        cudaGetLastError();
-        return 1;
+    s->src_lo = s->src_hi = p;
+    s->src_want = (const char *)p + n;
+}
+
+void xg_staging_pin_until(struct xg_staging *s, uintptr_t until)
+{
+    const uintptr_t hi = (uintptr_t)s->src_hi, want = (uintptr_t)s->src_want;
+    if (!s->src_lo || until <= hi || hi >= want) return;
+    const size_t m = (size_t)((until < want ? until : want) - hi);
+    if (s->n_seg == s->cap_seg) {
+        const size_t cap = s->cap_seg ? 2 * s->cap_seg : 64;
+        const char **ns = realloc(s->seg, cap * sizeof *ns);
+        if (!ns) return;
+        s->seg = ns;
+        s->cap_seg = cap;
     }
-    s->src_lo = p;
-    s->src_hi = (const char *)p + n;
-    return 0;
+    /* Read-only where the device allows it (the buffer may be a read-only
+     * mapping), else plain; failing both, the rest stages. */
+    void *at = (void *)s->src_hi;
+    if (cudaHostRegister(at, m, cudaHostRegisterReadOnly) &&
+        cudaHostRegister(at, m, cudaHostRegisterDefault)) {
+        cudaGetLastError();
+        s->src_want = s->src_hi;
+        return;
+    }
+    s->seg[s->n_seg++] = s->src_hi;
+    s->src_hi += m;
 }
 
 void xg_staging_unpin(struct xg_staging *s)
 {
-    if (!s->src_lo) return;
-    if (s->stream) cudaStreamSynchronize(s->stream);
-    cudaHostUnregister((void *)s->src_lo);
+    if (s->n_seg && s->stream) cudaStreamSynchronize(s->stream);
+    for (size_t i = 0; i < s->n_seg; ++i) cudaHostUnregister((void *)s->seg[i]);
     cudaGetLastError();
-    s->src_lo = s->src_hi = NULL;
+    free(s->seg);
+    s->seg = NULL;
+    s->n_seg = s->cap_seg = 0;
+    s->src_lo = s->src_hi = s->src_want = NULL;
 }
 
 int xg_staging_htod(struct xg_staging *s, void *d_dst, const void *src, size_t n)

@@ -23,9 +23,12 @@ struct xg_staging {
     char *h[2];             /* pinned, allocated at the first large copy */
     cudaEvent_t ev[2];      /* the last DMA from or into h[b] */
     int failed;             /* no pinned memory: every copy goes direct */
-    const char *src_lo, *src_hi;    /* host memory already pinned (the
-                                       caller's, xg_staging_pin): copies
-                                       from it go straight to the DMA */
+    /* The caller's buffer to page-lock (xg_staging_pin), [src_lo,
+     * src_want): [src_lo, src_hi) is locked so far, in n_seg
+     * registrations; copies from there go straight to the DMA. */
+    const char *src_lo, *src_hi, *src_want;
+    const char **seg;
+    size_t n_seg, cap_seg;
 };
 
 /* Nothing is allocated until the first large copy. */
@@ -37,10 +40,13 @@ void xg_staging_free(struct xg_staging *s);
 /* Page-lock the caller's buffer [p, p + n) for the copies from it (the
  * weight engine's input, which crosses twice when it runs in chunks):
  * they then go by DMA alone, asynchronously; the buffer must stay as it
- * is until xg_staging_unpin.  Costs about 42 ms per GB (H100 host), so
- * only for data that crosses more than once.  0: pinned; otherwise the
- * copies stage as before. */
-int xg_staging_pin(struct xg_staging *s, const void *p, size_t n);
+ * is until xg_staging_unpin.  Locking costs about 42 ms per GB on the
+ * host (H100 host), so only for data that crosses more than once, and
+ * lazily: xg_staging_pin_until locks it up to `until` (within it), meant
+ * for while the host waits on the device anyway.  A copy from a part not
+ * yet locked (or if locking fails) stages as before. */
+void xg_staging_pin(struct xg_staging *s, const void *p, size_t n);
+void xg_staging_pin_until(struct xg_staging *s, uintptr_t until);
 void xg_staging_unpin(struct xg_staging *s);
 
 /* Host to device: returns once src may be reused (the DMA may still be

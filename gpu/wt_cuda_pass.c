@@ -42,6 +42,10 @@ int xg_wt_upload_starts(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32
     if ((rc = xg_wt_mark(g, XG_WT_STEP_STARTS))) return rc;
     XG_CUDA_CHECK(cudaMemcpyAsync(g->h_small, g->d_small, 4, cudaMemcpyDeviceToHost,
                                   g->stream), "word count");
+    /* While the device uploads this chunk: lock the input through the
+     * next one, if it is at most 1.25 times as long (a run in chunks,
+     * xg_wt_gpu_pin_input; the plan's chunks are alike). */
+    xg_staging_pin_until(&g->stage, (uintptr_t)c->buf + 2 * c->len + c->len / 4);
     XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "word starts");
     *n = g->h_small[0];
     xg_wt_count(XG_WT_STEP_STARTS, (double)c->len + 4.0 * *n);

@@ -136,8 +136,9 @@ int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
 typedef struct xg_wt_gpu xg_wt_gpu;
 int xg_wt_gpu_open(uint64_t budget, xg_wt_gpu **g, uint64_t *free_bytes);
 void xg_wt_gpu_close(xg_wt_gpu *g);
-/* A run in chunks uploads the input twice: page-lock it for the run (the
- * uploads then skip the staging); failing that, they stage. */
+/* A run in chunks uploads the input twice: page-lock it for the run,
+ * chunk by chunk while the device works on the one before (the uploads
+ * then skip the staging); failing that, they stage. */
 void xg_wt_gpu_pin_input(xg_wt_gpu *g, const char *buf, size_t len);
 /* XG_ERR_UNSUPPORTED: two different words of the chunk share a hash. */
 int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mask,
