@@ -106,8 +106,12 @@ void xg_staging_pin(struct xg_staging *s, const void *p, size_t n)
 void xg_staging_pin_until(struct xg_staging *s, uintptr_t until)
 {
     const uintptr_t hi = (uintptr_t)s->src_hi, want = (uintptr_t)s->src_want;
-    if (!s->src_lo || until <= hi || hi >= want) return;
-    const size_t m = (size_t)((until < want ? until : want) - hi);
+    if (!s->src_lo || hi >= want) return;
+    /* Registrations end on page boundaries (two may not share a page),
+     * but for the buffer's own end. */
+    uintptr_t end = until < want ? until & ~(uintptr_t)4095 : want;
+    if (end <= hi) return;
+    const size_t m = (size_t)(end - hi);
     if (s->n_seg == s->cap_seg) {
         const size_t cap = s->cap_seg ? 2 * s->cap_seg : 64;
         const char **ns = realloc(s->seg, cap * sizeof *ns);
@@ -139,14 +143,38 @@ void xg_staging_unpin(struct xg_staging *s)
     s->src_lo = s->src_hi = s->src_want = NULL;
 }
 
+/* [c, c + n) within the locked part: one DMA per registration it spans
+ * (a copy may not cross one's end), from the last one starting at or
+ * before c. */
+static int htod_locked(struct xg_staging *s, void *d_dst, const char *c, size_t n)
+{
+    size_t lo = 0, hi = s->n_seg;
+    while (hi - lo > 1) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (s->seg[mid] <= c) lo = mid;
+        else hi = mid;
+    }
+    for (size_t i = lo, done = 0; done < n; ++i) {
+        const char *end = i + 1 < s->n_seg ? s->seg[i + 1] : s->src_hi;
+        const size_t room = (size_t)(end - (c + done));
+        const size_t m = room < n - done ? room : n - done;
+        XG_CUDA_CHECK(cudaMemcpyAsync((char *)d_dst + done, c + done, m,
+                                      cudaMemcpyHostToDevice, s->stream), "copy to device");
+        done += m;
+    }
+    return XG_OK;
+}
+
 int xg_staging_htod(struct xg_staging *s, void *d_dst, const void *src, size_t n)
 {
     if (!n) return XG_OK;
     const char *c = src;
-    if (s->src_lo && c >= s->src_lo && c + n <= s->src_hi) {
-        XG_CUDA_CHECK(cudaMemcpyAsync(d_dst, src, n, cudaMemcpyHostToDevice, s->stream),
-                      "copy to device");
-        return XG_OK;
+    if (s->src_lo && c >= s->src_lo && c < s->src_hi) {
+        /* The locked part by DMA, the rest as any other copy. */
+        const size_t in = (size_t)(s->src_hi - c) < n ? (size_t)(s->src_hi - c) : n;
+        const int rc = htod_locked(s, d_dst, c, in);
+        if (rc || in == n) return rc;
+        return xg_staging_htod(s, (char *)d_dst + in, c + in, n - in);
     }
     if (n < XG_STAGING_MIN || !ready(s)) {
         /* From pageable memory the call returns once src is staged. */

@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { cudaSuccess = 0, cudaErrorMemoryAllocation = 2 } cudaError_t;
+typedef enum {
+    cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorMemoryAllocation = 2
+} cudaError_t;
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
 enum cudaMemcpyKind {
@@ -26,7 +28,9 @@ enum cudaMemcpyKind {
 
 static inline const char *cudaGetErrorString(cudaError_t e)
 {
-    return e == cudaErrorMemoryAllocation ? "out of memory (fake)" : "error (fake)";
+    return e == cudaErrorMemoryAllocation ? "out of memory (fake)"
+           : e == cudaErrorInvalidValue  ? "invalid argument (fake)"
+                                         : "error (fake)";
 }
 static inline cudaError_t cudaGetLastError(void) { return cudaSuccess; }
 static inline cudaError_t cudaGetDeviceCount(int *n)
@@ -67,17 +71,41 @@ static inline cudaError_t cudaHostAlloc(void **p, size_t n, unsigned flags)
 static inline cudaError_t cudaFreeHost(void *p) { return cudaFree(p); }
 #define cudaHostRegisterDefault 0
 #define cudaHostRegisterReadOnly 8
+/* Registered host ranges, kept as the runtime does, so that a copy from a
+ * registered range past its end fails as on a device (invalid argument).
+ * Per translation unit: the file that registers is the one that copies. */
+static struct { const char *p; size_t n; } fake_reg[4096];
+static size_t fake_n_reg;
 static inline cudaError_t cudaHostRegister(void *p, size_t n, unsigned flags)
 {
-    (void)p;
-    (void)n;
     (void)flags;
+    if (fake_n_reg == sizeof fake_reg / sizeof *fake_reg) return cudaErrorMemoryAllocation;
+    /* Whole pages are locked: two registrations may not share one. */
+    const size_t a = (size_t)p >> 12, b = ((size_t)p + n - 1) >> 12;
+    for (size_t i = 0; i < fake_n_reg; ++i)
+        if (a <= ((size_t)fake_reg[i].p + fake_reg[i].n - 1) >> 12 &&
+            ((size_t)fake_reg[i].p >> 12) <= b)
+            return cudaErrorInvalidValue;
+    fake_reg[fake_n_reg].p = (const char *)p;
+    fake_reg[fake_n_reg++].n = n;
     return cudaSuccess;
 }
 static inline cudaError_t cudaHostUnregister(void *p)
 {
-    (void)p;
-    return cudaSuccess;
+    for (size_t i = 0; i < fake_n_reg; ++i)
+        if (fake_reg[i].p == (const char *)p) {
+            fake_reg[i] = fake_reg[--fake_n_reg];
+            return cudaSuccess;
+        }
+    return cudaErrorInvalidValue;
+}
+static inline int fake_crosses_registration(const void *src, size_t n)
+{
+    const char *c = (const char *)src;
+    for (size_t i = 0; i < fake_n_reg; ++i)
+        if (c >= fake_reg[i].p && c < fake_reg[i].p + fake_reg[i].n)
+            return c + n > fake_reg[i].p + fake_reg[i].n;
+    return 0;
 }
 static inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind k)
 {
@@ -89,6 +117,8 @@ static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n,
                                           enum cudaMemcpyKind k, cudaStream_t st)
 {
     (void)st;
+    if (k == cudaMemcpyHostToDevice && fake_crosses_registration(s, n))
+        return cudaErrorInvalidValue;
     return cudaMemcpy(d, s, n, k);
 }
 static inline cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t st)
