@@ -33,6 +33,7 @@ static char *kept[2];
 void xg_staging_free(struct xg_staging *s)
 {
     xg_staging_unpin(s);
+    xg_staging_unlock(s);
     if (s->stream) cudaStreamSynchronize(s->stream);
     pthread_mutex_lock(&kept_mu);
     if (s->h[0] && s->h[1] && !kept[0]) {
@@ -195,10 +196,43 @@ int xg_staging_htod(struct xg_staging *s, void *d_dst, const void *src, size_t n
     return XG_OK;
 }
 
+int xg_staging_lock(struct xg_staging *s, void *p, size_t n)
+{
+    for (int i = 0; i < XG_STAGING_LOCKS; ++i)
+        if (!s->dst[i]) {
+            if (cudaHostRegister(p, n, cudaHostRegisterDefault)) {
+                cudaGetLastError();
+                return 1;
+            }
+            s->dst[i] = p;
+            s->dst_n[i] = n;
+            return 0;
+        }
+    return 1;
+}
+
+void xg_staging_unlock(struct xg_staging *s)
+{
+    if (s->stream) cudaStreamSynchronize(s->stream);
+    for (int i = 0; i < XG_STAGING_LOCKS; ++i)
+        if (s->dst[i]) {
+            cudaHostUnregister(s->dst[i]);
+            s->dst[i] = NULL;
+        }
+    cudaGetLastError();
+}
+
+static int locked_dst(const struct xg_staging *s, const char *d, size_t n)
+{
+    for (int i = 0; i < XG_STAGING_LOCKS; ++i)
+        if (s->dst[i] && d >= s->dst[i] && d + n <= s->dst[i] + s->dst_n[i]) return 1;
+    return 0;
+}
+
 int xg_staging_dtoh(struct xg_staging *s, void *dst, const void *d_src, size_t n)
 {
     if (!n) return XG_OK;
-    if (n < XG_STAGING_MIN || !ready(s)) {
+    if (n < XG_STAGING_MIN || locked_dst(s, dst, n) || !ready(s)) {
         XG_CUDA_CHECK(cudaMemcpyAsync(dst, d_src, n, cudaMemcpyDeviceToHost, s->stream),
                       "copy to host");
         XG_CUDA_CHECK(cudaStreamSynchronize(s->stream), "copy to host");

@@ -16,6 +16,7 @@
 
 #define XG_STAGING_PIECE ((size_t)32 << 20)  /* bytes per pinned buffer */
 #define XG_STAGING_MIN ((size_t)1 << 20)     /* smaller copies go direct */
+#define XG_STAGING_LOCKS 4
 
 struct xg_staging {
     cudaStream_t stream;    /* the owner's; the copies are ordered on it */
@@ -29,6 +30,9 @@ struct xg_staging {
     const char *src_lo, *src_hi, *src_want;
     const char **seg;
     size_t n_seg, cap_seg;
+    /* Host memory the caller locked as a destination (xg_staging_lock). */
+    char *dst[XG_STAGING_LOCKS];
+    size_t dst_n[XG_STAGING_LOCKS];
 };
 
 /* Nothing is allocated until the first large copy. */
@@ -48,6 +52,13 @@ void xg_staging_free(struct xg_staging *s);
 void xg_staging_pin(struct xg_staging *s, const void *p, size_t n);
 void xg_staging_pin_until(struct xg_staging *s, uintptr_t until);
 void xg_staging_unpin(struct xg_staging *s);
+
+/* Page-lock [p, p + n) (already touched: locking faults pages in on one
+ * thread) as a destination: copies into it then go by DMA alone instead
+ * of through the pinned buffers and the host's copies.  0: locked; else
+ * copies stage as before.  Unlocked by xg_staging_unlock or at free. */
+int xg_staging_lock(struct xg_staging *s, void *p, size_t n);
+void xg_staging_unlock(struct xg_staging *s);
 
 /* Host to device: returns once src may be reused (the DMA may still be
  * running; work queued on the stream after it sees the bytes). */

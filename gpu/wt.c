@@ -269,6 +269,14 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
     int rc = a.doc && a.weight && a.run && a.off && a.roff
                  ? XG_OK : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     if (!rc && gpu) rc = xg_wt_gpu_tables(u->g, tb);
+    if (!rc && gpu) {
+        /* Locked, the chunks' postings come over by DMA alone (no copy
+         * out of the pinned buffers). */
+        const double t0 = xg_wt_now();
+        xg_wt_gpu_lock_host(u->g, a.doc, (np + 1) * 4);
+        xg_wt_gpu_lock_host(u->g, a.weight, (np + 1) * 8);
+        r->seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
+    }
     uint64_t at = 0, rat = 0;
     for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
         progress(u, "pass 2 (weights)", c);
@@ -299,6 +307,11 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
         }
         at += n;
         rat += nr;
+    }
+    if (gpu) {
+        const double t0 = xg_wt_now();
+        xg_wt_gpu_unlock_host(u->g);
+        r->seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
     }
     if (!rc && at != np)
         rc = xg_set_error(XG_ERR_FORMAT, "weight: pass 2 found %llu postings, pass 1 %llu",

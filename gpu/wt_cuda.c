@@ -166,6 +166,16 @@ void xg_wt_gpu_pin_input(xg_wt_gpu *g, const char *buf, size_t len)
     xg_staging_pin(&g->stage, buf, len);
 }
 
+void xg_wt_gpu_lock_host(xg_wt_gpu *g, void *p, size_t n)
+{
+    xg_staging_lock(&g->stage, p, n);
+}
+
+void xg_wt_gpu_unlock_host(xg_wt_gpu *g)
+{
+    xg_staging_unlock(&g->stage);
+}
+
 int xg_wt_gpu_open(uint64_t budget, xg_wt_gpu **out, uint64_t *free_bytes)
 {
     *out = NULL;

@@ -140,6 +140,10 @@ void xg_wt_gpu_close(xg_wt_gpu *g);
  * chunk by chunk while the device works on the one before (the uploads
  * then skip the staging); failing that, they stage. */
 void xg_wt_gpu_pin_input(xg_wt_gpu *g, const char *buf, size_t len);
+/* Page-lock pass 2's arena (touched) for the run in chunks, so that each
+ * chunk's postings come over by DMA alone; unlock before freeing it. */
+void xg_wt_gpu_lock_host(xg_wt_gpu *g, void *p, size_t n);
+void xg_wt_gpu_unlock_host(xg_wt_gpu *g);
 /* XG_ERR_UNSUPPORTED: two different words of the chunk share a hash. */
 int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mask,
                     uint32_t *doclen, struct xg_wt_p1 *list, double *seconds);
