@@ -1,12 +1,14 @@
 /** @file wt_cuda_pass.c
- *  @brief The weight pipeline's two passes on the GPU, one chunk each
- *         call (seed 000 §4 steps; wt.cu has the kernels, wt_cuda.c the
- *         device state).  Pass 1 returns the chunk's document lengths and
- *         its distinct terms with df; two different words with one hash
- *         give XG_ERR_UNSUPPORTED, and the driver (wt.c) runs the CPU twin
+ *  @brief The weight pipeline's two passes on the GPU with the host
+ *         dictionary, one chunk each call (seed 000 §4 steps; wt.cu has
+ *         the kernels, wt_cuda.c the device state, wt_cuda_dict.c pass 1
+ *         with the device dictionary), and the steps every pass starts
+ *         with.  Pass 1 returns the chunk's document lengths and its
+ *         distinct terms with df; two different words with one hash give
+ *         XG_ERR_UNSUPPORTED, and the driver (wt.c) runs the CPU twin
  *         instead.  Pass 2 returns the postings sorted by term id then
- *         document, weights bit-identical to the twin's.  Built only with
- *         CUDA.
+ *         document (documents, weights bit-identical to the twin's, and
+ *         the runs of one term).  Built only with CUDA.
  *
  *  Buffer uses (per word unless said; cap_w entries each):
  *    pass 1: d_start starts, d_len lengths, d_k0/k1 hashes, d_v halves word
@@ -14,9 +16,11 @@
  *            term lengths, d_doc doc1 then the flags' scan, d_aux2 first
  *            word per document then run starts, d_aux3 doc lengths then
  *            df; term hashes and starts in the sort's spare halves.
- *    pass 2: d_start starts then posting terms, d_len term ids, d_aux
- *            flags then tf, d_doc doc1, d_k0/k1 keys then weights, d_v
- *            (as 64-bit) distinct keys, d_aux2 posting documents.
+ *    pass 2: d_start starts then posting terms, d_len term ids then the
+ *            runs' terms, d_aux flags then tf, d_doc doc1 then the runs'
+ *            lengths, d_k0/k1 keys then weights, d_v (as 64-bit) distinct
+ *            keys then the packed runs, d_aux2 posting documents, d_aux3
+ *            the runs' first postings.
  */
 #include <stdlib.h>
 #include <string.h>
