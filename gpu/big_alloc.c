@@ -40,10 +40,9 @@ void *xg_big_alloc_touched(size_t n, uint32_t threads)
 {
     char *p = xg_big_alloc(n);
     if (!p || n < HUGE_PAGE) return p;
-    struct touch t[64];
-    uint32_t k = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+    struct touch t[XG_WT_MAX_SHARES];
     const size_t pages = (n + HUGE_PAGE - 1) / HUGE_PAGE;
-    if (pages < k) k = (uint32_t)pages;
+    const uint32_t k = xg_wt_shares(threads, pages, 0);
     for (uint32_t i = 0; i < k; ++i) {
         const size_t lo = pages * i / k * HUGE_PAGE, hi = pages * (i + 1) / k * HUGE_PAGE;
         t[i] = (struct touch){p + lo, (hi < n ? hi : n) - lo};

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "big_alloc.h"
 #include "error.h"
@@ -43,13 +42,6 @@ struct run {
     struct xg_qlm_tables t;
     xg_qlm_gpu *g;              /* the GPU engine, or NULL: the CPU twin */
 };
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int nomem(void)
 {
@@ -374,12 +366,12 @@ static int gpu_chunk(struct run *u, int pass, const struct xg_qlm_chunk *k)
     struct xg_qlm_grams l[XG_QLM_MAX_SIGMA + 1];
     memset(l, 0, sizeof l);
     int rc = xg_qlm_gpu_pass1(u->g, k, &a, l, u->r->seconds);
-    double t0 = now();
+    double t0 = xg_wt_now();
     for (uint32_t n = 1; n <= u->o->sigma; ++n) {
         if (!rc) rc = merge(u->r->ids, n, &u->t.g[n], &l[n]);
         xg_qlm_grams_free(&l[n]);
     }
-    u->r->seconds[XG_QLM_STEP_MERGE] += now() - t0;
+    u->r->seconds[XG_QLM_STEP_MERGE] += xg_wt_now() - t0;
     return rc;
 }
 
@@ -402,9 +394,9 @@ static int passes(struct run *u)
     /* One chunk: pass 2 reuses pass 1's sort. */
     for (int pass = 1; pass <= 2 && !rc; ++pass) {
         if (pass == 2) {
-            double t0 = now();
+            double t0 = xg_wt_now();
             rc = tables(u);
-            r->seconds[XG_QLM_STEP_MERGE] += now() - t0;
+            r->seconds[XG_QLM_STEP_MERGE] += xg_wt_now() - t0;
         }
         for (uint32_t c = 0; c < r->n_chunks && !rc; ++c) {
             progress(u, pass == 1 ? "pass 1 (collection counts)" : "pass 2 (probabilities)", c);
@@ -414,27 +406,27 @@ static int passes(struct run *u)
                 rc = gpu_chunk(u, pass, &k);
                 continue;
             }
-            double t0 = now();
+            double t0 = xg_wt_now();
             if (pass == 1 || r->n_chunks > 1)
                 rc = xg_qlm_sort_ref(&k, sigma, u->o->sort, u->threads, sa, lcp);
-            double t1 = now();
+            double t1 = xg_wt_now();
             r->seconds[XG_QLM_STEP_SORT] += t1 - t0;
             if (rc) break;
             if (pass == 2) {
                 rc = xg_qlm_count_ref(&k, sa, lcp, sigma, u->threads, NULL, &u->t);
-                r->seconds[XG_QLM_STEP_PROB] += now() - t1;
+                r->seconds[XG_QLM_STEP_PROB] += xg_wt_now() - t1;
                 continue;
             }
             struct xg_qlm_grams l[XG_QLM_MAX_SIGMA + 1];
             memset(l, 0, sizeof l);
             rc = xg_qlm_count_ref(&k, sa, lcp, sigma, u->threads, l, NULL);
-            double t2 = now();
+            double t2 = xg_wt_now();
             r->seconds[XG_QLM_STEP_COUNT] += t2 - t1;
             for (uint32_t n = 1; n <= sigma; ++n) {
                 if (!rc) rc = merge(r->ids, n, &u->t.g[n], &l[n]);
                 xg_qlm_grams_free(&l[n]);
             }
-            r->seconds[XG_QLM_STEP_MERGE] += now() - t2;
+            r->seconds[XG_QLM_STEP_MERGE] += xg_wt_now() - t2;
         }
     }
     /* Every n-gram got exactly its df rows. */
@@ -543,21 +535,21 @@ int xg_qlm_run(const struct xg_wt_text *in, const struct xg_qlm_opts *o,
         if (o->engine == XG_QLM_GPU) return xg_last_error_code();
         xg_clear_error();
     }
-    double t0 = now();
+    double t0 = xg_wt_now();
     /* In core, the GPU engine builds the dictionary on the device unless
      * told not to (--host-dictionary); the host does whenever the device
      * cannot (a hash shared by two words, ...), and always for the twin,
      * the reference. */
     int rc = u.g && !o->host_dictionary && !o->device_memory ? gpu_dictionary(&u)
                                                              : XG_ERR_ARG;
-    double t1 = now();
+    double t1 = xg_wt_now();
     if (rc) {
         rc = dictionary(&u);
-        t1 = now();
+        t1 = xg_wt_now();
         if (!rc) rc = term_ids(&u);
     }
     r->seconds[XG_QLM_STEP_DICT] = t1 - t0;
-    r->seconds[XG_QLM_STEP_IDS] = now() - t1;
+    r->seconds[XG_QLM_STEP_IDS] = xg_wt_now() - t1;
     uint64_t max = o->device_memory ? o->device_memory / BYTES_PER_WORD : MAX_CHUNK_WORDS;
     if (max > MAX_CHUNK_WORDS) max = MAX_CHUNK_WORDS;
     if (max < 1) max = 1;

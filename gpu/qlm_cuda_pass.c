@@ -13,17 +13,9 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "big_alloc.h"
 #include "qlm_cuda_int.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int nomem(void)
 {
@@ -227,9 +219,9 @@ static int level2(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                   "qlm GPU: n-grams");
     int rc = xg_staging_dtoh(&g->stage, b->pos, g->d_pos, (size_t)ng * 8);
     if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
-    double t0 = now();
+    double t0 = xg_wt_now();
     if (!rc) rc = match(t, n, ng, b);
-    seconds[XG_QLM_STEP_MERGE] += now() - t0;
+    seconds[XG_QLM_STEP_MERGE] += xg_wt_now() - t0;
     if (!rc) rc = xg_qlm_gpu_mark(g, -1, seconds);  /* host time is not a copy */
     if (!rc) rc = xg_staging_htod(&g->stage, g->d_z, b->z, (size_t)ng * 8);
     if (!rc) rc = xg_staging_htod(&g->stage, g->d_w, b->w, (size_t)ng * 8);
@@ -247,9 +239,9 @@ static int level2(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
     if (!rc) rc = xg_staging_dtoh(&g->stage, b->prob, g->d_oprob, (size_t)R * 8);
     if (!rc && cnt) rc = xg_staging_dtoh(&g->stage, b->cnt, g->d_ocnt, (size_t)R * 32);
     if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
-    t0 = now();
+    t0 = xg_wt_now();
     if (!rc) place(t, n, ng, b);
-    seconds[XG_QLM_STEP_MERGE] += now() - t0;
+    seconds[XG_QLM_STEP_MERGE] += xg_wt_now() - t0;
     if (!rc) rc = xg_qlm_gpu_mark(g, -1, seconds);
     return rc;
 }

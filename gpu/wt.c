@@ -55,14 +55,6 @@ void xg_wt_whole_free(struct xg_wt_whole *w)
     memset(w, 0, sizeof *w);
 }
 
-void xg_wt_p2_free(struct xg_wt_p2 *p)
-{
-    free(p->term);
-    free(p->doc);
-    free(p->weight);
-    memset(p, 0, sizeof *p);
-}
-
 struct run {
     const struct xg_wt_input *in;
     const struct xg_wt_opts *o;
@@ -216,9 +208,8 @@ static void *gather_terms(void *arg)
 static int gather(const struct run *u, const struct arena *a)
 {
     const struct xg_wt_result *r = u->r;
-    struct gather g[256];
-    uint32_t t = u->threads < 1 ? 1 : u->threads > 256 ? 256 : u->threads;
-    if (r->n_postings >> 16 < t) t = (uint32_t)(r->n_postings >> 16) + 1;
+    struct gather g[XG_WT_MAX_SHARES];
+    const uint32_t t = xg_wt_shares(u->threads, r->n_postings, 16);
     uint32_t lo = 0;
     for (uint32_t i = 0; i < t; ++i) {
         const uint64_t want = r->n_postings / t * (i + 1);
@@ -237,39 +228,34 @@ static int gather(const struct run *u, const struct arena *a)
     return XG_OK;
 }
 
-static void arena_free(struct arena *a)
+static void arena_free(struct arena *a, const struct xg_wt_result *r)
 {
-    free(a->doc);
-    free(a->weight);
+    if (a->doc != r->docids) free(a->doc);
+    if (a->weight != r->weights) free(a->weight);
     free(a->run);
     free(a->off);
     free(a->roff);
-}
-
-/* The twin's chunk: its sorted terms as runs. */
-static uint64_t runs_of(const uint32_t *term, uint64_t n, uint64_t *run)
-{
-    uint64_t nr = 0;
-    for (uint64_t i = 0; i < n; ++i)
-        if (i == 0 || term[i] != term[i - 1]) run[nr++] = (uint64_t)term[i] << 32 | i;
-    return nr;
 }
 
 static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
 {
     struct xg_wt_result *r = u->r;
     const uint64_t np = r->n_postings;
-    /* Every chunk's copies land in a few MB of it: touched beforehand on
-     * all cores, its pages do not fault in on the copy's few threads.
-     * The runs (fewer than the postings, unknown until then) are not. */
-    struct arena a = {xg_big_alloc_touched((np + 1) * 4, u->threads),
-                      xg_big_alloc_touched((np + 1) * 8, u->threads),
+    /* One chunk's postings are already in term order: the arena is the
+     * result itself, and the gather only turns documents into docids in
+     * place.  Otherwise every chunk's copies land in a few MB of it:
+     * touched beforehand on all cores, its pages do not fault in on the
+     * copy's few threads.  The runs (fewer than the postings, unknown
+     * until then) are not. */
+    const int in_place = u->n_chunks == 1;
+    struct arena a = {in_place ? r->docids : xg_big_alloc_touched((np + 1) * 4, u->threads),
+                      in_place ? r->weights : xg_big_alloc_touched((np + 1) * 8, u->threads),
                       xg_big_alloc((np + 1) * 8), malloc((u->n_chunks + 1) * 8),
                       malloc((u->n_chunks + 1) * 8)};
     int rc = a.doc && a.weight && a.run && a.off && a.roff
                  ? XG_OK : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     if (!rc && gpu) rc = xg_wt_gpu_tables(u->g, tb);
-    if (!rc && gpu) {
+    if (!rc && gpu && !in_place) {
         /* Locked, the chunks' postings come over by DMA alone (no copy
          * out of the pinned buffers). */
         const double t0 = xg_wt_now();
@@ -284,26 +270,14 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
         a.off[c] = at;
         a.roff[c] = rat;
         uint64_t n = 0, nr = 0;
-        double t0 = xg_wt_now();
+        const double t0 = xg_wt_now();
         if (gpu) {
             rc = xg_wt_gpu_pass2(u->g, k, tb, np - at, a.doc + at, a.weight + at, a.run + rat,
                                  &n, &nr, r->seconds);
         } else {
-            struct xg_wt_p2 p = {0};
-            rc = xg_wt_ref_pass2(k, u->threads, tb, &p);
+            rc = xg_wt_ref_pass2(k, u->threads, tb, np - at, a.doc + at, a.weight + at,
+                                 a.run + rat, &n, &nr);
             r->seconds[XG_WT_STEP_WEIGHT] += xg_wt_now() - t0;
-            t0 = xg_wt_now();
-            if (!rc && p.n > np - at)
-                rc = xg_set_error(XG_ERR_FORMAT, "weight: chunk %u has more postings than "
-                                  "pass 1 counted", c);
-            if (!rc) {
-                xg_wt_memcpy(a.doc + at, p.doc, p.n * 4, u->threads);
-                xg_wt_memcpy(a.weight + at, p.weight, p.n * 8, u->threads);
-                n = p.n;
-                nr = runs_of(p.term, p.n, a.run + rat);
-            }
-            xg_wt_p2_free(&p);
-            r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
         }
         at += n;
         rat += nr;
@@ -323,7 +297,7 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
         rc = gather(u, &a);
         r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
     }
-    arena_free(&a);
+    arena_free(&a, r);
     return rc;
 }
 
@@ -352,10 +326,9 @@ static void *const_share(void *arg)
 
 static void term_consts(const struct run *u, double *tw)
 {
-    struct const_share c[256];
+    struct const_share c[XG_WT_MAX_SHARES];
     const uint64_t cap = u->dict.cap;
-    uint32_t t = u->threads < 1 ? 1 : u->threads > 256 ? 256 : u->threads;
-    if (cap >> 16 < t) t = (uint32_t)(cap >> 16) + 1;
+    const uint32_t t = xg_wt_shares(u->threads, cap, 16);
     for (uint32_t i = 0; i < t; ++i)
         c[i] = (struct const_share){u, tw, cap / t * i, i + 1 == t ? cap : cap / t * (i + 1)};
     xg_wt_run_threads(t, const_share, c, sizeof *c);
@@ -458,10 +431,9 @@ static void *term_share(void *arg)
 static int device_terms(struct run *u, const struct dev_terms *d, double *tw)
 {
     struct xg_wt_result *r = u->r;
-    struct term_share f[256];
+    struct term_share f[XG_WT_MAX_SHARES];
     const uint32_t nt = r->n_terms;
-    uint32_t t = u->threads < 1 ? 1 : u->threads > 256 ? 256 : u->threads;
-    if (nt >> 14 < t) t = (nt >> 14) + 1;
+    const uint32_t t = xg_wt_shares(u->threads, nt, 14);
     for (uint32_t i = 0; i < t; ++i)
         f[i] = (struct term_share){u, d, tw, (uint32_t)((uint64_t)nt * i / t),
                                    (uint32_t)((uint64_t)nt * (i + 1) / t), 0};

@@ -332,9 +332,8 @@ int xg_wt_dict_rank(struct xg_wt_dict *d, const char **term, uint32_t *term_len,
      * cache miss per comparison); the prefix keys sort in a few linear
      * passes and leave only the terms sharing 8 bytes to compare. */
     struct keyed *p = malloc((d->n + 1) * sizeof *p);
-    struct key_share sh[256];
-    uint32_t t = threads < 1 ? 1 : threads > 256 ? 256 : threads;
-    if (d->cap >> 16 < t) t = (uint32_t)(d->cap >> 16) + 1;
+    struct key_share sh[XG_WT_MAX_SHARES];
+    const uint32_t t = xg_wt_shares(threads, d->cap, 16);
     if (!p) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     for (uint32_t i = 0; i < t; ++i)
         sh[i] = (struct key_share){d, d->cap / t * i, i + 1 == t ? d->cap : d->cap / t * (i + 1),

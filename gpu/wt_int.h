@@ -99,18 +99,13 @@ struct xg_wt_p1 {
  * 256 threads, the caller's among them, from a pool started once
  * (wt_threads.c); elements beyond the threads run on the caller's. */
 int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size);
+/* How many shares to split `items` into for xg_wt_run_threads: `threads`
+ * (1 to XG_WT_MAX_SHARES), but no more than one per 2^shift items plus
+ * one, so that small jobs do not wake every thread. */
+#define XG_WT_MAX_SHARES 256
+uint32_t xg_wt_shares(uint32_t threads, uint64_t items, unsigned shift);
 /* memcpy on up to `threads` threads (pieces of at least 1 MB). */
 void xg_wt_memcpy(void *dst, const void *src, size_t n, uint32_t threads);
-
-/* Pass 2 result: the chunk's postings sorted by term id then document. */
-struct xg_wt_p2 {
-    uint32_t *term, *doc;   /* doc: chunk-local, 0-based */
-    double *weight;
-    uint64_t n;
-};
-
-/* Frees the arrays and empties *p. */
-void xg_wt_p2_free(struct xg_wt_p2 *p);
 
 /* What pass 2 needs: the ranked dictionary and the constant tables. */
 struct xg_wt_tables {
@@ -129,8 +124,10 @@ struct xg_wt_tables {
 int xg_wt_ref_pass1(const struct xg_wt_chunk *c, uint32_t threads,
                     uint64_t hash_mask, uint32_t *doclen, struct xg_wt_p1 **lists,
                     uint32_t *n_lists);
+/* Pass 2 of one chunk, with xg_wt_gpu_pass2's output (below). */
 int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
-                    const struct xg_wt_tables *t, struct xg_wt_p2 *out);
+                    const struct xg_wt_tables *t, uint64_t room, uint32_t *doc,
+                    double *weight, uint64_t *run, uint64_t *n, uint64_t *nr);
 
 /* The GPU engine (XG_ERR_NODEVICE without CUDA). */
 typedef struct xg_wt_gpu xg_wt_gpu;

@@ -55,9 +55,8 @@ uint32_t xg_wt_count_docs(const char *b, size_t lo, size_t hi, uint32_t threads)
 {
     if (lo >= hi) return 0;
     if (hi - lo < 2) return 1;
-    struct count_share c[256];
-    uint32_t t = threads < 1 ? 1 : threads > 256 ? 256 : threads;
-    if ((hi - lo) >> 20 < t) t = (uint32_t)((hi - lo) >> 20) + 1;
+    struct count_share c[XG_WT_MAX_SHARES];
+    const uint32_t t = xg_wt_shares(threads, hi - lo, 20);
     const size_t first = lo + 2, span = hi - first;
     for (uint32_t i = 0; i < t; ++i)
         c[i] = (struct count_share){(const unsigned char *)b, first + span / t * i,
@@ -108,9 +107,8 @@ static uint64_t *count_blocks(const char *b, size_t len, uint32_t threads, size_
     uint64_t *pre = calloc(2 * (nb + 1), sizeof *pre);
     if (!pre) return NULL;
     *pre_docs = pre + nb + 1;
-    struct block_share s[256];
-    uint32_t t = threads < 1 ? 1 : threads > 256 ? 256 : threads;
-    if (nb < t) t = (uint32_t)(nb ? nb : 1);
+    struct block_share s[XG_WT_MAX_SHARES];
+    const uint32_t t = xg_wt_shares(threads, nb, 0);
     for (uint32_t i = 0; i < t; ++i)
         s[i] = (struct block_share){b, len, pre, *pre_docs, nb * i / t, nb * (i + 1) / t};
     xg_wt_run_threads(t, block_share, s, sizeof *s);

@@ -129,7 +129,8 @@ struct p2 {
     uint32_t *count;        /* per term: postings, then the cursor */
     uint32_t doc_base;      /* chunk-local number of the first document */
     uint32_t n_docs;
-    struct xg_wt_p2 *out;
+    uint32_t *doc;          /* the caller's, by posting */
+    double *weight;
     int rc;
 };
 
@@ -196,20 +197,20 @@ static void *pass2_place(void *arg)
         uint32_t doc = a->doc_base + r->doc;
         uint64_t g = a->c->doc_base + doc;
         uint64_t at = a->count[r->term]++;
-        a->out->term[at] = r->term;
-        a->out->doc[at] = doc;
-        a->out->weight[at] = xg_wt_weight(t->seed, t->k1p1, t->tw[r->term], t->kd[g],
-                                          t->extra ? t->extra[g] : 0.0, r->tf);
+        a->doc[at] = doc;
+        a->weight[at] = xg_wt_weight(t->seed, t->k1p1, t->tw[r->term], t->kd[g],
+                                     t->extra ? t->extra[g] : 0.0, r->tf);
     }
     return NULL;
 }
 
 int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
-                    const struct xg_wt_tables *t, struct xg_wt_p2 *out)
+                    const struct xg_wt_tables *t, uint64_t room, uint32_t *doc,
+                    double *weight, uint64_t *run, uint64_t *n_out, uint64_t *nr_out)
 {
     if (threads < 1) threads = 1;
     if (threads > MAX_THREADS) threads = MAX_THREADS;
-    memset(out, 0, sizeof *out);
+    *n_out = *nr_out = 0;
     size_t lo[MAX_THREADS + 1];
     split(c, threads, lo);
     struct p2 *a = calloc(threads, sizeof *a);
@@ -219,7 +220,8 @@ int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
         a[k].t = t;
         a[k].lo = lo[k];
         a[k].hi = lo[k + 1];
-        a[k].out = out;
+        a[k].doc = doc;
+        a[k].weight = weight;
     }
     xg_wt_run_threads(threads, pass2_map, a, sizeof *a);
     int rc = XG_OK;
@@ -233,30 +235,30 @@ int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
         docs += a[k].n_docs;
         n += a[k].n;
     }
+    if (!rc && n > room)
+        rc = xg_set_error(XG_ERR_FORMAT, "weight: a chunk has %llu postings, more than the "
+                          "%llu pass 1 left", (unsigned long long)n, (unsigned long long)room);
     if (!rc) {
-        out->term = malloc((n + 1) * sizeof *out->term);
-        out->doc = malloc((n + 1) * sizeof *out->doc);
-        out->weight = malloc((n + 1) * sizeof *out->weight);
-        if (!out->term || !out->doc || !out->weight)
-            rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    }
-    if (!rc) {
-        /* Counting sort: term-major, then thread (= document) order. */
-        uint64_t at = 0;
-        for (uint32_t id = 0; id < t->n_terms; ++id)
+        /* Counting sort: term-major, then thread (= document) order; each
+         * term with postings is one run. */
+        uint64_t at = 0, nr = 0;
+        for (uint32_t id = 0; id < t->n_terms; ++id) {
+            const uint64_t start = at;
             for (uint32_t k = 0; k < threads; ++k) {
                 uint32_t cnt = a[k].count[id];
                 a[k].count[id] = (uint32_t)at;
                 at += cnt;
             }
-        out->n = n;
+            if (at > start) run[nr++] = (uint64_t)id << 32 | start;
+        }
         xg_wt_run_threads(threads, pass2_place, a, sizeof *a);
+        *n_out = n;
+        *nr_out = nr;
     }
     for (uint32_t k = 0; k < threads; ++k) {
         free(a[k].r);
         free(a[k].count);
     }
     free(a);
-    if (rc) xg_wt_p2_free(out);
     return rc;
 }

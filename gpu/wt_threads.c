@@ -121,6 +121,13 @@ int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size)
     return XG_OK;
 }
 
+uint32_t xg_wt_shares(uint32_t threads, uint64_t items, unsigned shift)
+{
+    uint32_t t = threads < 1 ? 1 : threads > XG_WT_MAX_SHARES ? XG_WT_MAX_SHARES : threads;
+    if (items >> shift < t) t = (uint32_t)(items >> shift) + 1;
+    return t;
+}
+
 struct piece {
     char *dst;
     const char *src;
@@ -136,10 +143,8 @@ static void *copy_piece(void *arg)
 
 void xg_wt_memcpy(void *dst, const void *src, size_t n, uint32_t threads)
 {
-    struct piece p[64];
-    uint32_t t = threads < 64 ? threads : 64;
-    if ((size_t)t > n >> 20) t = (uint32_t)(n >> 20);
-    if (t < 1) t = 1;
+    struct piece p[XG_WT_MAX_SHARES];
+    const uint32_t t = xg_wt_shares(threads, n, 20);
     for (uint32_t i = 0; i < t; ++i) {
         const size_t lo = n / t * i, hi = i + 1 == t ? n : n / t * (i + 1);
         p[i] = (struct piece){(char *)dst + lo, (const char *)src + lo, hi - lo};

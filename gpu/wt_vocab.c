@@ -111,8 +111,7 @@ int xg_wt_vocab_apply(const struct xg_wt_vocab *v, struct xg_wt_text *t, uint32_
 {
     *n_unknown = 0;
     if (!t->len) return XG_OK;
-    uint32_t n = threads < 1 ? 1 : threads > 256 ? 256 : threads;
-    if ((t->len >> 16) < n) n = (uint32_t)(t->len >> 16) + 1;
+    const uint32_t n = xg_wt_shares(threads, t->len, 16);
     struct share *s = calloc(n, sizeof *s);
     if (!s) return nomem();
     /* Shares cut after a '\n' (every line, the last too, ends with one). */
