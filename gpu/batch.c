@@ -16,7 +16,6 @@
 #include "member.h"
 #include "merge.h"
 
-#define CAND_MIN 4096u
 
 static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 {
@@ -171,6 +170,15 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
         }
     }
     if (path == XG_DPATH_DENSE) b->dense_blocks = b->total_blocks;
+    if (path == XG_DPATH_DENSE && b->impacts) {
+        /* Each list's bound exceeds its weight by at most weight * scale
+         * (impact.h); the slack covers the rounding of that product. */
+        for (uint32_t j = 0; j < n_lists; ++j) {
+            const struct xg_dlist *l = &b->lists[dq->list_first + j];
+            dq->margin += l->weight * ix->impacts[l->term].scale;
+        }
+        dq->margin *= 1 + 1e-9;
+    }
     b->n_lists += n_lists;
     b->n_leaves += q->n_leaves;
 
@@ -191,7 +199,7 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
     b->n_plan += len * n_shards;
 
     if (path == XG_DPATH_DENSE) dq->slot = b->n_rows++;
-    dq->cand_cap = eq->k * 4 > CAND_MIN ? eq->k * 4 : CAND_MIN;
+    dq->cand_cap = eq->k * 4 > b->cand_min ? eq->k * 4 : b->cand_min;
     if (path == XG_DPATH_INTERSECT && shortest_df < dq->cand_cap)
         dq->cand_cap = shortest_df;
     dq->cand_first = b->cand_total;
@@ -207,10 +215,12 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
 int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
                    const struct xg_engine_query *qs, uint32_t first,
                    uint32_t n, const struct xg_bm25_params *p,
-                   uint32_t member, int bloom, struct xg_result *out,
+                   const struct xg_batch_opts *o, struct xg_result *out,
                    int *status)
 {
     int rc;
+    b->impacts = o->impacts;
+    b->cand_min = o->cand_min;
     b->n_queries = b->n_lists = b->n_dense_lists = b->n_leaves = 0;
     b->n_plan = b->n_iq = b->n_rows = 0;
     b->dense_blocks = b->total_blocks = b->decoded_total = 0;
@@ -232,7 +242,8 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
                 p->k2 != 0)
                 continue;
             status[i] = XG_OK;
-            if ((rc = add_query(b, ix, &qs[i], i, path, p, member, bloom)))
+            if ((rc = add_query(b, ix, &qs[i], i, path, p, o->member,
+                                o->bloom)))
                 return rc;
         }
         if (pass == 0) b->n_dense_lists = b->n_lists;

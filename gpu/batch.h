@@ -36,17 +36,28 @@ struct xg_batch {
     uint64_t icand_total, cand_total;
     uint32_t cap_queries, cap_lists, cap_leaves, cap_plan, cap_mlist;
     struct xg_bm25_query bm25;
+    int impacts;                    /* DENSE lists accumulate impact bounds */
+    uint32_t cand_min;
+};
+
+/* How a batch is built. */
+struct xg_batch_opts {
+    uint32_t member;                /* engine option (enum xg_member_method) */
+    int bloom;                      /* engine option */
+    int impacts;                    /* DENSE queries choose candidates from
+                                       the index's impacts (the caller
+                                       checked they were made for p) */
+    uint32_t cand_min;              /* least candidate room per query */
 };
 
 /* Build the batch for queries [first, first + n) of qs.  Queries answered
  * without the device (no leaves, an AND operand with no indexed term) get
  * their (empty) result and status XG_OK here; those the engine cannot
- * serve get XG_ERR_UNSUPPORTED.  member/bloom: the engine options.
- * Returns XG_OK or XG_ERR_NOMEM. */
+ * serve get XG_ERR_UNSUPPORTED.  Returns XG_OK or XG_ERR_NOMEM. */
 int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
                    const struct xg_engine_query *qs, uint32_t first,
                    uint32_t n, const struct xg_bm25_params *p,
-                   uint32_t member, int bloom, struct xg_result *out,
+                   const struct xg_batch_opts *o, struct xg_result *out,
                    int *status);
 
 /* Turn the batch's per-query results and candidates (host copies) into

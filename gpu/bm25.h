@@ -89,14 +89,21 @@ xg_bm25_kd(const struct xg_bm25_query *q, uint32_t doclen)
     return q->k1 * (normlen * q->b + (1 - q->b));
 }
 
+/* The query-independent part of get_sumpart, wdf / (K_d + wdf): what the
+ * index's impacts quantize (format.h, struct xg_fmt_impact). */
+XG_HOST_DEVICE static inline double xg_bm25_wdf_part(double kd, uint32_t wdf)
+{
+    double wdf_double = wdf;
+    double denom = kd + wdf_double;
+    return wdf_double / denom;
+}
+
 /* BM25Weight::get_sumpart(wdf, len) given K_d: termweight * (wdf / (K_d +
  * wdf)).  Kernels must be built with --fmad=false so no step is fused. */
 XG_HOST_DEVICE static inline double
 xg_bm25_sumpart_kd(double termweight, double kd, uint32_t wdf)
 {
-    double wdf_double = wdf;
-    double denom = kd + wdf_double;
-    return termweight * (wdf_double / denom);
+    return termweight * xg_bm25_wdf_part(kd, wdf);
 }
 
 /* BM25Weight::get_sumpart(wdf, len). */

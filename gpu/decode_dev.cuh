@@ -105,7 +105,8 @@ xg_list_of_block(const struct xg_dlist *lists, uint32_t lo, uint32_t hi,
     return lo;
 }
 
-/* Decode block `blk` of term `t` (docs and wdfs) with the warp. */
+/* Decode block `blk` of term `t` (docs, and wdfs unless NULL) with the
+ * warp. */
 __device__ __forceinline__ uint32_t
 xg_warp_decode_block(const struct xg_dindex &ix, uint32_t t, uint32_t blk,
                      uint32_t *docs, uint32_t *wdfs)
@@ -116,7 +117,7 @@ xg_warp_decode_block(const struct xg_dindex &ix, uint32_t t, uint32_t blk,
         (const uint32_t *)(ix.postings + ix.list_off[t] + sk.offset);
     uint32_t n, n2;
     const uint32_t used = xg_warp_decode_stream(w, docs, &n);
-    xg_warp_decode_stream(w + used, wdfs, &n2);
+    if (wdfs) xg_warp_decode_stream(w + used, wdfs, &n2);
     xg_warp_prefix_sum(docs, sk.first);
     return n;
 }

@@ -60,7 +60,8 @@ int xg_engine_plan_memory(struct xg_gpu *e, uint64_t budget)
         s[XG_SEC_SKIP].length + n_terms * (sizeof(struct xg_fmt_term) +
                                            sizeof(struct xg_fmt_term_lr) + 8) +
         s[XG_SEC_BLOOM].length + s[XG_SEC_HASHSEG].length + n_docs * 8 +
-        (n_docs + 1) * sizeof(double);
+        (n_docs + 1) * sizeof(double) +
+        (e->hix.impacts ? s[XG_SEC_IMPACTS].length : 0);
     const uint64_t reserve = budget / 4, lists = ix->postings_len;
     uint64_t pool = e->o.list_cache;
     if (!pool) {
@@ -185,6 +186,10 @@ int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
     e->hix.docids = ix->docids;
     e->hix.doclens = ix->doclens;
     e->hix.kd = e->h_kd;
+    if (o->impacts > 0 && ix->impacts) {
+        e->hix.impacts = ix->impacts;
+        e->hix.impact_codes = ix->impact_codes;
+    }
     e->hix.n_docs = (uint32_t)ix->hdr->n_docs;
     e->hix.n_shards = ix->hdr->n_shards;
     e->hix.bloom_hashes = ix->hdr->bloom_hashes;
@@ -194,6 +199,11 @@ int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
         /* The twins honour the same budget, with a host pool. */
         if ((rc = xg_engine_plan_memory(e, o->memory_budget))) goto fail;
         if (e->cache) {
+            /* Impacts follow the lists: only resident ones are used. */
+            e->hix.impacts = NULL;
+            e->hix.impact_codes = NULL;
+        }
+        if (e->cache) {
             e->hpool = calloc(1, e->cache_pool + XG_POSTINGS_PAD);
             if (!e->hpool) {
                 rc = xg_set_error(XG_ERR_NOMEM, "out of memory (list cache)");
@@ -202,6 +212,7 @@ int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
             e->hix.postings = e->hpool;
         }
     }
+    e->st.impacts_resident = e->hix.impacts != NULL;
     *out = e;
     return XG_OK;
 fail:
@@ -272,7 +283,7 @@ static int run_ref(struct xg_gpu *e)
         goto done;
     }
     if ((rc = xg_accumulate_ref(&e->hix, b->lists, b->queries, 0,
-                                b->n_dense_lists, acc, mask)))
+                                b->n_dense_lists, b->impacts, acc, mask)))
         goto done;
     /* AND: probes and whole lists, block selection, selected blocks,
      * merge paths, then the intersection. */
@@ -328,13 +339,26 @@ static uint64_t query_work(const struct xg_index *ix,
     return sum;
 }
 
-int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
-                     uint32_t n, const struct xg_bm25_params *p,
-                     struct xg_result *out, int *status)
+/* Impacts hold g = wdf / (K_d + wdf) for the header's parameters: they
+ * bound this query's weights only when its K_d is the same. */
+static int impacts_fit(const struct xg_gpu *e, const struct xg_bm25_params *p)
 {
-    int rc = set_kd(e, p);
-    if (rc) return rc;
-    memset(out, 0, (size_t)n * sizeof *out);
+    const struct xg_fmt_header *h = e->ix->hdr;
+    return e->hix.impacts && p->k2 == 0 && p->k1 == h->bm25_k1 &&
+           p->b == h->bm25_b && p->min_normlen == h->bm25_min_normlen;
+}
+
+/* Answer queries qs[0..n) in batches with the given batch options.  With
+ * impacts, a DENSE query whose near-ties overflowed its candidate room is
+ * noted in retry[] (the bounds are looser than exact sums, so the exact
+ * path may still fit it); the others' statuses are final. */
+static int search_batches(xg_gpu *e, const struct xg_engine_query *qs,
+                          uint32_t n, const struct xg_bm25_params *p,
+                          const struct xg_batch_opts *bo,
+                          struct xg_result *out, int *status,
+                          uint32_t *retry, uint32_t *n_retry)
+{
+    int rc = XG_OK;
     for (uint32_t first = 0, cnt; first < n; first += cnt) {
         /* Close the batch at max_batch queries or at the work threshold,
          * whichever comes first (always at least one query). */
@@ -346,8 +370,8 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
         }
         /* With a list cache, halve the batch until its lists fit. */
         for (;;) {
-            rc = xg_batch_build(&e->batch, e->ix, qs, first, cnt, p,
-                                e->o.member_method, e->o.bloom, out, status);
+            rc = xg_batch_build(&e->batch, e->ix, qs, first, cnt, p, bo, out,
+                                status);
             if (!rc) rc = place_lists(e);
             if (rc != XG_ERR_NOMEM || !e->cache || cnt == 1) break;
             cnt /= 2;
@@ -357,22 +381,79 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
             /* One query whose lists outgrow the cache: the CPU answers. */
             memset(&out[first], 0, sizeof out[first]);
             status[first] = XG_ERR_UNSUPPORTED;
+            rc = XG_OK;
             continue;
         }
-        if (!rc && e->batch.n_queries) {
-            rc = e->o.use_device ? xg_engine_dev_run(e) : run_ref(e);
-            if (!rc)
-                rc = xg_batch_finish(&e->batch, e->ix, e->h_res, e->h_cand,
-                                     e->o.use_device, out, status);
-            ++e->st.batches;
-            e->st.postings_decoded += e->batch.total_blocks * XG_FMT_BLOCK;
-            for (uint32_t i = 0; i < e->batch.n_queries; ++i)
-                e->st.candidates += e->h_res ? e->h_res[i].n_cand : 0;
+        if (rc || !e->batch.n_queries) {
+            if (rc) return rc;
+            continue;
         }
-        if (rc) {
-            for (uint32_t i = 0; i < n; ++i) xg_result_free(&out[i]);
-            return rc;
+        rc = e->o.use_device ? xg_engine_dev_run(e) : run_ref(e);
+        if (!rc)
+            rc = xg_batch_finish(&e->batch, e->ix, e->h_res, e->h_cand,
+                                 e->o.use_device, out, status);
+        if (rc) return rc;
+        ++e->st.batches;
+        e->st.postings_decoded += e->batch.total_blocks * XG_FMT_BLOCK;
+        for (uint32_t i = 0; i < e->batch.n_queries; ++i) {
+            const int dense = e->batch.queries[i].path == XG_DPATH_DENSE;
+            e->st.candidates += e->h_res[i].n_cand;
+            if (!bo->impacts || !dense) continue;
+            ++e->st.impact_queries;
+            if (e->h_res[i].overflow && retry)
+                retry[(*n_retry)++] = e->batch.qmap[i];
         }
+    }
+    return XG_OK;
+}
+
+int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
+                     uint32_t n, const struct xg_bm25_params *p,
+                     struct xg_result *out, int *status)
+{
+    int rc = set_kd(e, p);
+    if (rc) return rc;
+    struct xg_batch_opts bo = {e->o.member_method, e->o.bloom,
+                               impacts_fit(e, p),
+                               e->o.cand_min ? e->o.cand_min : 4096u};
+    uint32_t *retry = NULL, n_retry = 0;
+    struct xg_engine_query *again = NULL;
+    struct xg_result *again_out = NULL;
+    int *again_status = NULL;
+    memset(out, 0, (size_t)n * sizeof *out);
+    if (bo.impacts && !(retry = malloc((n ? n : 1) * sizeof *retry)))
+        return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    rc = search_batches(e, qs, n, p, &bo, out, status, retry, &n_retry);
+    if (!rc && n_retry) {
+        /* Impact bounds overflowed: the exact sums select these again. */
+        e->st.impact_retries += n_retry;
+        bo.impacts = 0;
+        again = malloc(n_retry * sizeof *again);
+        again_out = calloc(n_retry, sizeof *again_out);
+        again_status = malloc(n_retry * sizeof *again_status);
+        if (!again || !again_out || !again_status) {
+            rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        } else {
+            for (uint32_t r = 0; r < n_retry; ++r) again[r] = qs[retry[r]];
+            rc = search_batches(e, again, n_retry, p, &bo, again_out,
+                                again_status, NULL, NULL);
+        }
+        for (uint32_t r = 0; !rc && r < n_retry; ++r) {
+            xg_result_free(&out[retry[r]]);
+            out[retry[r]] = again_out[r];
+            status[retry[r]] = again_status[r];
+        }
+        if (rc && again_out)
+            for (uint32_t r = 0; r < n_retry; ++r)
+                xg_result_free(&again_out[r]);
+    }
+    free(retry);
+    free(again);
+    free(again_out);
+    free(again_status);
+    if (rc) {
+        for (uint32_t i = 0; i < n; ++i) xg_result_free(&out[i]);
+        return rc;
     }
     for (uint32_t i = 0; i < n; ++i) {
         ++e->st.queries;

@@ -56,9 +56,21 @@ struct xg_engine_opts {
                                        that loses its core notices the end
                                        of the batch only when it is
                                        scheduled again) */
+    int impacts;                    /* 1: an index's impacts (export
+                                       --impacts) choose DENSE candidates
+                                       when the lists are resident and the
+                                       query's BM25 parameters are the
+                                       index's; 0: never (the default: on
+                                       the 10^6-doc benchmark they cost 5%
+                                       more device time, docs/gpu.md) */
+    uint32_t cand_min;              /* least candidates kept per query for
+                                       the exact rescore (0: 4096); fewer
+                                       means less rescoring and more
+                                       overflows */
 };
 
-#define XG_ENGINE_DEFAULTS {1, 0, 0, XG_MEMBER_AUTO, -1, 256, 1ull << 27, 0, 0}
+#define XG_ENGINE_DEFAULTS \
+    {1, 0, 0, XG_MEMBER_AUTO, -1, 256, 1ull << 27, 0, 0, 0, 0}
 
 struct xg_engine_stats {
     uint64_t queries, served, to_cpu, batches;
@@ -67,6 +79,10 @@ struct xg_engine_stats {
     uint64_t cache_pool;            /* list cache bytes (0: all resident) */
     uint64_t cache_hits, cache_misses, cache_evictions, cache_bytes_loaded;
     uint64_t batch_splits;          /* batches halved to fit the cache */
+    uint64_t impact_queries;        /* DENSE queries run on impact bounds */
+    uint64_t impact_retries;        /* of which overflowed and ran again
+                                       on exact sums */
+    int impacts_resident;           /* the index's impacts are in use */
 };
 
 typedef struct xg_gpu xg_gpu;

@@ -30,7 +30,7 @@ struct dev {
     cudaEvent_t ev0, ev1;
     cudaEvent_t ev_wait;            /* blocking_sync: what waits sleep on */
     struct xg_dindex dix;
-    void *index_mem[10];
+    void *index_mem[11];
     uint8_t *pool;                  /* list cache pool (index_mem[0]) */
     uint8_t *stage;                 /* pinned staging for list uploads */
     uint64_t stage_cap, stage_used;
@@ -251,6 +251,18 @@ int xg_engine_dev_open(struct xg_gpu *e)
     d->index_mem[8] = kd;
     d->d_kd = kd;
     d->dix.kd = kd;
+    if (e->cache) {
+        /* Impacts follow the lists: only resident ones are used. */
+        e->hix.impacts = NULL;
+        e->hix.impact_codes = NULL;
+    } else if (e->hix.impacts) {
+        if ((rc = upload(d, 10, ix->impacts, s[XG_SEC_IMPACTS].length, 0,
+                         "impacts", &p)))
+            return rc;
+        d->dix.impacts = p;
+        d->dix.impact_codes =
+            (const uint8_t *)((const struct xg_fmt_impact *)p + n_terms);
+    }
     d->dix.n_docs = (uint32_t)n_docs;
     d->dix.n_shards = ix->hdr->n_shards;
     d->dix.bloom_hashes = ix->hdr->bloom_hashes;
@@ -282,7 +294,7 @@ void xg_engine_dev_close(struct xg_gpu *e)
         if (cudaDeviceGetDefaultMemPool(&mp, e->o.device) == cudaSuccess)
             cudaMemPoolTrimTo(mp, 0);
     }
-    for (int i = 0; i < 10; ++i) cudaFree(d->index_mem[i]);
+    for (int i = 0; i < 11; ++i) cudaFree(d->index_mem[i]);
     cudaFreeHost(d->stage);
     cudaFreeHost(d->h_desc);
     cudaFreeHost(d->h_res);
@@ -480,7 +492,8 @@ int xg_engine_dev_run(struct xg_gpu *e)
                                   (b->n_queries + 1) * sizeof(uint32_t), st),
                   "count reset");
     XG_CUDA_CHECK(xg_accumulate_gpu(&d->dix, dl, dq, 0, b->n_dense_lists, 0,
-                                    b->dense_blocks, d->d_acc, d->d_mask, st),
+                                    b->dense_blocks, b->impacts, d->d_acc,
+                                    d->d_mask, st),
                   "accumulate kernel");
     /* AND: probes and whole lists, block selection, selected blocks,
      * merge paths, then the intersection. */

@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define XG_FMT_MAGIC "XGPUIDX1"  /* 8 bytes, no NUL */
-#define XG_FMT_VERSION 1u
+#define XG_FMT_VERSION 2u
 #define XG_FMT_ENDIAN_TAG 0x01020304u
 #define XG_FMT_BLOCK 128u         /* postings per PForDelta block */
 #define XG_FMT_ALIGN 64u          /* section alignment in the file */
@@ -42,6 +42,9 @@ enum xg_fmt_section_id {
     XG_SEC_HASHSEG,       /* uint32 segment start positions of every list */
     XG_SEC_DOCIDS,        /* uint32 Xapian docid per dense number, ascending */
     XG_SEC_DOCLENS,       /* uint32 document length per dense number */
+    XG_SEC_IMPACTS,       /* optional: struct xg_fmt_impact per term, then
+                             one uint8 code per posting (empty without
+                             XG_FMT_FLAG_IMPACTS) */
     XG_SEC_COUNT
 };
 
@@ -49,6 +52,7 @@ enum xg_fmt_section_id {
 
 /* Header flags. */
 #define XG_FMT_FLAG_BLOCK_UB 1u   /* skip entries carry BM25 upper bounds */
+#define XG_FMT_FLAG_IMPACTS 2u    /* IMPACTS holds quantized BM25 parts */
 
 /* The header: 512 bytes at offset 0. */
 struct xg_fmt_header {
@@ -124,6 +128,20 @@ struct xg_fmt_term_lr {
     uint32_t max_right;         /* 4: ... and right of it */
 };
 
+/* Quantized impacts (seed 003 §8.3's precomputed scores), per term: the
+ * query-independent part of a posting's BM25 weight,
+ * g = wdf / (K_d + wdf) (bm25.h, with the header's k1, b and min_normlen),
+ * is stored as a code c in 0..255 such that, in double arithmetic,
+ * (c - 1) * scale < g <= c * scale.  A matcher multiplies by the query's
+ * termweight to get an upper bound within termweight * scale of the
+ * weight: good for choosing candidates, never for scoring them. */
+struct xg_fmt_impact {
+    uint64_t code_offset;       /* 0: index of the term's first code in the
+                                      codes after the table (the sum of the
+                                      earlier terms' df) */
+    double scale;               /* 8: > 0; 0 only when every g is 0 */
+};
+
 /* Per block: 24 bytes.  Lists' blocks are stored back to back. */
 struct xg_fmt_skip {
     uint32_t first;             /*  0: first dense doc number (B*) */
@@ -145,6 +163,7 @@ XG_STATIC_ASSERT(sizeof(struct xg_fmt_section) == 32, "section size");
 XG_STATIC_ASSERT(sizeof(struct xg_fmt_term) == 64, "term size");
 XG_STATIC_ASSERT(sizeof(struct xg_fmt_term_lr) == 8, "term lr size");
 XG_STATIC_ASSERT(sizeof(struct xg_fmt_skip) == 24, "skip size");
+XG_STATIC_ASSERT(sizeof(struct xg_fmt_impact) == 16, "impact size");
 
 /* Offset of the shard table and the section table. */
 #define XG_FMT_SHARDS_OFFSET 512u

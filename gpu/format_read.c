@@ -25,7 +25,7 @@
 
 static const char *const section_names[XG_SEC_COUNT] = {
     "DICT", "DICT_INDEX", "TERMS", "SHARD_DF", "SKIP",
-    "POSTINGS", "BLOOM", "HASHSEG", "DOCIDS", "DOCLENS",
+    "POSTINGS", "BLOOM", "HASHSEG", "DOCIDS", "DOCLENS", "IMPACTS",
 };
 
 const char *xg_fmt_section_name(unsigned id)
@@ -49,6 +49,41 @@ void xg_fmt_close(struct xg_index *ix)
         rc = xg_set_error(code, "%s: %s", path, msg_);                      \
         goto fail;                                                          \
     } while (0)
+
+/* IMPACTS: empty without the flag; otherwise one entry per term whose
+ * code offsets are the prefix sums of df, then n_postings codes. */
+static int check_impacts(struct xg_index *ix, const char *path)
+{
+    int rc = XG_OK;
+    const struct xg_fmt_header *h = ix->hdr;
+    const struct xg_fmt_section *s = &ix->sec[XG_SEC_IMPACTS];
+    ix->impacts = NULL;
+    ix->impact_codes = NULL;
+    if (!(h->flags & XG_FMT_FLAG_IMPACTS)) {
+        if (s->length)
+            FAIL(XG_ERR_FORMAT, "section IMPACTS present without its flag");
+        return XG_OK;
+    }
+    if (h->n_terms > UINT64_MAX / 32 || h->n_postings > UINT64_MAX / 2 ||
+        s->length != h->n_terms * sizeof(struct xg_fmt_impact) +
+                         h->n_postings)
+        FAIL(XG_ERR_FORMAT, "section IMPACTS has the wrong size");
+    ix->impacts = (const struct xg_fmt_impact *)(ix->base + s->offset);
+    ix->impact_codes = (const uint8_t *)(ix->impacts + h->n_terms);
+    uint64_t at = 0;
+    for (uint64_t t = 0; t < h->n_terms; ++t) {
+        const struct xg_fmt_impact *im = &ix->impacts[t];
+        /* !(x >= 0) also catches NaN. */
+        if (im->code_offset != at || !(im->scale >= 0) ||
+            im->scale > 1.0)
+            FAIL(XG_ERR_FORMAT, "term %llu: bad impact entry",
+                 (unsigned long long)t);
+        at += ix->terms[t].df;
+    }
+    return XG_OK;
+fail:
+    return rc;
+}
 
 /* Structural checks of the sections against the header; rc or XG_OK. */
 static int check_structure(struct xg_index *ix, const char *path)
@@ -93,6 +128,7 @@ static int check_structure(struct xg_index *ix, const char *path)
     ix->hashseg_len = s[XG_SEC_HASHSEG].length / 4;
     ix->docids = (const uint32_t *)(b + s[XG_SEC_DOCIDS].offset);
     ix->doclens = (const uint32_t *)(b + s[XG_SEC_DOCLENS].offset);
+    if ((rc = check_impacts(ix, path))) return rc;
 
     if (xg_dict_walk(ix->dict, s[XG_SEC_DICT].length, ix->dict_index,
                      ix->n_buckets, n_terms, NULL, NULL))

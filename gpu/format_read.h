@@ -39,6 +39,9 @@ struct xg_index {
     uint64_t hashseg_len;               /* uint32 entries */
     const uint32_t *docids;             /* Xapian docid per dense number */
     const uint32_t *doclens;            /* length per dense number */
+    const struct xg_fmt_impact *impacts;/* per term, or NULL (no IMPACTS) */
+    const uint8_t *impact_codes;        /* one per posting, lists in term
+                                           order */
 };
 
 /* Open and verify.  Errors (message names the file and the fault):

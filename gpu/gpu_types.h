@@ -36,6 +36,9 @@ struct xg_dindex {
     const uint32_t *docids;             /* dense -> Xapian docid */
     const uint32_t *doclens;
     const double *kd;                   /* xg_bm25_kd() per dense doc */
+    const struct xg_fmt_impact *impacts;/* per term, or NULL: the engine
+                                           does not use impacts */
+    const uint8_t *impact_codes;        /* one per posting (format.h) */
     uint32_t n_docs, n_shards, bloom_hashes, pad;
 };
 
@@ -64,7 +67,7 @@ struct xg_dlist {
     uint64_t decoded;       /* offset of its decoded postings in scratch
                                (AND queries), or ~0 if not decoded */
     double weight;          /* OR: sum of its leaves' termweights (for the
-                               approximate score) */
+                               approximate score, or the impact bound) */
     uint32_t group_mask;    /* AND operands it belongs to */
     uint32_t method;        /* enum xg_member_method [| XG_MEMBER_BLOOM] */
     uint64_t mpos;          /* MERGE: offset of its per-candidate positions
@@ -94,6 +97,9 @@ struct xg_dquery {
     uint64_t icand_first;   /* INTERSECT: offset of its matches (room for
                                the shortest list's df) */
     double k2_qlen;         /* unused unless k2 != 0 (query_length) */
+    double margin;          /* DENSE from impacts: how far a document's
+                               accumulated bound may exceed its weight (the
+                               sum over lists of weight * scale); 0 else */
 };
 
 /* Per-query results of the selection and the finish. */

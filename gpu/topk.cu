@@ -8,8 +8,9 @@
  *  a 2048-bin histogram narrow down the bin that holds the k-th largest
  *  weight (a radix select on value ranges); its lower edge T is the
  *  threshold.  The last pass keeps every match with weight >= T - margin,
- *  margin = S * rel_margin: the approximate sums differ from the exact ones
- *  by far less (docs/gpu.md), so the exact top k is always inside.  If even
+ *  margin = S * rel_margin + the query's own margin: the approximate sums
+ *  differ from the exact ones by less than the first (docs/gpu.md), impact
+ *  bounds by less than both (impact.h), so the exact top k is inside.  If even
  *  that is more than the query's candidate room, `overflow` sends the query
  *  to the CPU matcher.  Twin: topk_ref.c.
  */
@@ -176,7 +177,7 @@ keep_kernel(struct xg_select_args a)
     uint64_t lo, hi;
     slice(v, &lo, &hi);
     const double S = __longlong_as_double((long long)st.max_bits);
-    const double thr = st.thr < 0 ? -1.0 : st.thr - S * a.rel_margin;
+    const double thr = xg_select_cut(st.thr, S, a.rel_margin, q.margin);
     const uint32_t lane = threadIdx.x & 31u;
     for (uint64_t base = lo; base < hi; base += THREADS) {
         const uint64_t i = base + threadIdx.x;
@@ -210,7 +211,7 @@ static __global__ void end_kernel(struct xg_select_args a)
     r.n_cand = st.written < q.cand_cap ? st.written : q.cand_cap;
     r.overflow = st.written > q.cand_cap;
     r.max_score = S;
-    r.threshold = st.thr < 0 ? -1.0 : st.thr - S * a.rel_margin;
+    r.threshold = xg_select_cut(st.thr, S, a.rel_margin, q.margin);
     a.res[blockIdx.x] = r;
 }
 

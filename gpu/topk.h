@@ -7,12 +7,23 @@
 #include <stdint.h>
 
 #include "gpu_types.h"
+#include "host_device.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 struct CUstream_st;
+
+/* The selection cut: every item with weight >= this is kept.  thr < 0
+ * keeps every match; otherwise the margin covers the approximate sums'
+ * rounding (relative) and, for impact bounds, their quantization. */
+XG_HOST_DEVICE static inline double xg_select_cut(double thr, double S,
+                                                  double rel_margin,
+                                                  double margin)
+{
+    return thr < 0 ? -1.0 : thr - S * rel_margin - margin;
+}
 
 /* Margin below the selection threshold, relative to the largest weight:
  * approximate sums of <= 64 non-negative terms in any order are within

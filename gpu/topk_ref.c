@@ -69,7 +69,7 @@ int xg_select_ref(const struct xg_select_args *a, uint32_t n_queries)
                 hi = kb == BINS - 1 ? hi : edge + width;
             }
         }
-        thr = thr < 0 ? -1.0 : thr - S * a->rel_margin;
+        thr = xg_select_cut(thr, S, a->rel_margin, q->margin);
         uint32_t written = 0;
         for (uint64_t i = 0; i < n; ++i) {
             if (!item(a, q, i, &w, &doc) || w < thr) continue;

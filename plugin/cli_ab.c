@@ -1143,6 +1143,14 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
                (unsigned long long)gs->queries, (unsigned long long)gs->served,
                (unsigned long long)gs->to_cpu,
                (unsigned long long)gs->batches, gs->device_seconds);
+        printf("candidates: %llu rescored exactly\n",
+               (unsigned long long)gs->candidates);
+        if (gs->impacts_resident)
+            printf("impacts: %llu queries chose their candidates from the "
+                   "index's impacts (%llu overflowed and ran again on exact "
+                   "sums)\n",
+                   (unsigned long long)gs->impact_queries,
+                   (unsigned long long)gs->impact_retries);
         if (gs->cache_pool)
             printf("list cache: %llu bytes; %llu hits, %llu misses, %llu "
                    "evictions, %llu bytes loaded; %llu batch splits\n",

@@ -22,6 +22,11 @@ static const char help[] =
     "  --bloom-hashes K              Bloom hash functions, 1..16 (3)\n"
     "  --hashseg-target N            mean postings per hash segment (32)\n"
     "  --bm25 K1,K2,K3,B,MINLEN      parameters of the block upper bounds\n"
+    "                                and of the impacts\n"
+    "  --impacts                     store one-byte quantized BM25 impacts\n"
+    "                                per posting: the GPU engine then picks\n"
+    "                                OR candidates from them, and rescores\n"
+    "                                exactly (+1 byte per posting)\n"
     "  --scan-baseline               first time a bare pass over every\n"
     "                                posting through Xapian, and report the\n"
     "                                export's time against it\n"
@@ -45,6 +50,7 @@ int xg_cli_export(int argc, char **argv)
         {"hashseg-target", required_argument, 0, 't'},
         {"bm25", required_argument, 0, 'w'},
         {"scan-baseline", no_argument, 0, 's'},
+        {"impacts", no_argument, 0, 'I'},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
@@ -69,6 +75,7 @@ int xg_cli_export(int argc, char **argv)
             if (xg_cli_bm25("export", optarg, &o.bm25)) return 2;
             break;
         case 's': scan = 1; break;
+        case 'I': o.impacts = 1; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(help, stdout); return 0;
         default:

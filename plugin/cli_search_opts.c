@@ -5,7 +5,7 @@
 
 /* Long options without a short letter. */
 enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML, OPT_MODEL, OPT_SAMPLES,
-       OPT_REPEAT };
+       OPT_REPEAT, OPT_IMPACTS, OPT_CAND_MIN };
 
 #include <getopt.h>
 #include <string.h>
@@ -42,6 +42,8 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"batch-work", required_argument, 0, 'W'},
         {"list-cache", required_argument, 0, 'L'},
         {"omega", no_argument, 0, OPT_OMEGA},
+        {"impacts", required_argument, 0, OPT_IMPACTS},
+        {"cand-min", required_argument, 0, OPT_CAND_MIN},
         {"qrels", required_argument, 0, OPT_QRELS},
         {"html", required_argument, 0, OPT_HTML},
         {"model", required_argument, 0, OPT_MODEL},
@@ -187,6 +189,17 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             else if (!strcmp(optarg, "on")) a->engine_opts.bloom = 1;
             else if (!strcmp(optarg, "off")) a->engine_opts.bloom = 0;
             else return xg_cli_usage(cmd, "--bloom must be auto, on or off, "
+                                     "got '%s'", optarg);
+            break;
+        case OPT_CAND_MIN:
+            if (xg_cli_uint(cmd, "--cand-min", optarg, 1, 1u << 24,
+                            &a->engine_opts.cand_min))
+                return 2;
+            break;
+        case OPT_IMPACTS:
+            if (!strcmp(optarg, "on")) a->engine_opts.impacts = 1;
+            else if (!strcmp(optarg, "off")) a->engine_opts.impacts = 0;
+            else return xg_cli_usage(cmd, "--impacts must be on or off, "
                                      "got '%s'", optarg);
             break;
         case 'h': fputs(help, stdout); return 0;

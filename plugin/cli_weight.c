@@ -20,8 +20,11 @@
 
 #include "../gpu/bm25.h"
 #include "../gpu/error.h"
+#include "../gpu/format.h"
+#include "../gpu/format_read.h"
 #include "../gpu/wt.h"
 #include "../gpu/wt_tokenize.h"
+#include "../shim/xg_export.h"
 #include "../shim/xg_shim.h"
 #include "cli.h"
 #include "weight_out.h"
@@ -50,6 +53,11 @@ static const char help[] =
     "                          (suffix K, M or G; default: in core)\n"
     "  --vocabulary FILE       text inputs: a fixed vocabulary, one word per\n"
     "                          line; every other word counts as <unk>\n"
+    "  --impacts               with --db: also (re)write the database's GPU\n"
+    "                          index with these weights' BM25 parts\n"
+    "                          quantized to one byte per posting (k2 = 0)\n"
+    "  --index INDEX           where --impacts writes the index (default:\n"
+    "                          as xapian-gpu export)\n"
     "  --quiet                 no progress on stderr\n";
 
 /* --- --db: the database's own postings ----------------------------------- */
@@ -147,6 +155,38 @@ static int weigh_db(const char **dbs, size_t n_dbs, const struct xg_bm25_params 
     return rc;
 }
 
+/* --impacts: the GPU index of the database with its postings' BM25 parts
+ * for these parameters, quantized (gpu/impact.h); the export computes
+ * them with the same bm25.h functions as the weights above. */
+static int write_impacts(const char **dbs, size_t n_dbs, const struct xg_bm25_params *p,
+                         const char *index, int progress, int quiet)
+{
+    if (p->k2 != 0)
+        return xg_set_error(XG_ERR_ARG, "--impacts: k2 must be 0 (impacts hold "
+                            "the per-term parts only)");
+    struct xg_export_opts eo;
+    memset(&eo, 0, sizeof eo);
+    eo.bloom_bits_per_posting = XG_EXPORT_DEFAULT_BLOOM_BITS;
+    eo.bloom_hashes = XG_EXPORT_DEFAULT_BLOOM_HASHES;
+    eo.hashseg_target = XG_EXPORT_DEFAULT_HASHSEG_TARGET;
+    eo.bm25 = *p;
+    eo.progress = progress;
+    eo.impacts = 1;
+    xg_db *db;
+    if (xg_shim_db_open(dbs, n_dbs, &db)) return XG_ERR_IO;
+    char *path = index ? strdup(index) : xg_fmt_default_path(dbs[0]);
+    struct xg_export_report rep;
+    int rc = path ? xg_export(db, path, &eo, &rep)
+                  : xg_set_error(XG_ERR_NOMEM, "out of memory");
+    if (!rc && !quiet)
+        fprintf(stderr, "xapian-gpu weight: GPU index with impacts (%llu bytes) "
+                "to %s\n", (unsigned long long)rep.section_bytes[XG_SEC_IMPACTS],
+                path);
+    free(path);
+    xg_shim_db_close(db);
+    return rc;
+}
+
 /* --- --text / --tsv: the pipeline --------------------------------------- */
 
 static int parse_bytes(const char *v, uint64_t *out)
@@ -186,13 +226,16 @@ int xg_cli_weight(int argc, char **argv)
         {"device-memory", required_argument, 0, 'm'},
         {"hash-mask", required_argument, 0, 'H'},
         {"quiet", no_argument, 0, 'q'},
+        {"impacts", no_argument, 0, 'I'},
+        {"index", required_argument, 0, 'X'},
         {"vocabulary", required_argument, 0, 'V'},
         {"format", required_argument, 0, 'f'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *dbs[64], *out = NULL, *text = NULL, *tsv = NULL;
     size_t n_dbs = 0;
-    const char *vocab = NULL;
+    const char *vocab = NULL, *index = NULL;
+    int impacts = 0;
     int quiet = 0, binary = 0, c, have_k1 = 0, have_b = 0;
     double k1 = 0, b = 0;
     struct xg_wt_opts o;
@@ -245,6 +288,8 @@ int xg_cli_weight(int argc, char **argv)
             o.hash_mask = strtoull(optarg, NULL, 0);
             break;
         case 'q': quiet = 1; break;
+        case 'I': impacts = 1; break;
+        case 'X': index = optarg; break;
         case 'V': vocab = optarg; break;
         case 'f':
             if (!strcmp(optarg, "bin")) binary = 1;
@@ -262,6 +307,10 @@ int xg_cli_weight(int argc, char **argv)
                             "are required");
     if (optind < argc)
         return xg_cli_usage("weight", "unexpected argument '%s'", argv[optind]);
+    if ((impacts || index) && !n_dbs)
+        return xg_cli_usage("weight", "--impacts and --index need --db");
+    if (index && !impacts)
+        return xg_cli_usage("weight", "--index is where --impacts writes");
     if (vocab && n_dbs)
         return xg_cli_usage("weight", "--vocabulary needs --text or --tsv (with --db each "
                             "weight is Xapian's own, for the database's terms)");
@@ -284,6 +333,7 @@ int xg_cli_weight(int argc, char **argv)
         if (!rc) rc = weigh_db(dbs, n_dbs, &o.bm25, &w, progress, &n_docs, &n_postings);
         int rc2 = xg_wout_close(&w, !rc);
         if (!rc) rc = rc2;
+        if (!rc && impacts) rc = write_impacts(dbs, n_dbs, &o.bm25, index, progress, quiet);
     } else {
         struct xg_wt_text in;
         uint32_t threads = o.threads ? o.threads : xg_wt_cores();

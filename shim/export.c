@@ -27,6 +27,7 @@
 #include "../gpu/dict.h"
 #include "../gpu/error.h"
 #include "../gpu/format.h"
+#include "../gpu/impact.h"
 #include "../gpu/list_encode.h"
 #include "xg_config.h"
 
@@ -41,6 +42,8 @@ struct exporter {
     const struct xg_export_opts *o;
     struct xg_buf sec[XG_SEC_COUNT];
     struct xg_buf terms_lr;            /* appended to TERMS at the end */
+    struct xg_buf impact_codes;        /* appended to IMPACTS at the end */
+    double *kd;                        /* dense -> K_d (impacts only) */
     struct xg_dict_writer dict;
     uint32_t n_shards;
     uint64_t n_docs;
@@ -135,6 +138,13 @@ static int encode_term(struct exporter *x, const char *term, size_t len,
     x->n_blocks += (n + XG_FMT_BLOCK - 1) / XG_FMT_BLOCK;
     if ((rc = xg_buf_append(&x->sec[XG_SEC_TERMS], &e, sizeof e))) return rc;
     if ((rc = xg_buf_append(&x->terms_lr, &lr, sizeof lr))) return rc;
+    if (x->kd) {
+        struct xg_fmt_impact im;
+        if ((rc = xg_impact_list(x->dense, wdfs, n, x->kd, &x->impact_codes,
+                                 &im)) ||
+            (rc = xg_buf_append(&x->sec[XG_SEC_IMPACTS], &im, sizeof im)))
+            return rc;
+    }
     if ((rc = xg_buf_append(&x->sec[XG_SEC_SHARD_DF], shard_df,
                             x->n_shards * 4u)))
         return rc;
@@ -301,7 +311,7 @@ static int write_index(struct exporter *x, xg_db *db, const char *out_path,
     memcpy(h->magic, XG_FMT_MAGIC, 8);
     h->version = XG_FMT_VERSION;
     h->endian_tag = XG_FMT_ENDIAN_TAG;
-    h->flags = XG_FMT_FLAG_BLOCK_UB;
+    h->flags = XG_FMT_FLAG_BLOCK_UB | (x->kd ? XG_FMT_FLAG_IMPACTS : 0);
     h->n_shards = x->n_shards;
     h->n_sections = XG_SEC_COUNT;
     h->n_docs = x->n_docs;
@@ -436,6 +446,16 @@ int xg_export(xg_db *db, const char *out_path,
     if ((rc = xg_buf_append(&x.sec[XG_SEC_DOCIDS], x.docids, st.n_docs * 4)) ||
         (rc = xg_buf_append(&x.sec[XG_SEC_DOCLENS], x.doclens, st.n_docs * 4)))
         goto done;
+    if (o->impacts) {
+        /* K_d for the header's parameters: the impacts' denominators. */
+        x.kd = malloc((st.n_docs + 1) * sizeof *x.kd);
+        if (!x.kd) {
+            rc = xg_set_error(XG_ERR_NOMEM, "out of memory (impacts)");
+            goto done;
+        }
+        for (uint64_t i = 0; i < st.n_docs; ++i)
+            x.kd[i] = xg_bm25_kd(&x.bm25, x.doclens[i]);
+    }
     /* A direct docid map when the docid space is not much larger than the
      * collection; a sparse space (10^4 docs up to docid 2*10^8) gallops. */
     if ((uint64_t)st.last_docid <= 4 * st.n_docs + 65536) {
@@ -500,7 +520,9 @@ int xg_export(xg_db *db, const char *out_path,
     if (o->progress) draw_progress(&x, 1);
     if ((rc = xg_dict_finish(&x.dict))) goto done;
     if ((rc = xg_buf_append(&x.sec[XG_SEC_TERMS], x.terms_lr.data,
-                            x.terms_lr.len)))
+                            x.terms_lr.len)) ||
+        (rc = xg_buf_append(&x.sec[XG_SEC_IMPACTS], x.impact_codes.data,
+                            x.impact_codes.len)))
         goto done;
     rep->read_seconds = (t_terms - x.t0) + (t_end - t_terms - x.in_callback);
     double t_write = now();
@@ -519,6 +541,8 @@ done:
     if (rc && o->progress) fputc('\n', stderr);
     for (unsigned i = 0; i < XG_SEC_COUNT; ++i) xg_buf_free(&x.sec[i]);
     xg_buf_free(&x.terms_lr);
+    xg_buf_free(&x.impact_codes);
+    free(x.kd);
     free(x.dict.prev);
     free(x.docids);
     free(x.doclens);

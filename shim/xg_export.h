@@ -18,6 +18,8 @@ struct xg_export_opts {
     uint32_t hashseg_target;           /* mean postings per hash segment */
     struct xg_bm25_params bm25;        /* for the block upper bounds */
     int progress;                      /* draw a progress bar on stderr */
+    int impacts;                       /* store quantized impacts for the
+                                          bm25 parameters (format.h) */
 };
 
 #define XG_EXPORT_DEFAULT_BLOOM_BITS 8u

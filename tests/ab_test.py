@@ -27,6 +27,10 @@ def search(binary, db, queries, engine, op, k):
     extra = ["--member", MEMBER] if engine == "gpu" else []
     if engine == "gpu" and LIST_CACHE:
         extra += ["--list-cache", str(LIST_CACHE)]
+    if engine == "gpu" and CAND_MIN:
+        extra += ["--cand-min", str(CAND_MIN)]
+    if engine == "gpu" and IMPACTS:
+        extra += ["--impacts", "on"]
     out = run([binary, "search", "--db", db, "--engine", engine, "--op", op,
                "-k", str(k), "--json", "--queries", queries, *extra])
     return [json.loads(line) for line in out.splitlines()]
@@ -44,6 +48,21 @@ def check_cache_used(binary, db, queries):
         sys.exit("FAIL %s: the list cache was not exercised:\n%s" % (db, out))
     print("   list cache %s KiB: %s hits, %s misses, %s evictions" %
           (LIST_CACHE, m.group(2), m.group(3), m.group(4)))
+
+
+def check_impacts_used(binary, db, queries):
+    """The GPU engine chose OR candidates from the index's impacts (and
+    bench, which compares every MSet with stock Xapian, found no
+    difference)."""
+    out = run([binary, "bench", "--db", db, "--queries", queries,
+               "--engines", "xapian,gpu", "--threads", "1", "--op", "or",
+               "--impacts", "on",
+               *(["--cand-min", str(CAND_MIN)] if CAND_MIN else [])])
+    m = re.search(r"impacts: (\d+) queries chose .* \((\d+) overflowed", out)
+    if not m or int(m.group(1)) == 0:
+        sys.exit("FAIL %s: the impacts were not used:\n%s" % (db, out))
+    print("   impacts: %s OR queries chose their candidates from them, %s "
+          "ran again on exact sums" % (m.group(1), m.group(2)))
 
 
 def fold_queries(src, dst):
@@ -65,6 +84,8 @@ def fold_queries(src, dst):
 ENGINE = "cpu"
 MEMBER = "auto"   # the GPU engine's AND membership test
 LIST_CACHE = 0    # KiB: force the GPU engine's LRU list cache
+IMPACTS = False   # export --impacts: OR candidates from quantized impacts
+CAND_MIN = 0      # the GPU engine's least candidate room (0: its default)
 
 
 def compare(name, binary, db, queries, ops=("or", "and", "andor"),
@@ -126,15 +147,23 @@ def main():
                     help="AND membership test of the GPU engine")
     ap.add_argument("--list-cache", type=int, default=0, metavar="KIB",
                     help="force the GPU engine's list cache to KIB KiB")
+    ap.add_argument("--impacts", action="store_true",
+                    help="export with --impacts and check they are used")
+    ap.add_argument("--cand-min", type=int, default=0, metavar="N",
+                    help="the GPU engine's least candidate room (small: the "
+                    "selection narrows even on small collections)")
     a = ap.parse_args()
-    global ENGINE, MEMBER, LIST_CACHE
+    global ENGINE, MEMBER, LIST_CACHE, IMPACTS, CAND_MIN
+    IMPACTS = a.impacts
+    CAND_MIN = a.cand_min
     ENGINE = a.engine
     MEMBER = a.member
     LIST_CACHE = a.list_cache
-    print("engine under test: %s%s%s" % (
+    print("engine under test: %s%s%s%s" % (
         a.engine, " (CPU twins of the kernels)"
         if os.environ.get("XG_GPU_TWINS") == "1" else "",
-        ", membership %s" % a.member if a.engine == "gpu" else ""))
+        ", membership %s" % a.member if a.engine == "gpu" else "",
+        ", impacts" if a.impacts else ""))
     why = skip_reason(a.bin, a.ir_data, a.work, a.engine)
     if why:
         # As every GPU test does without a device.
@@ -156,10 +185,13 @@ def main():
             name = c + suffix
             db = os.path.join(a.work, name)
             t = time.time()
-            build(a.bin, docs, db, *opts)
+            build(a.bin, docs, db, *opts,
+                  export=["--impacts"] if IMPACTS else [])
             n, u = compare(name, a.bin, db, queries)
             if LIST_CACHE:
                 check_cache_used(a.bin, db, queries)
+            if IMPACTS and a.engine == "gpu":
+                check_impacts_used(a.bin, db, queries)
             if n == 0:
                 sys.exit("FAIL %s: no query was compared" % name)
             plain = os.path.join(a.work, c + "-plain-queries.tsv")
@@ -195,7 +227,8 @@ def main():
         shutil.rmtree(db, ignore_errors=True)
         run([a.bin, "index", "--quiet", "--docid-scale", "20000", tsv, db])
         before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        run([a.bin, "export", "--quiet", db])
+        run([a.bin, "export", "--quiet", *(["--impacts"] if IMPACTS else []),
+             db])
         rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
         size = os.path.getsize(os.path.join(db, "xapian-gpu.idx"))
         # A dense array over 2*10^8 docids would be 800 MB of uint32.

@@ -21,11 +21,12 @@ def run_any(cmd, env=None):
     return subprocess.run(cmd, capture_output=True, text=True, env=env)
 
 
-def build(binary, tsv, db, *opts):
-    """Index tsv into a fresh database db (index options opts), export."""
+def build(binary, tsv, db, *opts, export=()):
+    """Index tsv into a fresh database db (index options opts), export
+    (export options `export`)."""
     shutil.rmtree(db, ignore_errors=True)
     run([binary, "index", "--quiet", *opts, tsv, db])
-    run([binary, "export", "--quiet", db])
+    run([binary, "export", "--quiet", *export, db])
 
 
 def gpu_unavailable(binary, ir_data, work):

@@ -77,6 +77,65 @@ def check(a, db, bm25, label):
            len(sample), postings))
 
 
+def check_impacts(a, db, bm25, label):
+    """weight --db --impacts: the index's IMPACTS section (docs/format.md)
+    brackets every posting's weight, as written by weight --db itself:
+    tw * (c - 1) * scale <= w <= tw * c * scale, tw the term's BM25 weight
+    for wqf 1; each list with a nonzero weight has code 255."""
+    k1 = float(bm25.split(",")[0]) if bm25 else 1.0
+    extra = ["--bm25", bm25] if bm25 else []
+    out = os.path.join(a.work, "weights-impacts.tsv")
+    idx = os.path.join(a.work, "impacts.idx")
+    run([a.bin, "weight", "--quiet", "--db", db, "-o", out, "--impacts",
+         "--index", idx, *extra])
+    by_term = {}
+    with open(out, encoding="utf-8") as f:
+        for line in f:
+            term, docid, w = line.rstrip("\n").split("\t")
+            by_term.setdefault(term, []).append((int(docid), float(w)))
+    with open(idx, "rb") as f:
+        data = f.read()
+    flags, = struct.unpack_from("<I", data, 20)
+    n_shards, = struct.unpack_from("<I", data, 32)
+    n_docs, = struct.unpack_from("<Q", data, 40)
+    n_terms, n_postings = struct.unpack_from("<QQ", data, 72)
+    sec = 512 + 64 * n_shards
+    t_off, = struct.unpack_from("<Q", data, sec + 32 * 2)
+    i_off, i_len = struct.unpack_from("<QQ", data, sec + 32 * 10)
+    if not flags & 2 or i_len != 16 * n_terms + n_postings or \
+            n_terms != len(by_term):
+        sys.exit("FAIL %s: IMPACTS section: flags %d, %d bytes for %d terms"
+                 % (label, flags, i_len, n_terms))
+    codes = data[i_off + 16 * n_terms:i_off + i_len]
+    worst = 0.0
+    for tid, term in enumerate(sorted(by_term, key=lambda t: t.encode())):
+        df, = struct.unpack_from("<I", data, t_off + 64 * tid)
+        at, scale = struct.unpack_from("<Qd", data, i_off + 16 * tid)
+        posts = sorted(by_term[term])
+        if df != len(posts):
+            sys.exit("FAIL %s: term %r: df %d vs %d weights" %
+                     (label, term, df, len(posts)))
+        tw = (n_docs - df + 0.5) / (df + 0.5)
+        if tw < 2:
+            tw = tw * 0.5 + 1
+        tw = math.log(tw) * (k1 + 1)
+        top = 0
+        for j, (docid, w) in enumerate(posts):
+            c = codes[at + j]
+            top = max(top, c)
+            hi, lo = tw * c * scale, tw * (c - 1) * scale
+            if not (w <= hi * (1 + 1e-12) and w >= lo * (1 - 1e-12)):
+                sys.exit("FAIL %s: term %r doc %d: weight %r outside [%r, %r]"
+                         " (code %d, scale %r)" % (label, term, docid, w, lo,
+                                                   hi, c, scale))
+            if hi > 0:
+                worst = max(worst, (hi - w) / (tw * scale))
+        if top != 255 and any(w > 0 for _, w in posts):
+            sys.exit("FAIL %s: term %r: top code %d" % (label, term, top))
+    print("ok %-28s impacts bracket all %d weights (largest gap %.3f of a "
+          "step)" % (label, n_postings, worst))
+
+
 def ref_weights(docs, formula, k1, b):
     """An independent single-threaded reference: docs is a list of word
     lists; Xapian's BM25Weight (xapian-notes.md section 1) or seed 000 eq. 1,
@@ -271,6 +330,11 @@ def main():
           "cranfield, BM25 1.2/0.75")
     check(a, os.path.join(a.work, "db-1"), "1,1,1,0.5,0.5",
           "cranfield, BM25 k2 = 1")
+    for shards in ("1", "2"):
+        check_impacts(a, os.path.join(a.work, "db-" + shards), None,
+                      "impacts, %s shard(s)" % shards)
+    check_impacts(a, os.path.join(a.work, "db-1"), "1.2,0,1,0.75,0.5",
+                  "impacts, BM25 1.2/0.75")
     # Bad output: one line naming the file, nonzero, nothing left behind.
     bad_dir = os.path.join(a.work, "no-such-dir")
     out = os.path.join(bad_dir, "w.tsv")

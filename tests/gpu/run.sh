@@ -47,6 +47,12 @@
 #   plugin         the application-style plugin test on the GPU (every
 #                  collection, 1 and 2 shards, 16 threads, fallbacks)
 #   kbench         decode and intersection kernel throughput (random lists)
+#   abimpacts      ab --engine gpu from indexes exported with --impacts
+#                  (every collection, candidate room 64)
+#   impacts N [Q]  the N-doc synthetic collection exported with --impacts:
+#                  Q OR queries (10000) on the GPU with the impacts and
+#                  without (--impacts off), each 3 times in turns; then
+#                  1000 of them against stock Xapian (every MSet compared)
 # XG_BUILD names another build folder than build-dev.
 # Logs go to $OUT; a short table is printed last.
 set -o pipefail
@@ -99,6 +105,14 @@ prepare_collections() {
         fi ;;
     esac
     return 0
+}
+
+# The N-doc synthetic collection in $db, generated once per machine.
+synth_db() {
+    db=/tmp/xg-syn-$1
+    local t=$(date +%s)
+    [ -d "$db" ] || $B synth docs --docs "$1" --quiet "$db" || return 1
+    note "synth $1 docs: $(( $(date +%s) - t )) s"
 }
 
 while [ $# -gt 0 ]; do
@@ -270,14 +284,43 @@ PY
             --work /tmp/xg-ab --engine gpu 2>&1 | tee "$OUT/ab.log"
         note "ab --engine gpu: $(tail -1 "$OUT/ab.log"); $(grep 'MSets compared' "$OUT/ab.log") ($(( $(date +%s) - t )) s)"
         ;;
+    abimpacts)
+        t=$(date +%s)
+        python3 tests/ab_test.py --bin "$B" --ir-data .device-carry/ir-data \
+            --work /tmp/xg-abi --engine gpu --impacts --cand-min 64 2>&1 \
+            | tee "$OUT/abimpacts.log"
+        note "ab --engine gpu --impacts: $(tail -1 "$OUT/abimpacts.log"); $(grep 'MSets compared' "$OUT/abimpacts.log") ($(( $(date +%s) - t )) s)"
+        ;;
+    impacts)
+        n=$1; shift
+        q=10000
+        case ${1:-} in [0-9]*) q=$1; shift;; esac
+        synth_db "$n" || exit 1
+        $B export --impacts "$db" 2>&1 | tee "$OUT/export-impacts-$n.log"
+        grep -E 'exported|^index|sections' "$OUT/export-impacts-$n.log" \
+            | sed 's/^/    /' | tee -a "$SUMMARY"
+        [ -f /tmp/xg-q.tsv ] || $B synth queries --queries 50000 /tmp/xg-q.tsv
+        head -"$q" /tmp/xg-q.tsv > /tmp/xg-qi.tsv
+        note "impacts, $n docs, $q OR queries, top 10, GPU (device time, q/s):"
+        for r in 1 2 3; do
+            for mode in on off; do
+                $B bench --db "$db" --queries /tmp/xg-qi.tsv --stem none -k 10 \
+                    --op or --engines gpu --impacts $mode \
+                    > "$OUT/impacts-$n-$mode-$r.log" 2>&1
+                note "    run $r impacts $mode: $(grep -E '^gpu ' "$OUT/impacts-$n-$mode-$r.log" | tr -s ' ' | cut -c1-80); $(grep '^gpu engine' "$OUT/impacts-$n-$mode-$r.log" | sed 's/.*batches, //'); $(grep -E '^(candidates|impacts):' "$OUT/impacts-$n-$mode-$r.log" | tr '\n' ' ')"
+            done
+        done
+        head -1000 /tmp/xg-qi.tsv > /tmp/xg-qi1k.tsv
+        $B bench --db "$db" --queries /tmp/xg-qi1k.tsv --stem none -k 10 \
+            --op or --engines xapian,gpu --threads "$(nproc)" --impacts on \
+            > "$OUT/impacts-$n-vs-stock.log" 2>&1
+        note "    vs stock, 1000 queries: exit $?; $(grep -E '^(gpu |impacts:|routing)' "$OUT/impacts-$n-vs-stock.log" | tr -s ' ' | tr '\n' ';')"
+        ;;
     bench)
         n=$1; shift
         q=10000
         case ${1:-} in [0-9]*) q=$1; shift;; esac
-        db=/tmp/xg-syn-$n
-        t=$(date +%s)
-        [ -d "$db" ] || $B synth docs --docs "$n" --quiet "$db" || exit 1
-        note "synth $n docs: $(( $(date +%s) - t )) s"
+        synth_db "$n" || exit 1
         XG_EXPORT_TIMING=1 $B export --scan-baseline "$db" 2>&1 \
             | tee "$OUT/export-$n.log"
         grep -E 'bare|exported|phases|^index' "$OUT/export-$n.log" | sed 's/^/    /' \

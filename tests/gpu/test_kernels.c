@@ -21,6 +21,7 @@
 #include "finish.h"
 #include "gpu_types.h"
 #include "intersect.h"
+#include "impact.h"
 #include "list_encode.h"
 #include "member.h"
 #include "merge.h"
@@ -623,7 +624,7 @@ static int test_or_pipeline(void)
     uint64_t cells = (uint64_t)nq * n_docs;
     double *hacc = calloc(cells, 8), *gacc = malloc(cells * 8);
     uint32_t *hmask = calloc(cells, 4), *gmask = malloc(cells * 4);
-    CHECK(xg_accumulate_ref(&t.h, l, q, 0, li, hacc, hmask) == XG_OK, "twin acc");
+    CHECK(xg_accumulate_ref(&t.h, l, q, 0, li, 0, hacc, hmask) == XG_OK, "twin acc");
     struct xg_dquery *dq = to_dev(q, sizeof q);
     struct xg_dlist *dl = to_dev(l, sizeof l);
     double *dacc;
@@ -632,7 +633,7 @@ static int test_or_pipeline(void)
     CUDA(cudaMalloc((void **)&dmask, cells * 4));
     CUDA(cudaMemset(dacc, 0, cells * 8));
     CUDA(cudaMemset(dmask, 0, cells * 4));
-    CUDA(xg_accumulate_gpu(&t.d, dl, dq, 0, li, 0, blk, dacc, dmask, 0));
+    CUDA(xg_accumulate_gpu(&t.d, dl, dq, 0, li, 0, blk, 0, dacc, dmask, 0));
     CUDA(cudaDeviceSynchronize());
     CUDA(cudaMemcpy(gacc, dacc, cells * 8, cudaMemcpyDeviceToHost));
     CUDA(cudaMemcpy(gmask, dmask, cells * 4, cudaMemcpyDeviceToHost));
@@ -648,6 +649,68 @@ static int test_or_pipeline(void)
            "difference %.2g (atomics add in any order)\n",
            (unsigned long long)cells, worst);
     ++passed;
+
+    /* Impacts: the same lists' codes for the twin's K_d; the GPU's bound
+     * rows equal the twin's, and each cell lies in [exact, exact + the
+     * query's margin] (impact.h). */
+    {
+        struct xg_buf codes = {0};
+        struct xg_fmt_impact *im = calloc(nt, sizeof *im);
+        for (uint32_t k = 0; k < nt; ++k)
+            if (t.df[k])
+                CHECK(xg_impact_list(t.lists[k], t.wdfs[k], t.df[k], t.kd,
+                                     &codes, &im[k]) == XG_OK, "impacts");
+        t.h.impacts = im;
+        t.h.impact_codes = codes.data;
+        t.d.impacts = to_dev(im, nt * sizeof *im);
+        t.d.impact_codes = to_dev(codes.data, codes.len);
+        double *iacc = calloc(cells, 8), *giacc = malloc(cells * 8);
+        uint32_t *imask = calloc(cells, 4);
+        CHECK(xg_accumulate_ref(&t.h, l, q, 0, li, 1, iacc, imask) == XG_OK,
+              "twin impacts");
+        CUDA(cudaMemset(dacc, 0, cells * 8));
+        CUDA(cudaMemset(dmask, 0, cells * 4));
+        CUDA(xg_accumulate_gpu(&t.d, dl, dq, 0, li, 0, blk, 1, dacc, dmask, 0));
+        CUDA(cudaDeviceSynchronize());
+        CUDA(cudaMemcpy(giacc, dacc, cells * 8, cudaMemcpyDeviceToHost));
+        CUDA(cudaMemcpy(gmask, dmask, cells * 4, cudaMemcpyDeviceToHost));
+        double iworst = 0, slack = 0;
+        for (uint32_t i = 0; i < nq; ++i) {
+            double margin = 0;
+            for (uint32_t j = 0; j < 3; ++j)
+                margin += l[3 * i + j].weight * im[l[3 * i + j].term].scale;
+            for (uint64_t d = 0; d < n_docs; ++d) {
+                uint64_t c = (uint64_t)i * n_docs + d;
+                CHECK(gmask[c] == imask[c] && imask[c] == hmask[c],
+                      "impacts: mask %llu", (unsigned long long)c);
+                double diff = fabs(giacc[c] - iacc[c]);
+                double rel = iacc[c] ? diff / iacc[c] : diff;
+                if (rel > iworst) iworst = rel;
+                double over = iacc[c] - hacc[c];
+                CHECK(over >= -1e-12 * hacc[c] &&
+                          over <= margin * (1 + 1e-9) + 1e-12 * hacc[c],
+                      "impacts: cell %llu bound %.17g exact %.17g margin %g",
+                      (unsigned long long)c, iacc[c], hacc[c], margin);
+                if (margin > 0 && over / margin > slack) slack = over / margin;
+            }
+        }
+        CHECK(iworst < 1e-14, "impacts: relative difference %g", iworst);
+        printf("ok accumulate from impacts: masks equal, largest relative "
+               "difference %.2g; every bound within [exact, exact + margin] "
+               "(largest excess %.2f of the margin)\n", iworst, slack);
+        t.h.impacts = NULL;
+        t.h.impact_codes = NULL;
+        cudaFree((void *)t.d.impacts);
+        cudaFree((void *)t.d.impact_codes);
+        t.d.impacts = NULL;
+        t.d.impact_codes = NULL;
+        free(iacc);
+        free(giacc);
+        free(imask);
+        free(im);
+        xg_buf_free(&codes);
+        ++passed;
+    }
 
     /* Selection on the twin's rows (so both see identical input). */
     CUDA(cudaMemcpy(dacc, hacc, cells * 8, cudaMemcpyHostToDevice));
