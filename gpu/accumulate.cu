@@ -16,8 +16,6 @@
 
 #define WARPS 8
 
-/* IMPACTS: the bound from the posting's code instead of its wdf. */
-template <bool IMPACTS>
 static __global__ void __launch_bounds__(WARPS * 32)
 accumulate_kernel(struct xg_dindex ix, const struct xg_dlist *lists,
                   const struct xg_dquery *queries, uint32_t list_lo,
@@ -31,29 +29,31 @@ accumulate_kernel(struct xg_dindex ix, const struct xg_dlist *lists,
          g < block_hi; g += stride) {
         const struct xg_dlist &l =
             lists[xg_list_of_block(lists, list_lo, list_hi, g)];
+        const struct xg_dquery &q = queries[l.query];
         const uint32_t blk = (uint32_t)(g - l.block_start);
-        uint32_t n;
-        const uint8_t *codes = NULL;
-        double scale = 0;
-        if (IMPACTS) {
-            n = xg_warp_decode_block(ix, l.term, blk, s_docs[warp], NULL);
-            codes = ix.impact_codes + ix.impacts[l.term].code_offset +
-                    (uint64_t)blk * XG_FMT_BLOCK;
-            scale = ix.impacts[l.term].scale;
-        } else {
-            n = xg_warp_decode_block(ix, l.term, blk, s_docs[warp],
-                                     s_wdfs[warp]);
+        const uint64_t row = q.slot * (uint64_t)ix.n_docs;
+        if (q.impact_row) {
+            /* Integer bounds from the codes: no wdfs, no K_d. */
+            const uint32_t n = xg_warp_decode_block(ix, l.term, blk,
+                                                    s_docs[warp], NULL);
+            const uint8_t *codes = ix.impact_codes +
+                                   ix.impacts[l.term].code_offset +
+                                   (uint64_t)blk * XG_FMT_BLOCK;
+            for (uint32_t i = lane; i < n; i += 32u)
+                atomicAdd(&mask[row + s_docs[warp][i]],
+                          xg_impact_add(l.imp_mult, codes[i]));
+            __syncwarp();
+            continue;
         }
-        const uint64_t row = queries[l.query].slot * (uint64_t)ix.n_docs;
+        const uint32_t n = xg_warp_decode_block(ix, l.term, blk, s_docs[warp],
+                                                s_wdfs[warp]);
         /* OR: a nonzero sum already says "matched", so the mask is only
          * needed for a zero contribution (wdf 0); AND needs every bit. */
-        const bool need_mask = queries[l.query].all_groups != 0;
+        const bool need_mask = q.all_groups != 0;
         for (uint32_t i = lane; i < n; i += 32u) {
             const uint32_t doc = s_docs[warp][i];
-            const double c =
-                IMPACTS ? xg_impact_bound(l.weight, scale, codes[i])
-                        : xg_bm25_sumpart_kd(l.weight, ix.kd[doc],
-                                             s_wdfs[warp][i]);
+            const double c = xg_bm25_sumpart_kd(l.weight, ix.kd[doc],
+                                                s_wdfs[warp][i]);
             atomicAdd(&acc[row + doc], c);
             if (need_mask || c == 0.0) atomicOr(&mask[row + doc], l.group_mask);
         }
@@ -66,19 +66,14 @@ extern "C" int xg_accumulate_gpu(const struct xg_dindex *ix,
                                  const struct xg_dquery *d_queries,
                                  uint32_t list_lo, uint32_t list_hi,
                                  uint64_t block_lo, uint64_t block_hi,
-                                 int impacts, double *d_acc, uint32_t *d_mask,
+                                 double *d_acc, uint32_t *d_mask,
                                  cudaStream_t stream)
 {
     if (block_hi <= block_lo) return cudaSuccess;
     uint64_t blocks = (block_hi - block_lo + WARPS - 1) / WARPS;
     unsigned grid = (unsigned)(blocks < 65535u * 8u ? blocks : 65535u * 8u);
-    if (impacts)
-        accumulate_kernel<true><<<grid, WARPS * 32, 0, stream>>>(
-            *ix, d_lists, d_queries, list_lo, list_hi, block_lo, block_hi,
-            d_acc, d_mask);
-    else
-        accumulate_kernel<false><<<grid, WARPS * 32, 0, stream>>>(
-            *ix, d_lists, d_queries, list_lo, list_hi, block_lo, block_hi,
-            d_acc, d_mask);
+    accumulate_kernel<<<grid, WARPS * 32, 0, stream>>>(
+        *ix, d_lists, d_queries, list_lo, list_hi, block_lo, block_hi, d_acc,
+        d_mask);
     return (int)cudaPeekAtLastError();
 }

@@ -4,8 +4,9 @@
  *  Query paths: an AND whose every operand is one term goes to the
  *  intersection (seed 003/004: shortest list first, membership tests in the
  *  others); everything else (OR, AND of OR-groups) accumulates into a dense
- *  row per query.  DENSE queries and their lists come first so each kind of
- *  kernel covers one contiguous range.
+ *  row per query: doubles, or, for an OR from an index's impacts, uint32
+ *  integer bounds (impact.h).  DENSE queries and their lists come first so
+ *  each kind of kernel covers one contiguous range.
  */
 #include "batch.h"
 
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "impact.h"
 #include "member.h"
 #include "merge.h"
 
@@ -170,14 +172,22 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
         }
     }
     if (path == XG_DPATH_DENSE) b->dense_blocks = b->total_blocks;
-    if (path == XG_DPATH_DENSE && b->impacts) {
-        /* Each list's bound exceeds its weight by at most weight * scale
-         * (impact.h); the slack covers the rounding of that product. */
+    if (path == XG_DPATH_DENSE && b->impacts && !is_and) {
+        /* OR from impacts: integer bounds in the uint32 row (impact.h). */
+        double w[XG_GPU_MAX_LEAVES], s[XG_GPU_MAX_LEAVES];
+        uint32_t m[XG_GPU_MAX_LEAVES];
         for (uint32_t j = 0; j < n_lists; ++j) {
             const struct xg_dlist *l = &b->lists[dq->list_first + j];
-            dq->margin += l->weight * ix->impacts[l->term].scale;
+            w[j] = l->weight;
+            s[j] = ix->impacts[l->term].scale;
         }
-        dq->margin *= 1 + 1e-9;
+        double unit;
+        xg_impact_units(w, s, n_lists, m, &dq->margin, &unit);
+        for (uint32_t j = 0; j < n_lists; ++j)
+            b->lists[dq->list_first + j].imp_mult = m[j];
+        dq->impact_row = 1;
+    } else if (path == XG_DPATH_DENSE) {
+        ++b->exact_rows;
     }
     b->n_lists += n_lists;
     b->n_leaves += q->n_leaves;
@@ -226,6 +236,7 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     b->dense_blocks = b->total_blocks = b->decoded_total = 0;
     b->icand_total = b->cand_total = b->mpos_total = 0;
     b->n_ml = 0;
+    b->exact_rows = 0;
     xg_bm25_query_init(p, ix->hdr->n_docs, ix->hdr->total_length, 0,
                        &b->bm25);
     /* Two passes: DENSE queries, then INTERSECT ones. */

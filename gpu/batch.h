@@ -36,7 +36,8 @@ struct xg_batch {
     uint64_t icand_total, cand_total;
     uint32_t cap_queries, cap_lists, cap_leaves, cap_plan, cap_mlist;
     struct xg_bm25_query bm25;
-    int impacts;                    /* DENSE lists accumulate impact bounds */
+    int impacts;                    /* OR queries accumulate impact bounds */
+    uint32_t exact_rows;            /* DENSE queries with a double row */
     uint32_t cand_min;
 };
 
@@ -44,8 +45,8 @@ struct xg_batch {
 struct xg_batch_opts {
     uint32_t member;                /* engine option (enum xg_member_method) */
     int bloom;                      /* engine option */
-    int impacts;                    /* DENSE queries choose candidates from
-                                       the index's impacts (the caller
+    int impacts;                    /* DENSE OR queries choose candidates
+                                       from the index's impacts (the caller
                                        checked they were made for p) */
     uint32_t cand_min;              /* least candidate room per query */
 };

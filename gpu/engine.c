@@ -186,7 +186,7 @@ int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
     e->hix.docids = ix->docids;
     e->hix.doclens = ix->doclens;
     e->hix.kd = e->h_kd;
-    if (o->impacts > 0 && ix->impacts) {
+    if (o->impacts >= 0 && ix->impacts) {
         e->hix.impacts = ix->impacts;
         e->hix.impact_codes = ix->impact_codes;
     }
@@ -283,7 +283,7 @@ static int run_ref(struct xg_gpu *e)
         goto done;
     }
     if ((rc = xg_accumulate_ref(&e->hix, b->lists, b->queries, 0,
-                                b->n_dense_lists, b->impacts, acc, mask)))
+                                b->n_dense_lists, acc, mask)))
         goto done;
     /* AND: probes and whole lists, block selection, selected blocks,
      * merge paths, then the intersection. */
@@ -348,10 +348,10 @@ static int impacts_fit(const struct xg_gpu *e, const struct xg_bm25_params *p)
            p->b == h->bm25_b && p->min_normlen == h->bm25_min_normlen;
 }
 
-/* Answer queries qs[0..n) in batches with the given batch options.  With
- * impacts, a DENSE query whose near-ties overflowed its candidate room is
- * noted in retry[] (the bounds are looser than exact sums, so the exact
- * path may still fit it); the others' statuses are final. */
+/* Answer queries qs[0..n) in batches with the given batch options.  An
+ * OR from impacts whose near-ties overflowed its candidate room is noted
+ * in retry[] (the bounds are looser than exact sums, so the exact path
+ * may still fit it); the others' statuses are final. */
 static int search_batches(xg_gpu *e, const struct xg_engine_query *qs,
                           uint32_t n, const struct xg_bm25_params *p,
                           const struct xg_batch_opts *bo,
@@ -396,9 +396,8 @@ static int search_batches(xg_gpu *e, const struct xg_engine_query *qs,
         ++e->st.batches;
         e->st.postings_decoded += e->batch.total_blocks * XG_FMT_BLOCK;
         for (uint32_t i = 0; i < e->batch.n_queries; ++i) {
-            const int dense = e->batch.queries[i].path == XG_DPATH_DENSE;
             e->st.candidates += e->h_res[i].n_cand;
-            if (!bo->impacts || !dense) continue;
+            if (!e->batch.queries[i].impact_row) continue;
             ++e->st.impact_queries;
             if (e->h_res[i].overflow && retry)
                 retry[(*n_retry)++] = e->batch.qmap[i];

@@ -56,13 +56,12 @@ struct xg_engine_opts {
                                        that loses its core notices the end
                                        of the batch only when it is
                                        scheduled again) */
-    int impacts;                    /* 1: an index's impacts (export
-                                       --impacts) choose DENSE candidates
-                                       when the lists are resident and the
+    int impacts;                    /* 0: an index's impacts (export
+                                       --impacts) choose OR candidates when
+                                       the lists are resident and the
                                        query's BM25 parameters are the
-                                       index's; 0: never (the default: on
-                                       the 10^6-doc benchmark they cost 5%
-                                       more device time, docs/gpu.md) */
+                                       index's (docs/gpu.md); -1: never
+                                       (A/B runs) */
     uint32_t cand_min;              /* least candidates kept per query for
                                        the exact rescore (0: 4096); fewer
                                        means less rescoring and more

@@ -67,11 +67,13 @@ struct xg_dlist {
     uint64_t decoded;       /* offset of its decoded postings in scratch
                                (AND queries), or ~0 if not decoded */
     double weight;          /* OR: sum of its leaves' termweights (for the
-                               approximate score, or the impact bound) */
+                               approximate score) */
     uint32_t group_mask;    /* AND operands it belongs to */
     uint32_t method;        /* enum xg_member_method [| XG_MEMBER_BLOOM] */
     uint64_t mpos;          /* MERGE: offset of its per-candidate positions
                                (one per posting of the shortest list) */
+    uint32_t imp_mult;      /* impact rows: xg_impact_units' multiplier */
+    uint32_t pad;
 };
 
 enum xg_dpath {
@@ -93,13 +95,15 @@ struct xg_dquery {
     uint32_t shortest;      /* INTERSECT: list index of the shortest */
     uint64_t slot;          /* DENSE: accumulator row */
     uint64_t cand_first;    /* selection output: candidate buffer offset */
-    uint32_t cand_cap, pad;
+    uint32_t cand_cap;
+    uint32_t impact_row;    /* DENSE OR from impacts: its row is the uint32
+                               `mask` row of integer bounds (impact.h), no
+                               double accumulator */
     uint64_t icand_first;   /* INTERSECT: offset of its matches (room for
                                the shortest list's df) */
     double k2_qlen;         /* unused unless k2 != 0 (query_length) */
-    double margin;          /* DENSE from impacts: how far a document's
-                               accumulated bound may exceed its weight (the
-                               sum over lists of weight * scale); 0 else */
+    double margin;          /* impact_row: how many units a row may exceed
+                               the weight by (xg_impact_units); 0 else */
 };
 
 /* Per-query results of the selection and the finish. */

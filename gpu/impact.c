@@ -51,3 +51,23 @@ int xg_impact_list(const uint32_t *dense, const uint32_t *wdfs, uint32_t n,
     free(g);
     return XG_OK;
 }
+
+void xg_impact_units(const double *weight, const double *scale, uint32_t n,
+                     uint32_t *mult, double *margin, double *unit)
+{
+    double sum = 0;
+    for (uint32_t l = 0; l < n; ++l) sum += weight[l] * scale[l];
+    const double u = sum * XG_IMPACT_MAX / 2147483648.0;
+    *unit = u;
+    *margin = 0;
+    for (uint32_t l = 0; l < n; ++l) {
+        const double ws = weight[l] * scale[l];
+        double m = u > 0 ? ceil(ws / u) : 0;
+        while (m * u < ws) ++m;   /* the division may round down */
+        mult[l] = (uint32_t)m;
+        /* Per list, code * mult exceeds weight * g / u by less than
+         * mult + 255 * (mult - weight * scale / u) <= mult + 256 (the
+         * division's slack); + 1 for the match bit. */
+        *margin += m + XG_IMPACT_MAX + 2;
+    }
+}

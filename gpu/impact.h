@@ -29,13 +29,22 @@ int xg_impact_list(const uint32_t *dense, const uint32_t *wdfs, uint32_t n,
                    const double *kd, struct xg_buf *codes,
                    struct xg_fmt_impact *entry);
 
-/* A list's contribution bound: termweight * (code * scale) >= the exact
- * termweight * g, and at most termweight * scale above it (up to
- * rounding, which the matcher's relative margin covers). */
-XG_HOST_DEVICE static inline double xg_impact_bound(double termweight, double scale,
-                                     uint32_t code)
+/* A query's integer bound (the GPU engine's impact rows).  List l of n
+ * contributes code * mult[l] + 1 to a document's uint32 row for each of
+ * its postings: in units of u = 255 * sum(weight * scale) / 2^31, mult[l]
+ * = ceil(weight[l] * scale[l] / u), so the row is an upper bound of the
+ * document's weight / u, below 2^32 for up to 64 lists, nonzero exactly
+ * when the document matches (the + 1), and at most
+ * *margin = sum(mult[l] + 257) units above it.  All mult are 0 (and the
+ * rows count matching lists) when every weight * scale is 0.  *unit = u. */
+void xg_impact_units(const double *weight, const double *scale, uint32_t n,
+                     uint32_t *mult, double *margin, double *unit);
+
+/* One posting's contribution to an impact row. */
+XG_HOST_DEVICE static inline uint32_t xg_impact_add(uint32_t mult,
+                                                    uint32_t code)
 {
-    return termweight * ((double)code * scale);
+    return code * mult + 1u;
 }
 
 #endif

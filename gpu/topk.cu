@@ -28,6 +28,7 @@ struct view {
     const double *acc;
     const uint32_t *mask;
     uint32_t need;              /* DENSE: mask test */
+    bool irow;                  /* DENSE: the mask row holds impact bounds */
     const struct xg_dcand *cand;
     uint64_t n;
     bool dense;
@@ -42,6 +43,7 @@ static __device__ __forceinline__ view make_view(const struct xg_select_args &a,
     v.acc = a.acc + q.slot * a.n_docs;
     v.mask = a.mask + q.slot * a.n_docs;
     v.need = q.all_groups;
+    v.irow = q.impact_row != 0;
     v.cand = a.icand + q.icand_first;
     v.n = v.dense ? a.n_docs : a.icount[qi];
     return v;
@@ -52,6 +54,11 @@ static __device__ __forceinline__ bool item(const view &v, uint64_t i,
 {
     if (v.dense) {
         const uint32_t m = v.mask[i];
+        if (v.irow) {
+            /* Integer bounds: nonzero is matched (impact.h). */
+            *w = (double)m;
+            return m != 0;
+        }
         const double acc = v.acc[i];
         /* OR (need 0): any contribution or a mask bit; AND: every bit. */
         if (v.need ? (m & v.need) != v.need : (!m && acc == 0.0)) return false;

@@ -15,6 +15,12 @@ static int item(const struct xg_select_args *a, const struct xg_dquery *q,
 {
     if (q->path == XG_DPATH_DENSE) {
         uint32_t m = a->mask[q->slot * a->n_docs + i];
+        if (q->impact_row) {
+            /* Integer bounds: nonzero is matched (impact.h). */
+            *w = m;
+            *doc = (uint32_t)i;
+            return m != 0;
+        }
         double acc = a->acc[q->slot * a->n_docs + i];
         if (q->all_groups ? (m & q->all_groups) != q->all_groups
                           : (!m && acc == 0.0))

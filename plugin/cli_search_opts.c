@@ -197,9 +197,9 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
                 return 2;
             break;
         case OPT_IMPACTS:
-            if (!strcmp(optarg, "on")) a->engine_opts.impacts = 1;
-            else if (!strcmp(optarg, "off")) a->engine_opts.impacts = 0;
-            else return xg_cli_usage(cmd, "--impacts must be on or off, "
+            if (!strcmp(optarg, "auto")) a->engine_opts.impacts = 0;
+            else if (!strcmp(optarg, "off")) a->engine_opts.impacts = -1;
+            else return xg_cli_usage(cmd, "--impacts must be auto or off, "
                                      "got '%s'", optarg);
             break;
         case 'h': fputs(help, stdout); return 0;

@@ -30,7 +30,7 @@ def search(binary, db, queries, engine, op, k):
     if engine == "gpu" and CAND_MIN:
         extra += ["--cand-min", str(CAND_MIN)]
     if engine == "gpu" and IMPACTS:
-        extra += ["--impacts", "on"]
+        extra += ["--impacts", "auto"]
     out = run([binary, "search", "--db", db, "--engine", engine, "--op", op,
                "-k", str(k), "--json", "--queries", queries, *extra])
     return [json.loads(line) for line in out.splitlines()]
@@ -56,7 +56,7 @@ def check_impacts_used(binary, db, queries):
     difference)."""
     out = run([binary, "bench", "--db", db, "--queries", queries,
                "--engines", "xapian,gpu", "--threads", "1", "--op", "or",
-               "--impacts", "on",
+               "--impacts", "auto",
                *(["--cand-min", str(CAND_MIN)] if CAND_MIN else [])])
     m = re.search(r"impacts: (\d+) queries chose .* \((\d+) overflowed", out)
     if not m or int(m.group(1)) == 0:

@@ -303,7 +303,7 @@ PY
         head -"$q" /tmp/xg-q.tsv > /tmp/xg-qi.tsv
         note "impacts, $n docs, $q OR queries, top 10, GPU (device time, q/s):"
         for r in 1 2 3; do
-            for mode in on off; do
+            for mode in auto off; do
                 $B bench --db "$db" --queries /tmp/xg-qi.tsv --stem none -k 10 \
                     --op or --engines gpu --impacts $mode \
                     > "$OUT/impacts-$n-$mode-$r.log" 2>&1
@@ -312,7 +312,7 @@ PY
         done
         head -1000 /tmp/xg-qi.tsv > /tmp/xg-qi1k.tsv
         $B bench --db "$db" --queries /tmp/xg-qi1k.tsv --stem none -k 10 \
-            --op or --engines xapian,gpu --threads "$(nproc)" --impacts on \
+            --op or --engines xapian,gpu --threads "$(nproc)" --impacts auto \
             > "$OUT/impacts-$n-vs-stock.log" 2>&1
         note "    vs stock, 1000 queries: exit $?; $(grep -E '^(gpu |impacts:|routing)' "$OUT/impacts-$n-vs-stock.log" | tr -s ' ' | tr '\n' ';')"
         ;;
