@@ -5,6 +5,7 @@
 #include "staging.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +46,11 @@ void xg_staging_free(struct xg_staging *s)
     for (int b = 0; b < 2; ++b) {
         if (s->h[b]) cudaFreeHost(s->h[b]);
         if (s->ev[b]) cudaEventDestroy(s->ev[b]);
+    }
+    if (s->ahead) {
+        cudaEventDestroy(s->ahead_start);
+        cudaEventDestroy(s->ahead_done);
+        cudaStreamDestroy(s->ahead);
     }
     memset(s, 0, sizeof *s);
 }
@@ -97,83 +103,152 @@ static size_t piece_for(size_t n)
     return p < XG_STAGING_PIECE ? p : XG_STAGING_PIECE;
 }
 
+/* Segments of the locked input: the first from the buffer's start, the
+ * others on page boundaries (two registrations may not share a page). */
+#define SEG_BYTES ((size_t)16 << 20)
+
+static const char *seg_start(const struct xg_staging *s, size_t i)
+{
+    if (i == 0) return s->src_lo;
+    if (i >= s->n_segs) return s->src_lo + s->src_n;
+    const uintptr_t base = (uintptr_t)s->src_lo & ~(uintptr_t)4095;
+    return (const char *)(base + i * SEG_BYTES);
+}
+
+/* The end of the locked part so far. */
+static const char *locked_end(struct xg_staging *s)
+{
+    return seg_start(s, atomic_load_explicit(&s->n_locked, memory_order_acquire));
+}
+
+static void *locker_main(void *arg)
+{
+    struct xg_staging *s = arg;
+    for (size_t i = 0; i < s->n_segs && !atomic_load(&s->stop); ++i) {
+        /* Read-only where the device allows it (the buffer may be a
+         * read-only mapping), else plain; failing both, the rest stages. */
+        void *at = (void *)seg_start(s, i);
+        const size_t m = (size_t)(seg_start(s, i + 1) - (const char *)at);
+        if (cudaHostRegister(at, m, cudaHostRegisterReadOnly) &&
+            cudaHostRegister(at, m, cudaHostRegisterDefault)) {
+            cudaGetLastError();
+            break;
+        }
+        atomic_store_explicit(&s->n_locked, i + 1, memory_order_release);
+    }
+    return NULL;
+}
+
 void xg_staging_pin(struct xg_staging *s, const void *p, size_t n)
 {
     xg_staging_unpin(s);
-    s->src_lo = s->src_hi = p;
-    s->src_want = (const char *)p + n;
-}
-
-void xg_staging_pin_until(struct xg_staging *s, uintptr_t until)
-{
-    const uintptr_t hi = (uintptr_t)s->src_hi, want = (uintptr_t)s->src_want;
-    if (!s->src_lo || hi >= want) return;
-    /* Registrations end on page boundaries (two may not share a page),
-     * but for the buffer's own end. */
-    uintptr_t end = until < want ? until & ~(uintptr_t)4095 : want;
-    if (end <= hi) return;
-    const size_t m = (size_t)(end - hi);
-    if (s->n_seg == s->cap_seg) {
-        const size_t cap = s->cap_seg ? 2 * s->cap_seg : 64;
-        const char **ns = realloc(s->seg, cap * sizeof *ns);
-        if (!ns) return;
-        s->seg = ns;
-        s->cap_seg = cap;
-    }
-    /* Read-only where the device allows it (the buffer may be a read-only
-     * mapping), else plain; failing both, the rest stages. */
-    void *at = (void *)s->src_hi;
-    if (cudaHostRegister(at, m, cudaHostRegisterReadOnly) &&
-        cudaHostRegister(at, m, cudaHostRegisterDefault)) {
-        cudaGetLastError();
-        s->src_want = s->src_hi;
-        return;
-    }
-    s->seg[s->n_seg++] = s->src_hi;
-    s->src_hi += m;
+    if (!n) return;
+    s->src_lo = p;
+    s->src_n = n;
+    const uintptr_t base = (uintptr_t)p & ~(uintptr_t)4095;
+    s->n_segs = ((uintptr_t)p + n - base + SEG_BYTES - 1) / SEG_BYTES;
+    atomic_store(&s->n_locked, 0);
+    atomic_store(&s->stop, 0);
+    s->locker_on = pthread_create(&s->locker, NULL, locker_main, s) == 0;
+    if (!s->locker_on) s->src_lo = NULL;
 }
 
 void xg_staging_unpin(struct xg_staging *s)
 {
-    if (s->n_seg && s->stream) cudaStreamSynchronize(s->stream);
-    for (size_t i = 0; i < s->n_seg; ++i) cudaHostUnregister((void *)s->seg[i]);
+    /* A copy ahead reads the locked input. */
+    xg_staging_drop(s);
+    if (s->locker_on) {
+        atomic_store(&s->stop, 1);
+        pthread_join(s->locker, NULL);
+        s->locker_on = 0;
+    }
+    const size_t locked = atomic_load(&s->n_locked);
+    if (locked && s->stream) cudaStreamSynchronize(s->stream);
+    for (size_t i = 0; i < locked; ++i) cudaHostUnregister((void *)seg_start(s, i));
     cudaGetLastError();
-    free(s->seg);
-    s->seg = NULL;
-    s->n_seg = s->cap_seg = 0;
-    s->src_lo = s->src_hi = s->src_want = NULL;
+    s->src_lo = NULL;
+    s->src_n = s->n_segs = 0;
+    atomic_store(&s->n_locked, 0);
 }
 
-/* [c, c + n) within the locked part: one DMA per registration it spans
- * (a copy may not cross one's end), from the last one starting at or
- * before c. */
-static int htod_locked(struct xg_staging *s, void *d_dst, const char *c, size_t n)
+/* [c, c + n) within the locked part: one DMA per segment it spans (a
+ * copy may not cross a registration's end), on stream st. */
+static int htod_locked(struct xg_staging *s, cudaStream_t st, void *d_dst, const char *c,
+                       size_t n)
 {
-    size_t lo = 0, hi = s->n_seg;
-    while (hi - lo > 1) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (s->seg[mid] <= c) lo = mid;
-        else hi = mid;
-    }
-    for (size_t i = lo, done = 0; done < n; ++i) {
-        const char *end = i + 1 < s->n_seg ? s->seg[i + 1] : s->src_hi;
-        const size_t room = (size_t)(end - (c + done));
+    const uintptr_t base = (uintptr_t)s->src_lo & ~(uintptr_t)4095;
+    size_t i = ((uintptr_t)c - base) / SEG_BYTES;
+    for (size_t done = 0; done < n; ++i) {
+        const size_t room = (size_t)(seg_start(s, i + 1) - (c + done));
         const size_t m = room < n - done ? room : n - done;
         XG_CUDA_CHECK(cudaMemcpyAsync((char *)d_dst + done, c + done, m,
-                                      cudaMemcpyHostToDevice, s->stream), "copy to device");
+                                      cudaMemcpyHostToDevice, st), "copy to device");
         done += m;
     }
     return XG_OK;
+}
+
+void xg_staging_prefetch(struct xg_staging *s, void *d_dst, const void *src, size_t n)
+{
+    const char *c = src;
+    if (s->ahead_dst || !n || !s->src_lo || c < s->src_lo || c + n > locked_end(s)) return;
+    if (!s->ahead) {
+        cudaStream_t st = NULL;
+        cudaEvent_t e0 = NULL, e1 = NULL;
+        if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) ||
+            cudaEventCreateWithFlags(&e0, cudaEventDisableTiming) ||
+            cudaEventCreateWithFlags(&e1, cudaEventDisableTiming)) {
+            cudaGetLastError();
+            if (e0) cudaEventDestroy(e0);
+            if (st) cudaStreamDestroy(st);
+            return;
+        }
+        s->ahead = st;
+        s->ahead_start = e0;
+        s->ahead_done = e1;
+    }
+    /* After the owner's work so far: it may still read d_dst. */
+    if (cudaEventRecord(s->ahead_start, s->stream) ||
+        cudaStreamWaitEvent(s->ahead, s->ahead_start, 0) ||
+        htod_locked(s, s->ahead, d_dst, c, n) ||
+        cudaEventRecord(s->ahead_done, s->ahead)) {
+        cudaGetLastError();
+        xg_staging_drop(s);
+        return;
+    }
+    s->ahead_dst = d_dst;
+    s->ahead_src = c;
+    s->ahead_n = n;
+}
+
+void *xg_staging_claim(struct xg_staging *s, const void *src, size_t n)
+{
+    void *d = s->ahead_dst;
+    if (!d || s->ahead_src != (const char *)src || s->ahead_n != n ||
+        cudaStreamWaitEvent(s->stream, s->ahead_done, 0)) {
+        cudaGetLastError();
+        xg_staging_drop(s);
+        return NULL;
+    }
+    s->ahead_dst = NULL;
+    return d;
+}
+
+void xg_staging_drop(struct xg_staging *s)
+{
+    if (s->ahead) cudaStreamSynchronize(s->ahead);
+    s->ahead_dst = NULL;
 }
 
 int xg_staging_htod(struct xg_staging *s, void *d_dst, const void *src, size_t n)
 {
     if (!n) return XG_OK;
     const char *c = src;
-    if (s->src_lo && c >= s->src_lo && c < s->src_hi) {
+    const char *hi = s->src_lo ? locked_end(s) : NULL;
+    if (s->src_lo && c >= s->src_lo && c < hi) {
         /* The locked part by DMA, the rest as any other copy. */
-        const size_t in = (size_t)(s->src_hi - c) < n ? (size_t)(s->src_hi - c) : n;
-        const int rc = htod_locked(s, d_dst, c, in);
+        const size_t in = (size_t)(hi - c) < n ? (size_t)(hi - c) : n;
+        const int rc = htod_locked(s, s->stream, d_dst, c, in);
         if (rc || in == n) return rc;
         return xg_staging_htod(s, (char *)d_dst + in, c + in, n - in);
     }

@@ -11,6 +11,8 @@
 #define XG_STAGING_H
 
 #include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,15 +26,26 @@ struct xg_staging {
     char *h[2];             /* pinned, allocated at the first large copy */
     cudaEvent_t ev[2];      /* the last DMA from or into h[b] */
     int failed;             /* no pinned memory: every copy goes direct */
-    /* The caller's buffer to page-lock (xg_staging_pin), [src_lo,
-     * src_want): [src_lo, src_hi) is locked so far, in n_seg
-     * registrations; copies from there go straight to the DMA. */
-    const char *src_lo, *src_hi, *src_want;
-    const char **seg;
-    size_t n_seg, cap_seg;
+    /* The caller's buffer that a thread page-locks (xg_staging_pin),
+     * [src_lo, src_lo + src_n), segment by segment: segment i is
+     * [xg_staging_seg(s, i), xg_staging_seg(s, i + 1)), page-aligned
+     * inside, and the first n_locked are locked; copies from there go
+     * straight to the DMA. */
+    const char *src_lo;
+    size_t src_n, n_segs;
+    _Atomic size_t n_locked;
+    _Atomic int stop;
+    pthread_t locker;
+    int locker_on;
     /* Host memory the caller locked as a destination (xg_staging_lock). */
     char *dst[XG_STAGING_LOCKS];
     size_t dst_n[XG_STAGING_LOCKS];
+    /* One copy ahead (xg_staging_prefetch), on a stream of its own. */
+    cudaStream_t ahead;
+    cudaEvent_t ahead_start, ahead_done;
+    void *ahead_dst;
+    const char *ahead_src;
+    size_t ahead_n;
 };
 
 /* Nothing is allocated until the first large copy. */
@@ -45,12 +58,10 @@ void xg_staging_free(struct xg_staging *s);
  * weight engine's input, which crosses twice when it runs in chunks):
  * they then go by DMA alone, asynchronously; the buffer must stay as it
  * is until xg_staging_unpin.  Locking costs about 42 ms per GB on the
- * host (H100 host), so only for data that crosses more than once, and
- * lazily: xg_staging_pin_until locks it up to `until` (within it), meant
- * for while the host waits on the device anyway.  A copy from a part not
- * yet locked (or if locking fails) stages as before. */
+ * host (H100 host), so only for data that crosses more than once, and on
+ * a thread of its own, front to back, while the caller works: a copy from
+ * a part not yet locked (or if locking fails) stages as before. */
 void xg_staging_pin(struct xg_staging *s, const void *p, size_t n);
-void xg_staging_pin_until(struct xg_staging *s, uintptr_t until);
 void xg_staging_unpin(struct xg_staging *s);
 
 /* Page-lock [p, p + n) (already touched: locking faults pages in on one
@@ -59,6 +70,19 @@ void xg_staging_unpin(struct xg_staging *s);
  * copies stage as before.  Unlocked by xg_staging_unlock or at free. */
 int xg_staging_lock(struct xg_staging *s, void *p, size_t n);
 void xg_staging_unlock(struct xg_staging *s);
+
+/* Seed 001's overlap: start copying [src, src + n) into d_dst on a second
+ * stream, after the owner's stream's work so far (which may still read
+ * d_dst), so that it runs while the owner's stream computes.  Only from
+ * the locked part of the input (DMA alone, no host thread); otherwise, or
+ * when a copy ahead is still unclaimed, nothing happens. */
+void xg_staging_prefetch(struct xg_staging *s, void *d_dst, const void *src, size_t n);
+/* The device buffer that the copy ahead of exactly [src, src + n) went
+ * to, the owner's stream made to wait for it; or NULL (no such copy: the
+ * caller copies as usual).  Any other copy ahead is dropped. */
+void *xg_staging_claim(struct xg_staging *s, const void *src, size_t n);
+/* Wait for and forget a copy ahead (before its buffer is freed). */
+void xg_staging_drop(struct xg_staging *s);
 
 /* Host to device: returns once src may be reused (the DMA may still be
  * running; work queued on the stream after it sees the bytes). */

@@ -102,6 +102,15 @@ static void progress(const struct run *u, const char *what, uint32_t c)
                 u->n_chunks);
 }
 
+/* Tell the GPU engine which chunk follows chunk c of a pass (the first
+ * of pass 2 after pass 1's last), so its text can cross meanwhile. */
+static void next_chunk(const struct run *u, uint32_t c, int pass2_follows)
+{
+    xg_wt_gpu_next(u->g, c + 1 < u->n_chunks ? &u->ch[c + 1]
+                         : pass2_follows   ? &u->ch[0]
+                                           : NULL);
+}
+
 static int pass1(struct run *u, int gpu)
 {
     int rc = XG_OK;
@@ -112,6 +121,7 @@ static int pass1(struct run *u, int gpu)
         double t0 = xg_wt_now();
         if (gpu) {
             struct xg_wt_p1 l = {0};
+            next_chunk(u, c, 1);
             rc = xg_wt_gpu_pass1(u->g, k, mask, u->doclen + k->doc_base, &l,
                                  u->r->seconds);
             double t1 = xg_wt_now();
@@ -272,6 +282,7 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
         uint64_t n = 0, nr = 0;
         const double t0 = xg_wt_now();
         if (gpu) {
+            next_chunk(u, c, 0);
             rc = xg_wt_gpu_pass2(u->g, k, tb, np - at, a.doc + at, a.weight + at, a.run + rat,
                                  &n, &nr, r->seconds);
         } else {
@@ -503,6 +514,7 @@ static int run_chunks_dd(struct run *u)
     for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
         progress(u, "pass 1 (df)", c);
         const struct xg_wt_chunk *k = &u->ch[c];
+        next_chunk(u, c, 1);
         rc = xg_wt_gpu_dd_pass1(u->g, k, (uint64_t)(k->buf - u->in->buf), o->hash_mask,
                                 u->doclen + k->doc_base, r->seconds);
     }

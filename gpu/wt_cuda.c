@@ -49,7 +49,9 @@ void xg_wt_dfree(struct xg_wt_gpu *g, void **p, size_t n)
 void xg_wt_release_chunk(struct xg_wt_gpu *g)
 {
     const uint64_t w = g->cap_w;
+    xg_staging_drop(&g->stage);   /* a copy ahead may be writing d_text_alt */
     xg_wt_dfree(g, (void **)&g->d_text, g->cap_len);
+    xg_wt_dfree(g, (void **)&g->d_text_alt, g->cap_len);
     uint32_t **u[] = {&g->d_start, &g->d_len, &g->d_doc, &g->d_aux, &g->d_aux2,
                       &g->d_aux3};
     for (size_t i = 0; i < sizeof u / sizeof *u; ++i)
@@ -78,6 +80,7 @@ int xg_wt_reserve(struct xg_wt_gpu *g, size_t len, uint64_t words)
     g->cap_w = cw;
     g->tmp_bytes = tmp;
     int rc = xg_wt_dalloc(g, (void **)&g->d_text, cl, "chunk text");
+    if (!rc && g->ahead) rc = xg_wt_dalloc(g, (void **)&g->d_text_alt, cl, "chunk text");
     uint32_t **u[] = {&g->d_start, &g->d_len, &g->d_doc, &g->d_aux, &g->d_aux2,
                       &g->d_aux3};
     for (size_t i = 0; !rc && i < sizeof u / sizeof *u; ++i)
@@ -164,6 +167,15 @@ static int open_dev(struct xg_wt_gpu *g, uint64_t budget, uint64_t *free_bytes)
 void xg_wt_gpu_pin_input(xg_wt_gpu *g, const char *buf, size_t len)
 {
     xg_staging_pin(&g->stage, buf, len);
+    /* XG_WT_NO_AHEAD=1: one stream only, to measure what the overlap buys
+     * (docs/benchmarks.md). */
+    const char *off = getenv("XG_WT_NO_AHEAD");
+    g->ahead = !(off && off[0] == '1');
+}
+
+void xg_wt_gpu_next(xg_wt_gpu *g, const struct xg_wt_chunk *next)
+{
+    g->next = next;
 }
 
 void xg_wt_gpu_lock_host(xg_wt_gpu *g, void *p, size_t n)

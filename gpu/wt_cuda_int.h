@@ -31,6 +31,10 @@ struct xg_wt_gpu {
     /* Chunk buffers (wt_cuda_pass.c names their uses per pass). */
     uint64_t cap_len, cap_w;            /* text bytes, words */
     char *d_text;
+    char *d_text_alt;                   /* runs in chunks: the next chunk's
+                                           text comes in here meanwhile */
+    const struct xg_wt_chunk *next;     /* xg_wt_gpu_next */
+    int ahead;                          /* a run in chunks: copy ahead */
     uint32_t *d_start, *d_len, *d_doc, *d_aux, *d_aux2, *d_aux3;
     uint32_t *d_v;                      /* 2 * cap_w: sort values, halves */
     uint64_t *d_k0, *d_k1;              /* sort keys, double buffer */

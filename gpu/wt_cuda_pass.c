@@ -36,7 +36,14 @@ int xg_wt_upload_starts(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32
     if (rc) return rc;
     g->n_marks = 0;
     if ((rc = xg_wt_mark(g, -1))) return rc;
-    if ((rc = xg_staging_htod(&g->stage, g->d_text, c->buf, c->len))) return rc;
+    /* The text came ahead while the chunk before computed, or comes now. */
+    char *ahead = g->d_text_alt ? xg_staging_claim(&g->stage, c->buf, c->len) : NULL;
+    if (ahead && ahead == g->d_text_alt) {
+        g->d_text_alt = g->d_text;
+        g->d_text = ahead;
+    } else if ((rc = xg_staging_htod(&g->stage, g->d_text, c->buf, c->len))) {
+        return rc;
+    }
     XG_CUDA_CHECK(cudaMemsetAsync(g->d_text + c->len, '\n', 1, g->stream), "guard");
     XG_CUDA_CHECK(cudaMemsetAsync(g->d_small, 0, 64, g->stream), "counters");
     if ((rc = xg_wt_mark(g, XG_WT_STEP_HTOD))) return rc;
@@ -46,10 +53,10 @@ int xg_wt_upload_starts(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32
     if ((rc = xg_wt_mark(g, XG_WT_STEP_STARTS))) return rc;
     XG_CUDA_CHECK(cudaMemcpyAsync(g->h_small, g->d_small, 4, cudaMemcpyDeviceToHost,
                                   g->stream), "word count");
-    /* While the device uploads this chunk: lock the input through the
-     * next one, if it is at most 1.25 times as long (a run in chunks,
-     * xg_wt_gpu_pin_input; the plan's chunks are alike). */
-    xg_staging_pin_until(&g->stage, (uintptr_t)c->buf + 2 * c->len + c->len / 4);
+    /* The next chunk's text crosses while this one computes (a run in
+     * chunks, once a thread has locked it: xg_wt_gpu_pin_input). */
+    if (g->d_text_alt && g->next && g->next->len < g->cap_len)
+        xg_staging_prefetch(&g->stage, g->d_text_alt, g->next->buf, g->next->len);
     XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "word starts");
     *n = g->h_small[0];
     xg_wt_count(XG_WT_STEP_STARTS, (double)c->len + 4.0 * *n);

@@ -71,9 +71,10 @@ struct xg_wt_chunk {
 };
 
 /* What a chunk of `bytes` bytes and `words` words may take on the device
- * (wt_cuda.c's xg_wt_reserve allocates 1.125 times 1 byte per byte and
- * 48 bytes per word, plus CUB's workspace, a few bytes per word). */
-#define XG_WT_PER_BYTE 2
+ * (wt_cuda.c's xg_wt_reserve allocates 1.125 times 2 bytes per byte, the
+ * chunk's text and the next one's, and 48 bytes per word, plus CUB's
+ * workspace, a few bytes per word). */
+#define XG_WT_PER_BYTE 3
 #define XG_WT_PER_WORD 64
 #define XG_WT_CHUNK_FIXED 0    /* the device's floor (XG_WT_MIN_BUDGET) has it */
 
@@ -137,6 +138,10 @@ void xg_wt_gpu_close(xg_wt_gpu *g);
  * chunk by chunk while the device works on the one before (the uploads
  * then skip the staging); failing that, they stage. */
 void xg_wt_gpu_pin_input(xg_wt_gpu *g, const char *buf, size_t len);
+/* The chunk the engine will be given after the current one (NULL: none):
+ * in a run in chunks its text crosses while the current one computes
+ * (seed 001's pipeline; from the locked input only). */
+void xg_wt_gpu_next(xg_wt_gpu *g, const struct xg_wt_chunk *next);
 /* Page-lock pass 2's arena (touched) for the run in chunks, so that each
  * chunk's postings come over by DMA alone; unlock before freeing it. */
 void xg_wt_gpu_lock_host(xg_wt_gpu *g, void *p, size_t n);

@@ -21,6 +21,11 @@ void xg_wt_gpu_pin_input(xg_wt_gpu *g, const char *buf, size_t len)
     (void)g; (void)buf; (void)len;
 }
 
+void xg_wt_gpu_next(xg_wt_gpu *g, const struct xg_wt_chunk *next)
+{
+    (void)g; (void)next;
+}
+
 void xg_wt_gpu_lock_host(xg_wt_gpu *g, void *p, size_t n)
 {
     (void)g; (void)p; (void)n;

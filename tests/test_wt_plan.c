@@ -58,7 +58,8 @@ static void check_plan(const char *b, size_t len, uint64_t avail, const char *wh
         int too_big = 0;
         while (p < len && !too_big) {
             while (q < len && !doc_start(b, q, first)) ++q;
-            too_big = 2 * (uint64_t)(q - p) + 64 * words(b, p, q) > avail;
+            too_big = XG_WT_PER_BYTE * (uint64_t)(q - p) +
+                      XG_WT_PER_WORD * words(b, p, q) > avail;
             p = q++;
         }
         CHECK(too_big, "%s: refused (%s), yet every document fits %llu", what,
@@ -73,7 +74,8 @@ static void check_plan(const char *b, size_t len, uint64_t avail, const char *wh
         const uint64_t w = words(b, lo, hi);
         CHECK(ch[c].words >= w, "%s: chunk %u: bound %llu < %llu words", what, c,
               (unsigned long long)ch[c].words, (unsigned long long)w);
-        CHECK(n == 1 || 2 * (uint64_t)ch[c].len + 64 * ch[c].words <= avail,
+        CHECK(n == 1 || XG_WT_PER_BYTE * (uint64_t)ch[c].len +
+                                   XG_WT_PER_WORD * ch[c].words <= avail,
               "%s: chunk %u over the budget", what, c);
         if (counted) {
             const uint32_t d = xg_wt_count_docs(b, lo, hi, 3);

@@ -10,6 +10,7 @@
 #ifndef XG_FAKE_CUDA_RUNTIME_API_H
 #define XG_FAKE_CUDA_RUNTIME_API_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,36 +77,52 @@ static inline cudaError_t cudaFreeHost(void *p) { return cudaFree(p); }
  * Per translation unit: the file that registers is the one that copies. */
 static struct { const char *p; size_t n; } fake_reg[4096];
 static size_t fake_n_reg;
+/* Threads register (the staging's locker) while others copy. */
+static pthread_mutex_t fake_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static inline cudaError_t cudaHostRegister(void *p, size_t n, unsigned flags)
 {
     (void)flags;
-    if (fake_n_reg == sizeof fake_reg / sizeof *fake_reg) return cudaErrorMemoryAllocation;
+    cudaError_t e = cudaSuccess;
+    pthread_mutex_lock(&fake_reg_mu);
     /* Whole pages are locked: two registrations may not share one. */
     const size_t a = (size_t)p >> 12, b = ((size_t)p + n - 1) >> 12;
-    for (size_t i = 0; i < fake_n_reg; ++i)
+    if (fake_n_reg == sizeof fake_reg / sizeof *fake_reg) e = cudaErrorMemoryAllocation;
+    for (size_t i = 0; !e && i < fake_n_reg; ++i)
         if (a <= ((size_t)fake_reg[i].p + fake_reg[i].n - 1) >> 12 &&
             ((size_t)fake_reg[i].p >> 12) <= b)
-            return cudaErrorInvalidValue;
-    fake_reg[fake_n_reg].p = (const char *)p;
-    fake_reg[fake_n_reg++].n = n;
-    return cudaSuccess;
+            e = cudaErrorInvalidValue;
+    if (!e) {
+        fake_reg[fake_n_reg].p = (const char *)p;
+        fake_reg[fake_n_reg++].n = n;
+    }
+    pthread_mutex_unlock(&fake_reg_mu);
+    return e;
 }
 static inline cudaError_t cudaHostUnregister(void *p)
 {
+    cudaError_t e = cudaErrorInvalidValue;
+    pthread_mutex_lock(&fake_reg_mu);
     for (size_t i = 0; i < fake_n_reg; ++i)
         if (fake_reg[i].p == (const char *)p) {
             fake_reg[i] = fake_reg[--fake_n_reg];
-            return cudaSuccess;
+            e = cudaSuccess;
+            break;
         }
-    return cudaErrorInvalidValue;
+    pthread_mutex_unlock(&fake_reg_mu);
+    return e;
 }
 static inline int fake_crosses_registration(const void *src, size_t n)
 {
     const char *c = (const char *)src;
+    int crosses = 0;
+    pthread_mutex_lock(&fake_reg_mu);
     for (size_t i = 0; i < fake_n_reg; ++i)
-        if (c >= fake_reg[i].p && c < fake_reg[i].p + fake_reg[i].n)
-            return c + n > fake_reg[i].p + fake_reg[i].n;
-    return 0;
+        if (c >= fake_reg[i].p && c < fake_reg[i].p + fake_reg[i].n) {
+            crosses = c + n > fake_reg[i].p + fake_reg[i].n;
+            break;
+        }
+    pthread_mutex_unlock(&fake_reg_mu);
+    return crosses;
 }
 static inline cudaError_t cudaMemcpy(void *d, const void *s, size_t n, enum cudaMemcpyKind k)
 {
@@ -167,6 +184,13 @@ static inline cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
     (void)e;
     (void)s;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned f)
+{
+    (void)s;
+    (void)e;
+    (void)f;
     return cudaSuccess;
 }
 static inline cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t a, cudaEvent_t b)
