@@ -72,8 +72,11 @@ static int get_u32(struct work *w, const uint32_t *d, uint32_t *v)
     return XG_OK;
 }
 
-#define ALLOC(p, n) XG_CUDA_CHECK(cudaMalloc((void **)&(p), (size_t)(n) * sizeof *(p) + 8), \
-                                  "GPU dictionary: cudaMalloc")
+/* Stream-ordered: from the device's pool (xg_gdict_pool), not the
+ * driver, once a run has grown it. */
+#define ALLOC(p, n) XG_CUDA_CHECK(cudaMallocAsync((void **)&(p), \
+                                                  (size_t)(n) * sizeof *(p) + 8, w->st), \
+                                  "GPU dictionary: cudaMallocAsync")
 #define STEP(call, what) XG_CUDA_CHECK((cudaError_t)(call), "GPU dictionary: " what)
 
 /* Sort pairs in (*k, *v) with spares (*k2, *v2); the sorted ones end in
@@ -132,7 +135,7 @@ static int rank_rounds(struct work *w, const unsigned char *t, const uint32_t *s
         if ((rc = get_u32(w, w->count, &tied))) break;
         /* tied: terms still equal so far; none: one more round, by length */
     }
-    cudaFree(ka == ka0 ? kb : ka);
+    cudaFreeAsync(ka == ka0 ? kb : ka, w->st);
     return rc;
 }
 
@@ -145,7 +148,8 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     ALLOC(w->flag, n);
     ALLOC(w->count, 2);
     ALLOC(w->start, n / 2 + 1);
-    XG_CUDA_CHECK(cudaMalloc(&w->tmp, tmp_bytes + 8), "GPU dictionary: cudaMalloc");
+    XG_CUDA_CHECK(cudaMallocAsync(&w->tmp, tmp_bytes + 8, w->st),
+                  "GPU dictionary: cudaMallocAsync");
     XG_CUDA_CHECK(cudaEventCreate(&w->up[0]), "GPU dictionary: event");
     XG_CUDA_CHECK(cudaEventCreate(&w->up[1]), "GPU dictionary: event");
     XG_CUDA_CHECK(cudaEventRecord(w->up[0], w->st), "GPU dictionary: event");
@@ -246,7 +250,7 @@ static int build_any(const char *text, size_t len, struct xg_staging *stage,
                    w.rep, w.dstart, w.doclen, w.p0, w.p1, w.group, w.rank, w.term_off,
                    w.term_len, w.ids, w.doc1, w.k0, w.k1};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
-        if (all[i]) cudaFree(all[i]);
+        if (all[i]) cudaFreeAsync(all[i], w.st);
     for (int i = 0; i < 2; ++i)
         if (w.up[i]) cudaEventDestroy(w.up[i]);
     if (rc) xg_gdict_free(out);
@@ -271,7 +275,8 @@ static int rank_only(struct work *w, const unsigned char *t, const uint32_t *sta
 {
     size_t tmp_bytes = 0;
     STEP(xg_gdict_tmp_bytes(nt, &tmp_bytes), "workspace");
-    XG_CUDA_CHECK(cudaMalloc(&w->tmp, tmp_bytes + 8), "GPU dictionary: cudaMalloc");
+    XG_CUDA_CHECK(cudaMallocAsync(&w->tmp, tmp_bytes + 8, w->st),
+                  "GPU dictionary: cudaMallocAsync");
     ALLOC(w->count, 2);
     ALLOC(w->rep, nt);
     ALLOC(w->p0, nt);
@@ -296,7 +301,7 @@ int xg_gdict_rank(struct CUstream_st *stream, const unsigned char *t, const uint
     cudaStreamSynchronize(w.st);
     void *all[] = {w.tmp, w.count, w.rep, w.p0, w.p1, w.group, w.head, w.k1};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
-        if (all[i]) cudaFree(all[i]);
+        if (all[i]) cudaFreeAsync(all[i], w.st);
     return rc;
 }
 

@@ -33,7 +33,9 @@ int xg_wt_dalloc(struct xg_wt_gpu *g, void **p, size_t n, const char *what)
                             "device memory budget (%llu of %llu used)", what, n,
                             (unsigned long long)g->used,
                             (unsigned long long)g->budget);
-    XG_CUDA_CHECK(cudaMalloc(p, n ? n : 1), what);
+    /* Stream-ordered, from the device's pool: after a first run, the
+     * process's next ones allocate without the driver (open_dev). */
+    XG_CUDA_CHECK(cudaMallocAsync(p, n ? n : 1, g->stream), what);
     g->used += n;
     return XG_OK;
 }
@@ -41,7 +43,7 @@ int xg_wt_dalloc(struct xg_wt_gpu *g, void **p, size_t n, const char *what)
 void xg_wt_dfree(struct xg_wt_gpu *g, void **p, size_t n)
 {
     if (!*p) return;
-    cudaFree(*p);
+    cudaFreeAsync(*p, g->stream);
     *p = NULL;
     g->used -= n;
 }
@@ -156,6 +158,14 @@ static int open_dev(struct xg_wt_gpu *g, uint64_t budget, uint64_t *free_bytes)
     g->budget = budget ? budget : fr / 10 * 9;
     if (g->budget < XG_WT_MIN_BUDGET) g->budget = XG_WT_MIN_BUDGET;
     XG_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), "stream");
+    /* The pool keeps what runs free for the process's next run. */
+    int dev = 0;
+    cudaMemPool_t mp;
+    uint64_t keep = UINT64_MAX;
+    XG_CUDA_CHECK(cudaGetDevice(&dev), "device");
+    XG_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&mp, dev), "memory pool");
+    XG_CUDA_CHECK(cudaMemPoolSetAttribute(mp, cudaMemPoolAttrReleaseThreshold, &keep),
+                  "memory pool");
     for (int i = 0; i < XG_WT_MAX_MARKS; ++i)
         XG_CUDA_CHECK(cudaEventCreate(&g->mark[i]), "event");
     xg_staging_init(&g->stage, g->stream, xg_wt_cores());

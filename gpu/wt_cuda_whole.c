@@ -22,8 +22,8 @@
 
 void xg_wt_whole_release(struct xg_wt_gpu *g)
 {
-    if (g->d_ids) cudaFree(g->d_ids);
-    if (g->d_doc1) cudaFree(g->d_doc1);
+    if (g->d_ids) cudaFreeAsync(g->d_ids, g->stream);
+    if (g->d_doc1) cudaFreeAsync(g->d_doc1, g->stream);
     g->d_ids = g->d_doc1 = NULL;
     const uint64_t n = g->whole_words;
     xg_wt_dfree(g, (void **)&g->d_wk[0], n * 8 + 8);

@@ -70,6 +70,36 @@ static inline cudaError_t cudaHostAlloc(void **p, size_t n, unsigned flags)
     return cudaMalloc(p, n);
 }
 static inline cudaError_t cudaFreeHost(void *p) { return cudaFree(p); }
+static inline cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s)
+{
+    (void)s;
+    return cudaMalloc(p, n);
+}
+static inline cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
+{
+    (void)s;
+    return cudaFree(p);
+}
+static inline cudaError_t cudaGetDevice(int *dev)
+{
+    *dev = 0;
+    return cudaSuccess;
+}
+typedef struct CUmemPoolHandle_st *cudaMemPool_t;
+#define cudaMemPoolAttrReleaseThreshold 4
+static inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *mp, int dev)
+{
+    (void)dev;
+    *mp = NULL;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t mp, int attr, void *v)
+{
+    (void)mp;
+    (void)attr;
+    (void)v;
+    return cudaSuccess;
+}
 #define cudaHostRegisterDefault 0
 #define cudaHostRegisterReadOnly 8
 /* Registered host ranges, kept as the runtime does, so that a copy from a
