@@ -202,8 +202,6 @@ int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
             /* Impacts follow the lists: only resident ones are used. */
             e->hix.impacts = NULL;
             e->hix.impact_codes = NULL;
-        }
-        if (e->cache) {
             e->hpool = calloc(1, e->cache_pool + XG_POSTINGS_PAD);
             if (!e->hpool) {
                 rc = xg_set_error(XG_ERR_NOMEM, "out of memory (list cache)");

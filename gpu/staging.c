@@ -105,7 +105,11 @@ static size_t piece_for(size_t n)
 
 /* Segments of the locked input: the first from the buffer's start, the
  * others on page boundaries (two registrations may not share a page). */
+#ifdef XG_STAGING_SEG
+#define SEG_BYTES ((size_t)XG_STAGING_SEG)   /* tests: many segments */
+#else
 #define SEG_BYTES ((size_t)16 << 20)
+#endif
 
 static const char *seg_start(const struct xg_staging *s, size_t i)
 {
@@ -113,6 +117,13 @@ static const char *seg_start(const struct xg_staging *s, size_t i)
     if (i >= s->n_segs) return s->src_lo + s->src_n;
     const uintptr_t base = (uintptr_t)s->src_lo & ~(uintptr_t)4095;
     return (const char *)(base + i * SEG_BYTES);
+}
+
+/* The segment holding c (within the buffer). */
+static size_t seg_of(const struct xg_staging *s, const char *c)
+{
+    const uintptr_t base = (uintptr_t)s->src_lo & ~(uintptr_t)4095;
+    return ((uintptr_t)c - base) / SEG_BYTES;
 }
 
 /* The end of the locked part so far. */
@@ -176,9 +187,7 @@ void xg_staging_unpin(struct xg_staging *s)
 static int htod_locked(struct xg_staging *s, cudaStream_t st, void *d_dst, const char *c,
                        size_t n)
 {
-    const uintptr_t base = (uintptr_t)s->src_lo & ~(uintptr_t)4095;
-    size_t i = ((uintptr_t)c - base) / SEG_BYTES;
-    for (size_t done = 0; done < n; ++i) {
+    for (size_t i = seg_of(s, c), done = 0; done < n; ++i) {
         const size_t room = (size_t)(seg_start(s, i + 1) - (c + done));
         const size_t m = room < n - done ? room : n - done;
         XG_CUDA_CHECK(cudaMemcpyAsync((char *)d_dst + done, c + done, m,
@@ -253,10 +262,17 @@ int xg_staging_htod(struct xg_staging *s, void *d_dst, const void *src, size_t n
         return xg_staging_htod(s, (char *)d_dst + in, c + in, n - in);
     }
     if (n < XG_STAGING_MIN || !ready(s)) {
-        /* From pageable memory the call returns once src is staged. */
-        XG_CUDA_CHECK(cudaMemcpyAsync(d_dst, src, n, cudaMemcpyHostToDevice, s->stream),
+        /* From pageable memory the call returns once src is staged.  In
+         * the input, one segment at a time: the locker may register the
+         * segment meanwhile, and a copy may not cross a registration. */
+        size_t m = n;
+        if (s->src_lo && c >= s->src_lo && c < s->src_lo + s->src_n) {
+            const size_t room = (size_t)(seg_start(s, seg_of(s, c) + 1) - c);
+            if (room < m) m = room;
+        }
+        XG_CUDA_CHECK(cudaMemcpyAsync(d_dst, src, m, cudaMemcpyHostToDevice, s->stream),
                       "copy to device");
-        return XG_OK;
+        return m == n ? XG_OK : xg_staging_htod(s, (char *)d_dst + m, c + m, n - m);
     }
     const size_t piece = piece_for(n);
     for (size_t off = 0, k = 0; off < n; off += piece, ++k) {
