@@ -18,7 +18,6 @@
 #include "member.h"
 #include "merge.h"
 
-
 static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
 {
     if (need <= *cap) return XG_OK;
@@ -183,6 +182,7 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
         }
         double unit;
         xg_impact_units(w, s, n_lists, m, &dq->margin, &unit);
+        dq->margin *= b->impact_slack;
         for (uint32_t j = 0; j < n_lists; ++j)
             b->lists[dq->list_first + j].imp_mult = m[j];
         dq->impact_row = 1;
@@ -231,6 +231,7 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     int rc;
     b->impacts = o->impacts;
     b->cand_min = o->cand_min;
+    b->impact_slack = o->impact_slack;
     b->n_queries = b->n_lists = b->n_dense_lists = b->n_leaves = 0;
     b->n_plan = b->n_iq = b->n_rows = 0;
     b->dense_blocks = b->total_blocks = b->decoded_total = 0;

@@ -39,6 +39,7 @@ struct xg_batch {
     int impacts;                    /* OR queries accumulate impact bounds */
     uint32_t exact_rows;            /* DENSE queries with a double row */
     uint32_t cand_min;
+    double impact_slack;
 };
 
 /* How a batch is built. */
@@ -49,6 +50,9 @@ struct xg_batch_opts {
                                        from the index's impacts (the caller
                                        checked they were made for p) */
     uint32_t cand_min;              /* least candidate room per query */
+    double impact_slack;            /* impact margins times this (1; the
+                                       tests widen them to force overflows
+                                       and so the engine's retry) */
 };
 
 /* Build the batch for queries [first, first + n) of qs.  Queries answered

@@ -410,9 +410,13 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
 {
     int rc = set_kd(e, p);
     if (rc) return rc;
+    /* XG_TEST_IMPACT_SLACK=X widens the impact margins X times: a
+     * superset of the candidates, so still exact, but overflowing. */
+    const char *slack = getenv("XG_TEST_IMPACT_SLACK");
     struct xg_batch_opts bo = {e->o.member_method, e->o.bloom,
                                impacts_fit(e, p),
-                               e->o.cand_min ? e->o.cand_min : 4096u};
+                               e->o.cand_min ? e->o.cand_min : 4096u,
+                               slack && atof(slack) >= 1 ? atof(slack) : 1.0};
     uint32_t *retry = NULL, n_retry = 0;
     struct xg_engine_query *again = NULL;
     struct xg_result *again_out = NULL;

@@ -72,8 +72,9 @@ static int get_u32(struct work *w, const uint32_t *d, uint32_t *v)
     return XG_OK;
 }
 
-/* Stream-ordered: from the device's pool (xg_gdict_pool), not the
- * driver, once a run has grown it. */
+/* Stream-ordered, from the device's default pool: not the driver once a
+ * run has grown it and the pool keeps it (the weight engine sets that,
+ * wt_cuda.c's open_dev). */
 #define ALLOC(p, n) XG_CUDA_CHECK(cudaMallocAsync((void **)&(p), \
                                                   (size_t)(n) * sizeof *(p) + 8, w->st), \
                                   "GPU dictionary: cudaMallocAsync")

@@ -27,10 +27,10 @@ struct xg_staging {
     cudaEvent_t ev[2];      /* the last DMA from or into h[b] */
     int failed;             /* no pinned memory: every copy goes direct */
     /* The caller's buffer that a thread page-locks (xg_staging_pin),
-     * [src_lo, src_lo + src_n), segment by segment: segment i is
-     * [xg_staging_seg(s, i), xg_staging_seg(s, i + 1)), page-aligned
-     * inside, and the first n_locked are locked; copies from there go
-     * straight to the DMA. */
+     * [src_lo, src_lo + src_n), segment by segment (16 MB, on page
+     * boundaries but for the first: staging.c's seg_start); the first
+     * n_locked are locked, and copies from there go straight to the
+     * DMA, one per segment. */
     const char *src_lo;
     size_t src_n, n_segs;
     _Atomic size_t n_locked;

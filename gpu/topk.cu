@@ -12,7 +12,8 @@
  *  differ from the exact ones by less than the first (docs/gpu.md), impact
  *  bounds by less than both (impact.h), so the exact top k is inside.  If even
  *  that is more than the query's candidate room, `overflow` sends the query
- *  to the CPU matcher.  Twin: topk_ref.c.
+ *  to the CPU matcher (a query on impact bounds first runs again on exact
+ *  sums: engine.c).  Twin: topk_ref.c.
  */
 #include <cuda_runtime.h>
 

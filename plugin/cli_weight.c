@@ -161,9 +161,6 @@ static int weigh_db(const char **dbs, size_t n_dbs, const struct xg_bm25_params 
 static int write_impacts(const char **dbs, size_t n_dbs, const struct xg_bm25_params *p,
                          const char *index, int progress, int quiet)
 {
-    if (p->k2 != 0)
-        return xg_set_error(XG_ERR_ARG, "--impacts: k2 must be 0 (impacts hold "
-                            "the per-term parts only)");
     struct xg_export_opts eo;
     memset(&eo, 0, sizeof eo);
     eo.bloom_bits_per_posting = XG_EXPORT_DEFAULT_BLOOM_BITS;
@@ -321,6 +318,10 @@ int xg_cli_weight(int argc, char **argv)
     }
     if (have_k1) o.bm25.k1 = k1;
     if (have_b) o.bm25.b = b;
+    /* Refused before anything is written. */
+    if (impacts && o.bm25.k2 != 0)
+        return xg_cli_usage("weight", "--impacts needs k2 = 0 (impacts hold the "
+                            "per-term parts only)");
     const int progress = !quiet && isatty(2);
     o.progress = progress;
 

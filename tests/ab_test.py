@@ -53,16 +53,29 @@ def check_cache_used(binary, db, queries):
 def check_impacts_used(binary, db, queries):
     """The GPU engine chose OR candidates from the index's impacts (and
     bench, which compares every MSet with stock Xapian, found no
-    difference)."""
-    out = run([binary, "bench", "--db", db, "--queries", queries,
-               "--engines", "xapian,gpu", "--threads", "1", "--op", "or",
-               "--impacts", "auto",
-               *(["--cand-min", str(CAND_MIN)] if CAND_MIN else [])])
-    m = re.search(r"impacts: (\d+) queries chose .* \((\d+) overflowed", out)
-    if not m or int(m.group(1)) == 0:
-        sys.exit("FAIL %s: the impacts were not used:\n%s" % (db, out))
-    print("   impacts: %s OR queries chose their candidates from them, %s "
-          "ran again on exact sums" % (m.group(1), m.group(2)))
+    difference).  Then again with the margins widened a million times
+    (XG_TEST_IMPACT_SLACK): every such query overflows and must run again
+    on exact sums on the device, not on the CPU, with identical MSets."""
+    def bench(env=None):
+        out = run([binary, "bench", "--db", db, "--queries", queries,
+                   "--engines", "xapian,gpu", "--threads", "1", "--op", "or",
+                   "--impacts", "auto",
+                   *(["--cand-min", str(CAND_MIN)] if CAND_MIN else [])],
+                  env=env)
+        m = re.search(r"impacts: (\d+) queries chose .* \((\d+) overflowed", out)
+        d = re.search(r"(\d+) served on the device, (\d+) by the CPU", out)
+        if not m or not d or int(m.group(1)) == 0:
+            sys.exit("FAIL %s: the impacts were not used:\n%s" % (db, out))
+        return int(m.group(1)), int(m.group(2)), d.groups(), out
+    used, again, served, _ = bench()
+    env = dict(os.environ, XG_TEST_IMPACT_SLACK="1e6")
+    used_w, again_w, served_w, out = bench(env)
+    if again_w == 0 or served_w != served:
+        sys.exit("FAIL %s: widened margins: %d queries ran again, device/CPU "
+                 "%s against %s:\n%s" % (db, again_w, served_w, served, out))
+    print("   impacts: %d OR queries chose their candidates from them, %d "
+          "ran again on exact sums; widened margins: %d ran again, all still "
+          "on the device" % (used, again, again_w))
 
 
 def fold_queries(src, dst):

@@ -352,6 +352,17 @@ def main():
         sys.exit("FAIL missing database: rc %d" % p.returncode)
     print("ok bad output path and missing database refused, nothing "
           "written: %s" % lines[0])
+    # --impacts with k2 != 0: refused before any file is written.
+    k2_out = os.path.join(a.work, "k2.tsv")
+    k2_idx = os.path.join(a.work, "k2.idx")
+    p = run_any([a.bin, "weight", "--quiet", "--db", os.path.join(a.work, "db-1"),
+                 "-o", k2_out, "--impacts", "--index", k2_idx,
+                 "--bm25", "1,1,1,0.5,0.5"])
+    if p.returncode == 0 or os.path.exists(k2_out) or os.path.exists(k2_idx) \
+            or len(p.stderr.strip().splitlines()) != 1:
+        sys.exit("FAIL --impacts with k2 = 1: rc %d, stderr %r" %
+                 (p.returncode, p.stderr))
+    print("ok --impacts with k2 = 1 refused, nothing written")
     check_text(a)
     print("weight: all checks passed")
     return 0
