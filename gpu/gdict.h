@@ -57,10 +57,14 @@ int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
 /* The same for a caller that goes on on the device (wt_cuda_whole.c):
  * out->ids stays NULL; instead dev gets device arrays of n_words entries,
  * each word's term id and its 1-based document, which the caller frees
- * with cudaFree.  The text's device copy is freed as before. */
+ * with cudaFree.  The text's device copy is freed as before.  on_words,
+ * if set, is called as soon as the words are counted, with the device
+ * still at work (the weight engine prepares its output meanwhile). */
 struct xg_gdict_device {
-    uint32_t *ids;
-    uint32_t *doc1;
+    uint32_t *ids;                                  /* out */
+    uint32_t *doc1;                                 /* out */
+    void (*on_words)(void *arg, uint32_t n_words);  /* in */
+    void *arg;                                      /* in */
 };
 int xg_gdict_build_on_device(const char *text, size_t len, struct xg_staging *stage,
                              struct xg_gdict *out, struct xg_gdict_device *dev);

@@ -141,8 +141,9 @@ static int rank_rounds(struct work *w, const unsigned char *t, const uint32_t *s
 }
 
 static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *out,
-                 int on_device)
+                 const struct xg_gdict_device *dev)
 {
+    const int on_device = dev != NULL;
     size_t tmp_bytes = 0;
     STEP(xg_gdict_tmp_bytes(n, &tmp_bytes), "workspace");
     ALLOC(w->t, n);
@@ -163,6 +164,7 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
          "word starts");
     if ((rc = get_u32(w, w->count, &nw))) return rc;
     if (!nw) return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: no words");
+    if (dev && dev->on_words) dev->on_words(dev->arg, nw);
     ALLOC(w->len, nw);
     ALLOC(w->k0, nw);
     ALLOC(w->k1, nw);
@@ -240,7 +242,7 @@ static int build_any(const char *text, size_t len, struct xg_staging *stage,
     memset(&w, 0, sizeof w);
     w.stage = stage;
     w.st = stage->stream;
-    int rc = build(&w, text, (uint32_t)len, out, dev != NULL);
+    int rc = build(&w, text, (uint32_t)len, out, dev);
     if (w.st) cudaStreamSynchronize(w.st);
     if (dev && !rc) {       /* handed over, not freed */
         dev->ids = w.ids;
@@ -267,7 +269,7 @@ int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
 int xg_gdict_build_on_device(const char *text, size_t len, struct xg_staging *stage,
                              struct xg_gdict *out, struct xg_gdict_device *dev)
 {
-    memset(dev, 0, sizeof *dev);
+    dev->ids = dev->doc1 = NULL;
     return build_any(text, len, stage, out, dev);
 }
 

@@ -48,6 +48,9 @@ void xg_wt_dd_out_free(struct xg_wt_dd_out *o)
 
 void xg_wt_whole_free(struct xg_wt_whole *w)
 {
+    xg_prefault_wait(w->prefault);     /* before its pages go */
+    free(w->docids);
+    free(w->weights);
     free(w->term_off);
     free(w->term_len);
     free(w->doclen);
@@ -392,6 +395,24 @@ static int alloc_postings(struct xg_wt_result *r)
     return XG_OK;
 }
 
+/* The output the device run prepared (wt_int.h's xg_wt_whole), its
+ * pages past n_postings given back; else fresh. */
+static int take_postings(struct xg_wt_result *r, struct xg_wt_whole *w)
+{
+    xg_prefault_wait(w->prefault);
+    w->prefault = NULL;
+    if (!w->docids || !w->weights || r->n_postings > w->n_words) return alloc_postings(r);
+    const size_t room = (size_t)w->n_words + 1;
+    xg_big_trim(w->docids, (r->n_postings + 1) * sizeof *r->docids, room * sizeof *r->docids);
+    xg_big_trim(w->weights, (r->n_postings + 1) * sizeof *r->weights,
+                room * sizeof *r->weights);
+    r->docids = w->docids;
+    r->weights = w->weights;
+    w->docids = NULL;
+    w->weights = NULL;
+    return XG_OK;
+}
+
 /* Terms from a device dictionary, by id: where each occurs (off32 from
  * base, or goff), its length, and its df (df, or the next term's first
  * posting less its own). */
@@ -486,7 +507,7 @@ static int run_whole(struct run *u)
         r->term_off[r->n_terms] = w.n_postings;
         rc = device_terms(u, &d, tw);
     }
-    if (!rc) rc = alloc_postings(r);
+    if (!rc) rc = take_postings(r, &w);
     r->seconds[XG_WT_STEP_RANK] += xg_wt_now() - t0;
     progress(u, "weights", 0);
     if (!rc) {

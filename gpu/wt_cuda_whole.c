@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "big_alloc.h"
 #include "gdict.h"
 #include "wt_cuda_int.h"
 #include "wt_kern.h"
@@ -90,6 +91,38 @@ static int count(struct xg_wt_gpu *g, uint32_t n, uint32_t nd, uint32_t nt, doub
     return XG_OK;
 }
 
+/* The output's room for every word (at least the postings, known only
+ * after the sort) faulted in while the device builds the dictionary and
+ * sorts: the copies back then write resident pages, which took about a
+ * third of their time at 100 MB (docs/benchmarks.md, eighth session).
+ * Half the cores: the host's dictionary rounds need one. */
+struct out_room {
+    struct xg_wt_whole *w;
+    uint32_t threads;
+};
+
+static void prepare_output(void *arg, uint32_t n_words)
+{
+    struct out_room *o = arg;
+    struct xg_wt_whole *w = o->w;
+    /* XG_WT_NO_PREFAULT=1: fresh output after the sort, as before, to
+     * measure what this buys (docs/benchmarks.md). */
+    const char *off = getenv("XG_WT_NO_PREFAULT");
+    if (off && off[0] == '1') return;
+    const size_t n[2] = {((size_t)n_words + 1) * 4, ((size_t)n_words + 1) * 8};
+    w->docids = xg_big_alloc(n[0]);
+    w->weights = xg_big_alloc(n[1]);
+    if (!w->docids || !w->weights) {
+        free(w->docids);
+        free(w->weights);
+        w->docids = NULL;
+        w->weights = NULL;
+        return;
+    }
+    void *const p[2] = {w->docids, w->weights};
+    w->prefault = xg_prefault_start(p, n, 2, o->threads / 2 ? o->threads / 2 : 1);
+}
+
 int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_wt_whole *w,
                           double *seconds)
 {
@@ -97,9 +130,13 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
     xg_wt_whole_release(g);
     double t0 = xg_wt_now();
     struct xg_gdict d;
-    struct xg_gdict_device dev;
+    struct out_room room = {w, g->stage.threads};
+    struct xg_gdict_device dev = {NULL, NULL, prepare_output, &room};
     int rc = xg_gdict_build_on_device(c->buf, c->len, &g->stage, &d, &dev);
-    if (rc) return rc;
+    if (rc) {
+        xg_wt_whole_free(w);    /* the output room it may have made */
+        return rc;
+    }
     /* The text's upload is its own step, as in the two-pass run. */
     seconds[XG_WT_STEP_DICT] += xg_wt_now() - t0 - d.upload_seconds;
     seconds[XG_WT_STEP_HTOD] += d.upload_seconds;

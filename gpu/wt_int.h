@@ -166,6 +166,7 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
  * their docids and weights straight into the caller's arrays.
  * XG_ERR_UNSUPPORTED from _count (the device dictionary declined: a hash
  * shared by two words, ...): the two-pass run answers. */
+struct xg_prefault;
 struct xg_wt_whole {
     uint32_t n_words, n_docs, n_terms;
     uint64_t n_postings;
@@ -173,6 +174,13 @@ struct xg_wt_whole {
     uint32_t *doclen;               /* [n_docs] */
     uint32_t *first;                /* [n_terms + 1]: each term's first
                                        posting, then n_postings */
+    /* The output, room for n_words + 1 postings (n_postings at most),
+     * allocated as soon as the device has counted the words and faulted
+     * in on background threads while it goes on (big_alloc.h); the caller
+     * takes both after xg_prefault_wait(prefault).  NULL: none. */
+    uint32_t *docids;
+    double *weights;
+    struct xg_prefault *prefault;
 };
 int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                           struct xg_wt_whole *w, double *seconds);
