@@ -1,6 +1,6 @@
 /** @file gdict.cu
  *  @brief The GPU dictionary's kernels and CUB calls (gdict.h): word
- *         starts, hashes, hash runs checked byte by byte, ranking rounds
+ *         starts, keys, hashed key runs checked byte by byte, ranking rounds
  *         of 4-byte big-endian keys, term ids.  Each kernel's body is an
  *         item function of gdict_items.h (shared with the host emulation,
  *         tests/qlm_emul.c).  Sequenced by gdict_cuda.c; the twin is the
@@ -27,11 +27,11 @@ static __global__ void mark_starts(const unsigned char *t, uint32_t n, uint8_t *
 }
 
 static __global__ void words(const unsigned char *t, uint32_t n, const uint32_t *start,
-                             uint32_t nw, uint32_t *len, uint64_t *hash, uint32_t *idx,
-                             uint8_t *docflag)
+                             uint32_t nw, uint64_t mask, uint32_t *len, uint64_t *key,
+                             uint32_t *idx, uint8_t *docflag)
 {
     ITEM(nw);
-    xg_gdict_i_word(t, n, start, len, hash, idx, docflag, i_);
+    xg_gdict_i_word(t, n, start, mask, len, key, idx, docflag, i_);
 }
 
 static __global__ void doc_lengths(const uint32_t *dstart, uint32_t nd, uint32_t nw,
@@ -48,12 +48,12 @@ static __global__ void run_heads(const uint64_t *key, uint32_t n, uint32_t *head
 }
 
 static __global__ void check_runs(const unsigned char *t, const uint32_t *start,
-                                  const uint32_t *len, const uint32_t *sidx,
-                                  const uint32_t *gid, const uint32_t *rep, uint32_t n,
-                                  uint32_t *err)
+                                  const uint32_t *len, const uint64_t *key,
+                                  const uint32_t *sidx, const uint32_t *gid,
+                                  const uint32_t *rep, uint32_t n, uint32_t *err)
 {
     ITEM(n);
-    if (xg_gdict_i_collides(t, start, len, sidx, gid, rep, i_)) atomicExch(err, 1u);
+    if (xg_gdict_i_collides(t, start, len, key, sidx, gid, rep, i_)) atomicExch(err, 1u);
 }
 
 static __global__ void round_keys(const unsigned char *t, const uint32_t *start,
@@ -100,11 +100,12 @@ static __global__ void word_ids(const uint32_t *sidx, const uint32_t *gid,
     xg_gdict_i_id(sidx, gid, rank, ids, i_);
 }
 
-static __global__ void word_docs(const uint32_t *dstart, uint32_t nd, uint32_t nw,
-                                 uint32_t *doc1)
+static __global__ void word_pairs(const uint32_t *sidx, const uint32_t *gid,
+                                  const uint32_t *rank, const uint32_t *dstart, uint32_t nd,
+                                  uint32_t nw, uint32_t *ids, uint32_t *doc1)
 {
     ITEM(nw);
-    xg_gdict_i_doc(dstart, nd, doc1, i_);
+    xg_gdict_i_pair(sidx, gid, rank, dstart, nd, ids, doc1, i_);
 }
 
 static __global__ void invert(const uint32_t *perm, uint32_t nt, uint32_t *rank)
@@ -145,14 +146,15 @@ extern "C" int xg_gdict_starts_gpu(const unsigned char *t, uint32_t n, uint8_t *
     return 0;
 }
 
-/* Per word: length, hash, index, document flag; then the documents'
+/* Per word: length, key, index, document flag; then the documents'
  * first words (select) into d_dstart, their count into d_count. */
 extern "C" int xg_gdict_words_gpu(const unsigned char *t, uint32_t n, const uint32_t *start,
-                                  uint32_t nw, uint32_t *len, uint64_t *hash, uint32_t *idx,
-                                  uint8_t *docflag, uint32_t *d_dstart, uint32_t *d_count,
-                                  void *tmp, size_t tmp_bytes, cudaStream_t st)
+                                  uint32_t nw, uint64_t mask, uint32_t *len, uint64_t *key,
+                                  uint32_t *idx, uint8_t *docflag, uint32_t *d_dstart,
+                                  uint32_t *d_count, void *tmp, size_t tmp_bytes,
+                                  cudaStream_t st)
 {
-    words<<<GRID(nw), 0, st>>>(t, n, start, nw, len, hash, idx, docflag);
+    words<<<GRID(nw), 0, st>>>(t, n, start, nw, mask, len, key, idx, docflag);
     LAUNCH_TRY();
     CUB_TRY(cub::DeviceSelect::Flagged(tmp, tmp_bytes, count_it(0), docflag, d_dstart,
                                        d_count, nw, st));
@@ -197,11 +199,12 @@ extern "C" int xg_gdict_groups_gpu(const uint64_t *key, const uint32_t *val, uin
 }
 
 extern "C" int xg_gdict_check_gpu(const unsigned char *t, const uint32_t *start,
-                                  const uint32_t *len, const uint32_t *sidx,
-                                  const uint32_t *gid, const uint32_t *rep, uint32_t n,
-                                  uint32_t *err, cudaStream_t st)
+                                  const uint32_t *len, const uint64_t *key,
+                                  const uint32_t *sidx, const uint32_t *gid,
+                                  const uint32_t *rep, uint32_t n, uint32_t *err,
+                                  cudaStream_t st)
 {
-    check_runs<<<GRID(n), 0, st>>>(t, start, len, sidx, gid, rep, n, err);
+    check_runs<<<GRID(n), 0, st>>>(t, start, len, key, sidx, gid, rep, n, err);
     LAUNCH_TRY();
     return 0;
 }
@@ -243,23 +246,33 @@ extern "C" int xg_gdict_regroup_gpu(const uint64_t *key, const uint32_t *len,
     return 0;
 }
 
-extern "C" int xg_gdict_ids_gpu(const uint32_t *perm, const uint32_t *rep,
-                                const uint32_t *start, const uint32_t *len, uint32_t nt,
-                                const uint32_t *sidx, const uint32_t *gid, uint32_t nw,
-                                uint32_t *rank, uint32_t *term_off, uint32_t *term_len,
-                                uint32_t *ids, cudaStream_t st)
+/* Each term's rank (by term), and the ranked terms' offsets and lengths. */
+extern "C" int xg_gdict_ranks_gpu(const uint32_t *perm, const uint32_t *rep,
+                                  const uint32_t *start, const uint32_t *len, uint32_t nt,
+                                  uint32_t *rank, uint32_t *term_off, uint32_t *term_len,
+                                  cudaStream_t st)
 {
     ranks<<<GRID(nt), 0, st>>>(perm, rep, start, len, nt, rank, term_off, term_len);
     LAUNCH_TRY();
+    return 0;
+}
+
+/* Each word's term id, by word. */
+extern "C" int xg_gdict_ids_gpu(const uint32_t *sidx, const uint32_t *gid,
+                                const uint32_t *rank, uint32_t nw, uint32_t *ids,
+                                cudaStream_t st)
+{
     word_ids<<<GRID(nw), 0, st>>>(sidx, gid, rank, nw, ids);
     LAUNCH_TRY();
     return 0;
 }
 
-extern "C" int xg_gdict_docs_gpu(const uint32_t *dstart, uint32_t nd, uint32_t nw,
-                                 uint32_t *doc1, cudaStream_t st)
+/* Each word's term id and document, in sorted order (xg_gdict_i_pair). */
+extern "C" int xg_gdict_pairs_gpu(const uint32_t *sidx, const uint32_t *gid,
+                                  const uint32_t *rank, const uint32_t *dstart, uint32_t nd,
+                                  uint32_t nw, uint32_t *ids, uint32_t *doc1, cudaStream_t st)
 {
-    word_docs<<<GRID(nw), 0, st>>>(dstart, nd, nw, doc1);
+    word_pairs<<<GRID(nw), 0, st>>>(sidx, gid, rank, dstart, nd, nw, ids, doc1);
     LAUNCH_TRY();
     return 0;
 }

@@ -4,9 +4,11 @@
  *         (seed 000 §4: word starts by compact, a sort of word keys):
  *
  *  1. word starts (a non-newline byte after a newline) by select, each
- *     word's length, 64-bit hash (wt_hash.h) and document flag;
- *  2. a radix sort of (hash, word index); runs of equal hashes are the
- *     candidate terms, each checked byte by byte against its run's first
+ *     word's length, 64-bit key and document flag: a word of up to 7
+ *     bytes is its own key (bytes and length), a longer one is keyed by
+ *     its hash (wt_hash.h) with the top bit set (gdict_items.h);
+ *  2. a radix sort of (key, word index); runs of equal keys are the
+ *     terms, each hashed one checked byte by byte against its run's first
  *     word (two words with one hash: XG_ERR_UNSUPPORTED, the caller's
  *     host dictionary answers);
  *  3. the distinct words ranked in byte order (memcmp, then shorter
@@ -15,9 +17,9 @@
  *     until no group of equal prefixes has a word longer than the bytes
  *     compared, then (group, length); more than XG_GDICT_MAX_ROUNDS
  *     rounds: XG_ERR_UNSUPPORTED;
- *  4. every word's term id (its term's rank) by scatter (and, for a
- *     caller that stays on the device, its document by a search of the
- *     documents' first words).
+ *  4. every word's term id (its term's rank) by scatter; or, for a
+ *     caller that stays on the device, every word's term id and document
+ *     (a search of the documents' first words) in key order.
  *
  *  The CPU twin is the host dictionary (xg_wt_ref_pass1, xg_wt_dict_merge,
  *  xg_wt_dict_rank and qlm.c's term ids): test_qlm compares the terms and
@@ -56,10 +58,12 @@ int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
 
 /* The same for a caller that goes on on the device (wt_cuda_whole.c):
  * out->ids stays NULL; instead dev gets device arrays of n_words entries,
- * each word's term id and its 1-based document, which the caller frees
- * with cudaFree.  The text's device copy is freed as before.  on_words,
- * if set, is called as soon as the words are counted, with the device
- * still at work (the weight engine prepares its output meanwhile). */
+ * a word's term id and its 1-based document at the same index, in no
+ * particular order of words (the weight engine sorts the pairs; this
+ * spares the scatter), which the caller frees with cudaFree.  The text's
+ * device copy is freed as before.  on_words, if set, is called as soon as
+ * the words are counted, with the device still at work (the weight engine
+ * prepares its output meanwhile). */
 struct xg_gdict_device {
     uint32_t *ids;                                  /* out */
     uint32_t *doc1;                                 /* out */

@@ -15,9 +15,9 @@ int xg_gdict_tmp_bytes(uint32_t n, size_t *bytes);
 int xg_gdict_starts_gpu(const unsigned char *t, uint32_t n, uint8_t *flag, uint32_t *d_start,
                         uint32_t *d_count, void *tmp, size_t tmp_bytes, cudaStream_t st);
 int xg_gdict_words_gpu(const unsigned char *t, uint32_t n, const uint32_t *start, uint32_t nw,
-                       uint32_t *len, uint64_t *hash, uint32_t *idx, uint8_t *docflag,
-                       uint32_t *d_dstart, uint32_t *d_count, void *tmp, size_t tmp_bytes,
-                       cudaStream_t st);
+                       uint64_t mask, uint32_t *len, uint64_t *key, uint32_t *idx,
+                       uint8_t *docflag, uint32_t *d_dstart, uint32_t *d_count, void *tmp,
+                       size_t tmp_bytes, cudaStream_t st);
 int xg_gdict_doclen_gpu(const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t *doclen,
                         cudaStream_t st);
 int xg_gdict_sort_gpu(uint64_t *k0, uint64_t *k1, uint32_t *v0, uint32_t *v1, uint32_t n,
@@ -26,8 +26,8 @@ int xg_gdict_groups_gpu(const uint64_t *key, const uint32_t *val, uint32_t n, ui
                         uint32_t *gid, uint32_t *rep, uint32_t *d_count, void *tmp,
                         size_t tmp_bytes, cudaStream_t st);
 int xg_gdict_check_gpu(const unsigned char *t, const uint32_t *start, const uint32_t *len,
-                       const uint32_t *sidx, const uint32_t *gid, const uint32_t *rep,
-                       uint32_t n, uint32_t *err, cudaStream_t st);
+                       const uint64_t *key, const uint32_t *sidx, const uint32_t *gid,
+                       const uint32_t *rep, uint32_t n, uint32_t *err, cudaStream_t st);
 int xg_gdict_iota_gpu(uint32_t *a, uint32_t n, cudaStream_t st);
 int xg_gdict_round_keys_gpu(const unsigned char *t, const uint32_t *start, const uint32_t *len,
                             const uint32_t *rep, const uint32_t *perm, const uint32_t *group,
@@ -38,12 +38,14 @@ int xg_gdict_regroup_gpu(const uint64_t *key, const uint32_t *len, const uint32_
                          uint32_t *group, uint32_t *d_count, void *tmp, size_t tmp_bytes,
                          cudaStream_t st);
 int xg_gdict_invert_gpu(const uint32_t *perm, uint32_t nt, uint32_t *rank, cudaStream_t st);
-int xg_gdict_docs_gpu(const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t *doc1,
-                      cudaStream_t st);
-int xg_gdict_ids_gpu(const uint32_t *perm, const uint32_t *rep, const uint32_t *start,
-                     const uint32_t *len, uint32_t nt, const uint32_t *sidx,
-                     const uint32_t *gid, uint32_t nw, uint32_t *rank, uint32_t *term_off,
-                     uint32_t *term_len, uint32_t *ids, cudaStream_t st);
+int xg_gdict_ranks_gpu(const uint32_t *perm, const uint32_t *rep, const uint32_t *start,
+                       const uint32_t *len, uint32_t nt, uint32_t *rank, uint32_t *term_off,
+                       uint32_t *term_len, cudaStream_t st);
+int xg_gdict_ids_gpu(const uint32_t *sidx, const uint32_t *gid, const uint32_t *rank,
+                     uint32_t nw, uint32_t *ids, cudaStream_t st);
+int xg_gdict_pairs_gpu(const uint32_t *sidx, const uint32_t *gid, const uint32_t *rank,
+                       const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t *ids,
+                       uint32_t *doc1, cudaStream_t st);
 
 /* Every device buffer, freed together. */
 struct work {
@@ -58,6 +60,14 @@ struct work {
     uint64_t *k0, *k1;
     cudaEvent_t up[2];          /* around the text's upload */
 };
+
+/* The long words' hash bits: all, but tests cut them with
+ * XG_TEST_GDICT_MASK (hex) to force collisions. */
+static uint64_t key_mask(void)
+{
+    const char *m = getenv("XG_TEST_GDICT_MASK");
+    return m && *m ? strtoull(m, NULL, 16) : UINT64_MAX;
+}
 
 static int bits_for(uint64_t v)
 {
@@ -175,19 +185,19 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     ALLOC(w->rep, nw);
     ALLOC(w->dstart, nw);
     ALLOC(w->ids, nw);
-    STEP(xg_gdict_words_gpu(w->t, n, w->start, nw, w->len, w->k0, w->v0, w->flag, w->dstart,
-                            w->count, w->tmp, tmp_bytes, w->st), "words");
+    STEP(xg_gdict_words_gpu(w->t, n, w->start, nw, key_mask(), w->len, w->k0, w->v0, w->flag,
+                            w->dstart, w->count, w->tmp, tmp_bytes, w->st), "words");
     if ((rc = get_u32(w, w->count, &nd))) return rc;
     ALLOC(w->doclen, nd);
     STEP(xg_gdict_doclen_gpu(w->dstart, nd, nw, w->doclen, w->st), "document lengths");
-    /* 2. terms: runs of equal hashes, each checked byte by byte */
+    /* 2. terms: runs of equal keys, each hashed one checked byte by byte */
     if ((rc = sort(w, &w->k0, &w->k1, &w->v0, &w->v1, nw, 64, tmp_bytes))) return rc;
     STEP(xg_gdict_groups_gpu(w->k0, w->v0, nw, w->head, w->gid, w->rep, w->count, w->tmp,
                              tmp_bytes, w->st), "terms");
     if ((rc = get_u32(w, w->count, &nt))) return rc;
     STEP(cudaMemsetAsync(w->count + 1, 0, 4, w->st), "check");
-    STEP(xg_gdict_check_gpu(w->t, w->start, w->len, w->v0, w->gid, w->rep, nw, w->count + 1,
-                            w->st), "check");
+    STEP(xg_gdict_check_gpu(w->t, w->start, w->len, w->k0, w->v0, w->gid, w->rep, nw,
+                            w->count + 1, w->st), "check");
     if ((rc = get_u32(w, w->count + 1, &err))) return rc;
     if (err)
         return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: two words share a hash");
@@ -200,11 +210,14 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     ALLOC(w->rank, nt);
     ALLOC(w->term_off, nt);
     ALLOC(w->term_len, nt);
-    STEP(xg_gdict_ids_gpu(w->p0, w->rep, w->start, w->len, nt, w->v0, w->gid, nw, w->rank,
-                          w->term_off, w->term_len, w->ids, w->st), "ids");
+    STEP(xg_gdict_ranks_gpu(w->p0, w->rep, w->start, w->len, nt, w->rank, w->term_off,
+                            w->term_len, w->st), "ranks");
     if (on_device) {
         ALLOC(w->doc1, nw);
-        STEP(xg_gdict_docs_gpu(w->dstart, nd, nw, w->doc1, w->st), "documents");
+        STEP(xg_gdict_pairs_gpu(w->v0, w->gid, w->rank, w->dstart, nd, nw, w->ids, w->doc1,
+                                w->st), "ids");
+    } else {
+        STEP(xg_gdict_ids_gpu(w->v0, w->gid, w->rank, nw, w->ids, w->st), "ids");
     }
     out->ids = on_device ? NULL : malloc((size_t)nw * 4 + 4);
     out->doclen = malloc((size_t)nd * 4 + 4);

@@ -17,18 +17,34 @@ XG_HOST_DEVICE static inline uint8_t xg_gdict_i_start(const unsigned char *t, ui
     return t[p] != '\n' && (p == 0 || t[p - 1] == '\n');
 }
 
-/* Word i: its length, hash and index, and whether it starts a document
+/* A word's sort key.  Up to 7 bytes: the word itself, its bytes and its
+ * length, so no two words share one and the check skips them (most words
+ * of a text; the check's random reads were its slowest step).  Longer: its
+ * hash (masked: tests force collisions) with the top bit set, to be
+ * checked byte by byte. */
+#define XG_GDICT_HASHED ((uint64_t)1 << 63)
+
+XG_HOST_DEVICE static inline uint64_t xg_gdict_key(const unsigned char *s, uint32_t len,
+                                                   uint64_t mask)
+{
+    if (len > 7) return xg_wt_hash(s, len, mask) | XG_GDICT_HASHED;
+    uint64_t k = (uint64_t)len << 56;
+    for (uint32_t i = 0; i < len; ++i) k |= (uint64_t)s[i] << (8 * i);
+    return k;
+}
+
+/* Word i: its length, key and index, and whether it starts a document
  * (the first word, and each after an empty line). */
 XG_HOST_DEVICE static inline void xg_gdict_i_word(const unsigned char *t, uint32_t n,
-                                                  const uint32_t *start, uint32_t *len,
-                                                  uint64_t *hash, uint32_t *idx,
+                                                  const uint32_t *start, uint64_t mask,
+                                                  uint32_t *len, uint64_t *key, uint32_t *idx,
                                                   uint8_t *docflag, uint32_t i)
 {
     const uint32_t s = start[i];
     uint32_t e = s;
     while (e < n && t[e] != '\n') ++e;
     len[i] = e - s;
-    hash[i] = xg_wt_hash(t + s, e - s, UINT64_MAX);
+    key[i] = xg_gdict_key(t + s, e - s, mask);
     idx[i] = i;
     docflag[i] = i == 0 || (s >= 2 && t[s - 1] == '\n' && t[s - 2] == '\n');
 }
@@ -45,15 +61,17 @@ XG_HOST_DEVICE static inline uint32_t xg_gdict_i_head(const uint64_t *key, uint3
     return i == 0 || key[i] != key[i - 1];
 }
 
-/* 1 when sorted word i differs in bytes from its hash run's first word
- * (rep of its 1-based group gid[i]). */
+/* 1 when sorted word i (key[i]) differs in bytes from its key run's
+ * first word (rep of its 1-based group gid[i]); a key that is the word
+ * itself needs no look. */
 XG_HOST_DEVICE static inline int xg_gdict_i_collides(const unsigned char *t,
                                                      const uint32_t *start,
-                                                     const uint32_t *len,
+                                                     const uint32_t *len, const uint64_t *key,
                                                      const uint32_t *sidx,
                                                      const uint32_t *gid,
                                                      const uint32_t *rep, uint32_t i)
 {
+    if (!(key[i] & XG_GDICT_HASHED)) return 0;
     const uint32_t w = sidx[i], r = rep[gid[i] - 1];
     if (w == r) return 0;
     const uint32_t l = len[w];
@@ -125,18 +143,30 @@ XG_HOST_DEVICE static inline void xg_gdict_i_invert(const uint32_t *perm, uint32
     rank[perm[j]] = j;
 }
 
-/* Word i's 1-based document: the last document whose first word (dstart,
+/* Word w's 1-based document: the last document whose first word (dstart,
  * ascending, dstart[0] = 0) is at or before it. */
-XG_HOST_DEVICE static inline void xg_gdict_i_doc(const uint32_t *dstart, uint32_t nd,
-                                                 uint32_t *doc1, uint32_t i)
+XG_HOST_DEVICE static inline uint32_t xg_gdict_doc_of(const uint32_t *dstart, uint32_t nd,
+                                                      uint32_t w)
 {
-    uint32_t lo = 0, hi = nd;       /* dstart[lo] <= i < dstart[hi] */
+    uint32_t lo = 0, hi = nd;       /* dstart[lo] <= w < dstart[hi] */
     while (hi - lo > 1) {
         const uint32_t mid = lo + (hi - lo) / 2;
-        if (dstart[mid] <= i) lo = mid;
+        if (dstart[mid] <= w) lo = mid;
         else hi = mid;
     }
-    doc1[i] = lo + 1;
+    return lo + 1;
+}
+
+/* For a caller that needs only the (term, document) pairs, not which word
+ * each is (the weight engine sorts them): sorted word i's term and
+ * document, both at i: sequential writes where ids[] takes a scatter. */
+XG_HOST_DEVICE static inline void xg_gdict_i_pair(const uint32_t *sidx, const uint32_t *gid,
+                                                  const uint32_t *rank,
+                                                  const uint32_t *dstart, uint32_t nd,
+                                                  uint32_t *ids, uint32_t *doc1, uint32_t i)
+{
+    ids[i] = rank[gid[i] - 1];
+    doc1[i] = xg_gdict_doc_of(dstart, nd, sidx[i]);
 }
 
 #endif

@@ -308,14 +308,14 @@ int xg_gdict_starts_gpu(const unsigned char *t, uint32_t n, uint8_t *flag, uint3
 }
 
 int xg_gdict_words_gpu(const unsigned char *t, uint32_t n, const uint32_t *start, uint32_t nw,
-                       uint32_t *len, uint64_t *hash, uint32_t *idx, uint8_t *docflag,
-                       uint32_t *d_dstart, uint32_t *d_count, void *tmp, size_t tmp_bytes,
-                       struct CUstream_st *st)
+                       uint64_t mask, uint32_t *len, uint64_t *key, uint32_t *idx,
+                       uint8_t *docflag, uint32_t *d_dstart, uint32_t *d_count, void *tmp,
+                       size_t tmp_bytes, struct CUstream_st *st)
 {
     (void)tmp, (void)tmp_bytes, (void)st;
     uint32_t c = 0;
     for (uint32_t i = 0; i < nw; ++i) {
-        xg_gdict_i_word(t, n, start, len, hash, idx, docflag, i);
+        xg_gdict_i_word(t, n, start, mask, len, key, idx, docflag, i);
         if (docflag[i]) d_dstart[c++] = i;
     }
     *d_count = c;
@@ -366,12 +366,12 @@ int xg_gdict_groups_gpu(const uint64_t *key, const uint32_t *val, uint32_t n, ui
 }
 
 int xg_gdict_check_gpu(const unsigned char *t, const uint32_t *start, const uint32_t *len,
-                       const uint32_t *sidx, const uint32_t *gid, const uint32_t *rep,
-                       uint32_t n, uint32_t *err, struct CUstream_st *st)
+                       const uint64_t *key, const uint32_t *sidx, const uint32_t *gid,
+                       const uint32_t *rep, uint32_t n, uint32_t *err, struct CUstream_st *st)
 {
     (void)st;
     for (uint32_t i = 0; i < n; ++i)
-        if (xg_gdict_i_collides(t, start, len, sidx, gid, rep, i)) *err = 1;
+        if (xg_gdict_i_collides(t, start, len, key, sidx, gid, rep, i)) *err = 1;
     return 0;
 }
 
@@ -410,23 +410,39 @@ int xg_gdict_regroup_gpu(const uint64_t *key, const uint32_t *len, const uint32_
     return 0;
 }
 
-int xg_gdict_ids_gpu(const uint32_t *perm, const uint32_t *rep, const uint32_t *start,
-                     const uint32_t *len, uint32_t nt, const uint32_t *sidx,
-                     const uint32_t *gid, uint32_t nw, uint32_t *rank, uint32_t *term_off,
-                     uint32_t *term_len, uint32_t *ids, struct CUstream_st *st)
+int xg_gdict_ranks_gpu(const uint32_t *perm, const uint32_t *rep, const uint32_t *start,
+                       const uint32_t *len, uint32_t nt, uint32_t *rank, uint32_t *term_off,
+                       uint32_t *term_len, struct CUstream_st *st)
 {
     (void)st;
     for (uint32_t j = 0; j < nt; ++j)
         xg_gdict_i_rank(perm, rep, start, len, rank, term_off, term_len, j);
+    return 0;
+}
+
+int xg_gdict_ids_gpu(const uint32_t *sidx, const uint32_t *gid, const uint32_t *rank,
+                     uint32_t nw, uint32_t *ids, struct CUstream_st *st)
+{
+    (void)st;
     for (uint32_t i = 0; i < nw; ++i) xg_gdict_i_id(sidx, gid, rank, ids, i);
     return 0;
 }
 
-int xg_gdict_docs_gpu(const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t *doc1,
-                      struct CUstream_st *st)
+/* Then reversed: the caller must not depend on the pairs' order, which
+ * on the device is the keys'. */
+int xg_gdict_pairs_gpu(const uint32_t *sidx, const uint32_t *gid, const uint32_t *rank,
+                       const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t *ids,
+                       uint32_t *doc1, struct CUstream_st *st)
 {
     (void)st;
-    for (uint32_t i = 0; i < nw; ++i) xg_gdict_i_doc(dstart, nd, doc1, i);
+    for (uint32_t i = 0; i < nw; ++i) xg_gdict_i_pair(sidx, gid, rank, dstart, nd, ids, doc1, i);
+    for (uint32_t i = 0, j = nw; i + 1 < j--; ++i) {
+        const uint32_t a = ids[i], b = doc1[i];
+        ids[i] = ids[j];
+        doc1[i] = doc1[j];
+        ids[j] = a;
+        doc1[j] = b;
+    }
     return 0;
 }
 

@@ -214,6 +214,62 @@ static void random_cases(void)
     }
 }
 
+/* The device dictionary keys a word of up to 7 bytes by itself and a
+ * longer one by its hash, checked byte by byte.  With that hash cut to 2
+ * bits (XG_TEST_GDICT_MASK), a text of short words must still be weighed
+ * there, and one with distinct long words must be refused there (then the
+ * two passes answer); the output equals the twin's either way. */
+static void device_dictionary_keys(void)
+{
+    static const struct shape shapes[] = {
+        {300, 40, 3000, 7, 0, 0},   /* words of 1-7 bytes only */
+        {300, 40, 3000, 12, 0, 0},  /* and of 8-12 bytes */
+    };
+    setenv("XG_TEST_GDICT_MASK", "3", 1);
+    for (int i = 0; i < 2; ++i) {
+        struct text t = {0};
+        size_t max_doc = 0;
+        gen_random(&shapes[i], &t, &max_doc);
+        struct xg_wt_input in = {t.b, t.len, NULL, 0};
+        struct xg_wt_opts o = base_opts();
+        struct xg_wt_result a, b;
+        const char *name = i ? "2-bit hash, long words" : "2-bit hash, short words";
+        o.engine = XG_WT_CPU;
+        int bad = xg_wt_run(&in, &o, &a) != 0;
+        o.engine = XG_WT_GPU;
+        if (!bad && xg_wt_run(&in, &o, &b)) {
+            xg_wt_result_free(&a);
+            bad = 1;
+        }
+        if (bad) {
+            printf("FAIL %s: %s\n", name, xg_last_error());
+        } else {
+            bad = compare(name, &a, &b);
+            const int declined = b.dict_declined[0] != 0;
+            if (!bad && i == 0 && declined) {
+                printf("FAIL %s: words of up to 7 bytes refused: %s\n", name,
+                       b.dict_declined);
+                bad = 1;
+            }
+            if (!bad && i == 1 && !strstr(b.dict_declined, "share a hash")) {
+                printf("FAIL %s: colliding long words not caught (%s)\n", name,
+                       declined ? b.dict_declined : "weighed on the device dictionary");
+                bad = 1;
+            }
+            if (!bad)
+                printf("ok   %-34s %8llu postings %6u terms (%s)\n", name,
+                       (unsigned long long)b.n_postings, b.n_terms,
+                       declined ? "refused by the device dictionary" : "device dictionary");
+            xg_wt_result_free(&a);
+            xg_wt_result_free(&b);
+        }
+        if (bad) ++failed;
+        else ++n_passed;
+        free(t.b);
+    }
+    unsetenv("XG_TEST_GDICT_MASK");
+}
+
 static void tsv_case(const char *path, const char *name)
 {
     struct xg_wt_text in;
@@ -394,6 +450,7 @@ int main(int argc, char **argv)
     printf("test_weigh --seed %llu (GPU vs CPU twin, bit for bit)\n",
            (unsigned long long)seed);
     random_cases();
+    device_dictionary_keys();
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--ir-data") && i + 1 < argc) ir_data(argv[++i]);
         else if (!strcmp(argv[i], "--tsv") && i + 1 < argc) {
