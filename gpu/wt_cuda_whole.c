@@ -95,7 +95,9 @@ static int count(struct xg_wt_gpu *g, uint32_t n, uint32_t nd, uint32_t nt, doub
  * after the sort) faulted in while the device builds the dictionary and
  * sorts: the copies back then write resident pages, which took about a
  * third of their time at 100 MB (docs/benchmarks.md, eighth session).
- * Half the cores: the host's dictionary rounds need one. */
+ * All cores but one, which the dictionary's rounds need: on the H100 host
+ * at 100 MB, 15 threads were done after 4.0-4.9 ms, 8 after 5.5-9.2 ms
+ * (docs/benchmarks.md, ninth session). */
 struct out_room {
     struct xg_wt_whole *w;
     uint32_t threads;
@@ -120,7 +122,7 @@ static void prepare_output(void *arg, uint32_t n_words)
         return;
     }
     void *const p[2] = {w->docids, w->weights};
-    w->prefault = xg_prefault_start(p, n, 2, o->threads / 2 ? o->threads / 2 : 1);
+    w->prefault = xg_prefault_start(p, n, 2, o->threads > 1 ? o->threads - 1 : 1);
 }
 
 int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_wt_whole *w,
