@@ -62,14 +62,12 @@ int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
  * particular order of words (the weight engine sorts the pairs; this
  * spares the scatter), which the caller frees with cudaFree.  The text's
  * device copy is freed as before.  on_words, if set, is called as soon as
- * the words are counted, on_terms as soon as the terms are, with the
- * device still at work (the weight engine prepares its output
- * meanwhile). */
+ * the words are counted, with the device still at work (the weight engine
+ * prepares its output meanwhile). */
 struct xg_gdict_device {
     uint32_t *ids;                                  /* out */
     uint32_t *doc1;                                 /* out */
     void (*on_words)(void *arg, uint32_t n_words);  /* in */
-    void (*on_terms)(void *arg, uint32_t n_terms);  /* in */
     void *arg;                                      /* in */
 };
 int xg_gdict_build_on_device(const char *text, size_t len, struct xg_staging *stage,

@@ -195,7 +195,6 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     STEP(xg_gdict_groups_gpu(w->k0, w->v0, nw, w->head, w->gid, w->rep, w->count, w->tmp,
                              tmp_bytes, w->st), "terms");
     if ((rc = get_u32(w, w->count, &nt))) return rc;
-    if (dev && dev->on_terms) dev->on_terms(dev->arg, nt);
     STEP(cudaMemsetAsync(w->count + 1, 0, 4, w->st), "check");
     STEP(xg_gdict_check_gpu(w->t, w->start, w->len, w->k0, w->v0, w->gid, w->rep, nw,
                             w->count + 1, w->st), "check");

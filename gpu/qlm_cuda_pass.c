@@ -92,13 +92,12 @@ int xg_qlm_gpu_whole(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                                        g->d_odoc, g->d_oprob, a->counts ? g->d_ocnt : NULL,
                                        g->d_count, g->stream), "qlm GPU: probabilities");
         rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_PROB, seconds);
-        const struct xg_copy back[] = {
-            {r->gram_pos + grams, g->d_pos, (size_t)ng * 8},
-            {r->gram_off + grams, g->d_off, (size_t)ng * 8},
-            {r->docids + rows, g->d_odoc, (size_t)R * 4},
-            {r->prob + rows, g->d_oprob, (size_t)R * 8},
-            {a->counts ? r->counts + 4 * rows : NULL, g->d_ocnt, a->counts ? (size_t)R * 32 : 0}};
-        if (!rc) rc = xg_staging_dtoh_many(&g->stage, back, 5);
+        if (!rc) rc = xg_staging_dtoh(&g->stage, r->gram_pos + grams, g->d_pos, (size_t)ng * 8);
+        if (!rc) rc = xg_staging_dtoh(&g->stage, r->gram_off + grams, g->d_off, (size_t)ng * 8);
+        if (!rc) rc = xg_staging_dtoh(&g->stage, r->docids + rows, g->d_odoc, (size_t)R * 4);
+        if (!rc) rc = xg_staging_dtoh(&g->stage, r->prob + rows, g->d_oprob, (size_t)R * 8);
+        if (!rc && a->counts)
+            rc = xg_staging_dtoh(&g->stage, r->counts + 4 * rows, g->d_ocnt, (size_t)R * 32);
         if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
         memset(r->gram_n + grams, (int)n, ng);
         grams += ng;
@@ -128,10 +127,10 @@ static int get_grams(xg_qlm_gpu *g, uint32_t ng, struct xg_qlm_grams *l)
     l->df = malloc(((size_t)ng + 1) * 8);
     if (!l->pos || !l->z || !l->df) return nomem();
     l->n = l->cap = ng;
-    const struct xg_copy back[] = {{l->pos, g->d_pos, (size_t)ng * 8},
-                                   {l->z, g->d_z, (size_t)ng * 8},
-                                   {l->df, g->d_w, (size_t)ng * 8}};
-    return xg_staging_dtoh_many(&g->stage, back, 3);
+    int rc = xg_staging_dtoh(&g->stage, l->pos, g->d_pos, (size_t)ng * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, l->z, g->d_z, (size_t)ng * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, l->df, g->d_w, (size_t)ng * 8);
+    return rc;
 }
 
 int xg_qlm_gpu_pass1(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
@@ -235,11 +234,10 @@ static int level2(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                                    cnt ? g->d_ocnt : NULL, g->d_count, g->stream),
                   "qlm GPU: probabilities");
     rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_PROB, seconds);
-    const struct xg_copy back[] = {{b->rs, g->d_rowstart, ((size_t)ng + 1) * 4},
-                                   {b->doc, g->d_odoc, (size_t)R * 4},
-                                   {b->prob, g->d_oprob, (size_t)R * 8},
-                                   {cnt ? b->cnt : NULL, g->d_ocnt, cnt ? (size_t)R * 32 : 0}};
-    if (!rc) rc = xg_staging_dtoh_many(&g->stage, back, 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, b->rs, g->d_rowstart, ((size_t)ng + 1) * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, b->doc, g->d_odoc, (size_t)R * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, b->prob, g->d_oprob, (size_t)R * 8);
+    if (!rc && cnt) rc = xg_staging_dtoh(&g->stage, b->cnt, g->d_ocnt, (size_t)R * 32);
     if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
     t0 = xg_wt_now();
     if (!rc) place(t, n, ng, b);

@@ -320,52 +320,35 @@ static int locked_dst(const struct xg_staging *s, const char *d, size_t n)
     return 0;
 }
 
-int xg_staging_dtoh_many(struct xg_staging *s, const struct xg_copy *c, int k)
+int xg_staging_dtoh(struct xg_staging *s, void *dst, const void *d_src, size_t n)
 {
-    size_t total = 0;
-    for (int i = 0; i < k; ++i)
-        if (!locked_dst(s, c[i].host, c[i].n)) total += c[i].n;
-    const int staged = total >= XG_STAGING_MIN && ready(s);
-    const size_t piece = staged ? piece_for(total) : 0;
-    /* Piece j comes over into buffer j & 1 while piece j - 1 is copied
-     * out of the other; a buffer is free again before piece j + 2.
-     * Copies into locked memory (and all, unstaged) go by DMA alone. */
-    char *prev = NULL;
-    size_t prev_m = 0;
-    int b = 0;
-    for (int i = 0; i < k; ++i) {
-        if (!c[i].n) continue;
-        if (!staged || locked_dst(s, c[i].host, c[i].n)) {
-            XG_CUDA_CHECK(cudaMemcpyAsync(c[i].host, c[i].dev, c[i].n,
-                                          cudaMemcpyDeviceToHost, s->stream),
-                          "copy to host");
-            continue;
-        }
-        for (size_t off = 0; off < c[i].n; off += piece) {
-            const size_t m = c[i].n - off < piece ? c[i].n - off : piece;
-            XG_CUDA_CHECK(cudaMemcpyAsync(s->h[b], (const char *)c[i].dev + off, m,
+    if (!n) return XG_OK;
+    if (n < XG_STAGING_MIN || locked_dst(s, dst, n) || !ready(s)) {
+        XG_CUDA_CHECK(cudaMemcpyAsync(dst, d_src, n, cudaMemcpyDeviceToHost, s->stream),
+                      "copy to host");
+        XG_CUDA_CHECK(cudaStreamSynchronize(s->stream), "copy to host");
+        return XG_OK;
+    }
+    /* Piece k comes over into buffer k & 1 while piece k - 1 is copied
+     * out of the other; a buffer is free again before piece k + 2. */
+    size_t prev_off = 0, prev_m = 0;
+    const size_t piece = piece_for(n);
+    for (size_t off = 0, k = 0;; off += piece, ++k) {
+        const int b = (int)(k & 1);
+        const size_t m = off < n ? (n - off < piece ? n - off : piece) : 0;
+        if (m) {
+            XG_CUDA_CHECK(cudaMemcpyAsync(s->h[b], (const char *)d_src + off, m,
                                           cudaMemcpyDeviceToHost, s->stream),
                           "copy to host");
             XG_CUDA_CHECK(cudaEventRecord(s->ev[b], s->stream), "staging event");
-            if (prev_m) {
-                XG_CUDA_CHECK(cudaEventSynchronize(s->ev[!b]), "staging wait");
-                copy(s, prev, s->h[!b], prev_m);
-            }
-            prev = (char *)c[i].host + off;
-            prev_m = m;
-            b = !b;
         }
+        if (prev_m) {
+            XG_CUDA_CHECK(cudaEventSynchronize(s->ev[!b]), "staging wait");
+            copy(s, (char *)dst + prev_off, s->h[!b], prev_m);
+        }
+        if (!m) break;
+        prev_off = off;
+        prev_m = m;
     }
-    if (prev_m) {
-        XG_CUDA_CHECK(cudaEventSynchronize(s->ev[!b]), "staging wait");
-        copy(s, prev, s->h[!b], prev_m);
-    }
-    XG_CUDA_CHECK(cudaStreamSynchronize(s->stream), "copy to host");
     return XG_OK;
-}
-
-int xg_staging_dtoh(struct xg_staging *s, void *dst, const void *d_src, size_t n)
-{
-    const struct xg_copy c = {dst, d_src, n};
-    return xg_staging_dtoh_many(s, &c, 1);
 }

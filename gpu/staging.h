@@ -90,13 +90,5 @@ int xg_staging_htod(struct xg_staging *s, void *d_dst, const void *src, size_t n
 /* Device to host, after the stream's work so far: returns once dst holds
  * the bytes. */
 int xg_staging_dtoh(struct xg_staging *s, void *dst, const void *d_src, size_t n);
-/* Several copies back, after the stream's work so far, as one pipeline:
- * one fill and one drain for all of them. */
-struct xg_copy {
-    void *host;
-    const void *dev;
-    size_t n;
-};
-int xg_staging_dtoh_many(struct xg_staging *s, const struct xg_copy *c, int k);
 
 #endif

@@ -48,14 +48,9 @@ void xg_wt_dd_out_free(struct xg_wt_dd_out *o)
 
 void xg_wt_whole_free(struct xg_wt_whole *w)
 {
-    xg_prefault_wait(w->prefault);     /* before their pages go */
-    xg_prefault_wait(w->prefault_terms);
+    xg_prefault_wait(w->prefault);     /* before its pages go */
     free(w->docids);
     free(w->weights);
-    free(w->r_term);
-    free(w->r_term_len);
-    free(w->r_term_off);
-    free(w->tw);
     free(w->term_off);
     free(w->term_len);
     free(w->doclen);
@@ -366,25 +361,6 @@ static int alloc_terms(struct run *u, double **tw)
     return XG_OK;
 }
 
-/* The term arrays the device run prepared (wt_int.h's xg_wt_whole); else
- * fresh ones. */
-static int take_terms(struct run *u, struct xg_wt_whole *w, double **tw)
-{
-    xg_prefault_wait(w->prefault_terms);
-    w->prefault_terms = NULL;
-    struct xg_wt_result *r = u->r;
-    if (!w->r_term || w->n_terms != r->n_terms) return alloc_terms(u, tw);
-    r->term = w->r_term;
-    r->term_len = w->r_term_len;
-    r->term_off = w->r_term_off;
-    *tw = w->tw;
-    w->r_term = NULL;
-    w->r_term_len = NULL;
-    w->r_term_off = NULL;
-    w->tw = NULL;
-    return XG_OK;
-}
-
 /* N, the total length and the per-document constants (host, glibc):
  * kd, and extra when the xapian formula has k2 != 0 (else NULL). */
 static int doc_consts(struct run *u, double **kd, double **extra)
@@ -523,7 +499,7 @@ static int run_whole(struct run *u)
     rc = alloc_doclen(u);
     if (!rc) memcpy(u->doclen, w.doclen, (size_t)w.n_docs * sizeof *u->doclen);
     r->n_terms = w.n_terms;
-    if (!rc) rc = take_terms(u, &w, &tw);
+    if (!rc) rc = alloc_terms(u, &tw);
     if (!rc) rc = doc_consts(u, &kd, &extra);
     const struct dev_terms d = {(size_t)(u->ch[0].buf - u->in->buf), w.term_off, NULL,
                                 w.term_len, NULL, w.first};

@@ -255,10 +255,9 @@ int xg_wt_gpu_dd_finish(xg_wt_gpu *g, struct xg_wt_dd_out *out, double *seconds)
         if (!out->goff || !out->len || !out->df)
             rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     }
-    const struct xg_copy back[] = {{out->goff, id_goff, (size_t)nt * 8},
-                                   {out->len, id_len, (size_t)nt * 4},
-                                   {out->df, id_df, (size_t)nt * 4}};
-    if (!rc) rc = xg_staging_dtoh_many(&g->stage, back, 3);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, out->goff, id_goff, (size_t)nt * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, out->len, id_len, (size_t)nt * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, out->df, id_df, (size_t)nt * 4);
     seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t1;
     xg_wt_dfree(g, (void **)&rank, (size_t)nt * 4 + 4);
     xg_wt_dfree(g, (void **)&id_goff, (size_t)nt * 8 + 8);

@@ -111,10 +111,10 @@ static int terms_out(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t 
     list->terms = calloc(nt + 1, sizeof *list->terms);
     int rc = hash && u && list->terms ? XG_OK
                                       : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    const struct xg_copy back[] = {{hash, d_hash, nt * 8}, {u, d_start, nt * 4},
-                                   {u + nt, g->d_aux, nt * 4},
-                                   {u + 2 * (size_t)nt, g->d_aux3, nt * 4}};
-    if (!rc) rc = xg_staging_dtoh_many(&g->stage, back, 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, hash, d_hash, nt * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, u, d_start, nt * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, u + nt, g->d_aux, nt * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, u + 2 * (size_t)nt, g->d_aux3, nt * 4);
     for (uint32_t k = 0; !rc && k < nt; ++k) {
         struct xg_wt_ent *e = &list->terms[k];
         e->s = c->buf + u[k];
@@ -256,10 +256,9 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "term runs");
     const uint32_t runs = g->h_small[6];
     const double t0 = xg_wt_now();
-    const struct xg_copy back[] = {{run, d_run, (size_t)runs * 8},
-                                   {doc, g->d_aux2, (size_t)np * 4},
-                                   {weight, d_w, (size_t)np * 8}};
-    rc = xg_staging_dtoh_many(&g->stage, back, 3);
+    rc = xg_staging_dtoh(&g->stage, run, d_run, (size_t)runs * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, doc, g->d_aux2, (size_t)np * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, weight, d_w, (size_t)np * 8);
     seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
     *n = np;
     *nr = runs;

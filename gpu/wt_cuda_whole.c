@@ -125,31 +125,6 @@ static void prepare_output(void *arg, uint32_t n_words)
     w->prefault = xg_prefault_start(p, n, 2, o->threads > 1 ? o->threads - 1 : 1);
 }
 
-/* The result's term arrays and the term constants (the host's step
- * after the device's count fills them on all cores), faulted in the same
- * way as soon as the terms are counted. */
-static void prepare_terms(void *arg, uint32_t n_terms)
-{
-    struct out_room *o = arg;
-    struct xg_wt_whole *w = o->w;
-    const char *off = getenv("XG_WT_NO_PREFAULT");
-    if (off && off[0] == '1') return;
-    const size_t m = (size_t)n_terms + 1;
-    const size_t n[4] = {m * sizeof *w->r_term, m * sizeof *w->r_term_len,
-                         m * sizeof *w->r_term_off, m * sizeof *w->tw};
-    void *p[4];
-    for (int i = 0; i < 4; ++i) p[i] = xg_big_alloc(n[i]);
-    if (!p[0] || !p[1] || !p[2] || !p[3]) {
-        for (int i = 0; i < 4; ++i) free(p[i]);
-        return;
-    }
-    w->r_term = p[0];
-    w->r_term_len = p[1];
-    w->r_term_off = p[2];
-    w->tw = p[3];
-    w->prefault_terms = xg_prefault_start(p, n, 4, o->threads > 1 ? o->threads - 1 : 1);
-}
-
 int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_wt_whole *w,
                           double *seconds)
 {
@@ -158,7 +133,7 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
     double t0 = xg_wt_now();
     struct xg_gdict d;
     struct out_room room = {w, g->stage.threads};
-    struct xg_gdict_device dev = {NULL, NULL, prepare_output, prepare_terms, &room};
+    struct xg_gdict_device dev = {NULL, NULL, prepare_output, &room};
     int rc = xg_gdict_build_on_device(c->buf, c->len, &g->stage, &d, &dev);
     if (rc) {
         xg_wt_whole_free(w);    /* the output room it may have made */
@@ -222,9 +197,8 @@ int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
     if ((rc = xg_wt_mark(g, XG_WT_STEP_WEIGHT))) return rc;
     if ((rc = xg_wt_marks_done(g, seconds))) return rc;
     const double t0 = xg_wt_now();
-    const struct xg_copy back[] = {{out_docids, d_doc, (size_t)np * 4},
-                                   {out_weights, d_w, (size_t)np * 8}};
-    rc = xg_staging_dtoh_many(&g->stage, back, 2);
+    rc = xg_staging_dtoh(&g->stage, out_docids, d_doc, (size_t)np * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, out_weights, d_w, (size_t)np * 8);
     seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
     xg_wt_whole_release(g);
     return rc;

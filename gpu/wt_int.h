@@ -181,13 +181,6 @@ struct xg_wt_whole {
     uint32_t *docids;
     double *weights;
     struct xg_prefault *prefault;
-    /* Likewise the result's term arrays and the term constants, room for
-     * n_terms + 1 each, once the device has counted the terms. */
-    const char **r_term;
-    uint32_t *r_term_len;
-    uint64_t *r_term_off;
-    double *tw;
-    struct xg_prefault *prefault_terms;
 };
 int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                           struct xg_wt_whole *w, double *seconds);
