@@ -6,7 +6,6 @@
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 
 #include "wt_int.h"
@@ -25,47 +24,16 @@ void *xg_big_alloc(size_t n)
     return p;
 }
 
-struct touch {
-    char *p;
-    size_t n;
-};
-
-static void *touch_share(void *arg)
-{
-    const struct touch *t = arg;
-    memset(t->p, 0, t->n);
-    return NULL;
-}
-
-void *xg_big_alloc_touched(size_t n, uint32_t threads)
-{
-    char *p = xg_big_alloc(n);
-    if (!p || n < HUGE_PAGE) return p;
-    struct touch t[XG_WT_MAX_SHARES];
-    const size_t pages = (n + HUGE_PAGE - 1) / HUGE_PAGE;
-    const uint32_t k = xg_wt_shares(threads, pages, 0);
-    for (uint32_t i = 0; i < k; ++i) {
-        const size_t lo = pages * i / k * HUGE_PAGE, hi = pages * (i + 1) / k * HUGE_PAGE;
-        t[i] = (struct touch){p + lo, (hi < n ? hi : n) - lo};
-    }
-    xg_wt_run_threads(k, touch_share, t, sizeof *t);
-    return p;
-}
-
-/* One byte written per 4 KB page: a huge page faults in whole at its
- * first write, a 4 KB one (where the kernel gave no huge page) at each. */
+/* Faulting in: one byte written per 4 KB page (a huge page faults in
+ * whole at its first write, a 4 KB one, where the kernel gave no huge
+ * page, at each), by `threads` threads, thread t over the t-th share of
+ * each of up to 4 regions. */
 struct span {
     char *p;
     size_t n;
 };
 
 #define PREFAULT_MAX_THREADS 64
-
-struct xg_prefault {
-    pthread_t tid[PREFAULT_MAX_THREADS];
-    struct span share[PREFAULT_MAX_THREADS][4];
-    int n_threads;
-};
 
 static void *prefault_share(void *arg)
 {
@@ -75,6 +43,41 @@ static void *prefault_share(void *arg)
     return NULL;
 }
 
+static void split(void *const *p, const size_t *n, int k, uint32_t threads,
+                  struct span (*share)[4])
+{
+    for (uint32_t t = 0; t < threads; ++t)
+        for (int i = 0; i < 4; ++i) {
+            if (i >= k) {
+                share[t][i] = (struct span){NULL, 0};
+                continue;
+            }
+            const size_t pages = (n[i] + 4095) / 4096;
+            const size_t lo = pages * t / threads * 4096,
+                         hi = pages * (t + 1) / threads * 4096;
+            share[t][i] = (struct span){(char *)p[i] + lo,
+                                        (hi < n[i] ? hi : n[i]) - (lo < n[i] ? lo : n[i])};
+        }
+}
+
+void *xg_big_alloc_touched(size_t n, uint32_t threads)
+{
+    void *p = xg_big_alloc(n);
+    if (!p || n < HUGE_PAGE) return p;
+    if (threads < 1) threads = 1;
+    if (threads > PREFAULT_MAX_THREADS) threads = PREFAULT_MAX_THREADS;
+    struct span share[PREFAULT_MAX_THREADS][4];
+    split(&p, &n, 1, threads, share);
+    xg_wt_run_threads(threads, prefault_share, share, sizeof share[0]);
+    return p;
+}
+
+struct xg_prefault {
+    pthread_t tid[PREFAULT_MAX_THREADS];
+    struct span share[PREFAULT_MAX_THREADS][4];
+    int n_threads;
+};
+
 struct xg_prefault *xg_prefault_start(void *const *p, const size_t *n, int k,
                                       uint32_t threads)
 {
@@ -82,15 +85,7 @@ struct xg_prefault *xg_prefault_start(void *const *p, const size_t *n, int k,
     if (threads > PREFAULT_MAX_THREADS) threads = PREFAULT_MAX_THREADS;
     struct xg_prefault *f = calloc(1, sizeof *f);
     if (!f) return NULL;
-    /* Thread t takes the t-th share of each region, in pages. */
-    for (uint32_t t = 0; t < threads; ++t)
-        for (int i = 0; i < k; ++i) {
-            const size_t pages = (n[i] + 4095) / 4096;
-            const size_t lo = pages * t / threads * 4096,
-                         hi = pages * (t + 1) / threads * 4096;
-            f->share[t][i] = (struct span){(char *)p[i] + lo,
-                                           (hi < n[i] ? hi : n[i]) - (lo < n[i] ? lo : n[i])};
-        }
+    split(p, n, k, threads, f->share);
     for (uint32_t t = 0; t < threads; ++t) {
         if (pthread_create(&f->tid[t], NULL, prefault_share, f->share[t])) break;
         f->n_threads = (int)t + 1;

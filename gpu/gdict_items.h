@@ -129,11 +129,18 @@ XG_HOST_DEVICE static inline void xg_gdict_i_rank(const uint32_t *perm, const ui
     term_len[j] = len[w];
 }
 
+/* Sorted word i's term id: its group's rank. */
+XG_HOST_DEVICE static inline uint32_t xg_gdict_term_of(const uint32_t *gid,
+                                                       const uint32_t *rank, uint32_t i)
+{
+    return rank[gid[i] - 1];
+}
+
 XG_HOST_DEVICE static inline void xg_gdict_i_id(const uint32_t *sidx, const uint32_t *gid,
                                                 const uint32_t *rank, uint32_t *ids,
                                                 uint32_t i)
 {
-    ids[sidx[i]] = rank[gid[i] - 1];
+    ids[sidx[i]] = xg_gdict_term_of(gid, rank, i);
 }
 
 /* rank[term] for the term at sorted position j. */
@@ -165,7 +172,7 @@ XG_HOST_DEVICE static inline void xg_gdict_i_pair(const uint32_t *sidx, const ui
                                                   const uint32_t *dstart, uint32_t nd,
                                                   uint32_t *ids, uint32_t *doc1, uint32_t i)
 {
-    ids[i] = rank[gid[i] - 1];
+    ids[i] = xg_gdict_term_of(gid, rank, i);
     doc1[i] = xg_gdict_doc_of(dstart, nd, sidx[i]);
 }
 

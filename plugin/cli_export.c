@@ -35,14 +35,9 @@ static const char help[] =
 int xg_cli_export(int argc, char **argv)
 {
     struct xg_export_opts o;
-    struct xg_bm25_params defaults = XG_BM25_DEFAULTS;
     const char *out = NULL;
     int quiet = 0, scan = 0, c;
-    memset(&o, 0, sizeof o);
-    o.bloom_bits_per_posting = XG_EXPORT_DEFAULT_BLOOM_BITS;
-    o.bloom_hashes = XG_EXPORT_DEFAULT_BLOOM_HASHES;
-    o.hashseg_target = XG_EXPORT_DEFAULT_HASHSEG_TARGET;
-    o.bm25 = defaults;
+    xg_export_opts_init(&o);
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'},
         {"bloom-bits-per-posting", required_argument, 0, 'b'},

@@ -162,10 +162,7 @@ static int write_impacts(const char **dbs, size_t n_dbs, const struct xg_bm25_pa
                          const char *index, int progress, int quiet)
 {
     struct xg_export_opts eo;
-    memset(&eo, 0, sizeof eo);
-    eo.bloom_bits_per_posting = XG_EXPORT_DEFAULT_BLOOM_BITS;
-    eo.bloom_hashes = XG_EXPORT_DEFAULT_BLOOM_HASHES;
-    eo.hashseg_target = XG_EXPORT_DEFAULT_HASHSEG_TARGET;
+    xg_export_opts_init(&eo);
     eo.bm25 = *p;
     eo.progress = progress;
     eo.impacts = 1;

@@ -413,6 +413,16 @@ done:
     return rc;
 }
 
+void xg_export_opts_init(struct xg_export_opts *o)
+{
+    const struct xg_bm25_params bm25 = XG_BM25_DEFAULTS;
+    memset(o, 0, sizeof *o);
+    o->bloom_bits_per_posting = XG_EXPORT_DEFAULT_BLOOM_BITS;
+    o->bloom_hashes = XG_EXPORT_DEFAULT_BLOOM_HASHES;
+    o->hashseg_target = XG_EXPORT_DEFAULT_HASHSEG_TARGET;
+    o->bm25 = bm25;
+}
+
 int xg_export(xg_db *db, const char *out_path,
               const struct xg_export_opts *o, struct xg_export_report *rep)
 {

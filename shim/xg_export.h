@@ -26,6 +26,9 @@ struct xg_export_opts {
 #define XG_EXPORT_DEFAULT_BLOOM_HASHES 3u
 #define XG_EXPORT_DEFAULT_HASHSEG_TARGET 32u
 
+/* The defaults above, BM25's defaults, no progress bar, no impacts. */
+void xg_export_opts_init(struct xg_export_opts *o);
+
 struct xg_export_report {
     uint64_t n_docs, n_terms, n_postings, n_blocks;
     uint64_t section_bytes[16];        /* per enum xg_fmt_section_id */

@@ -1,6 +1,7 @@
 /** @file test_big_alloc.c
  *  @brief Large host allocations (gpu/big_alloc.c): a prefault on
- *         background threads leaves every page of its regions resident
+ *         background threads (or on the pool, xg_big_alloc_touched)
+ *         leaves every page of its regions resident
  *         (mincore) and their memory usable, whatever the thread count and
  *         region sizes; a trim gives back exactly the whole huge pages past
  *         the bytes kept and leaves those bytes as they were.
@@ -57,6 +58,17 @@ static void prefault_rounds(void)
         }
     }
     group_ok("prefault: 40 rounds of 1-4 regions on 1-16 threads, every page resident");
+    for (int r = 0; r < 10; ++r) {
+        const size_t n = HUGE * 4 + rng_below(48u << 20);
+        const uint32_t threads = 1 + rng_below(16);
+        unsigned char *p = xg_big_alloc_touched(n, threads);
+        size_t pages;
+        const size_t in = resident(p, n, &pages);
+        CHECK(p && in == pages, "touched %zu bytes on %u threads: %zu of %zu pages resident",
+              n, threads, in, pages);
+        free(p);
+    }
+    group_ok("touched on the pool: 10 allocations, every page resident");
     CHECK(!xg_prefault_start(NULL, NULL, 0, 4), "no regions");
     xg_prefault_wait(NULL);
     group_ok("prefault: nothing to do");

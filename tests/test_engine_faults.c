@@ -53,7 +53,8 @@ int main(int argc, char **argv)
     }
     const char *paths[] = {db};
     xg_db *xdb;
-    struct xg_export_opts eo = {8, 3, 32, XG_BM25_DEFAULTS, 0, 0};
+    struct xg_export_opts eo;
+    xg_export_opts_init(&eo);
     struct xg_export_report rep;
     char idx[4200];
     snprintf(idx, sizeof idx, "%s/xapian-gpu.idx", db);

@@ -267,7 +267,8 @@ xg_searcher *build(const std::string &tsv, const std::string &db)
     struct xg_index_opts io = {1, 0, 1, 1};
     const char *paths[] = {db.c_str()};
     xg_db *xdb = NULL;
-    struct xg_export_opts eo = {8, 3, 32, XG_BM25_DEFAULTS, 0, 0};
+    struct xg_export_opts eo;
+    xg_export_opts_init(&eo);
     struct xg_export_report rep;
     xg_searcher *s = NULL;
     if (xg_shim_index_tsv(tsv.c_str(), db.c_str(), &io) ||
