@@ -57,16 +57,18 @@ int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
                    struct xg_gdict *out);
 
 /* The same for a caller that goes on on the device (wt_cuda_whole.c):
- * out->ids stays NULL; instead dev gets device arrays of n_words entries,
- * a word's term id and its 1-based document at the same index, in no
- * particular order of words (the weight engine sorts the pairs; this
- * spares the scatter), which the caller frees with cudaFree.  The text's
- * device copy is freed as before.  on_words, if set, is called as soon as
- * the words are counted, with the device still at work (the weight engine
- * prepares its output meanwhile). */
+ * out->ids and out->term_off stay NULL; instead dev gets device arrays of
+ * n_words entries, a word's term id and its 1-based document at the same
+ * index, in no particular order of words (the weight engine sorts the
+ * pairs; this spares the scatter), and the terms' offsets (n_terms
+ * entries, as out->term_off's), which the caller frees with cudaFree.
+ * The text's device copy is freed as before.  on_words, if set, is called
+ * as soon as the words are counted, with the device still at work (the
+ * weight engine prepares its output meanwhile). */
 struct xg_gdict_device {
     uint32_t *ids;                                  /* out */
     uint32_t *doc1;                                 /* out */
+    uint32_t *term_off;                             /* out */
     void (*on_words)(void *arg, uint32_t n_words);  /* in */
     void *arg;                                      /* in */
 };

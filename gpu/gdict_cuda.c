@@ -221,14 +221,15 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     }
     out->ids = on_device ? NULL : malloc((size_t)nw * 4 + 4);
     out->doclen = malloc((size_t)nd * 4 + 4);
-    out->term_off = malloc((size_t)nt * 4 + 4);
+    out->term_off = on_device ? NULL : malloc((size_t)nt * 4 + 4);
     out->term_len = malloc((size_t)nt * 4 + 4);
-    if ((!on_device && !out->ids) || !out->doclen || !out->term_off || !out->term_len)
+    if ((!on_device && (!out->ids || !out->term_off)) || !out->doclen || !out->term_len)
         return xg_set_error(XG_ERR_NOMEM, "GPU dictionary: out of memory");
     STEP(cudaMemcpyAsync(out->doclen, w->doclen, (size_t)nd * 4, cudaMemcpyDeviceToHost,
                          w->st), "copy back");
-    STEP(cudaMemcpyAsync(out->term_off, w->term_off, (size_t)nt * 4, cudaMemcpyDeviceToHost,
-                         w->st), "copy back");
+    if (!on_device)
+        STEP(cudaMemcpyAsync(out->term_off, w->term_off, (size_t)nt * 4,
+                             cudaMemcpyDeviceToHost, w->st), "copy back");
     STEP(cudaMemcpyAsync(out->term_len, w->term_len, (size_t)nt * 4, cudaMemcpyDeviceToHost,
                          w->st), "copy back");
     if (on_device) XG_CUDA_CHECK(cudaStreamSynchronize(w->st), "GPU dictionary");
@@ -260,7 +261,8 @@ static int build_any(const char *text, size_t len, struct xg_staging *stage,
     if (dev && !rc) {       /* handed over, not freed */
         dev->ids = w.ids;
         dev->doc1 = w.doc1;
-        w.ids = w.doc1 = NULL;
+        dev->term_off = w.term_off;
+        w.ids = w.doc1 = w.term_off = NULL;
     }
     void *all[] = {w.t, w.flag, w.tmp, w.count, w.start, w.len, w.v0, w.v1, w.head, w.gid,
                    w.rep, w.dstart, w.doclen, w.p0, w.p1, w.group, w.rank, w.term_off,
@@ -282,7 +284,7 @@ int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
 int xg_gdict_build_on_device(const char *text, size_t len, struct xg_staging *stage,
                              struct xg_gdict *out, struct xg_gdict_device *dev)
 {
-    dev->ids = dev->doc1 = NULL;
+    dev->ids = dev->doc1 = dev->term_off = NULL;
     return build_any(text, len, stage, out, dev);
 }
 

@@ -169,8 +169,8 @@ static __global__ void weights_kernel(const uint64_t *uniq, const uint32_t *tf,
     const uint64_t g = c.doc_base + d;
     if (term) term[r] = t;
     doc[r] = d;
-    w[r] = xg_wt_weight(c.seed, c.k1p1, c.tw[t], c.kd[g],
-                        c.extra ? c.extra[g] : 0.0, tf[r]);
+    const double tw = c.first ? c.tw[c.first[t + 1] - c.first[t]] : c.tw[t];
+    w[r] = xg_wt_weight(c.seed, c.k1p1, tw, c.kd[g], c.extra ? c.extra[g] : 0.0, tf[r]);
 }
 
 static __global__ void first_of_term_kernel(const uint64_t *uniq, uint32_t np, int dbits,
@@ -180,6 +180,32 @@ static __global__ void first_of_term_kernel(const uint64_t *uniq, uint32_t np, i
     if (r >= np) return;
     const uint64_t t = uniq[r] >> dbits;
     if (r == 0 || (uniq[r - 1] >> dbits) != t) first[t] = r;
+}
+
+/* One thread per term and one for the end; a warp's largest df and
+ * empty flag go out by one atomic each. */
+static __global__ void terms_out_kernel(uint32_t *first, uint32_t nt, uint32_t np,
+                                        const uint32_t *toff, uint64_t base, uint64_t *off,
+                                        uint64_t *ptr, uint32_t *stat)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    uint32_t df = 0, empty = 0;
+    if (t < nt) {
+        const uint32_t lo = first[t], hi = t + 1 < nt ? first[t + 1] : np;
+        df = hi > lo ? hi - lo : 0;
+        empty = df == 0;
+        off[t] = lo;
+        ptr[t] = base + toff[t];
+    } else if (t == nt) {
+        off[nt] = np;
+        first[nt] = np;
+    }
+    const uint32_t most = __reduce_max_sync(0xffffffffu, df);
+    const uint32_t any_empty = __reduce_or_sync(0xffffffffu, empty);
+    if ((threadIdx.x & 31) == 0) {
+        if (most) atomicMax(&stat[0], most);
+        if (any_empty) atomicOr(&stat[1], 1u);
+    }
 }
 
 static __global__ void docids_out_kernel(uint32_t *doc, uint32_t np, const uint32_t *map)
@@ -471,6 +497,15 @@ extern "C" int xg_wt_term_first_gpu(const uint64_t *d_uniq, uint32_t np, int dbi
 {
     if (!np) return 0;
     first_of_term_kernel<<<blocks(np), THREADS, 0, stream>>>(d_uniq, np, dbits, d_first);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_terms_out_gpu(uint32_t *d_first, uint32_t nt, uint32_t np,
+                                   const uint32_t *d_toff, uint64_t base, uint64_t *d_off,
+                                   uint64_t *d_ptr, uint32_t *d_stat, cudaStream_t stream)
+{
+    terms_out_kernel<<<blocks((uint64_t)nt + 1), THREADS, 0, stream>>>(
+        d_first, nt, np, d_toff, base, d_off, d_ptr, d_stat);
     return (int)cudaPeekAtLastError();
 }
 

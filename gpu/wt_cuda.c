@@ -121,10 +121,10 @@ static void free_tables(struct xg_wt_gpu *g)
 {
     xg_wt_dfree(g, (void **)&g->d_tkey, g->tcap * 8);
     xg_wt_dfree(g, (void **)&g->d_tid, g->tcap * 4);
-    xg_wt_dfree(g, (void **)&g->d_tw, g->n_terms * 8 + 8);
+    xg_wt_dfree(g, (void **)&g->d_tw, g->n_tw * 8 + 8);
     xg_wt_dfree(g, (void **)&g->d_kd, g->n_docs * 8 + 8);
     xg_wt_dfree(g, (void **)&g->d_extra, g->n_docs * 8 + 8);
-    g->tcap = g->n_terms = g->n_docs = 0;
+    g->tcap = g->n_terms = g->n_tw = g->n_docs = 0;
 }
 
 /* One engine's stream, events and pinned counters outlive it, for the
@@ -290,12 +290,13 @@ int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t)
         return xg_set_error(XG_ERR_FORMAT, "weight GPU: dictionary size not a power of 2");
     int rc = t->dict ? upload_dict(g, t->dict) : XG_OK;
     g->n_terms = t->n_terms;
+    g->n_tw = t->n_tw_df ? t->n_tw_df : t->n_terms;
     g->n_docs = t->n_docs;
-    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tw, g->n_terms * 8 + 8, "term weights");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tw, g->n_tw * 8 + 8, "term weights");
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_kd, g->n_docs * 8 + 8, "document constants");
     if (!rc && t->extra)
         rc = xg_wt_dalloc(g, (void **)&g->d_extra, g->n_docs * 8 + 8, "document constants");
-    if (!rc) rc = xg_staging_htod(&g->stage, g->d_tw, t->tw, g->n_terms * 8);
+    if (!rc) rc = xg_staging_htod(&g->stage, g->d_tw, t->tw, g->n_tw * 8);
     if (!rc) rc = xg_staging_htod(&g->stage, g->d_kd, t->kd, g->n_docs * 8);
     if (!rc && t->extra) rc = xg_staging_htod(&g->stage, g->d_extra, t->extra, g->n_docs * 8);
     if (!rc) XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "tables");

@@ -44,7 +44,7 @@ struct xg_wt_gpu {
     /* Pass-2 tables (xg_wt_gpu_tables). */
     uint64_t *d_tkey;
     uint32_t *d_tid;
-    uint64_t tcap, n_terms, n_docs;
+    uint64_t tcap, n_terms, n_tw, n_docs;  /* n_tw: d_tw's entries */
     double *d_tw, *d_kd, *d_extra;
     /* The dictionary of a run in chunks on the device (wt_cuda_dict.c). */
     struct {
@@ -58,8 +58,9 @@ struct xg_wt_gpu {
     } dd;
     /* The in-core run on the device dictionary (wt_cuda_whole.c), between
      * its count and its weights. */
-    uint32_t *d_ids, *d_doc1;           /* from gdict.h: cudaFree */
+    uint32_t *d_ids, *d_doc1, *d_toff;  /* from gdict.h: cudaFree */
     uint64_t *d_wk[2], *d_uniq;         /* keys, distinct keys */
+    uint64_t *d_tout, *d_tptr;          /* the result's term_off, term */
     uint32_t *d_tf, *d_first, *d_map;
     void *d_wtmp;
     uint64_t whole_words, whole_terms, whole_docs, whole_np;

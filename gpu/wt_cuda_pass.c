@@ -222,7 +222,7 @@ static int compute2(xg_wt_gpu *g, const struct xg_wt_chunk *c, const struct xg_w
         return xg_set_error(XG_ERR_FORMAT, "weight GPU: a word missing from pass 1");
     /* Step 8: weights from the tables. */
     const struct xg_wt_dconst dc = {g->d_tw, g->d_kd, g->d_extra, c->doc_base,
-                                    t->k1p1, t->seed};
+                                    t->k1p1, t->seed, NULL};
     XG_CUDA_CHECK(xg_wt_weights_gpu(d_uniq, g->d_aux, np, dbits, dc, g->d_start,
                                     g->d_aux2, d_w, g->stream), "weights");
     xg_wt_count(XG_WT_STEP_WEIGHT, (12.0 + 16.0 + 16.0 + (g->d_extra ? 8 : 0)) * np);

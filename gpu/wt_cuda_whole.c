@@ -10,8 +10,10 @@
  *
  *  Buffers: d_ids, d_doc1 (gdict.h's, per word) -> keys in d_wk[0/1],
  *  sorted; run-length encoded into d_uniq (distinct keys) and d_tf; each
- *  term's first posting in d_first.  The weights then go into the key
- *  buffer the sort left free and the docids into d_ids.
+ *  term's first posting in d_first, from which, with d_toff (gdict.h's
+ *  term offsets), the result's per-term arrays d_tout and d_tptr.  The
+ *  weights then go into the key buffer the sort left free and the docids
+ *  into d_ids.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +27,16 @@ void xg_wt_whole_release(struct xg_wt_gpu *g)
 {
     if (g->d_ids) cudaFreeAsync(g->d_ids, g->stream);
     if (g->d_doc1) cudaFreeAsync(g->d_doc1, g->stream);
-    g->d_ids = g->d_doc1 = NULL;
+    if (g->d_toff) cudaFreeAsync(g->d_toff, g->stream);
+    g->d_ids = g->d_doc1 = g->d_toff = NULL;
     const uint64_t n = g->whole_words;
     xg_wt_dfree(g, (void **)&g->d_wk[0], n * 8 + 8);
     xg_wt_dfree(g, (void **)&g->d_wk[1], n * 8 + 8);
     xg_wt_dfree(g, (void **)&g->d_uniq, n * 8 + 8);
     xg_wt_dfree(g, (void **)&g->d_tf, n * 4 + 4);
     xg_wt_dfree(g, (void **)&g->d_first, g->whole_terms * 4 + 4);
+    xg_wt_dfree(g, (void **)&g->d_tout, g->whole_terms * 8 + 8);
+    xg_wt_dfree(g, (void **)&g->d_tptr, g->whole_terms * 8 + 8);
     xg_wt_dfree(g, (void **)&g->d_map, g->whole_docs * 4 + 4);
     xg_wt_dfree(g, &g->d_wtmp, g->wtmp_bytes);
     g->whole_words = g->whole_terms = g->whole_docs = g->whole_np = 0;
@@ -49,14 +54,20 @@ static int alloc_keys(struct xg_wt_gpu *g, uint32_t n, uint32_t nt)
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_uniq, (size_t)n * 8 + 8, "postings");
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tf, (size_t)n * 4 + 4, "postings");
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_first, (size_t)nt * 4 + 4, "term starts");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tout, (size_t)nt * 8 + 8, "term offsets");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tptr, (size_t)nt * 8 + 8, "terms");
     if (!rc) rc = xg_wt_dalloc(g, &g->d_wtmp, tmp, "CUB workspace");
     if (!rc) g->wtmp_bytes = tmp;
     return rc;
 }
 
 /* Steps 4-6 on the device: sort the (term, document) keys, tf by
- * run-length encoding, each term's first posting. */
-static int count(struct xg_wt_gpu *g, uint32_t n, uint32_t nd, uint32_t nt, double *seconds)
+ * run-length encoding, each term's first posting; then the result's
+ * per-term arrays for the chunk at text (xg_wt_terms_out_gpu), the
+ * largest df in h_small[4] and the flag of a term without postings in
+ * h_small[5]. */
+static int count(struct xg_wt_gpu *g, const char *text, uint32_t n, uint32_t nd, uint32_t nt,
+                 double *seconds)
 {
     int rc = alloc_keys(g, n, nt);
     if (rc) return rc;
@@ -82,8 +93,14 @@ static int count(struct xg_wt_gpu *g, uint32_t n, uint32_t nd, uint32_t nt, doub
     /* A term without postings would keep this mark (the host checks). */
     XG_CUDA_CHECK(cudaMemsetAsync(g->d_first, 0xff, (size_t)nt * 4, g->stream), "df");
     XG_CUDA_CHECK(xg_wt_term_first_gpu(g->d_uniq, np, dbits, g->d_first, g->stream), "df");
-    xg_wt_count(XG_WT_STEP_DF, 8.0 * np + 4.0 * nt);
+    XG_CUDA_CHECK(cudaMemsetAsync(g->d_small + 4, 0, 8, g->stream), "df");
+    XG_CUDA_CHECK(xg_wt_terms_out_gpu(g->d_first, nt, np, g->d_toff, (uint64_t)(uintptr_t)text,
+                                      g->d_tout, g->d_tptr, g->d_small + 4, g->stream),
+                  "df");
+    xg_wt_count(XG_WT_STEP_DF, 8.0 * np + 4.0 * nt + 24.0 * nt);
     if ((rc = xg_wt_mark(g, XG_WT_STEP_DF))) return rc;
+    XG_CUDA_CHECK(cudaMemcpyAsync(g->h_small + 4, g->d_small + 4, 8, cudaMemcpyDeviceToHost,
+                                  g->stream), "df");
     if ((rc = xg_wt_marks_done(g, seconds))) return rc;
     g->whole_np = np;
     g->whole_dbits = dbits;
@@ -133,7 +150,7 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
     double t0 = xg_wt_now();
     struct xg_gdict d;
     struct out_room room = {w, g->stage.threads};
-    struct xg_gdict_device dev = {NULL, NULL, prepare_output, &room};
+    struct xg_gdict_device dev = {NULL, NULL, NULL, prepare_output, &room};
     int rc = xg_gdict_build_on_device(c->buf, c->len, &g->stage, &d, &dev);
     if (rc) {
         xg_wt_whole_free(w);    /* the output room it may have made */
@@ -145,24 +162,31 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
     xg_wt_count(XG_WT_STEP_HTOD, (double)c->len);
     g->d_ids = dev.ids;
     g->d_doc1 = dev.doc1;
+    g->d_toff = dev.term_off;
     w->n_words = d.n_words;
     w->n_docs = d.n_docs;
     w->n_terms = d.n_terms;
-    w->term_off = d.term_off;
     w->term_len = d.term_len;
     w->doclen = d.doclen;
     xg_wt_count(XG_WT_STEP_DICT, 2.0 * c->len + 48.0 * d.n_words);
-    rc = count(g, d.n_words, d.n_docs, d.n_terms, seconds);
+    const size_t nt = d.n_terms;
+    rc = count(g, c->buf, d.n_words, d.n_docs, d.n_terms, seconds);
+    if (!rc && g->h_small[5])
+        rc = xg_set_error(XG_ERR_FORMAT, "weight GPU: a term of the device dictionary has no "
+                          "postings");
     if (!rc) {
-        w->first = malloc(((size_t)d.n_terms + 1) * sizeof *w->first);
-        if (!w->first) rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
+        w->term = malloc((nt + 1) * sizeof *w->term);
+        w->term_off = malloc((nt + 1) * sizeof *w->term_off);
+        if (!w->term || !w->term_off) rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     }
     t0 = xg_wt_now();
-    if (!rc) rc = xg_staging_dtoh(&g->stage, w->first, g->d_first, (size_t)d.n_terms * 4);
+    _Static_assert(sizeof *w->term == 8, "term addresses are made on the device as 64 bits");
+    if (!rc) rc = xg_staging_dtoh(&g->stage, w->term, g->d_tptr, nt * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, w->term_off, g->d_tout, (nt + 1) * 8);
     seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
     if (!rc) {
-        w->first[d.n_terms] = (uint32_t)g->whole_np;
         w->n_postings = g->whole_np;
+        w->max_df = g->h_small[4];
     }
     if (rc) {
         xg_wt_whole_free(w);
@@ -189,7 +213,8 @@ int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
      * is free for the weights, and d_ids for the docids. */
     double *d_w = (double *)g->d_wk[g->whole_sel];
     uint32_t *d_doc = g->d_ids;
-    const struct xg_wt_dconst dc = {g->d_tw, g->d_kd, g->d_extra, 0, t->k1p1, t->seed};
+    const struct xg_wt_dconst dc = {g->d_tw, g->d_kd, g->d_extra, 0, t->k1p1, t->seed,
+                                    t->n_tw_df ? g->d_first : NULL};
     XG_CUDA_CHECK(xg_wt_weights_gpu(g->d_uniq, g->d_tf, np, g->whole_dbits, dc, NULL, d_doc,
                                     d_w, g->stream), "weights");
     XG_CUDA_CHECK(xg_wt_docids_out_gpu(d_doc, np, g->d_map, g->stream), "docids");

@@ -119,6 +119,8 @@ struct xg_wt_tables {
     double k1p1;
     uint64_t hash_mask;
     uint64_t n_docs;        /* internal documents (kd, extra entries) */
+    uint64_t n_tw_df;       /* 0: tw per term id; else (the device
+                               dictionary's run) tw per df, this many */
 };
 
 /* The CPU twin. */
@@ -161,19 +163,24 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
 /* The in-core GPU run on the device dictionary (wt_cuda_whole.c): the
  * text crosses once, and the dictionary (gdict.h), the sorted (term,
  * document) keys, tf and df stay on the device.  After _count the host
- * has the ranked terms, the document lengths and each term's first
- * posting; the postings wait on the device for _weights, which writes
- * their docids and weights straight into the caller's arrays.
- * XG_ERR_UNSUPPORTED from _count (the device dictionary declined: a hash
- * shared by two words, ...): the two-pass run answers. */
+ * has the result's per-term arrays, made on the device (it computes
+ * nothing per term: the term weights go per df, n_tw_df entries), and
+ * the document lengths; the postings wait on the device for _weights,
+ * which writes their docids and weights straight into the caller's
+ * arrays.  XG_ERR_UNSUPPORTED from _count (the device dictionary
+ * declined: a hash shared by two words, ...): the two-pass run answers. */
 struct xg_prefault;
 struct xg_wt_whole {
     uint32_t n_words, n_docs, n_terms;
     uint64_t n_postings;
-    uint32_t *term_off, *term_len;  /* [n_terms]: offset in the chunk, length */
-    uint32_t *doclen;               /* [n_docs] */
-    uint32_t *first;                /* [n_terms + 1]: each term's first
+    uint32_t max_df;                /* the largest df */
+    /* The result's (wt.h's xg_wt_result) term, term_len and term_off, for
+     * the caller to take. */
+    const char **term;              /* [n_terms]: into the caller's text */
+    uint32_t *term_len;             /* [n_terms] */
+    uint64_t *term_off;             /* [n_terms + 1]: each term's first
                                        posting, then n_postings */
+    uint32_t *doclen;               /* [n_docs] */
     /* The output, room for n_words + 1 postings (n_postings at most),
      * allocated as soon as the device has counted the words and faulted
      * in on background threads while it goes on (big_alloc.h); the caller

@@ -111,12 +111,15 @@ int xg_wt_tf_gpu(const uint64_t *d_keys, uint32_t n, uint64_t *d_uniq,
  * and weight (xg_wt_weight of gpu/wt_formula.h, the twin's operation
  * order). */
 struct xg_wt_dconst {
-    const double *tw;       /* per term id */
+    const double *tw;       /* per term id; per df with first */
     const double *kd;       /* per internal document (whole collection) */
     const double *extra;    /* per internal document, or NULL */
     uint64_t doc_base;      /* the chunk's first internal document */
     double k1p1;
     int seed;
+    const uint32_t *first;  /* NULL, or (the in-core run) each term's
+                               first posting and then np: tw is indexed by
+                               the df first[t + 1] - first[t] */
 };
 int xg_wt_weights_gpu(const uint64_t *d_uniq, const uint32_t *d_tf,
                       uint32_t np, int dbits, struct xg_wt_dconst c,
@@ -138,6 +141,17 @@ int xg_wt_term_runs_gpu(const uint32_t *d_term, uint32_t np, uint32_t *d_run_ter
  * d_first held. */
 int xg_wt_term_first_gpu(const uint64_t *d_uniq, uint32_t np, int dbits,
                          uint32_t *d_first, struct CUstream_st *stream);
+
+/* The in-core run's per-term output, so that the host computes nothing
+ * per term: d_off[t] = d_first[t] and d_off[nt] = np (the result's
+ * 64-bit posting offsets); d_ptr[t] = base + d_toff[t] (the term's first
+ * occurrence as an address in the caller's text, base the chunk's);
+ * d_stat[0] gets the largest df, d_stat[1] 1 if a term has no postings
+ * (both zeroed by the caller).  d_first[nt] becomes np, for the weights'
+ * df lookup (xg_wt_dconst.first). */
+int xg_wt_terms_out_gpu(uint32_t *d_first, uint32_t nt, uint32_t np, const uint32_t *d_toff,
+                        uint64_t base, uint64_t *d_off, uint64_t *d_ptr, uint32_t *d_stat,
+                        struct CUstream_st *stream);
 
 /* Chunk-local 0-based documents to external docids, in place: d_map[d]
  * (d_map: the input's docids on the device), or d + 1 without one. */

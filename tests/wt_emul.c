@@ -245,7 +245,8 @@ int xg_wt_weights_gpu(const uint64_t *d_uniq, const uint32_t *d_tf, uint32_t np,
         const uint64_t g = c.doc_base + d;
         if (d_term) d_term[r] = t;
         d_doc[r] = d;
-        d_w[r] = xg_wt_weight(c.seed, c.k1p1, c.tw[t], c.kd[g], c.extra ? c.extra[g] : 0.0,
+        const double tw = c.first ? c.tw[c.first[t + 1] - c.first[t]] : c.tw[t];
+        d_w[r] = xg_wt_weight(c.seed, c.k1p1, tw, c.kd[g], c.extra ? c.extra[g] : 0.0,
                               d_tf[r]);
     }
     return 0;
@@ -259,6 +260,24 @@ int xg_wt_term_first_gpu(const uint64_t *d_uniq, uint32_t np, int dbits, uint32_
         const uint64_t t = d_uniq[r] >> dbits;
         if (r == 0 || (d_uniq[r - 1] >> dbits) != t) d_first[t] = r;
     }
+    return 0;
+}
+
+int xg_wt_terms_out_gpu(uint32_t *d_first, uint32_t nt, uint32_t np, const uint32_t *d_toff,
+                        uint64_t base, uint64_t *d_off, uint64_t *d_ptr, uint32_t *d_stat,
+                        struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint32_t t = 0; t < nt; ++t) {
+        const uint32_t lo = d_first[t], hi = t + 1 < nt ? d_first[t + 1] : np;
+        const uint32_t df = hi > lo ? hi - lo : 0;
+        if (df > d_stat[0]) d_stat[0] = df;
+        if (!df) d_stat[1] = 1;
+        d_off[t] = lo;
+        d_ptr[t] = base + d_toff[t];
+    }
+    d_off[nt] = np;
+    d_first[nt] = np;
     return 0;
 }
 
