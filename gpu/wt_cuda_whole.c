@@ -174,9 +174,9 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
     if (!rc && g->h_small[5])
         rc = xg_set_error(XG_ERR_FORMAT, "weight GPU: a term of the device dictionary has no "
                           "postings");
-    if (!rc) {
-        w->term = malloc((nt + 1) * sizeof *w->term);
-        w->term_off = malloc((nt + 1) * sizeof *w->term_off);
+    if (!rc) {    /* huge pages: the copies back fault them in */
+        w->term = xg_big_alloc((nt + 1) * sizeof *w->term);
+        w->term_off = xg_big_alloc((nt + 1) * sizeof *w->term_off);
         if (!w->term || !w->term_off) rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     }
     t0 = xg_wt_now();
