@@ -10,7 +10,12 @@
  *  nothing waits on itself.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "error.h"
 #include "wt_int.h"
@@ -134,9 +139,62 @@ struct piece {
     size_t n;
 };
 
+/* Shares of at least this much go by streaming stores. */
+#define STREAM_MIN ((size_t)64 << 10)
+
+#if defined(__SSE2__)
+/* A copy with non-temporal stores: the destination's lines are written
+ * without being read first (no read for ownership) and do not evict the
+ * cache.  glibc's memcpy does this only above a threshold (a share of the
+ * L3), which one thread's share of a staging piece is below; the pinned
+ * staging's copies are bound by the host's memory bandwidth (bench_link,
+ * docs/benchmarks.md, tenth session), so a third less traffic is a third
+ * less time.  XG_WT_NO_STREAM=1 copies by memcpy, to measure this. */
+static void stream_copy(char *dst, const char *src, size_t n)
+{
+    size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
+    if (head > n) head = n;
+    memcpy(dst, src, head);
+    dst += head;
+    src += head;
+    n -= head;
+    size_t i = 0;
+    for (; i + 64 <= n; i += 64) {
+        const __m128i a = _mm_loadu_si128((const __m128i *)(src + i));
+        const __m128i b = _mm_loadu_si128((const __m128i *)(src + i + 16));
+        const __m128i c = _mm_loadu_si128((const __m128i *)(src + i + 32));
+        const __m128i d = _mm_loadu_si128((const __m128i *)(src + i + 48));
+        _mm_stream_si128((__m128i *)(dst + i), a);
+        _mm_stream_si128((__m128i *)(dst + i + 16), b);
+        _mm_stream_si128((__m128i *)(dst + i + 32), c);
+        _mm_stream_si128((__m128i *)(dst + i + 48), d);
+    }
+    memcpy(dst + i, src + i, n - i);
+    _mm_sfence();       /* the stores are weakly ordered: done before the join */
+}
+
+static int streaming(void)
+{
+    static _Atomic int on = -1;
+    int v = atomic_load_explicit(&on, memory_order_relaxed);
+    if (v < 0) {
+        const char *e = getenv("XG_WT_NO_STREAM");
+        v = !(e && e[0] == '1');
+        atomic_store_explicit(&on, v, memory_order_relaxed);
+    }
+    return v;
+}
+#endif
+
 static void *copy_piece(void *arg)
 {
     const struct piece *p = arg;
+#if defined(__SSE2__)
+    if (p->n >= STREAM_MIN && streaming()) {
+        stream_copy(p->dst, p->src, p->n);
+        return NULL;
+    }
+#endif
     if (p->n) memcpy(p->dst, p->src, p->n);
     return NULL;
 }
