@@ -100,12 +100,26 @@ static __global__ void word_ids(const uint32_t *sidx, const uint32_t *gid,
     xg_gdict_i_id(sidx, gid, rank, ids, i_);
 }
 
-static __global__ void word_pairs(const uint32_t *sidx, const uint32_t *gid,
-                                  const uint32_t *rank, const uint32_t *dstart, uint32_t nd,
-                                  uint32_t nw, uint32_t *ids, uint32_t *doc1)
+static __global__ void run_starts(const uint32_t *gid, uint32_t nw, uint32_t *run_start)
 {
     ITEM(nw);
-    xg_gdict_i_pair(sidx, gid, rank, dstart, nd, ids, doc1, i_);
+    xg_gdict_i_run_start(gid, run_start, i_);
+}
+
+static __global__ void rank_counts(const uint32_t *run_start, const uint32_t *rank,
+                                   uint32_t nt, uint32_t nw, uint32_t *count)
+{
+    ITEM(nt);
+    xg_gdict_i_rank_count(run_start, rank, nt, nw, count, i_);
+}
+
+static __global__ void sorted_pairs(const uint32_t *sidx, const uint32_t *gid,
+                                    const uint32_t *rank, const uint32_t *run_start,
+                                    const uint32_t *out_start, const uint32_t *dstart,
+                                    uint32_t nd, uint32_t nw, int dbits, uint64_t *key)
+{
+    ITEM(nw);
+    xg_gdict_i_sorted_pair(sidx, gid, rank, run_start, out_start, dstart, nd, dbits, key, i_);
 }
 
 static __global__ void invert(const uint32_t *perm, uint32_t nt, uint32_t *rank)
@@ -127,6 +141,8 @@ extern "C" int xg_gdict_tmp_bytes(uint32_t n, size_t *bytes)
     CUB_TRY(cub::DeviceRadixSort::SortPairs(nullptr, b, k64, v32, n, 0, 64));
     m = b > m ? b : m;
     CUB_TRY(cub::DeviceScan::InclusiveSum(nullptr, b, u, u, n));
+    m = b > m ? b : m;
+    CUB_TRY(cub::DeviceScan::ExclusiveSum(nullptr, b, u, u, n));
     m = b > m ? b : m;
     CUB_TRY(cub::DeviceSelect::Flagged(nullptr, b, u, u, u, u, n));
     m = b > m ? b : m;
@@ -267,12 +283,22 @@ extern "C" int xg_gdict_ids_gpu(const uint32_t *sidx, const uint32_t *gid,
     return 0;
 }
 
-/* Each word's term id and document, in sorted order (xg_gdict_i_pair). */
-extern "C" int xg_gdict_pairs_gpu(const uint32_t *sidx, const uint32_t *gid,
-                                  const uint32_t *rank, const uint32_t *dstart, uint32_t nd,
-                                  uint32_t nw, uint32_t *ids, uint32_t *doc1, cudaStream_t st)
+/* The (term, document) pairs in order (xg_gdict_i_sorted_pair), with
+ * scratch run_start, count and out_start of nt entries. */
+extern "C" int xg_gdict_sorted_pairs_gpu(const uint32_t *sidx, const uint32_t *gid,
+                                         const uint32_t *rank, const uint32_t *dstart,
+                                         uint32_t nd, uint32_t nw, uint32_t nt, int dbits,
+                                         uint32_t *run_start, uint32_t *count,
+                                         uint32_t *out_start, uint64_t *key, void *tmp,
+                                         size_t tmp_bytes, cudaStream_t st)
 {
-    word_pairs<<<GRID(nw), 0, st>>>(sidx, gid, rank, dstart, nd, nw, ids, doc1);
+    run_starts<<<GRID(nw), 0, st>>>(gid, nw, run_start);
+    LAUNCH_TRY();
+    rank_counts<<<GRID(nt), 0, st>>>(run_start, rank, nt, nw, count);
+    LAUNCH_TRY();
+    CUB_TRY(cub::DeviceScan::ExclusiveSum(tmp, tmp_bytes, count, out_start, nt, st));
+    sorted_pairs<<<GRID(nw), 0, st>>>(sidx, gid, rank, run_start, out_start, dstart, nd, nw,
+                                      dbits, key);
     LAUNCH_TRY();
     return 0;
 }

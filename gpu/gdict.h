@@ -18,8 +18,10 @@
  *     compared, then (group, length); more than XG_GDICT_MAX_ROUNDS
  *     rounds: XG_ERR_UNSUPPORTED;
  *  4. every word's term id (its term's rank) by scatter; or, for a
- *     caller that stays on the device, every word's term id and document
- *     (a search of the documents' first words) in key order.
+ *     caller that stays on the device, the (term id, document) pairs of
+ *     all words in order: each key run (a term's words, in word order)
+ *     moved to its term's place, each word's document by a search of the
+ *     documents' first words.
  *
  *  The CPU twin is the host dictionary (xg_wt_ref_pass1, xg_wt_dict_merge,
  *  xg_wt_dict_rank and qlm.c's term ids): test_qlm compares the terms and
@@ -57,17 +59,17 @@ int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
                    struct xg_gdict *out);
 
 /* The same for a caller that goes on on the device (wt_cuda_whole.c):
- * out->ids and out->term_off stay NULL; instead dev gets device arrays of
- * n_words entries, a word's term id and its 1-based document at the same
- * index, in no particular order of words (the weight engine sorts the
- * pairs; this spares the scatter), and the terms' offsets (n_terms
- * entries, as out->term_off's), which the caller frees with cudaFree.
- * The text's device copy is freed as before.  on_words, if set, is called
- * as soon as the words are counted, with the device still at work (the
- * weight engine prepares its output meanwhile). */
+ * out->ids and out->term_off stay NULL; instead dev gets device arrays:
+ * every word's pair, term id << dbits | its 1-based document - 1, in
+ * ascending order (n_words entries: the weight engine's sorted keys,
+ * without a sort of their own), and the terms' offsets (n_terms entries,
+ * as out->term_off's), which the caller frees with cudaFree.  The text's
+ * device copy is freed as before.  on_words, if set, is called as soon as
+ * the words are counted, with the device still at work (the weight engine
+ * prepares its output meanwhile). */
 struct xg_gdict_device {
-    uint32_t *ids;                                  /* out */
-    uint32_t *doc1;                                 /* out */
+    uint64_t *pairs;                                /* out */
+    int dbits;                                      /* out: bits of n_docs - 1 */
     uint32_t *term_off;                             /* out */
     void (*on_words)(void *arg, uint32_t n_words);  /* in */
     void *arg;                                      /* in */

@@ -43,9 +43,11 @@ int xg_gdict_ranks_gpu(const uint32_t *perm, const uint32_t *rep, const uint32_t
                        uint32_t *term_len, cudaStream_t st);
 int xg_gdict_ids_gpu(const uint32_t *sidx, const uint32_t *gid, const uint32_t *rank,
                      uint32_t nw, uint32_t *ids, cudaStream_t st);
-int xg_gdict_pairs_gpu(const uint32_t *sidx, const uint32_t *gid, const uint32_t *rank,
-                       const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t *ids,
-                       uint32_t *doc1, cudaStream_t st);
+int xg_gdict_sorted_pairs_gpu(const uint32_t *sidx, const uint32_t *gid, const uint32_t *rank,
+                              const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t nt,
+                              int dbits, uint32_t *run_start, uint32_t *count,
+                              uint32_t *out_start, uint64_t *key, void *tmp, size_t tmp_bytes,
+                              cudaStream_t st);
 
 /* Every device buffer, freed together. */
 struct work {
@@ -56,7 +58,7 @@ struct work {
     void *tmp;
     uint32_t *count;            /* [2]: a select's count, an error flag */
     uint32_t *start, *len, *v0, *v1, *head, *gid, *rep, *dstart, *doclen;
-    uint32_t *p0, *p1, *group, *rank, *term_off, *term_len, *ids, *doc1;
+    uint32_t *p0, *p1, *group, *rank, *term_off, *term_len, *ids;
     uint64_t *k0, *k1;
     cudaEvent_t up[2];          /* around the text's upload */
 };
@@ -184,7 +186,7 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     ALLOC(w->gid, nw);
     ALLOC(w->rep, nw);
     ALLOC(w->dstart, nw);
-    ALLOC(w->ids, nw);
+    if (!on_device) ALLOC(w->ids, nw);
     STEP(xg_gdict_words_gpu(w->t, n, w->start, nw, key_mask(), w->len, w->k0, w->v0, w->flag,
                             w->dstart, w->count, w->tmp, tmp_bytes, w->st), "words");
     if ((rc = get_u32(w, w->count, &nd))) return rc;
@@ -212,10 +214,10 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     ALLOC(w->term_len, nt);
     STEP(xg_gdict_ranks_gpu(w->p0, w->rep, w->start, w->len, nt, w->rank, w->term_off,
                             w->term_len, w->st), "ranks");
-    if (on_device) {
-        ALLOC(w->doc1, nw);
-        STEP(xg_gdict_pairs_gpu(w->v0, w->gid, w->rank, w->dstart, nd, nw, w->ids, w->doc1,
-                                w->st), "ids");
+    if (on_device) {    /* k0 is free: the pairs go there (p0, p1 and group too) */
+        STEP(xg_gdict_sorted_pairs_gpu(w->v0, w->gid, w->rank, w->dstart, nd, nw, nt,
+                                       bits_for(nd - 1), w->p0, w->p1, w->group, w->k0,
+                                       w->tmp, tmp_bytes, w->st), "pairs");
     } else {
         STEP(xg_gdict_ids_gpu(w->v0, w->gid, w->rank, nw, w->ids, w->st), "ids");
     }
@@ -259,14 +261,15 @@ static int build_any(const char *text, size_t len, struct xg_staging *stage,
     int rc = build(&w, text, (uint32_t)len, out, dev);
     if (w.st) cudaStreamSynchronize(w.st);
     if (dev && !rc) {       /* handed over, not freed */
-        dev->ids = w.ids;
-        dev->doc1 = w.doc1;
+        dev->pairs = w.k0;
+        dev->dbits = bits_for(out->n_docs - 1);
         dev->term_off = w.term_off;
-        w.ids = w.doc1 = w.term_off = NULL;
+        w.k0 = NULL;
+        w.term_off = NULL;
     }
     void *all[] = {w.t, w.flag, w.tmp, w.count, w.start, w.len, w.v0, w.v1, w.head, w.gid,
                    w.rep, w.dstart, w.doclen, w.p0, w.p1, w.group, w.rank, w.term_off,
-                   w.term_len, w.ids, w.doc1, w.k0, w.k1};
+                   w.term_len, w.ids, w.k0, w.k1};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)
         if (all[i]) cudaFreeAsync(all[i], w.st);
     for (int i = 0; i < 2; ++i)
@@ -284,7 +287,9 @@ int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
 int xg_gdict_build_on_device(const char *text, size_t len, struct xg_staging *stage,
                              struct xg_gdict *out, struct xg_gdict_device *dev)
 {
-    dev->ids = dev->doc1 = dev->term_off = NULL;
+    dev->pairs = NULL;
+    dev->term_off = NULL;
+    dev->dbits = 0;
     return build_any(text, len, stage, out, dev);
 }
 

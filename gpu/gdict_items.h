@@ -164,16 +164,39 @@ XG_HOST_DEVICE static inline uint32_t xg_gdict_doc_of(const uint32_t *dstart, ui
     return lo + 1;
 }
 
-/* For a caller that needs only the (term, document) pairs, not which word
- * each is (the weight engine sorts them): sorted word i's term and
- * document, both at i: sequential writes where ids[] takes a scatter. */
-XG_HOST_DEVICE static inline void xg_gdict_i_pair(const uint32_t *sidx, const uint32_t *gid,
-                                                  const uint32_t *rank,
-                                                  const uint32_t *dstart, uint32_t nd,
-                                                  uint32_t *ids, uint32_t *doc1, uint32_t i)
+/* For a caller that needs only the (term, document) pairs, sorted (the
+ * weight engine): each key run is one term's words in word order (the
+ * sort is stable), so their documents ascend; moving each run to its
+ * term's place in rank order sorts the pairs without a sort of their own.
+ * run_start[g]: the sorted position of group g's (0-based) first word. */
+XG_HOST_DEVICE static inline void xg_gdict_i_run_start(const uint32_t *gid,
+                                                       uint32_t *run_start, uint32_t i)
 {
-    ids[i] = xg_gdict_term_of(gid, rank, i);
-    doc1[i] = xg_gdict_doc_of(dstart, nd, sidx[i]);
+    if (i == 0 || gid[i] != gid[i - 1]) run_start[gid[i] - 1] = i;
+}
+
+/* count[rank[g]] = the words of group g (nt groups of nw words). */
+XG_HOST_DEVICE static inline void xg_gdict_i_rank_count(const uint32_t *run_start,
+                                                        const uint32_t *rank, uint32_t nt,
+                                                        uint32_t nw, uint32_t *count,
+                                                        uint32_t g)
+{
+    count[rank[g]] = (g + 1 < nt ? run_start[g + 1] : nw) - run_start[g];
+}
+
+/* Sorted word i's pair, term << dbits | its document - 1, at its term's
+ * first place (out_start, by term id) plus its place in its run. */
+XG_HOST_DEVICE static inline void xg_gdict_i_sorted_pair(const uint32_t *sidx,
+                                                         const uint32_t *gid,
+                                                         const uint32_t *rank,
+                                                         const uint32_t *run_start,
+                                                         const uint32_t *out_start,
+                                                         const uint32_t *dstart, uint32_t nd,
+                                                         int dbits, uint64_t *key, uint32_t i)
+{
+    const uint32_t g = gid[i] - 1, t = rank[g];
+    key[out_start[t] + (i - run_start[g])] =
+        (uint64_t)t << dbits | (xg_gdict_doc_of(dstart, nd, sidx[i]) - 1);
 }
 
 #endif

@@ -58,14 +58,15 @@ struct xg_wt_gpu {
     } dd;
     /* The in-core run on the device dictionary (wt_cuda_whole.c), between
      * its count and its weights. */
-    uint32_t *d_ids, *d_doc1, *d_toff;  /* from gdict.h: cudaFree */
-    uint64_t *d_wk[2], *d_uniq;         /* keys, distinct keys */
+    uint64_t *d_pairs;                  /* from gdict.h: cudaFree */
+    uint32_t *d_toff;                   /* from gdict.h: cudaFree */
+    uint64_t *d_uniq;                   /* distinct pairs */
     uint64_t *d_tout, *d_tptr;          /* the result's term_off, term */
-    uint32_t *d_tf, *d_first, *d_map;
+    uint32_t *d_tf, *d_first, *d_map, *d_docs;
     void *d_wtmp;
     uint64_t whole_words, whole_terms, whole_docs, whole_np;
     size_t wtmp_bytes;
-    int whole_dbits, whole_sel;
+    int whole_dbits;
 };
 
 /* The bits needed to hold x. */

@@ -8,12 +8,11 @@
  *         dictionary, one chunk at a time; the CPU twin is wt_ref.c.
  *         Built only with CUDA.
  *
- *  Buffers: d_ids, d_doc1 (gdict.h's, per word) -> keys in d_wk[0/1],
- *  sorted; run-length encoded into d_uniq (distinct keys) and d_tf; each
- *  term's first posting in d_first, from which, with d_toff (gdict.h's
- *  term offsets), the result's per-term arrays d_tout and d_tptr.  The
- *  weights then go into the key buffer the sort left free and the docids
- *  into d_ids.
+ *  Buffers: d_pairs (gdict.h's, per word, sorted) run-length encoded
+ *  into d_uniq (the postings) and d_tf; each term's first posting in
+ *  d_first, from which, with d_toff (gdict.h's term offsets), the
+ *  result's per-term arrays d_tout and d_tptr.  The weights then go into
+ *  d_pairs, free by then, and the docids into d_docs.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,15 +24,14 @@
 
 void xg_wt_whole_release(struct xg_wt_gpu *g)
 {
-    if (g->d_ids) cudaFreeAsync(g->d_ids, g->stream);
-    if (g->d_doc1) cudaFreeAsync(g->d_doc1, g->stream);
+    if (g->d_pairs) cudaFreeAsync(g->d_pairs, g->stream);
     if (g->d_toff) cudaFreeAsync(g->d_toff, g->stream);
-    g->d_ids = g->d_doc1 = g->d_toff = NULL;
+    g->d_pairs = NULL;
+    g->d_toff = NULL;
     const uint64_t n = g->whole_words;
-    xg_wt_dfree(g, (void **)&g->d_wk[0], n * 8 + 8);
-    xg_wt_dfree(g, (void **)&g->d_wk[1], n * 8 + 8);
     xg_wt_dfree(g, (void **)&g->d_uniq, n * 8 + 8);
     xg_wt_dfree(g, (void **)&g->d_tf, n * 4 + 4);
+    xg_wt_dfree(g, (void **)&g->d_docs, n * 4 + 4);
     xg_wt_dfree(g, (void **)&g->d_first, g->whole_terms * 4 + 4);
     xg_wt_dfree(g, (void **)&g->d_tout, g->whole_terms * 8 + 8);
     xg_wt_dfree(g, (void **)&g->d_tptr, g->whole_terms * 8 + 8);
@@ -43,16 +41,15 @@ void xg_wt_whole_release(struct xg_wt_gpu *g)
     g->wtmp_bytes = 0;
 }
 
-static int alloc_keys(struct xg_wt_gpu *g, uint32_t n, uint32_t nt)
+static int alloc_postings(struct xg_wt_gpu *g, uint32_t n, uint32_t nt)
 {
     size_t tmp = 0;
     XG_CUDA_CHECK(xg_wt_tmp_bytes(n, n, &tmp), "CUB workspace size");
     g->whole_words = n;
     g->whole_terms = nt;
-    int rc = xg_wt_dalloc(g, (void **)&g->d_wk[0], (size_t)n * 8 + 8, "sort keys");
-    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_wk[1], (size_t)n * 8 + 8, "sort keys");
-    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_uniq, (size_t)n * 8 + 8, "postings");
+    int rc = xg_wt_dalloc(g, (void **)&g->d_uniq, (size_t)n * 8 + 8, "postings");
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tf, (size_t)n * 4 + 4, "postings");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_docs, (size_t)n * 4 + 4, "docids");
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_first, (size_t)nt * 4 + 4, "term starts");
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tout, (size_t)nt * 8 + 8, "term offsets");
     if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tptr, (size_t)nt * 8 + 8, "terms");
@@ -61,28 +58,19 @@ static int alloc_keys(struct xg_wt_gpu *g, uint32_t n, uint32_t nt)
     return rc;
 }
 
-/* Steps 4-6 on the device: sort the (term, document) keys, tf by
- * run-length encoding, each term's first posting; then the result's
- * per-term arrays for the chunk at text (xg_wt_terms_out_gpu), the
- * largest df in h_small[4] and the flag of a term without postings in
- * h_small[5]. */
-static int count(struct xg_wt_gpu *g, const char *text, uint32_t n, uint32_t nd, uint32_t nt,
+/* Steps 5-6 on the device (step 4's sort came with the dictionary's
+ * sorted pairs): tf by run-length encoding, each term's first posting;
+ * then the result's per-term arrays for the chunk at text
+ * (xg_wt_terms_out_gpu), the largest df in h_small[4] and the flag of a
+ * term without postings in h_small[5]. */
+static int count(struct xg_wt_gpu *g, const char *text, uint32_t n, uint32_t nt, int dbits,
                  double *seconds)
 {
-    int rc = alloc_keys(g, n, nt);
+    int rc = alloc_postings(g, n, nt);
     if (rc) return rc;
     g->n_marks = 0;
     if ((rc = xg_wt_mark(g, -1))) return rc;
-    const int dbits = xg_wt_bits(nd ? nd - 1 : 0);
-    int kbits = dbits + xg_wt_bits(nt ? nt - 1 : 0);
-    if (kbits < 1) kbits = 1;
-    int sel = 0;
-    XG_CUDA_CHECK(xg_wt_sort_keys_gpu(g->d_ids, g->d_doc1, n, dbits, kbits, g->d_wk[0],
-                                      g->d_wk[1], &sel, g->d_wtmp, g->wtmp_bytes, g->stream),
-                  "sort");
-    xg_wt_count(XG_WT_STEP_SORT, 16.0 * n + 16.0 * n * ((kbits + 7) / 8));
-    if ((rc = xg_wt_mark(g, XG_WT_STEP_SORT))) return rc;
-    XG_CUDA_CHECK(xg_wt_tf_gpu(g->d_wk[sel], n, g->d_uniq, g->d_tf, g->d_small + 1,
+    XG_CUDA_CHECK(xg_wt_tf_gpu(g->d_pairs, n, g->d_uniq, g->d_tf, g->d_small + 1,
                                g->d_wtmp, g->wtmp_bytes, g->stream), "tf");
     if ((rc = xg_wt_mark(g, XG_WT_STEP_TF))) return rc;
     XG_CUDA_CHECK(cudaMemcpyAsync(g->h_small + 1, g->d_small + 1, 4, cudaMemcpyDeviceToHost,
@@ -104,7 +92,6 @@ static int count(struct xg_wt_gpu *g, const char *text, uint32_t n, uint32_t nd,
     if ((rc = xg_wt_marks_done(g, seconds))) return rc;
     g->whole_np = np;
     g->whole_dbits = dbits;
-    g->whole_sel = sel;
     return XG_OK;
 }
 
@@ -150,7 +137,7 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
     double t0 = xg_wt_now();
     struct xg_gdict d;
     struct out_room room = {w, g->stage.threads};
-    struct xg_gdict_device dev = {NULL, NULL, NULL, prepare_output, &room};
+    struct xg_gdict_device dev = {NULL, 0, NULL, prepare_output, &room};
     int rc = xg_gdict_build_on_device(c->buf, c->len, &g->stage, &d, &dev);
     if (rc) {
         xg_wt_whole_free(w);    /* the output room it may have made */
@@ -160,8 +147,7 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
     seconds[XG_WT_STEP_DICT] += xg_wt_now() - t0 - d.upload_seconds;
     seconds[XG_WT_STEP_HTOD] += d.upload_seconds;
     xg_wt_count(XG_WT_STEP_HTOD, (double)c->len);
-    g->d_ids = dev.ids;
-    g->d_doc1 = dev.doc1;
+    g->d_pairs = dev.pairs;
     g->d_toff = dev.term_off;
     w->n_words = d.n_words;
     w->n_docs = d.n_docs;
@@ -170,7 +156,7 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
     w->doclen = d.doclen;
     xg_wt_count(XG_WT_STEP_DICT, 2.0 * c->len + 48.0 * d.n_words);
     const size_t nt = d.n_terms;
-    rc = count(g, c->buf, d.n_words, d.n_docs, d.n_terms, seconds);
+    rc = count(g, c->buf, d.n_words, d.n_terms, dev.dbits, seconds);
     if (!rc && g->h_small[5])
         rc = xg_set_error(XG_ERR_FORMAT, "weight GPU: a term of the device dictionary has no "
                           "postings");
@@ -209,10 +195,10 @@ int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
     if (rc) return rc;
     g->n_marks = 0;
     if ((rc = xg_wt_mark(g, -1))) return rc;
-    /* The sorted keys are run-length encoded into d_uniq: their buffer
-     * is free for the weights, and d_ids for the docids. */
-    double *d_w = (double *)g->d_wk[g->whole_sel];
-    uint32_t *d_doc = g->d_ids;
+    /* The pairs are run-length encoded into d_uniq: their buffer is
+     * free for the weights. */
+    double *d_w = (double *)g->d_pairs;
+    uint32_t *d_doc = g->d_docs;
     const struct xg_wt_dconst dc = {g->d_tw, g->d_kd, g->d_extra, 0, t->k1p1, t->seed,
                                     t->n_tw_df ? g->d_first : NULL};
     XG_CUDA_CHECK(xg_wt_weights_gpu(g->d_uniq, g->d_tf, np, g->whole_dbits, dc, NULL, d_doc,

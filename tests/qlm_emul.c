@@ -428,21 +428,22 @@ int xg_gdict_ids_gpu(const uint32_t *sidx, const uint32_t *gid, const uint32_t *
     return 0;
 }
 
-/* Then reversed: the caller must not depend on the pairs' order, which
- * on the device is the keys'. */
-int xg_gdict_pairs_gpu(const uint32_t *sidx, const uint32_t *gid, const uint32_t *rank,
-                       const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t *ids,
-                       uint32_t *doc1, struct CUstream_st *st)
+int xg_gdict_sorted_pairs_gpu(const uint32_t *sidx, const uint32_t *gid, const uint32_t *rank,
+                              const uint32_t *dstart, uint32_t nd, uint32_t nw, uint32_t nt,
+                              int dbits, uint32_t *run_start, uint32_t *count,
+                              uint32_t *out_start, uint64_t *key, void *tmp, size_t tmp_bytes,
+                              struct CUstream_st *st)
 {
-    (void)st;
-    for (uint32_t i = 0; i < nw; ++i) xg_gdict_i_pair(sidx, gid, rank, dstart, nd, ids, doc1, i);
-    for (uint32_t i = 0, j = nw; i + 1 < j--; ++i) {
-        const uint32_t a = ids[i], b = doc1[i];
-        ids[i] = ids[j];
-        doc1[i] = doc1[j];
-        ids[j] = a;
-        doc1[j] = b;
+    (void)tmp, (void)tmp_bytes, (void)st;
+    for (uint32_t i = 0; i < nw; ++i) xg_gdict_i_run_start(gid, run_start, i);
+    for (uint32_t g = 0; g < nt; ++g) xg_gdict_i_rank_count(run_start, rank, nt, nw, count, g);
+    uint32_t sum = 0;
+    for (uint32_t t = 0; t < nt; ++t) {
+        out_start[t] = sum;
+        sum += count[t];
     }
+    for (uint32_t i = 0; i < nw; ++i)
+        xg_gdict_i_sorted_pair(sidx, gid, rank, run_start, out_start, dstart, nd, dbits, key, i);
     return 0;
 }
 
