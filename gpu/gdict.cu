@@ -70,7 +70,9 @@ static __global__ void unresolved(const uint64_t *key, const uint32_t *len,
                                   uint32_t compared, uint32_t *count)
 {
     ITEM(nt);
-    if (xg_gdict_i_unresolved(key, len, rep, perm, nt, compared, i_)) atomicAdd(count, 1u);
+    const int f = xg_gdict_i_unresolved(key, len, rep, perm, nt, compared, i_);
+    if (f & 1) atomicAdd(&count[0], 1u);
+    if (f & 2) atomicAdd(&count[1], 1u);
 }
 
 static __global__ void minus_one(uint32_t *a, uint32_t n)
@@ -243,8 +245,9 @@ extern "C" int xg_gdict_round_keys_gpu(const unsigned char *t, const uint32_t *s
     return 0;
 }
 
-/* After a round's sort: groups (0-based ranks of distinct keys) and the
- * count of terms still unresolved. */
+/* After a round's sort: groups (0-based ranks of distinct keys), the
+ * count of terms still unresolved in d_count[0] and of those tied in
+ * d_count[1]. */
 extern "C" int xg_gdict_regroup_gpu(const uint64_t *key, const uint32_t *len,
                                     const uint32_t *rep, const uint32_t *perm,
                                     uint32_t nt, uint32_t compared, uint32_t *head,
@@ -256,7 +259,7 @@ extern "C" int xg_gdict_regroup_gpu(const uint64_t *key, const uint32_t *len,
     CUB_TRY(cub::DeviceScan::InclusiveSum(tmp, tmp_bytes, head, group, nt, st));
     minus_one<<<GRID(nt), 0, st>>>(group, nt);
     LAUNCH_TRY();
-    CUB_TRY(cudaMemsetAsync(d_count, 0, sizeof *d_count, st));
+    CUB_TRY(cudaMemsetAsync(d_count, 0, 2 * sizeof *d_count, st));
     unresolved<<<GRID(nt), 0, st>>>(key, len, rep, perm, nt, compared, d_count);
     LAUNCH_TRY();
     return 0;

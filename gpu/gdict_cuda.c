@@ -4,6 +4,7 @@
  *         back.  Built only with CUDA.
  */
 #include "gdict.h"
+#include "gdict_items.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -76,12 +77,18 @@ static int bits_for(uint64_t v)
     return v ? 64 - __builtin_clzll(v) : 0;
 }
 
-static int get_u32(struct work *w, const uint32_t *d, uint32_t *v)
+/* k counters from the device, after the work before them. */
+static int get_u32s(struct work *w, const uint32_t *d, uint32_t *v, int k)
 {
-    XG_CUDA_CHECK(cudaMemcpyAsync(v, d, sizeof *v, cudaMemcpyDeviceToHost, w->st),
+    XG_CUDA_CHECK(cudaMemcpyAsync(v, d, (size_t)k * sizeof *v, cudaMemcpyDeviceToHost, w->st),
                   "GPU dictionary: count");
     XG_CUDA_CHECK(cudaStreamSynchronize(w->st), "GPU dictionary");
     return XG_OK;
+}
+
+static int get_u32(struct work *w, const uint32_t *d, uint32_t *v)
+{
+    return get_u32s(w, d, v, 1);
 }
 
 /* Stream-ordered, from the device's default pool: not the driver once a
@@ -112,9 +119,11 @@ static int sort(struct work *w, uint64_t **k, uint64_t **k2, uint32_t **v, uint3
 }
 
 /* Step 3 for nt distinct terms, term k's bytes t[start[rep[k]], +
- * len[rep[k]]): rounds of (group, next 4 bytes), then (group, length),
- * until w->p0 lists the terms in byte order.  Uses w->p0, p1, group and
- * head (nt entries), w->count, w->tmp, and ka (nt 64-bit keys). */
+ * len[rep[k]]): a round of their first 8 bytes, then rounds of (group,
+ * next 4 bytes) while terms longer than the bytes compared are tied,
+ * then, if any are still tied, (group, length), until w->p0 lists the
+ * terms in byte order.  Uses w->p0, p1, group and head (nt entries),
+ * w->count, w->tmp, and ka (nt 64-bit keys). */
 static int rank_rounds(struct work *w, const unsigned char *t, const uint32_t *start,
                        const uint32_t *len, const uint32_t *rep, uint32_t nt, uint64_t *ka,
                        size_t tmp_bytes)
@@ -123,30 +132,32 @@ static int rank_rounds(struct work *w, const unsigned char *t, const uint32_t *s
     STEP(cudaMemsetAsync(w->group, 0, (size_t)nt * 4, w->st), "ranking");
     uint64_t *const ka0 = ka, *kb = NULL;
     ALLOC(kb, nt);
-    const int bits = 32 + bits_for(nt);
-    uint32_t tied = 0;
+    uint32_t left[2] = {0, 0};      /* unresolved, tied (regroup) */
     int rc = XG_OK;
     for (uint32_t r = 0;; ++r) {
         if (r == XG_GDICT_MAX_ROUNDS) {
             rc = xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: words share more than "
-                              "%u bytes", 4 * XG_GDICT_MAX_ROUNDS);
+                              "%u bytes", xg_gdict_round_bytes(r - 1));
             break;
         }
-        const int last = r > 0 && !tied;
+        const int last = r > 0 && !left[0];
         if (xg_gdict_round_keys_gpu(t, start, len, rep, w->p0, w->group, nt, r, last, ka,
                                     w->st)) {
             rc = xg_set_error(XG_ERR_CUDA, "GPU dictionary: ranking");
             break;
         }
+        const int bits = r == 0 && !last ? 64 : 32 + bits_for(nt);
         rc = sort(w, &ka, &kb, &w->p0, &w->p1, nt, bits, tmp_bytes);
         if (rc || last) break;
-        if (xg_gdict_regroup_gpu(ka, len, rep, w->p0, nt, 4 * (r + 1), w->head, w->group,
-                                 w->count, w->tmp, tmp_bytes, w->st)) {
+        if (xg_gdict_regroup_gpu(ka, len, rep, w->p0, nt, xg_gdict_round_bytes(r), w->head,
+                                 w->group, w->count, w->tmp, tmp_bytes, w->st)) {
             rc = xg_set_error(XG_ERR_CUDA, "GPU dictionary: ranking");
             break;
         }
-        if ((rc = get_u32(w, w->count, &tied))) break;
-        /* tied: terms still equal so far; none: one more round, by length */
+        if ((rc = get_u32s(w, w->count, left, 2))) break;
+        if (!left[1]) break;        /* no two terms tied: ranked */
+        /* left[0]: terms tied so far and longer; none: one more round, by
+         * length (ties of trailing zero bytes) */
     }
     cudaFreeAsync(ka == ka0 ? kb : ka, w->st);
     return rc;

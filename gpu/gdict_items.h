@@ -81,9 +81,17 @@ XG_HOST_DEVICE static inline int xg_gdict_i_collides(const unsigned char *t,
     return 0;
 }
 
-/* Round r's key of the term at position j: its group, then bytes
- * [4r, 4r + 4) of the term, big-endian, zero past its end (by_length: the
- * term's length instead). */
+/* The term bytes that rounds 0 to r have compared: 8 in round 0, whose
+ * key is the bytes alone (every term is in group 0 then), 4 more in each
+ * later round (group in the key's upper half). */
+XG_HOST_DEVICE static inline uint32_t xg_gdict_round_bytes(uint32_t r)
+{
+    return 4 * r + 8;
+}
+
+/* Round r's key of the term at position j: bytes [0, 8) of the term in
+ * round 0, else its group, then bytes [4r + 4, 4r + 8); big-endian, zero
+ * past its end (by_length: its group, then its length). */
 XG_HOST_DEVICE static inline uint64_t xg_gdict_i_round_key(const unsigned char *t,
                                                            const uint32_t *start,
                                                            const uint32_t *len,
@@ -93,20 +101,19 @@ XG_HOST_DEVICE static inline uint64_t xg_gdict_i_round_key(const unsigned char *
                                                            int by_length, uint32_t j)
 {
     const uint32_t w = rep[perm[j]], l = len[w];
-    uint32_t c = 0;
-    if (by_length) {
-        c = l;
-    } else {
-        for (uint32_t k = 0; k < 4; ++k) {
-            const uint32_t at = 4 * r + k;
-            c = (c << 8) | (at < l ? t[start[w] + at] : 0u);
-        }
+    if (by_length) return (uint64_t)group[j] << 32 | l;
+    const uint32_t from = r == 0 ? 0 : xg_gdict_round_bytes(r) - 4, n = r == 0 ? 8 : 4;
+    uint64_t c = 0;
+    for (uint32_t k = 0; k < n; ++k) {
+        const uint32_t at = from + k;
+        c = (c << 8) | (at < l ? t[start[w] + at] : 0u);
     }
-    return (uint64_t)group[j] << 32 | c;
+    return r == 0 ? c : (uint64_t)group[j] << 32 | c;
 }
 
-/* 1 when the term at sorted position j is still tied with a neighbour and
- * longer than the bytes compared. */
+/* For the term at sorted position j: bit 0, still tied with a neighbour
+ * and longer than the bytes compared (another round of bytes); bit 1,
+ * tied at all (none: the terms are ranked). */
 XG_HOST_DEVICE static inline int xg_gdict_i_unresolved(const uint64_t *key,
                                                        const uint32_t *len,
                                                        const uint32_t *rep,
@@ -114,7 +121,7 @@ XG_HOST_DEVICE static inline int xg_gdict_i_unresolved(const uint64_t *key,
                                                        uint32_t compared, uint32_t j)
 {
     const int tied = (j > 0 && key[j] == key[j - 1]) || (j + 1 < nt && key[j] == key[j + 1]);
-    return tied && len[rep[perm[j]]] > compared;
+    return tied ? 2 | (len[rep[perm[j]]] > compared) : 0;
 }
 
 /* rank[term] = its position j; the ranked term's offset and length. */

@@ -401,12 +401,15 @@ int xg_gdict_regroup_gpu(const uint64_t *key, const uint32_t *len, const uint32_
     (void)tmp, (void)tmp_bytes, (void)st;
     for (uint32_t j = 0; j < nt; ++j) head[j] = xg_gdict_i_head(key, j);
     inclusive_sum(head, group, nt);
-    uint32_t c = 0;
+    uint32_t c[2] = {0, 0};
     for (uint32_t j = 0; j < nt; ++j) {
         group[j] -= 1;
-        c += (uint32_t)xg_gdict_i_unresolved(key, len, rep, perm, nt, compared, j);
+        const int f = xg_gdict_i_unresolved(key, len, rep, perm, nt, compared, j);
+        c[0] += (uint32_t)(f & 1);
+        c[1] += (uint32_t)(f >> 1);
     }
-    *d_count = c;
+    d_count[0] = c[0];
+    d_count[1] = c[1];
     return 0;
 }
 

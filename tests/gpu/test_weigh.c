@@ -270,6 +270,55 @@ static void device_dictionary_keys(void)
     unsetenv("XG_TEST_GDICT_MASK");
 }
 
+/* Words that differ only in trailing zero bytes ("ab", "ab\0", ...) tie
+ * in every round of bytes (zero-padded) and are ranked by length in a
+ * last round, which the device dictionary runs only for such ties; with
+ * zero bytes inside words and words of 1-20 bytes, so that hashed ones
+ * take several rounds. */
+static void zero_bytes_case(void)
+{
+    const char *name = "zero bytes in words";
+    struct text t = {0};
+    for (int d = 0; d < 300; ++d) {
+        for (int k = 1 + (int)(rnd() % 40); k > 0; --k) {
+            char w[32];
+            int l = 1 + (int)(rnd() % 20);
+            for (int i = 0; i < l; ++i) w[i] = rnd() % 5 ? "ab"[rnd() & 1] : '\0';
+            for (int z = (int)(rnd() % 4); z > 0 && l < 31; --z) w[l++] = '\0';
+            w[l++] = '\n';
+            put(&t, w, (size_t)l);
+        }
+        put(&t, "\n", 1);
+    }
+    struct xg_wt_input in = {t.b, t.len, NULL, 0};
+    struct xg_wt_opts o = base_opts();
+    struct xg_wt_result a, b;
+    o.engine = XG_WT_CPU;
+    int bad = xg_wt_run(&in, &o, &a) != 0;
+    o.engine = XG_WT_GPU;
+    if (!bad && xg_wt_run(&in, &o, &b)) {
+        xg_wt_result_free(&a);
+        bad = 1;
+    }
+    if (bad) {
+        printf("FAIL %s: %s\n", name, xg_last_error());
+    } else {
+        bad = compare(name, &a, &b);
+        if (!bad && b.dict_declined[0]) {
+            printf("FAIL %s: refused by the device dictionary: %s\n", name, b.dict_declined);
+            bad = 1;
+        }
+        if (!bad)
+            printf("ok   %-34s %8llu postings %6u terms (device dictionary)\n", name,
+                   (unsigned long long)b.n_postings, b.n_terms);
+        xg_wt_result_free(&a);
+        xg_wt_result_free(&b);
+    }
+    if (bad) ++failed;
+    else ++n_passed;
+    free(t.b);
+}
+
 static void tsv_case(const char *path, const char *name)
 {
     struct xg_wt_text in;
@@ -461,6 +510,7 @@ int main(int argc, char **argv)
            (unsigned long long)seed);
     random_cases();
     device_dictionary_keys();
+    zero_bytes_case();
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--ir-data") && i + 1 < argc) ir_data(argv[++i]);
         else if (!strcmp(argv[i], "--tsv") && i + 1 < argc) {
