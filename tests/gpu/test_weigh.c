@@ -214,6 +214,26 @@ static void random_cases(void)
     }
 }
 
+/* The twin's result in a and the GPU engine's in b, with base_opts: 0,
+ * or 1 (nothing to free) after printing why. */
+static int twin_and_gpu(const char *name, const struct xg_wt_input *in,
+                        struct xg_wt_result *a, struct xg_wt_result *b)
+{
+    struct xg_wt_opts o = base_opts();
+    o.engine = XG_WT_CPU;
+    if (xg_wt_run(in, &o, a)) {
+        printf("FAIL %s: %s\n", name, xg_last_error());
+        return 1;
+    }
+    o.engine = XG_WT_GPU;
+    if (xg_wt_run(in, &o, b)) {
+        printf("FAIL %s: %s\n", name, xg_last_error());
+        xg_wt_result_free(a);
+        return 1;
+    }
+    return 0;
+}
+
 /* The device dictionary keys a word of up to 7 bytes by itself and a
  * longer one by its hash, checked byte by byte.  With that hash cut to 2
  * bits (XG_TEST_GDICT_MASK), a text of short words must still be weighed
@@ -231,19 +251,10 @@ static void device_dictionary_keys(void)
         size_t max_doc = 0;
         gen_random(&shapes[i], &t, &max_doc);
         struct xg_wt_input in = {t.b, t.len, NULL, 0};
-        struct xg_wt_opts o = base_opts();
         struct xg_wt_result a, b;
         const char *name = i ? "2-bit hash, long words" : "2-bit hash, short words";
-        o.engine = XG_WT_CPU;
-        int bad = xg_wt_run(&in, &o, &a) != 0;
-        o.engine = XG_WT_GPU;
-        if (!bad && xg_wt_run(&in, &o, &b)) {
-            xg_wt_result_free(&a);
-            bad = 1;
-        }
-        if (bad) {
-            printf("FAIL %s: %s\n", name, xg_last_error());
-        } else {
+        int bad = twin_and_gpu(name, &in, &a, &b);
+        if (!bad) {
             bad = compare(name, &a, &b);
             const int declined = b.dict_declined[0] != 0;
             if (!bad && i == 0 && declined) {
@@ -291,18 +302,9 @@ static void zero_bytes_case(void)
         put(&t, "\n", 1);
     }
     struct xg_wt_input in = {t.b, t.len, NULL, 0};
-    struct xg_wt_opts o = base_opts();
     struct xg_wt_result a, b;
-    o.engine = XG_WT_CPU;
-    int bad = xg_wt_run(&in, &o, &a) != 0;
-    o.engine = XG_WT_GPU;
-    if (!bad && xg_wt_run(&in, &o, &b)) {
-        xg_wt_result_free(&a);
-        bad = 1;
-    }
-    if (bad) {
-        printf("FAIL %s: %s\n", name, xg_last_error());
-    } else {
+    int bad = twin_and_gpu(name, &in, &a, &b);
+    if (!bad) {
         bad = compare(name, &a, &b);
         if (!bad && b.dict_declined[0]) {
             printf("FAIL %s: refused by the device dictionary: %s\n", name, b.dict_declined);
