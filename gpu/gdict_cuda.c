@@ -13,7 +13,8 @@
 #include "staging.h"
 
 int xg_gdict_tmp_bytes(uint32_t n, size_t *bytes);
-int xg_gdict_starts_gpu(const unsigned char *t, uint32_t n, uint8_t *flag, uint32_t *d_start,
+uint32_t xg_gdict_start_tiles(uint32_t n);
+int xg_gdict_starts_gpu(const unsigned char *t, uint32_t n, uint32_t *tiles, uint32_t *d_start,
                         uint32_t *d_count, void *tmp, size_t tmp_bytes, cudaStream_t st);
 int xg_gdict_words_gpu(const unsigned char *t, uint32_t n, const uint32_t *start, uint32_t nw,
                        uint64_t mask, uint32_t *len, uint64_t *key, uint32_t *idx,
@@ -55,9 +56,10 @@ struct work {
     cudaStream_t st;                /* the stage's */
     struct xg_staging *stage;
     unsigned char *t;
-    uint8_t *flag;
+    uint8_t *flag;              /* per word: it starts a document */
     void *tmp;
     uint32_t *count;            /* [2]: a select's count, an error flag */
+    uint32_t *tiles;            /* the word starts' scratch */
     uint32_t *start, *len, *v0, *v1, *head, *gid, *rep, *dstart, *doclen;
     uint32_t *p0, *p1, *group, *rank, *term_off, *term_len, *ids;
     uint64_t *k0, *k1;
@@ -170,7 +172,6 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     size_t tmp_bytes = 0;
     STEP(xg_gdict_tmp_bytes(n, &tmp_bytes), "workspace");
     ALLOC(w->t, n);
-    ALLOC(w->flag, n);
     ALLOC(w->count, 2);
     ALLOC(w->start, n / 2 + 1);
     XG_CUDA_CHECK(cudaMallocAsync(&w->tmp, tmp_bytes + 8, w->st),
@@ -183,11 +184,13 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     XG_CUDA_CHECK(cudaEventRecord(w->up[1], w->st), "GPU dictionary: event");
     /* 1. words */
     uint32_t nw = 0, nd = 0, nt = 0, err = 0;
-    STEP(xg_gdict_starts_gpu(w->t, n, w->flag, w->start, w->count, w->tmp, tmp_bytes, w->st),
+    ALLOC(w->tiles, 2 * xg_gdict_start_tiles(n));
+    STEP(xg_gdict_starts_gpu(w->t, n, w->tiles, w->start, w->count, w->tmp, tmp_bytes, w->st),
          "word starts");
     if ((rc = get_u32(w, w->count, &nw))) return rc;
     if (!nw) return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: no words");
     if (dev && dev->on_words) dev->on_words(dev->arg, nw);
+    ALLOC(w->flag, nw);         /* each word's document flag */
     ALLOC(w->len, nw);
     ALLOC(w->k0, nw);
     ALLOC(w->k1, nw);
@@ -278,7 +281,7 @@ static int build_any(const char *text, size_t len, struct xg_staging *stage,
         w.k0 = NULL;
         w.term_off = NULL;
     }
-    void *all[] = {w.t, w.flag, w.tmp, w.count, w.start, w.len, w.v0, w.v1, w.head, w.gid,
+    void *all[] = {w.t, w.flag, w.tmp, w.count, w.tiles, w.start, w.len, w.v0, w.v1, w.head, w.gid,
                    w.rep, w.dstart, w.doclen, w.p0, w.p1, w.group, w.rank, w.term_off,
                    w.term_len, w.ids, w.k0, w.k1};
     for (size_t i = 0; i < sizeof all / sizeof *all; ++i)

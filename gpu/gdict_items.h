@@ -11,10 +11,16 @@
 #include "host_device.h"
 #include "wt_hash.h"
 
-/* Byte p starts a word: not a newline, first or after one. */
+/* A byte b after the byte `prev` starts a word: not a newline, after one
+ * (the text's first byte: after a newline). */
+XG_HOST_DEVICE static inline uint32_t xg_gdict_starts(unsigned char prev, unsigned char b)
+{
+    return b != '\n' && prev == '\n';
+}
+
 XG_HOST_DEVICE static inline uint8_t xg_gdict_i_start(const unsigned char *t, uint32_t p)
 {
-    return t[p] != '\n' && (p == 0 || t[p - 1] == '\n');
+    return (uint8_t)xg_gdict_starts(p ? t[p - 1] : '\n', t[p]);
 }
 
 /* A word's sort key.  Up to 7 bytes: the word itself, its bytes and its

@@ -295,14 +295,19 @@ int xg_gdict_tmp_bytes(uint32_t n, size_t *bytes)
     return 0;
 }
 
-int xg_gdict_starts_gpu(const unsigned char *t, uint32_t n, uint8_t *flag, uint32_t *d_start,
+uint32_t xg_gdict_start_tiles(uint32_t n)
+{
+    return n ? 1 : 0;   /* no scratch used: one byte at a time here */
+}
+
+int xg_gdict_starts_gpu(const unsigned char *t, uint32_t n, uint32_t *tiles, uint32_t *d_start,
                         uint32_t *d_count, void *tmp, size_t tmp_bytes,
                         struct CUstream_st *st)
 {
-    (void)tmp, (void)tmp_bytes, (void)st;
+    (void)tiles, (void)tmp, (void)tmp_bytes, (void)st;
     uint32_t c = 0;
     for (uint32_t p = 0; p < n; ++p)
-        if ((flag[p] = xg_gdict_i_start(t, p))) d_start[c++] = p;
+        if (xg_gdict_i_start(t, p)) d_start[c++] = p;
     *d_count = c;
     return 0;
 }
