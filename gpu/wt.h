@@ -70,6 +70,10 @@ struct xg_wt_result {
     uint64_t *term_off;             /* [n_terms + 1]: postings of term t */
     uint32_t *docids;               /* per posting, external */
     double *weights;                /* per posting */
+    int terms_in_weights;           /* 1: term and term_off lie in weights'
+                                       allocation, past its postings (the
+                                       in-core GPU run's room), and go
+                                       with it */
     uint32_t n_chunks;
     int engine;                     /* the engine that ran (CPU or GPU) */
     int fell_back;                  /* 1: GPU hash collision, CPU answered */

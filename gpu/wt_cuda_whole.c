@@ -155,21 +155,10 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
     w->term_len = d.term_len;
     w->doclen = d.doclen;
     xg_wt_count(XG_WT_STEP_DICT, 2.0 * c->len + 48.0 * d.n_words);
-    const size_t nt = d.n_terms;
     rc = count(g, c->buf, d.n_words, d.n_terms, dev.dbits, seconds);
     if (!rc && g->h_small[5])
         rc = xg_set_error(XG_ERR_FORMAT, "weight GPU: a term of the device dictionary has no "
                           "postings");
-    if (!rc) {    /* huge pages: the copies back fault them in */
-        w->term = xg_big_alloc((nt + 1) * sizeof *w->term);
-        w->term_off = xg_big_alloc((nt + 1) * sizeof *w->term_off);
-        if (!w->term || !w->term_off) rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    }
-    t0 = xg_wt_now();
-    _Static_assert(sizeof *w->term == 8, "term addresses are made on the device as 64 bits");
-    if (!rc) rc = xg_staging_dtoh(&g->stage, w->term, g->d_tptr, nt * 8);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, w->term_off, g->d_tout, (nt + 1) * 8);
-    seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
     if (!rc) {
         w->n_postings = g->whole_np;
         w->max_df = g->h_small[4];
@@ -182,9 +171,10 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
 }
 
 int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
-                            const uint32_t *docids, uint32_t *out_docids, double *out_weights,
-                            double *seconds)
+                            const uint32_t *docids, struct xg_wt_result *r)
 {
+    double *seconds = r->seconds;
+    const size_t nt = g->whole_terms;
     const uint32_t np = (uint32_t)g->whole_np;
     int rc = xg_wt_gpu_tables(g, t);
     if (!rc && docids) {
@@ -208,8 +198,11 @@ int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
     if ((rc = xg_wt_mark(g, XG_WT_STEP_WEIGHT))) return rc;
     if ((rc = xg_wt_marks_done(g, seconds))) return rc;
     const double t0 = xg_wt_now();
-    rc = xg_staging_dtoh(&g->stage, out_docids, d_doc, (size_t)np * 4);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, out_weights, d_w, (size_t)np * 8);
+    _Static_assert(sizeof *r->term == 8, "term addresses are made on the device as 64 bits");
+    rc = xg_staging_dtoh(&g->stage, r->term, g->d_tptr, nt * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, r->term_off, g->d_tout, (nt + 1) * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, r->docids, d_doc, (size_t)np * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->stage, r->weights, d_w, (size_t)np * 8);
     seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
     xg_wt_whole_release(g);
     return rc;

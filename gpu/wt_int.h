@@ -162,24 +162,19 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                     double *seconds);
 /* The in-core GPU run on the device dictionary (wt_cuda_whole.c): the
  * text crosses once, and the dictionary (gdict.h), the sorted (term,
- * document) keys, tf and df stay on the device.  After _count the host
- * has the result's per-term arrays, made on the device (it computes
- * nothing per term: the term weights go per df, n_tw_df entries), and
- * the document lengths; the postings wait on the device for _weights,
- * which writes their docids and weights straight into the caller's
- * arrays.  XG_ERR_UNSUPPORTED from _count (the device dictionary
+ * document) pairs, tf and df stay on the device.  After _count the host
+ * has the counts, the terms' lengths and the document lengths, and
+ * computes nothing per term (the term weights go per df, n_tw_df
+ * entries); _weights then writes the result's (wt.h) term addresses,
+ * term offsets, docids and weights, all made on the device, straight
+ * into its arrays.  XG_ERR_UNSUPPORTED from _count (the device dictionary
  * declined: a hash shared by two words, ...): the two-pass run answers. */
 struct xg_prefault;
 struct xg_wt_whole {
     uint32_t n_words, n_docs, n_terms;
     uint64_t n_postings;
     uint32_t max_df;                /* the largest df */
-    /* The result's (wt.h's xg_wt_result) term, term_len and term_off, for
-     * the caller to take. */
-    const char **term;              /* [n_terms]: into the caller's text */
-    uint32_t *term_len;             /* [n_terms] */
-    uint64_t *term_off;             /* [n_terms + 1]: each term's first
-                                       posting, then n_postings */
+    uint32_t *term_len;             /* [n_terms]: the result's, to take */
     uint32_t *doclen;               /* [n_docs] */
     /* The output, room for n_words + 1 postings (n_postings at most),
      * allocated as soon as the device has counted the words and faulted
@@ -191,10 +186,11 @@ struct xg_wt_whole {
 };
 int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                           struct xg_wt_whole *w, double *seconds);
-/* t->dict is NULL here; docids: the input's map, or NULL for d + 1. */
+/* t->dict is NULL here; docids: the input's map, or NULL for d + 1.
+ * Into r's term, term_off, docids and weights (allocated), and its
+ * seconds. */
 int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
-                            const uint32_t *docids, uint32_t *out_docids,
-                            double *out_weights, double *seconds);
+                            const uint32_t *docids, struct xg_wt_result *r);
 void xg_wt_whole_free(struct xg_wt_whole *w);
 
 /* Pass 1 of a run in chunks with the dictionary on the device

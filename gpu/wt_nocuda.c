@@ -64,10 +64,9 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c,
 }
 
 int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
-                            const uint32_t *docids, uint32_t *out_docids,
-                            double *out_weights, double *seconds)
+                            const uint32_t *docids, struct xg_wt_result *r)
 {
-    (void)g; (void)t; (void)docids; (void)out_docids; (void)out_weights; (void)seconds;
+    (void)g; (void)t; (void)docids; (void)r;
     return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
 }
 
