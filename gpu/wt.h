@@ -70,10 +70,6 @@ struct xg_wt_result {
     uint64_t *term_off;             /* [n_terms + 1]: postings of term t */
     uint32_t *docids;               /* per posting, external */
     double *weights;                /* per posting */
-    int terms_in_weights;           /* 1: term and term_off lie in weights'
-                                       allocation, past its postings (the
-                                       in-core GPU run's room), and go
-                                       with it */
     uint32_t n_chunks;
     int engine;                     /* the engine that ran (CPU or GPU) */
     int fell_back;                  /* 1: GPU hash collision, CPU answered */
@@ -83,6 +79,10 @@ struct xg_wt_result {
     char dict_declined[160];        /* why the device dictionary declined
                                        and the host's answered, or "" */
     double seconds[XG_WT_N_STEPS];  /* per step, summed over chunks */
+    int terms_in_weights;           /* 1: term and term_off lie in weights'
+                                       allocation, past its postings (the
+                                       in-core GPU run's room), and go
+                                       with it */
 };
 
 /* Weigh a collection.  Errors: XG_ERR_NODEVICE (--engine gpu without a
