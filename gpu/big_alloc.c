@@ -38,8 +38,12 @@ struct span {
 static void *prefault_share(void *arg)
 {
     const struct span *s = arg;
-    for (int i = 0; i < 4; ++i)
+    for (int i = 0; i < 4; ++i) {
         for (size_t o = 0; o < s[i].n; o += 4096) ((volatile char *)s[i].p)[o] = 0;
+        /* and the last byte: a share that does not start on a page
+         * boundary ends in a page the steps above miss */
+        if (s[i].n) ((volatile char *)s[i].p)[s[i].n - 1] = 0;
+    }
     return NULL;
 }
 
