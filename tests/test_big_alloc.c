@@ -123,7 +123,8 @@ static void concurrent_writes(void)
               kernel_populates ? "populates" : "does not populate");
         if (!xg_prefault_concurrent(f)) xg_prefault_wait(f);
         for (int i = 0; i < 2; ++i)     /* meanwhile, front to back */
-            for (size_t j = 0; j < n[i]; j += 512) ((unsigned char *)p[i])[j] = (unsigned char)(j >> 9 | 1);
+            for (size_t j = 0; j < n[i]; j += 512)
+                ((unsigned char *)p[i])[j] = (unsigned char)(j >> 9 | 1);
         if (xg_prefault_concurrent(f)) xg_prefault_wait(f);
         for (int i = 0; i < 2; ++i) {
             for (size_t j = 0; j < n[i]; j += 512)
