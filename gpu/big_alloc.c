@@ -24,82 +24,44 @@ void *xg_big_alloc(size_t n)
     return p;
 }
 
-/* Faulting in, by `threads` threads, thread t over the t-th share of
- * each of up to 4 regions.  Where the kernel has MADV_POPULATE_WRITE
- * (Linux 5.14), one call per share: the kernel allocates the pages
- * without a fault per page (each a trap, dearer on a virtual machine) and
- * writes nothing, so the caller may write the regions meanwhile.  Else one
- * byte written per 4 KB page (a huge page faults in whole at its first
- * write, a 4 KB one, where the kernel gave no huge page, at each). */
+/* Faulting in: one byte written per 4 KB page (a huge page faults in
+ * whole at its first write, a 4 KB one, where the kernel gave no huge
+ * page, at each), by `threads` threads, thread t over the t-th share of
+ * each of up to 4 regions. */
 struct span {
     char *p;
     size_t n;
 };
 
-struct share {
-    struct span s[4];
-    int populate;
-};
-
 #define PREFAULT_MAX_THREADS 64
-#define PAGE ((uintptr_t)4096)
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23      /* Linux 5.14; older kernels: EINVAL */
-#endif
-
-/* [p, p + n) widened to whole pages (the neighbours' bytes are untouched:
- * populating writes nothing). */
-static int populate(char *p, size_t n)
-{
-    const uintptr_t lo = (uintptr_t)p & ~(PAGE - 1);
-    const uintptr_t hi = ((uintptr_t)p + n + PAGE - 1) & ~(PAGE - 1);
-    return madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
-}
 
 static void *prefault_share(void *arg)
 {
-    const struct share *sh = arg;
+    const struct span *s = arg;
     for (int i = 0; i < 4; ++i) {
-        const struct span *s = &sh->s[i];
-        if (!s->n) continue;
-        /* A failure leaves the pages to the copies' own faults. */
-        if (sh->populate) {
-            populate(s->p, s->n);
-            continue;
-        }
-        for (size_t o = 0; o < s->n; o += 4096) ((volatile char *)s->p)[o] = 0;
+        for (size_t o = 0; o < s[i].n; o += 4096) ((volatile char *)s[i].p)[o] = 0;
         /* and the last byte: a share that does not start on a page
          * boundary ends in a page the steps above miss */
-        ((volatile char *)s->p)[s->n - 1] = 0;
+        if (s[i].n) ((volatile char *)s[i].p)[s[i].n - 1] = 0;
     }
     return NULL;
 }
 
-/* Whether this kernel populates: tried on region 0's first page. */
-static int can_populate(void *const *p, const size_t *n)
-{
-    return n[0] && populate(p[0], 1) == 0;
-}
-
 static void split(void *const *p, const size_t *n, int k, uint32_t threads,
-                  struct share *share)
+                  struct span (*share)[4])
 {
-    const int pop = can_populate(p, n);
-    for (uint32_t t = 0; t < threads; ++t) {
-        share[t].populate = pop;
+    for (uint32_t t = 0; t < threads; ++t)
         for (int i = 0; i < 4; ++i) {
             if (i >= k) {
-                share[t].s[i] = (struct span){NULL, 0};
+                share[t][i] = (struct span){NULL, 0};
                 continue;
             }
             const size_t pages = (n[i] + 4095) / 4096;
             const size_t lo = pages * t / threads * 4096,
                          hi = pages * (t + 1) / threads * 4096;
-            share[t].s[i] = (struct span){(char *)p[i] + lo,
-                                          (hi < n[i] ? hi : n[i]) - (lo < n[i] ? lo : n[i])};
+            share[t][i] = (struct span){(char *)p[i] + lo,
+                                        (hi < n[i] ? hi : n[i]) - (lo < n[i] ? lo : n[i])};
         }
-    }
 }
 
 void *xg_big_alloc_touched(size_t n, uint32_t threads)
@@ -108,7 +70,7 @@ void *xg_big_alloc_touched(size_t n, uint32_t threads)
     if (!p || n < HUGE_PAGE) return p;
     if (threads < 1) threads = 1;
     if (threads > PREFAULT_MAX_THREADS) threads = PREFAULT_MAX_THREADS;
-    struct share share[PREFAULT_MAX_THREADS];
+    struct span share[PREFAULT_MAX_THREADS][4];
     split(&p, &n, 1, threads, share);
     xg_wt_run_threads(threads, prefault_share, share, sizeof share[0]);
     return p;
@@ -116,7 +78,7 @@ void *xg_big_alloc_touched(size_t n, uint32_t threads)
 
 struct xg_prefault {
     pthread_t tid[PREFAULT_MAX_THREADS];
-    struct share share[PREFAULT_MAX_THREADS];
+    struct span share[PREFAULT_MAX_THREADS][4];
     int n_threads;
 };
 
@@ -129,7 +91,7 @@ struct xg_prefault *xg_prefault_start(void *const *p, const size_t *n, int k,
     if (!f) return NULL;
     split(p, n, k, threads, f->share);
     for (uint32_t t = 0; t < threads; ++t) {
-        if (pthread_create(&f->tid[t], NULL, prefault_share, &f->share[t])) break;
+        if (pthread_create(&f->tid[t], NULL, prefault_share, f->share[t])) break;
         f->n_threads = (int)t + 1;
     }
     if (f->n_threads == 0) {
@@ -138,11 +100,6 @@ struct xg_prefault *xg_prefault_start(void *const *p, const size_t *n, int k,
     }
     /* Shares whose thread did not start are left to the copies. */
     return f;
-}
-
-int xg_prefault_concurrent(const struct xg_prefault *f)
-{
-    return !f || f->share[0].populate;
 }
 
 void xg_prefault_wait(struct xg_prefault *f)

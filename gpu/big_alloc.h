@@ -28,13 +28,8 @@ void *xg_big_alloc_touched(size_t n, uint32_t threads);
 struct xg_prefault;
 struct xg_prefault *xg_prefault_start(void *const *p, const size_t *n, int k,
                                       uint32_t threads);
-/* 1: the prefault writes nothing (the kernel populates the pages:
- * MADV_POPULATE_WRITE), so the regions may be written while it runs; 0:
- * it writes a byte per page, so xg_prefault_wait first. */
-int xg_prefault_concurrent(const struct xg_prefault *f);
-/* Waits for the threads; before the regions are freed or trimmed, and
- * before they are written unless xg_prefault_concurrent.  NULL is a
- * no-op. */
+/* Waits for the threads; before the regions are written or freed.  NULL
+ * is a no-op. */
 void xg_prefault_wait(struct xg_prefault *f);
 /* Gives back the whole huge pages of [p, p + n) past its first `used`
  * bytes (p from xg_big_alloc, n its size): what a prefault touched beyond

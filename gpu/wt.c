@@ -408,47 +408,35 @@ static int alloc_term_arrays(struct xg_wt_result *r)
  * term addresses and offsets past the weights when its room has them (a
  * text repeats words within documents: 8.9M postings of 13.2M words at
  * 100 MB of seed 000 §5.1's text, where the 822K terms take 13 MB that
- * would otherwise be fresh pages); else fresh.  A prefault that writes
- * nothing goes on while the copies fill the room (trim_postings waits). */
+ * would otherwise be fresh pages), its pages past what is used given
+ * back; else fresh. */
 static int take_postings(struct xg_wt_result *r, struct xg_wt_whole *w)
 {
-    if (!xg_prefault_concurrent(w->prefault)) {
-        xg_prefault_wait(w->prefault);
-        w->prefault = NULL;
-    }
+    xg_prefault_wait(w->prefault);
+    w->prefault = NULL;
     const size_t nt1 = (size_t)r->n_terms + 1, terms = nt1 * (sizeof *r->term + 8);
     if (!w->docids || !w->weights || r->n_postings > w->n_words) {
         const int rc = alloc_term_arrays(r);
         return rc ? rc : alloc_postings(r);
     }
-    const size_t used = (r->n_postings + 1) * sizeof *r->weights;
-    if (used + terms <= ((size_t)w->n_words + 1) * sizeof *r->weights) {
+    const size_t room = (size_t)w->n_words + 1;
+    size_t used = (r->n_postings + 1) * sizeof *r->weights;
+    if (used + terms <= room * sizeof *r->weights) {
         r->term = (const char **)(void *)((char *)w->weights + used);
         r->term_off = (uint64_t *)(void *)(r->term + nt1);
         r->terms_in_weights = 1;
+        used += terms;
     } else {
         const int rc = alloc_term_arrays(r);
         if (rc) return rc;
     }
+    xg_big_trim(w->docids, (r->n_postings + 1) * sizeof *r->docids, room * sizeof *r->docids);
+    xg_big_trim(w->weights, used, room * sizeof *r->weights);
     r->docids = w->docids;
     r->weights = w->weights;
     w->docids = NULL;
     w->weights = NULL;
-    w->room_taken = 1;
     return XG_OK;
-}
-
-/* After the copies: the prefault done, the room's pages past what the
- * result uses given back. */
-static void trim_postings(struct xg_wt_result *r, struct xg_wt_whole *w)
-{
-    xg_prefault_wait(w->prefault);
-    w->prefault = NULL;
-    if (!w->room_taken) return;
-    const size_t room = (size_t)w->n_words + 1, np1 = r->n_postings + 1;
-    const size_t terms = r->terms_in_weights ? ((size_t)r->n_terms + 1) * 16 : 0;
-    xg_big_trim(r->docids, np1 * sizeof *r->docids, room * sizeof *r->docids);
-    xg_big_trim(r->weights, np1 * sizeof *r->weights + terms, room * sizeof *r->weights);
 }
 
 /* Terms of the chunked run's device dictionary, by id: where each
@@ -578,7 +566,6 @@ static int run_whole(struct run *u)
                                   (uint64_t)w.max_df + 1};
         rc = xg_wt_gpu_whole_weights(u->g, &tb, u->in->docids, r);
     }
-    if (!rc) trim_postings(r, &w);
     r->dict_on_gpu = !rc;
     xg_wt_whole_free(&w);
     free(tw);

@@ -179,13 +179,10 @@ struct xg_wt_whole {
     /* The output, room for n_words + 1 postings (n_postings at most),
      * allocated as soon as the device has counted the words and faulted
      * in on background threads while it goes on (big_alloc.h); the caller
-     * takes both, after xg_prefault_wait(prefault) unless the prefault
-     * is concurrent, and waits before it trims or frees them.  NULL:
-     * none. */
+     * takes both after xg_prefault_wait(prefault).  NULL: none. */
     uint32_t *docids;
     double *weights;
     struct xg_prefault *prefault;
-    int room_taken;                 /* the result took docids and weights */
 };
 int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                           struct xg_wt_whole *w, double *seconds);

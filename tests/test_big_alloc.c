@@ -100,45 +100,6 @@ static void trim_rounds(void)
     group_ok("trim: 20 rounds, the tail given back, the kept bytes unchanged");
 }
 
-/* Where the kernel populates pages (MADV_POPULATE_WRITE), the prefault
- * writes nothing: the caller's writes while it runs survive it. */
-static void concurrent_writes(void)
-{
-    void *probe = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    CHECK(probe != MAP_FAILED, "mmap");
-    const int kernel_populates = madvise(probe, 4096, 23 /* MADV_POPULATE_WRITE */) == 0;
-    munmap(probe, 4096);
-    for (int r = 0; r < 10; ++r) {
-        size_t n[2];
-        void *p[2];
-        for (int i = 0; i < 2; ++i) {
-            n[i] = HUGE * 2 + rng_below(24u << 20);
-            p[i] = xg_big_alloc(n[i]);
-            CHECK(p[i], "allocation");
-        }
-        struct xg_prefault *f = xg_prefault_start(p, n, 2, 1 + rng_below(16));
-        CHECK(f, "no prefault thread started");
-        CHECK(xg_prefault_concurrent(f) == kernel_populates,
-              "round %d: concurrent %d, but the kernel %s", r, xg_prefault_concurrent(f),
-              kernel_populates ? "populates" : "does not populate");
-        if (!xg_prefault_concurrent(f)) xg_prefault_wait(f);
-        for (int i = 0; i < 2; ++i)     /* meanwhile, front to back */
-            for (size_t j = 0; j < n[i]; j += 512)
-                ((unsigned char *)p[i])[j] = (unsigned char)(j >> 9 | 1);
-        if (xg_prefault_concurrent(f)) xg_prefault_wait(f);
-        for (int i = 0; i < 2; ++i) {
-            for (size_t j = 0; j < n[i]; j += 512)
-                CHECK(((unsigned char *)p[i])[j] == (unsigned char)(j >> 9 | 1),
-                      "round %d region %d: byte %zu written during the prefault lost", r, i, j);
-            size_t pages;
-            CHECK(resident(p[i], n[i], &pages) == pages, "round %d: not all resident", r);
-            free(p[i]);
-        }
-    }
-    group_ok(kernel_populates ? "writes during the prefault survive it (the kernel populates)"
-                              : "the prefault writes: waited for (no MADV_POPULATE_WRITE)");
-}
-
 int main(int argc, char **argv)
 {
     rng_state = seed_used = parse_seed(argc, argv);
@@ -147,7 +108,6 @@ int main(int argc, char **argv)
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
     mallopt(M_PERTURB, 0);  /* meson's MALLOC_PERTURB_ would touch them */
     prefault_rounds();
-    concurrent_writes();
     trim_rounds();
     printf("%d passed, 0 failed\n", n_passed);
     return 0;
