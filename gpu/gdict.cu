@@ -1,7 +1,7 @@
 /** @file gdict.cu
  *  @brief The GPU dictionary's kernels and CUB calls (gdict.h): word
  *         starts, keys, hashed key runs checked byte by byte, ranking rounds
- *         of 4-byte big-endian keys, term ids.  Each kernel's body is an
+ *         of big-endian byte keys, term ids or sorted pairs.  Each kernel's body is an
  *         item function of gdict_items.h (shared with the host emulation,
  *         tests/qlm_emul.c).  Sequenced by gdict_cuda.c; the twin is the
  *         host dictionary.

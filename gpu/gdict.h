@@ -3,20 +3,23 @@
  *         documents separated by empty lines), built on the GPU in core
  *         (seed 000 §4: word starts by compact, a sort of word keys):
  *
- *  1. word starts (a non-newline byte after a newline) by select, each
- *     word's length, 64-bit key and document flag: a word of up to 7
- *     bytes is its own key (bytes and length), a longer one is keyed by
- *     its hash (wt_hash.h) with the top bit set (gdict_items.h);
+ *  1. word starts (a non-newline byte after a newline), compacted by
+ *     tiles of 4 KB (a count per tile, their sum, each tile's starts
+ *     written in order), each word's length, 64-bit key and document
+ *     flag: a word of up to 7 bytes is its own key (bytes and length), a
+ *     longer one is keyed by its hash (wt_hash.h) with the top bit set
+ *     (gdict_items.h);
  *  2. a radix sort of (key, word index); runs of equal keys are the
  *     terms, each hashed one checked byte by byte against its run's first
  *     word (two words with one hash: XG_ERR_UNSUPPORTED, the caller's
  *     host dictionary answers);
  *  3. the distinct words ranked in byte order (memcmp, then shorter
- *     first, as xg_wt_dict_rank does): rounds of a radix sort of
- *     (group rank << 32 | the next 4 bytes, big-endian, zero-padded)
- *     until no group of equal prefixes has a word longer than the bytes
- *     compared, then (group, length); more than XG_GDICT_MAX_ROUNDS
- *     rounds: XG_ERR_UNSUPPORTED;
+ *     first, as xg_wt_dict_rank does): rounds of a radix sort, first of
+ *     the words' first 8 bytes, then of (group rank << 32 | the next 4
+ *     bytes), big-endian and zero-padded, until no group of equal
+ *     prefixes has a word longer than the bytes compared, then, only if
+ *     words are still tied (trailing zero bytes), (group, length); more
+ *     than XG_GDICT_MAX_ROUNDS rounds: XG_ERR_UNSUPPORTED;
  *  4. every word's term id (its term's rank) by scatter; or, for a
  *     caller that stays on the device, the (term id, document) pairs of
  *     all words in order: each key run (a term's words, in word order)
