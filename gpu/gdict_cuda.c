@@ -60,6 +60,7 @@ struct work {
     void *tmp;
     uint32_t *count;            /* [2]: a select's count, an error flag */
     uint32_t *tiles;            /* the word starts' scratch */
+    int dbits;                  /* the pairs' document bits (on device) */
     uint32_t *start, *len, *v0, *v1, *head, *gid, *rep, *dstart, *doclen;
     uint32_t *p0, *p1, *group, *rank, *term_off, *term_len, *ids;
     uint64_t *k0, *k1;
@@ -229,8 +230,9 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     STEP(xg_gdict_ranks_gpu(w->p0, w->rep, w->start, w->len, nt, w->rank, w->term_off,
                             w->term_len, w->st), "ranks");
     if (on_device) {    /* k0 is free: the pairs go there (p0, p1 and group too) */
+        w->dbits = bits_for(nd - 1);
         STEP(xg_gdict_sorted_pairs_gpu(w->v0, w->gid, w->rank, w->dstart, nd, nw, nt,
-                                       bits_for(nd - 1), w->p0, w->p1, w->group, w->k0,
+                                       w->dbits, w->p0, w->p1, w->group, w->k0,
                                        w->tmp, tmp_bytes, w->st), "pairs");
     } else {
         STEP(xg_gdict_ids_gpu(w->v0, w->gid, w->rank, nw, w->ids, w->st), "ids");
@@ -276,7 +278,7 @@ static int build_any(const char *text, size_t len, struct xg_staging *stage,
     if (w.st) cudaStreamSynchronize(w.st);
     if (dev && !rc) {       /* handed over, not freed */
         dev->pairs = w.k0;
-        dev->dbits = bits_for(out->n_docs - 1);
+        dev->dbits = w.dbits;
         dev->term_off = w.term_off;
         w.k0 = NULL;
         w.term_off = NULL;

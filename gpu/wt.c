@@ -315,15 +315,17 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
     return rc;
 }
 
-/* tw and the df (in term_off[id + 1]) of the dictionary's slots
- * [lo, hi): a term's slot and id are unrelated, so each touch is a cache
- * miss and threads share the slots. */
+/* A share [lo, hi) of a tw table's work: the host dictionary's slots
+ * (const_share) or the dfs (df_share). */
 struct const_share {
     const struct run *u;
     double *tw;
     uint64_t lo, hi;
 };
 
+/* tw and the df (in term_off[id + 1]) of the dictionary's slots
+ * [lo, hi): a term's slot and id are unrelated, so each touch is a cache
+ * miss and threads share the slots. */
 static void *const_share(void *arg)
 {
     const struct const_share *c = arg;
@@ -497,15 +499,9 @@ static int device_terms(struct run *u, const struct dev_terms *d, double *tw)
 }
 
 /* tw[df] for every df in [lo, hi). */
-struct df_share {
-    const struct run *u;
-    double *tw;
-    uint64_t lo, hi;
-};
-
 static void *df_share(void *arg)
 {
-    const struct df_share *f = arg;
+    const struct const_share *f = arg;
     const struct run *u = f->u;
     const int seed = u->o->formula == XG_WT_SEED;
     for (uint64_t df = f->lo; df < f->hi; ++df)
@@ -526,10 +522,10 @@ static int df_consts(struct run *u, uint32_t max_df, double **tw)
     const uint64_t n = (uint64_t)max_df + 1;
     *tw = malloc(n * sizeof **tw);
     if (!*tw) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    struct df_share f[XG_WT_MAX_SHARES];
+    struct const_share f[XG_WT_MAX_SHARES];
     const uint32_t t = xg_wt_shares(u->threads, n, 12);
     for (uint32_t i = 0; i < t; ++i)
-        f[i] = (struct df_share){u, *tw, n * i / t, n * (i + 1) / t};
+        f[i] = (struct const_share){u, *tw, n * i / t, n * (i + 1) / t};
     xg_wt_run_threads(t, df_share, f, sizeof *f);
     return XG_OK;
 }

@@ -85,7 +85,7 @@ static int count(struct xg_wt_gpu *g, const char *text, uint32_t n, uint32_t nt,
     XG_CUDA_CHECK(xg_wt_terms_out_gpu(g->d_first, nt, np, g->d_toff, (uint64_t)(uintptr_t)text,
                                       g->d_tout, g->d_tptr, g->d_small + 4, g->stream),
                   "df");
-    xg_wt_count(XG_WT_STEP_DF, 8.0 * np + 4.0 * nt + 24.0 * nt);
+    xg_wt_count(XG_WT_STEP_DF, 8.0 * np + 28.0 * nt);    /* first, then term_off, term */
     if ((rc = xg_wt_mark(g, XG_WT_STEP_DF))) return rc;
     XG_CUDA_CHECK(cudaMemcpyAsync(g->h_small + 4, g->d_small + 4, 8, cudaMemcpyDeviceToHost,
                                   g->stream), "df");

@@ -147,9 +147,10 @@ struct piece {
  * without being read first (no read for ownership) and do not evict the
  * cache.  glibc's memcpy does this only above a threshold (a share of the
  * L3), which one thread's share of a staging piece is below; the pinned
- * staging's copies are bound by the host's memory bandwidth (bench_link,
- * docs/benchmarks.md, tenth session), so a third less traffic is a third
- * less time.  XG_WT_NO_STREAM=1 copies by memcpy, to measure this. */
+ * staging's copies are bound by the host's memory bandwidth, and a third
+ * less traffic took them from 32.4 to 34.3 GB/s up and 32.2 to 37.1 back
+ * (bench_link, docs/benchmarks.md, tenth session, call 3).
+ * XG_WT_NO_STREAM=1 copies by memcpy, to measure this. */
 static void stream_copy(char *dst, const char *src, size_t n)
 {
     size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
