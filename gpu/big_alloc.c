@@ -14,8 +14,13 @@
 
 void *xg_big_alloc(size_t n)
 {
-    if (n < HUGE_PAGE) return malloc(n ? n : 1);
     void *p = NULL;
+    if (n < HUGE_PAGE) {
+        /* Whole pages of its own: page-locking it (wt_cuda_place.c) may
+         * not share a page with another registration. */
+        const size_t m = n ? (n + 4095) / 4096 * 4096 : 4096;
+        return posix_memalign(&p, 4096, m) ? NULL : p;
+    }
     const size_t m = (n + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
     if (posix_memalign(&p, HUGE_PAGE, m)) return NULL;
 #ifdef MADV_HUGEPAGE

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* n bytes (at least 1), or NULL. */
+/* n bytes (at least 1) on whole pages of their own, or NULL. */
 void *xg_big_alloc(size_t n);
 /* The same, every page touched by `threads` threads over large shares:
  * for memory that many small copies fill later (each would otherwise

@@ -250,7 +250,7 @@ static void arena_free(struct arena *a, const struct xg_wt_result *r)
     free(a->roff);
 }
 
-static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
+static int pass2_arena(struct run *u, int gpu, const struct xg_wt_tables *tb)
 {
     struct xg_wt_result *r = u->r;
     const uint64_t np = r->n_postings;
@@ -267,7 +267,6 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
                       malloc((u->n_chunks + 1) * 8)};
     int rc = a.doc && a.weight && a.run && a.off && a.roff
                  ? XG_OK : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    if (!rc && gpu) rc = xg_wt_gpu_tables(u->g, tb);
     if (!rc && gpu && !in_place) {
         /* Locked, the chunks' postings come over by DMA alone (no copy
          * out of the pinned buffers). */
@@ -313,6 +312,46 @@ static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
     }
     arena_free(&a, r);
     return rc;
+}
+
+/* Pass 2 in chunks placed by the device into the result itself
+ * (xg_wt_gpu_place_*): no arena, no gather; XG_ERR_UNSUPPORTED where it
+ * cannot start. */
+static int pass2_placed(struct run *u, const struct xg_wt_tables *tb)
+{
+    struct xg_wt_result *r = u->r;
+    double t0 = xg_wt_now();
+    int rc = xg_wt_gpu_place_open(u->g, r, u->in->docids, u->n_docs);
+    r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
+    if (rc) return rc;
+    for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
+        progress(u, "pass 2 (weights)", c);
+        next_chunk(u, c, 0);
+        rc = xg_wt_gpu_place_chunk(u->g, &u->ch[c], tb, r->seconds);
+    }
+    t0 = xg_wt_now();
+    const int closed = xg_wt_gpu_place_close(u->g, !rc);
+    r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
+    if (!rc) rc = closed;
+    r->placed_on_gpu = !rc;
+    return rc;
+}
+
+/* Pass 2: on the GPU in chunks placed by the device where it can, else
+ * (and on the CPU, or in one chunk) through the arena.
+ * XG_WT_NO_PLACE=1 takes the arena on the GPU too, to measure what
+ * placing on the device buys (docs/benchmarks.md). */
+static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
+{
+    int rc = gpu ? xg_wt_gpu_tables(u->g, tb) : XG_OK;
+    const char *off = getenv("XG_WT_NO_PLACE");
+    if (!rc && gpu && u->n_chunks > 1 && !(off && off[0] == '1')) {
+        rc = pass2_placed(u, tb);
+        if (rc != XG_ERR_UNSUPPORTED) return rc;
+        xg_clear_error();
+        rc = XG_OK;
+    }
+    return rc ? rc : pass2_arena(u, gpu, tb);
 }
 
 /* A share [lo, hi) of a tw table's work: the host dictionary's slots

@@ -215,6 +215,51 @@ static __global__ void docids_out_kernel(uint32_t *doc, uint32_t np, const uint3
     doc[r] = map ? map[doc[r]] : doc[r] + 1;
 }
 
+/* ---- placement of a run in chunks ---- */
+
+/* Run k's term gets this chunk's shift and its cursor moves past the
+ * run; the runs of one chunk have distinct terms, so no two threads
+ * touch one term. */
+static __global__ void place_runs_kernel(const uint32_t *run_term, const uint32_t *run_len,
+                                         const uint32_t *run_start, const uint32_t *nr,
+                                         struct xg_wt_place p)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= *nr) return;
+    const uint32_t t = run_term[k];
+    if (t >= p.nt) {
+        atomicOr(p.err, 1u);
+        return;
+    }
+    const uint64_t at = p.cur[t];
+    p.shift[t] = at - run_start[k];
+    p.cur[t] = at + run_len[k];
+    if (at + run_len[k] > p.toff[t + 1]) atomicOr(p.err, 1u);
+}
+
+/* Posting i at its term's shift + i: consecutive postings of a run are
+ * consecutive in the result, so a warp's writes over the bus come in
+ * runs, not one posting each. */
+static __global__ void place_kernel(const uint32_t *term, const uint32_t *doc, const double *w,
+                                    uint32_t np, struct xg_wt_place p)
+{
+    const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= np) return;
+    const uint32_t t = term[i];
+    if (t >= p.nt) return;                  /* flagged by place_runs_kernel */
+    const uint64_t at = p.shift[t] + i;
+    if (at >= p.toff[t + 1]) return;        /* flagged by place_runs_kernel */
+    const uint64_t d = p.doc_base + doc[i];
+    p.out_doc[at] = p.map ? p.map[d] : (uint32_t)(d + 1);
+    p.out_w[at] = w[i];
+}
+
+static __global__ void place_check_kernel(struct xg_wt_place p)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < p.nt && p.cur[t] != p.toff[t + 1]) atomicOr(p.err, 2u);
+}
+
 /* ---- the device dictionary of a run in chunks ---- */
 
 static __global__ void dd_insert_kernel(const uint64_t *hash, uint32_t n, uint64_t *key,
@@ -514,6 +559,27 @@ extern "C" int xg_wt_docids_out_gpu(uint32_t *d_doc, uint32_t np, const uint32_t
 {
     if (!np) return 0;
     docids_out_kernel<<<blocks(np), THREADS, 0, stream>>>(d_doc, np, d_map);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_place_gpu(const uint32_t *d_term, const uint32_t *d_doc,
+                               const double *d_w, uint32_t np, const uint32_t *d_run_term,
+                               const uint32_t *d_run_len, const uint32_t *d_run_start,
+                               const uint32_t *d_nr, struct xg_wt_place p,
+                               cudaStream_t stream)
+{
+    if (!np) return 0;
+    /* nr <= np: the grid covers every run without reading nr back. */
+    place_runs_kernel<<<blocks(np), THREADS, 0, stream>>>(d_run_term, d_run_len, d_run_start,
+                                                          d_nr, p);
+    place_kernel<<<blocks(np), THREADS, 0, stream>>>(d_term, d_doc, d_w, np, p);
+    return (int)cudaPeekAtLastError();
+}
+
+extern "C" int xg_wt_place_check_gpu(struct xg_wt_place p, cudaStream_t stream)
+{
+    if (!p.nt) return 0;
+    place_check_kernel<<<blocks(p.nt), THREADS, 0, stream>>>(p);
     return (int)cudaPeekAtLastError();
 }
 

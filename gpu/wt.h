@@ -76,6 +76,9 @@ struct xg_wt_result {
     int dict_on_gpu;                /* 1: the dictionary was built on the
                                        device (in core: one pass over the
                                        text; in chunks: kept there) */
+    int placed_on_gpu;              /* 1: a run in chunks whose device
+                                       placed the postings into docids
+                                       and weights (no host gather) */
     char dict_declined[160];        /* why the device dictionary declined
                                        and the host's answered, or "" */
     double seconds[XG_WT_N_STEPS];  /* per step, summed over chunks */

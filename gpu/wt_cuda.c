@@ -175,6 +175,7 @@ void xg_wt_gpu_close(xg_wt_gpu *g)
     free_tables(g);
     xg_wt_whole_release(g);
     xg_wt_dd_release(g);
+    xg_wt_place_release(g);
     xg_wt_dfree(g, (void **)&g->d_small, 64);
     xg_staging_free(&g->stage);
     if (!park(g)) {

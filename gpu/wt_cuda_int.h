@@ -67,6 +67,12 @@ struct xg_wt_gpu {
     uint64_t whole_words, whole_terms, whole_docs, whole_np;
     size_t wtmp_bytes;
     int whole_dbits;
+    /* Pass 2 of a run in chunks placed into the result (wt_cuda_place.c):
+     * the kernels' state, its device arrays' sizes, the result's arrays
+     * page-locked for the run. */
+    struct xg_wt_place place;
+    uint64_t place_nt, place_docs;
+    void *place_host[2];
 };
 
 /* The bits needed to hold x. */
@@ -98,6 +104,17 @@ int xg_wt_check_docs(struct xg_wt_gpu *g, const struct xg_wt_chunk *c);
  * pass, add each interval to seconds[] (after a stream sync). */
 int xg_wt_mark(struct xg_wt_gpu *g, int step);
 int xg_wt_marks_done(struct xg_wt_gpu *g, double *seconds);
+/* Pass 2 of one chunk on the device (wt_cuda_pass.c): *np postings
+ * sorted by term then document, their terms in d_start, documents in
+ * d_aux2 and weights in *d_w, and their runs (xg_wt_term_runs_gpu) in
+ * d_len (terms), d_doc (lengths), d_aux3 (first postings), d_v (packed)
+ * and d_small[6] (count), all on the stream. */
+int xg_wt_pass2_device(struct xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                       const struct xg_wt_tables *t, uint32_t *np, double **d_w,
+                       double *seconds);
+/* Frees the placement's device arrays and unlocks the result (after a
+ * stream sync; wt_cuda_place.c). */
+void xg_wt_place_release(struct xg_wt_gpu *g);
 /* Frees the device dictionary run's buffers (wt_cuda_whole.c). */
 void xg_wt_whole_release(struct xg_wt_gpu *g);
 /* Frees the chunked run's device dictionary (wt_cuda_dict.c). */

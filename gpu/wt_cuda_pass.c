@@ -233,6 +233,20 @@ static int compute2(xg_wt_gpu *g, const struct xg_wt_chunk *c, const struct xg_w
     return XG_OK;
 }
 
+int xg_wt_pass2_device(struct xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                       const struct xg_wt_tables *t, uint32_t *np, double **d_w,
+                       double *seconds)
+{
+    int rc = compute2(g, c, t, np, d_w, seconds);
+    if (rc) return rc;
+    /* The words' term ids and documents, tf and the distinct keys are
+     * spent: runs there. */
+    XG_CUDA_CHECK(xg_wt_term_runs_gpu(g->d_start, *np, g->d_len, g->d_doc, g->d_aux3,
+                                      (uint64_t *)g->d_v, g->d_small + 6, g->d_tmp,
+                                      g->tmp_bytes, g->stream), "term runs");
+    return XG_OK;
+}
+
 int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                     const struct xg_wt_tables *t, uint64_t room, uint32_t *doc,
                     double *weight, uint64_t *run, uint64_t *n, uint64_t *nr,
@@ -240,17 +254,12 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
 {
     uint32_t np = 0;
     double *d_w = NULL;
-    int rc = compute2(g, c, t, &np, &d_w, seconds);
+    int rc = xg_wt_pass2_device(g, c, t, &np, &d_w, seconds);
     if (rc) return rc;
     if (np > room)
         return xg_set_error(XG_ERR_FORMAT, "weight GPU: a chunk has %u postings, more than "
                             "the %llu pass 1 left", np, (unsigned long long)room);
-    /* The words' term ids and documents, tf and the distinct keys are
-     * spent: runs there. */
-    uint64_t *d_run = (uint64_t *)g->d_v;
-    XG_CUDA_CHECK(xg_wt_term_runs_gpu(g->d_start, np, g->d_len, g->d_doc, g->d_aux3, d_run,
-                                      g->d_small + 6, g->d_tmp, g->tmp_bytes, g->stream),
-                  "term runs");
+    const uint64_t *d_run = (uint64_t *)g->d_v;
     XG_CUDA_CHECK(cudaMemcpyAsync(g->h_small + 6, g->d_small + 6, 4, cudaMemcpyDeviceToHost,
                                   g->stream), "term runs");
     XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "term runs");

@@ -160,6 +160,21 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                     const struct xg_wt_tables *t, uint64_t room, uint32_t *doc,
                     double *weight, uint64_t *run, uint64_t *n, uint64_t *nr,
                     double *seconds);
+/* Pass 2 of a run in chunks placed by the device straight into the
+ * result (wt_cuda_place.c), instead of xg_wt_gpu_pass2's arena and the
+ * host's gather.  r has n_terms, n_postings, term_off and its docids and
+ * weights allocated; docids is the input's map (NULL: d + 1).  _open
+ * page-locks and maps r's docids and weights and puts term_off on the
+ * device; XG_ERR_UNSUPPORTED where the host memory cannot be locked or
+ * the device has no room (nothing is left locked: the arena answers).
+ * _chunk per chunk in order, after xg_wt_gpu_tables.  _close, after a
+ * successful _open whatever followed: with `check`, an error unless
+ * every term got exactly its pass-1 postings; it unlocks the result. */
+int xg_wt_gpu_place_open(xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *docids,
+                         uint64_t n_docs);
+int xg_wt_gpu_place_chunk(xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                          const struct xg_wt_tables *t, double *seconds);
+int xg_wt_gpu_place_close(xg_wt_gpu *g, int check);
 /* The in-core GPU run on the device dictionary (wt_cuda_whole.c): the
  * text crosses once, and the dictionary (gdict.h), the sorted (term,
  * document) pairs, tf and df stay on the device.  After _count the host

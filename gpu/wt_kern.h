@@ -158,6 +158,35 @@ int xg_wt_terms_out_gpu(uint32_t *d_first, uint32_t nt, uint32_t np, const uint3
 int xg_wt_docids_out_gpu(uint32_t *d_doc, uint32_t np, const uint32_t *d_map,
                          struct CUstream_st *stream);
 
+/* ---- Placement of a run in chunks (wt_cuda_pass.c) -------------------
+ * Pass 2's postings go straight into the result in host memory (page-
+ * locked and mapped): each term's next free posting in cur, starting at
+ * its term_off (toff, nt + 1 entries); no write leaves a term's own
+ * [toff[t], toff[t + 1]). */
+struct xg_wt_place {
+    uint64_t *cur;          /* per term: the next posting to write */
+    uint64_t *shift;        /* per term: this chunk's cur - run start */
+    const uint64_t *toff;   /* the result's term_off, on the device */
+    const uint32_t *map;    /* the input's docids, or NULL for d + 1 */
+    uint64_t doc_base;      /* the chunk's first internal document */
+    uint32_t nt;
+    uint32_t *out_doc;      /* the result's docids (mapped host memory) */
+    double *out_w;          /* the result's weights (mapped host memory) */
+    uint32_t *err;          /* bit 1: a chunk has more postings of a term
+                               than pass 1 counted, or a bad term id */
+};
+/* One chunk's np postings (term, chunk-local document and weight each,
+ * sorted by term then document) and their *d_nr runs (xg_wt_term_runs_gpu's
+ * scratch: each run's term, length and first posting): every run moves
+ * its term's cursor, then every posting is written at its place. */
+int xg_wt_place_gpu(const uint32_t *d_term, const uint32_t *d_doc, const double *d_w,
+                    uint32_t np, const uint32_t *d_run_term, const uint32_t *d_run_len,
+                    const uint32_t *d_run_start, const uint32_t *d_nr, struct xg_wt_place p,
+                    struct CUstream_st *stream);
+/* After the last chunk: bit 2 of *p.err if a term's cursor stopped short
+ * of its end (fewer postings than pass 1 counted). */
+int xg_wt_place_check_gpu(struct xg_wt_place p, struct CUstream_st *stream);
+
 /* ---- The device dictionary of a run in chunks (wt_cuda_dict.c) ------
  * An open-addressing table of 64-bit word hashes (slot = hash & (cap -
  * 1), linear probing, key XG_WT_EMPTY: free) kept on the device across

@@ -56,6 +56,26 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
 }
 
+int xg_wt_gpu_place_open(xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *docids,
+                         uint64_t n_docs)
+{
+    (void)g; (void)r; (void)docids; (void)n_docs;
+    return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
+}
+
+int xg_wt_gpu_place_chunk(xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                          const struct xg_wt_tables *t, double *seconds)
+{
+    (void)g; (void)c; (void)t; (void)seconds;
+    return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
+}
+
+int xg_wt_gpu_place_close(xg_wt_gpu *g, int check)
+{
+    (void)g; (void)check;
+    return XG_OK;
+}
+
 int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                           struct xg_wt_whole *w, double *seconds)
 {

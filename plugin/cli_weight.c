@@ -350,10 +350,11 @@ int xg_cli_weight(int argc, char **argv)
         int rc2 = xg_wout_close(&w, !rc);
         if (!rc) rc = rc2;
         if (!rc && !quiet) {
-            fprintf(stderr, "xapian-gpu weight: %s engine%s, %u chunk(s), %u terms%s\n",
+            fprintf(stderr, "xapian-gpu weight: %s engine%s, %u chunk(s), %u terms%s%s\n",
                     r.engine == XG_WT_GPU ? "GPU" : "CPU",
                     r.fell_back ? " (after a GPU hash collision)" : "", r.n_chunks,
-                    r.n_terms, r.dict_on_gpu ? ", dictionary on the GPU" : "");
+                    r.n_terms, r.dict_on_gpu ? ", dictionary on the GPU" : "",
+                    r.placed_on_gpu ? ", postings placed by the GPU" : "");
             if (r.dict_declined[0])
                 fprintf(stderr, "xapian-gpu weight: the host built the dictionary: %s\n",
                         r.dict_declined);

@@ -289,6 +289,44 @@ int xg_wt_docids_out_gpu(uint32_t *d_doc, uint32_t np, const uint32_t *d_map,
     return 0;
 }
 
+/* ---- placement of a run in chunks ---- */
+
+int xg_wt_place_gpu(const uint32_t *d_term, const uint32_t *d_doc, const double *d_w,
+                    uint32_t np, const uint32_t *d_run_term, const uint32_t *d_run_len,
+                    const uint32_t *d_run_start, const uint32_t *d_nr, struct xg_wt_place p,
+                    struct CUstream_st *stream)
+{
+    (void)stream;
+    if (!np) return 0;
+    for (uint32_t k = 0; k < *d_nr; ++k) {
+        const uint32_t t = d_run_term[k];
+        if (t >= p.nt) {
+            *p.err |= 1;
+            continue;
+        }
+        const uint64_t at = p.cur[t];
+        p.shift[t] = at - d_run_start[k];
+        p.cur[t] = at + d_run_len[k];
+        if (at + d_run_len[k] > p.toff[t + 1]) *p.err |= 1;
+    }
+    for (uint32_t i = 0; i < np; ++i) {
+        const uint32_t t = d_term[i];
+        if (t >= p.nt || p.shift[t] + i >= p.toff[t + 1]) continue;
+        const uint64_t at = p.shift[t] + i, d = p.doc_base + d_doc[i];
+        p.out_doc[at] = p.map ? p.map[d] : (uint32_t)(d + 1);
+        p.out_w[at] = d_w[i];
+    }
+    return 0;
+}
+
+int xg_wt_place_check_gpu(struct xg_wt_place p, struct CUstream_st *stream)
+{
+    (void)stream;
+    for (uint32_t t = 0; t < p.nt; ++t)
+        if (p.cur[t] != p.toff[t + 1]) *p.err |= 2;
+    return 0;
+}
+
 /* ---- the device dictionary of a run in chunks ---- */
 
 /* The emulation gives up after EMUL_PROBES probes, not XG_WT_MAX_PROBES,

@@ -172,6 +172,12 @@ while [ $# -gt 0 ]; do
         $BD/tests/test_weigh --ir-data .device-carry/ir-data 2>&1 \
             | tee "$OUT/weigh.log"
         note "weigh: $(tail -1 "$OUT/weigh.log") ($(( $(date +%s) - t )) s)"
+        # Runs in chunks through the arena and the host's gather, as where
+        # the device cannot place the postings (wt_cuda_place.c).
+        t=$(date +%s)
+        XG_WT_NO_PLACE=1 $BD/tests/test_weigh --ir-data .device-carry/ir-data 2>&1 \
+            | tee "$OUT/weigh-arena.log"
+        note "weigh, XG_WT_NO_PLACE=1: $(tail -1 "$OUT/weigh-arena.log") ($(( $(date +%s) - t )) s)"
         ;;
     weighbench)
         t=$(date +%s)

@@ -117,6 +117,16 @@ static void check(const char *name, const struct xg_wt_input *in, struct xg_wt_o
         printf("FAIL %s: the dictionary was not built on the device\n", name);
         bad = 1;
     }
+    /* In chunks on the device, the device places the postings, unless
+     * XG_WT_NO_PLACE=1 asks for the arena. */
+    const char *no_place = getenv("XG_WT_NO_PLACE");
+    const int arena = no_place && no_place[0] == '1';
+    if (!bad && b.engine == XG_WT_GPU && !b.fell_back &&
+        b.placed_on_gpu != (b.n_chunks > 1 && !arena)) {
+        printf("FAIL %s: %u chunks, %s\n", name, b.n_chunks,
+               b.placed_on_gpu ? "placed by the device" : "not placed by the device");
+        bad = 1;
+    }
     if (!bad && expect_fallback == 1 && !b.fell_back) {
         printf("FAIL %s: colliding hashes not detected\n", name);
         bad = 1;
@@ -132,7 +142,9 @@ static void check(const char *name, const struct xg_wt_input *in, struct xg_wt_o
         printf("ok   %-34s %8llu postings %6u terms %4u chunks%s\n", name,
                (unsigned long long)b.n_postings, b.n_terms, b.n_chunks,
                b.fell_back ? " (hash collision: twin answered)"
-                           : b.dict_on_gpu ? " (device dictionary)" : "");
+               : b.placed_on_gpu ? (b.dict_on_gpu ? " (device dictionary, placed)"
+                                                  : " (placed)")
+               : b.dict_on_gpu ? " (device dictionary)" : "");
     }
     xg_wt_result_free(&a);
     xg_wt_result_free(&b);
@@ -436,6 +448,9 @@ static int bench_one(double mb, uint64_t budget, int cpu_runs, struct bench_row 
            sorted[BENCH_RUNS - 1], cpu, xg_wt_cores(),
            row->identical ? "bit-identical" : "DIFFER",
            g.dict_on_gpu ? "dictionary on the GPU" : "host dictionary: ", g.dict_declined);
+    if (g.n_chunks > 1)
+        printf("postings %s\n", g.placed_on_gpu ? "placed by the device"
+                                                : "gathered by the host from the arena");
     printf("%-10s %9s %6s %10s %8s %7s   (GPU steps: cudaEvent time, both passes; "
            "host steps: wall)\n", "step", "ms", "%", "est. MB", "GB/s", "% peak");
     double total = 0;

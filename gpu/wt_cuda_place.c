@@ -1,0 +1,150 @@
+/** @file wt_cuda_place.c
+ *  @brief Pass 2 of the weight pipeline's run in chunks placed by the
+ *         device straight into the result (wt_int.h's xg_wt_gpu_place_*).
+ *         The result's docids and weights are page-locked and mapped for
+ *         the run; per chunk, after the weights (wt_cuda_pass.c), each
+ *         run of one term moves that term's cursor on the device and the
+ *         postings cross the bus once, into their final places (wt.cu's
+ *         place kernels).  This replaces copying each chunk into an arena
+ *         and the host's gather into term order (wt.c), whose copies,
+ *         locking and gather took most of a 2 GB run (docs/benchmarks.md,
+ *         eleventh session).  Built only with CUDA.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "big_alloc.h"
+#include "wt_cuda_int.h"
+#include "wt_kern.h"
+
+static int declined(const char *why)
+{
+    return xg_set_error(XG_ERR_UNSUPPORTED, "weight GPU: placing on the device: %s", why);
+}
+
+void xg_wt_place_release(struct xg_wt_gpu *g)
+{
+    if (g->place_host[0] || g->place_host[1]) {
+        cudaStreamSynchronize(g->stream);    /* the kernels write them */
+        for (int i = 0; i < 2; ++i)
+            if (g->place_host[i]) cudaHostUnregister(g->place_host[i]);
+        cudaGetLastError();
+    }
+    g->place_host[0] = g->place_host[1] = NULL;
+    struct xg_wt_place *p = &g->place;
+    const uint64_t nt = g->place_nt;
+    xg_wt_dfree(g, (void **)&p->cur, nt * 8 + 8);
+    xg_wt_dfree(g, (void **)&p->shift, nt * 8 + 8);
+    xg_wt_dfree(g, (void **)&p->toff, nt * 8 + 8);
+    xg_wt_dfree(g, (void **)&p->map, g->place_docs * 4 + 4);
+    xg_wt_dfree(g, (void **)&p->err, 8);
+    memset(p, 0, sizeof *p);
+    g->place_nt = g->place_docs = 0;
+}
+
+/* Page-locks and maps [p, p + n) for the kernels' writes: *d its device
+ * address (the host's own where the device can use it). */
+static int lock_mapped(struct xg_wt_gpu *g, int i, void *p, size_t n, void **d)
+{
+    if (cudaHostRegister(p, n, cudaHostRegisterMapped)) {
+        cudaGetLastError();
+        return declined("the result's host memory cannot be page-locked");
+    }
+    g->place_host[i] = p;
+    if (cudaHostGetDevicePointer(d, p, 0)) {
+        cudaGetLastError();
+        return declined("the device cannot map the result's host memory");
+    }
+    return XG_OK;
+}
+
+static int open_place(struct xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *docids,
+                      uint64_t n_docs)
+{
+    const uint64_t nt = r->n_terms, np = r->n_postings;
+    const uint64_t need = 3 * (nt * 8 + 8) + (docids ? n_docs * 4 + 4 : 0) + 8;
+    if (g->used + need > g->budget) return declined("no room on the device");
+    struct xg_wt_place *p = &g->place;
+    g->place_nt = nt;
+    g->place_docs = docids ? n_docs : 0;
+    int rc = xg_wt_dalloc(g, (void **)&p->cur, nt * 8 + 8, "placement");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&p->shift, nt * 8 + 8, "placement");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&p->toff, nt * 8 + 8, "placement");
+    if (!rc) rc = xg_wt_dalloc(g, (void **)&p->err, 8, "placement");
+    if (!rc && docids) rc = xg_wt_dalloc(g, (void **)&p->map, n_docs * 4 + 4, "placement");
+    if (!rc) rc = xg_staging_htod(&g->stage, (void *)p->toff, r->term_off, (nt + 1) * 8);
+    if (!rc && docids) rc = xg_staging_htod(&g->stage, (void *)p->map, docids, n_docs * 4);
+    if (!rc) {
+        XG_CUDA_CHECK(cudaMemcpyAsync(p->cur, p->toff, nt * 8, cudaMemcpyDeviceToDevice,
+                                      g->stream), "placement");
+        XG_CUDA_CHECK(cudaMemsetAsync(p->err, 0, 8, g->stream), "placement");
+    }
+    if (rc) return rc;
+    p->nt = (uint32_t)nt;
+    /* Faulted in on all cores first: locking would fault each page in on
+     * the driver's one thread. */
+    void *const host[2] = {r->docids, r->weights};
+    const size_t n[2] = {(np + 1) * 4, (np + 1) * 8};
+    xg_prefault_wait(xg_prefault_start(host, n, 2, g->stage.threads));
+    void *dev[2] = {NULL, NULL};
+    for (int i = 0; i < 2 && !rc; ++i) rc = lock_mapped(g, i, host[i], n[i], &dev[i]);
+    if (rc) return rc;
+    p->out_doc = dev[0];
+    p->out_w = dev[1];
+    return XG_OK;
+}
+
+int xg_wt_gpu_place_open(xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *docids,
+                         uint64_t n_docs)
+{
+    xg_wt_place_release(g);
+    if (r->n_terms > UINT32_MAX - 1) return declined("too many terms");
+    const int rc = open_place(g, r, docids, n_docs);
+    if (rc) xg_wt_place_release(g);
+    return rc;
+}
+
+int xg_wt_gpu_place_chunk(xg_wt_gpu *g, const struct xg_wt_chunk *c,
+                          const struct xg_wt_tables *t, double *seconds)
+{
+    uint32_t np = 0;
+    double *d_w = NULL;
+    int rc = xg_wt_pass2_device(g, c, t, &np, &d_w, seconds);
+    if (rc) return rc;
+    g->n_marks = 0;
+    if ((rc = xg_wt_mark(g, -1))) return rc;
+    struct xg_wt_place p = g->place;
+    p.doc_base = c->doc_base;
+    XG_CUDA_CHECK(xg_wt_place_gpu(g->d_start, g->d_aux2, d_w, np, g->d_len, g->d_doc,
+                                  g->d_aux3, g->d_small + 6, p, g->stream), "placement");
+    /* Runs: at most 24 bytes per posting read; postings: 16 read and 28
+     * with their cursors, 12 written over the bus. */
+    xg_wt_count(XG_WT_STEP_PLACE, 52.0 * np);
+    if ((rc = xg_wt_mark(g, XG_WT_STEP_PLACE))) return rc;
+    return xg_wt_marks_done(g, seconds);
+}
+
+/* Every term's cursor at its end, no chunk past it. */
+static int check_place(struct xg_wt_gpu *g)
+{
+    const struct xg_wt_place *p = &g->place;
+    uint32_t *h = g->h_small + 15;
+    XG_CUDA_CHECK(xg_wt_place_check_gpu(*p, g->stream), "placement");
+    XG_CUDA_CHECK(cudaMemcpyAsync(h, p->err, 4, cudaMemcpyDeviceToHost, g->stream),
+                  "placement");
+    XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "placement");
+    if (*h & 1)
+        return xg_set_error(XG_ERR_FORMAT, "weight GPU: a chunk has more postings of a term "
+                            "than pass 1 counted");
+    if (*h)
+        return xg_set_error(XG_ERR_FORMAT, "weight: pass 2's postings of a term do not "
+                            "match its df from pass 1");
+    return XG_OK;
+}
+
+int xg_wt_gpu_place_close(xg_wt_gpu *g, int check)
+{
+    const int rc = check ? check_place(g) : XG_OK;
+    xg_wt_place_release(g);
+    return rc;
+}
