@@ -316,13 +316,14 @@ static int pass2_arena(struct run *u, int gpu, const struct xg_wt_tables *tb)
 
 /* Pass 2 in chunks placed by the device into the result itself
  * (xg_wt_gpu_place_*): no arena, no gather; XG_ERR_UNSUPPORTED where it
- * cannot start. */
+ * cannot start.  Locking and unlocking the result count as the copies
+ * back (as the arena's did), the device's writes into it as placing. */
 static int pass2_placed(struct run *u, const struct xg_wt_tables *tb)
 {
     struct xg_wt_result *r = u->r;
     double t0 = xg_wt_now();
     int rc = xg_wt_gpu_place_open(u->g, r, u->in->docids, u->n_docs);
-    r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
+    r->seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
     if (rc) return rc;
     for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
         progress(u, "pass 2 (weights)", c);
@@ -331,7 +332,7 @@ static int pass2_placed(struct run *u, const struct xg_wt_tables *tb)
     }
     t0 = xg_wt_now();
     const int closed = xg_wt_gpu_place_close(u->g, !rc);
-    r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
+    r->seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
     if (!rc) rc = closed;
     r->placed_on_gpu = !rc;
     return rc;

@@ -15,6 +15,7 @@
 #include "pipeline_test.h"
 #include "staging.h"
 #include "wt_int.h"
+#include "wt_kern.h"
 
 #define RUNS 9
 
@@ -107,6 +108,101 @@ static double unlock_only(struct ctx *c)
     return now() - t0;
 }
 
+/* The run in chunks' placement (wt_cuda_place.c) on its own: postings
+ * in runs of `run` (one term each) written by xg_wt_place_gpu into
+ * page-locked, mapped host memory, each run at a random place of the
+ * result: the bus's rate for the device's scattered writes. */
+struct placing {
+    uint32_t np, run;
+    uint32_t *d_term, *d_doc, *d_rterm, *d_rlen, *d_rstart, *d_nr;
+    double *d_w;
+    uint64_t *d_cur0;       /* the cursors, placed again before each call */
+    struct xg_wt_place p;
+};
+
+static int place_setup(struct ctx *c, struct placing *q, uint32_t run)
+{
+    memset(q, 0, sizeof *q);
+    q->np = (uint32_t)((c->n - 4096) / 12) / run * run;
+    q->run = run;
+    const uint32_t np = q->np, nt = np / run;
+    uint32_t *term = malloc((size_t)np * 4), *rs = malloc((size_t)nt * 4);
+    uint32_t *rl = malloc((size_t)nt * 4), *perm = malloc((size_t)nt * 4);
+    uint64_t *cur = malloc((size_t)nt * 8), *toff = malloc((size_t)nt * 8 + 8);
+    if (!term || !rs || !rl || !perm || !cur || !toff) return 1;
+    for (uint32_t i = 0; i < np; ++i) term[i] = i / run;
+    for (uint32_t t = 0; t < nt; ++t) {
+        rs[t] = t * run;
+        rl[t] = run;
+        perm[t] = t;
+    }
+    uint64_t x = 88172645463325252ull;
+    for (uint32_t t = nt; t > 1; --t) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const uint32_t j = (uint32_t)(x % t), v = perm[t - 1];
+        perm[t - 1] = perm[j];
+        perm[j] = v;
+    }
+    for (uint32_t t = 0; t < nt; ++t) cur[t] = (uint64_t)perm[t] * run;
+    for (uint32_t t = 0; t <= nt; ++t) toff[t] = UINT64_MAX;    /* no term's end */
+    int bad = cudaMalloc((void **)&q->d_term, (size_t)np * 4) ||
+              cudaMalloc((void **)&q->d_doc, (size_t)np * 4) ||
+              cudaMalloc((void **)&q->d_w, (size_t)np * 8) ||
+              cudaMalloc((void **)&q->d_rterm, (size_t)nt * 4) ||
+              cudaMalloc((void **)&q->d_rlen, (size_t)nt * 4) ||
+              cudaMalloc((void **)&q->d_rstart, (size_t)nt * 4) ||
+              cudaMalloc((void **)&q->d_nr, 4) ||
+              cudaMalloc((void **)&q->p.cur, (size_t)nt * 8) ||
+              cudaMalloc((void **)&q->p.shift, (size_t)nt * 8) ||
+              cudaMalloc((void **)&q->p.toff, (size_t)nt * 8 + 8) ||
+              cudaMalloc((void **)&q->p.err, 4) ||
+              cudaMalloc((void **)&q->d_cur0, (size_t)nt * 8);
+    bad = bad || cudaMemcpy(q->d_term, term, (size_t)np * 4, cudaMemcpyHostToDevice) ||
+          cudaMemset(q->d_doc, 0, (size_t)np * 4) || cudaMemset(q->d_w, 0, (size_t)np * 8) ||
+          cudaMemcpy(q->d_rstart, rs, (size_t)nt * 4, cudaMemcpyHostToDevice) ||
+          cudaMemcpy(q->d_rlen, rl, (size_t)nt * 4, cudaMemcpyHostToDevice) ||
+          cudaMemcpy(q->d_nr, &nt, 4, cudaMemcpyHostToDevice) ||
+          cudaMemcpy((void *)q->p.toff, toff, (size_t)nt * 8 + 8, cudaMemcpyHostToDevice);
+    /* Run t is term t's. */
+    for (uint32_t t = 0; t < nt; ++t) perm[t] = t;
+    bad = bad || cudaMemcpy(q->d_rterm, perm, (size_t)nt * 4, cudaMemcpyHostToDevice);
+    bad = bad || cudaMemcpy(q->d_cur0, cur, (size_t)nt * 8, cudaMemcpyHostToDevice);
+    q->p.nt = nt;
+    q->p.out_doc = (uint32_t *)c->dst;
+    q->p.out_w = (double *)(void *)(c->dst + ((size_t)np * 4 + 4095) / 4096 * 4096);
+    free(term), free(rs), free(rl), free(perm), free(cur), free(toff);
+    return bad;
+}
+
+static void place_free(struct placing *q)
+{
+    cudaFree(q->d_term), cudaFree(q->d_doc), cudaFree(q->d_w), cudaFree(q->d_rterm);
+    cudaFree(q->d_rlen), cudaFree(q->d_rstart), cudaFree(q->d_nr), cudaFree(q->p.cur);
+    cudaFree(q->p.shift), cudaFree((void *)q->p.toff), cudaFree(q->p.err), cudaFree(q->d_cur0);
+}
+
+static struct placing *placing_now;
+
+static double place_op(struct ctx *c)
+{
+    struct placing *q = placing_now;
+    const uint32_t nt = q->np / q->run;
+    cudaMemcpyAsync(q->p.cur, q->d_cur0, (size_t)nt * 8, cudaMemcpyDeviceToDevice, c->stream);
+    cudaEvent_t a, b;
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    cudaEventRecord(a, c->stream);
+    const int rc = xg_wt_place_gpu(q->d_term, q->d_doc, q->d_w, q->np, q->d_rterm, q->d_rlen,
+                                   q->d_rstart, q->d_nr, q->p, c->stream);
+    cudaEventRecord(b, c->stream);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    return rc || cudaGetLastError() ? -1 : ms * 1e-3;
+}
+
 static void row(struct ctx *c, const char *name, op_fn f, uint32_t threads)
 {
     c->threads = threads;
@@ -157,6 +253,24 @@ int main(int argc, char **argv)
     row(&c, "staged device -> fresh (huge)", staged_dtoh_fresh, cores);
     row(&c, "cudaHostRegister (resident)", lock_only, 1);
     row(&c, "cudaHostUnregister", unlock_only, 1);
+    if (cudaHostRegister(c.dst, c.n, cudaHostRegisterMapped)) {
+        printf("%-34s %8s\n", "placing (mapped host memory)", "failed");
+    } else {
+        static const uint32_t runs[] = {1, 4, 8, 32, 1024};
+        for (size_t k = 0; k < sizeof runs / sizeof *runs; ++k) {
+            struct placing q;
+            char name[64];
+            snprintf(name, sizeof name, "place, runs of %u (12 B/posting)", runs[k]);
+            if (place_setup(&c, &q, runs[k])) {
+                printf("%-34s %8s\n", name, "failed");
+            } else {
+                placing_now = &q;
+                row(&c, name, place_op, 1);
+            }
+            place_free(&q);
+        }
+        cudaHostUnregister(c.dst);
+    }
     xg_staging_free(&c.st);
     cudaFreeHost(c.pinned);
     cudaFree(c.dev);
