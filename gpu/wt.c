@@ -314,6 +314,15 @@ static int pass2_arena(struct run *u, int gpu, const struct xg_wt_tables *tb)
     return rc;
 }
 
+/* XG_WT_NO_PLACE=1: pass 2 through the arena and the host's gather
+ * even where the device could place the postings, to measure what placing
+ * buys (docs/benchmarks.md). */
+static int place_off(void)
+{
+    const char *off = getenv("XG_WT_NO_PLACE");
+    return off && off[0] == '1';
+}
+
 /* Pass 2 in chunks placed by the device into the result itself
  * (xg_wt_gpu_place_*): no arena, no gather; XG_ERR_UNSUPPORTED where it
  * cannot start.  Locking and unlocking the result count as the copies
@@ -339,14 +348,11 @@ static int pass2_placed(struct run *u, const struct xg_wt_tables *tb)
 }
 
 /* Pass 2: on the GPU in chunks placed by the device where it can, else
- * (and on the CPU, or in one chunk) through the arena.
- * XG_WT_NO_PLACE=1 takes the arena on the GPU too, to measure what
- * placing on the device buys (docs/benchmarks.md). */
+ * (and on the CPU, or in one chunk) through the arena. */
 static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
 {
     int rc = gpu ? xg_wt_gpu_tables(u->g, tb) : XG_OK;
-    const char *off = getenv("XG_WT_NO_PLACE");
-    if (!rc && gpu && u->n_chunks > 1 && !(off && off[0] == '1')) {
+    if (!rc && gpu && u->n_chunks > 1 && !place_off()) {
         rc = pass2_placed(u, tb);
         if (rc != XG_ERR_UNSUPPORTED) return rc;
         xg_clear_error();
@@ -610,6 +616,38 @@ static int run_whole(struct run *u)
     return rc;
 }
 
+/* The result's docids and weights before pass 1, with room for every
+ * word the plan counted (a posting is a distinct (term, document) pair,
+ * so there are no more postings than words): untouched, they cost address
+ * space only, and the device engine locks them part by part as pass 1
+ * counts the postings (xg_wt_gpu_place_reserve).  Without that, nothing:
+ * they are allocated once counted. */
+static void reserve_postings(struct run *u)
+{
+    struct xg_wt_result *r = u->r;
+    if (place_off()) return;
+    uint64_t words = 0;
+    for (uint32_t c = 0; c < u->n_chunks; ++c) words += u->ch[c].words;
+    r->docids = xg_big_alloc((words + 1) * sizeof *r->docids);
+    r->weights = xg_big_alloc((words + 1) * sizeof *r->weights);
+    if (!r->docids || !r->weights ||
+        xg_wt_gpu_place_reserve(u->g, r->docids, r->weights, words + 1)) {
+        free(r->docids);
+        free(r->weights);
+        r->docids = NULL;
+        r->weights = NULL;
+    }
+}
+
+static void drop_postings(struct run *u)
+{
+    xg_wt_gpu_place_drop(u->g);      /* before the pages go */
+    free(u->r->docids);
+    free(u->r->weights);
+    u->r->docids = NULL;
+    u->r->weights = NULL;
+}
+
 /* In chunks on the GPU with the device dictionary (wt_int.h's
  * xg_wt_gpu_dd_*): pass 1 leaves the dictionary on the device, pass 2
  * looks words up there. */
@@ -618,16 +656,24 @@ static int run_chunks_dd(struct run *u)
     struct xg_wt_result *r = u->r;
     const struct xg_wt_opts *o = u->o;
     int rc = XG_OK;
+    uint64_t postings = 0;
+    reserve_postings(u);
     for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
         progress(u, "pass 1 (df)", c);
         const struct xg_wt_chunk *k = &u->ch[c];
         next_chunk(u, c, 1);
+        uint64_t n = 0;
         rc = xg_wt_gpu_dd_pass1(u->g, k, (uint64_t)(k->buf - u->in->buf), o->hash_mask,
-                                u->doclen + k->doc_base, r->seconds);
+                                u->doclen + k->doc_base, &n, r->seconds);
+        postings += n;
+        if (!rc) xg_wt_gpu_place_grow(u->g, postings + 1);
     }
     struct xg_wt_dd_out d = {0};
     if (!rc) rc = xg_wt_gpu_dd_finish(u->g, &d, r->seconds);
-    if (rc) return rc;
+    if (rc) {
+        drop_postings(u);
+        return rc;
+    }
     const double t0 = xg_wt_now();
     double *tw = NULL, *kd = NULL, *extra = NULL;
     r->n_terms = d.n_terms;
@@ -635,7 +681,9 @@ static int run_chunks_dd(struct run *u)
     if (!rc) rc = doc_consts(u, &kd, &extra);
     const struct dev_terms dt = {d.goff, d.len, d.df};
     if (!rc) rc = device_terms(u, &dt, tw);
-    if (!rc) rc = alloc_postings(r);
+    /* The reserved room, unless pass 1's postings and the dfs disagree. */
+    if (!rc && r->docids && r->n_postings != postings) drop_postings(u);
+    if (!rc && !r->docids) rc = alloc_postings(r);
     r->seconds[XG_WT_STEP_RANK] += xg_wt_now() - t0;
     if (!rc) {
         struct xg_wt_tables tb = {NULL, r->n_terms, tw, kd, extra,
@@ -672,6 +720,7 @@ static int run_engine(struct run *u, int gpu)
         /* Declined before any output: the host dictionary answers. */
         xg_clear_error();
         xg_wt_gpu_dd_drop(u->g);
+        drop_postings(u);
         rc = XG_OK;
     }
     if (!rc) rc = pass1(u, gpu);

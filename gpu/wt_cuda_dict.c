@@ -172,7 +172,8 @@ static int insert(struct xg_wt_gpu *g, uint64_t base, uint32_t n)
 }
 
 int xg_wt_gpu_dd_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t base,
-                       uint64_t hash_mask, uint32_t *doclen, double *seconds)
+                       uint64_t hash_mask, uint32_t *doclen, uint64_t *postings,
+                       double *seconds)
 {
     uint32_t n = 0;
     int rc = xg_wt_upload_starts(g, c, &n);
@@ -214,6 +215,7 @@ int xg_wt_gpu_dd_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t base,
     uint32_t h[5];
     if ((rc = get(g, h, g->d_small + 1, 5))) return rc;
     if (h[4] & 4) return declined("two words of the collection share a hash");
+    *postings = h[0];
     XG_CUDA_CHECK(xg_wt_dd_df_gpu(uniq, h[0], dbits, g->dd.t.df, g->stream), "df");
     xg_wt_count(XG_WT_STEP_DF, 8.0 * n + 12.0 * h[0]);
     if ((rc = xg_wt_mark(g, XG_WT_STEP_DF))) return rc;

@@ -20,6 +20,8 @@
 #define XG_WT_MIN_BUDGET ((uint64_t)64 << 20)  /* fixed overheads allowed */
 #define XG_WT_MAX_MARKS 16
 
+struct xg_wt_lock_ahead;
+
 struct xg_wt_gpu {
     cudaStream_t stream;
     cudaEvent_t mark[XG_WT_MAX_MARKS];  /* step boundaries of one pass */
@@ -73,6 +75,7 @@ struct xg_wt_gpu {
     struct xg_wt_place place;
     uint64_t place_nt, place_docs;
     void *place_host[2];
+    struct xg_wt_lock_ahead *lock_ahead;    /* xg_wt_gpu_place_reserve */
 };
 
 /* The bits needed to hold x. */

@@ -8,8 +8,11 @@
  *         place kernels).  This replaces copying each chunk into an arena
  *         and the host's gather into term order (wt.c), whose copies,
  *         locking and gather took most of a 2 GB run (docs/benchmarks.md,
- *         eleventh session).  Built only with CUDA.
+ *         eleventh session).  The result's room is reserved before pass 1
+ *         and locked part by part while pass 1 counts its postings.
+ *         Built only with CUDA.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +25,156 @@ static int declined(const char *why)
     return xg_set_error(XG_ERR_UNSUPPORTED, "weight GPU: placing on the device: %s", why);
 }
 
+/* ---- The result locked while pass 1 runs ----------------------------
+ * Pass 1 tells the postings chunk by chunk; a thread faults each new part
+ * of the reserved docids and weights in (on all cores but the driving
+ * thread and the input's locker) and page-locks it, so that pass 2 starts
+ * with the result locked (locking it after pass 1 took 80-100 ms of a 2 GB
+ * run, docs/benchmarks.md, eleventh session).  Parts start on a multiple
+ * of PART entries, page boundaries of both arrays: two registrations may
+ * not share a page. */
+#define PART ((uint64_t)1024)
+
+struct xg_wt_lock_ahead {
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint32_t *doc;
+    double *w;
+    uint64_t cap;           /* entries reserved */
+    uint32_t threads;       /* for faulting in */
+    /* under mu: */
+    uint64_t target;        /* entries wanted locked */
+    uint64_t locked;        /* entries locked, from 0 */
+    int final, stop, done, failed;
+    /* the locker's own: the registered ranges */
+    void **reg;
+    size_t n_reg, reg_cap;
+};
+
+static int lock_part(struct xg_wt_lock_ahead *a, uint64_t lo, uint64_t hi)
+{
+    void *const p[2] = {a->doc + lo, a->w + lo};
+    const size_t n[2] = {(hi - lo) * 4, (hi - lo) * 8};
+    xg_prefault_wait(xg_prefault_start(p, n, 2, a->threads));
+    if (a->n_reg + 2 > a->reg_cap) {
+        const size_t c = a->reg_cap ? 2 * a->reg_cap : 64;
+        void **q = realloc(a->reg, c * sizeof *q);
+        if (!q) return 1;
+        a->reg = q;
+        a->reg_cap = c;
+    }
+    for (int i = 0; i < 2; ++i) {
+        if (cudaHostRegister(p[i], n[i], cudaHostRegisterMapped)) {
+            cudaGetLastError();
+            return 1;
+        }
+        a->reg[a->n_reg++] = p[i];
+    }
+    return 0;
+}
+
+static void *locker_main(void *arg)
+{
+    struct xg_wt_lock_ahead *a = arg;
+    pthread_mutex_lock(&a->mu);
+    for (;;) {
+        while (!a->stop && !a->final && a->target / PART * PART <= a->locked)
+            pthread_cond_wait(&a->cv, &a->mu);
+        if (a->stop) break;
+        const uint64_t lo = a->locked, want = a->final ? a->target : a->target / PART * PART;
+        const uint64_t hi = want < a->cap ? want : a->cap;
+        const int last = a->final;
+        pthread_mutex_unlock(&a->mu);
+        const int bad = hi > lo && lock_part(a, lo, hi);
+        pthread_mutex_lock(&a->mu);
+        if (bad) a->failed = 1;
+        else if (hi > lo) a->locked = hi;
+        if (bad || last) break;
+    }
+    a->done = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+int xg_wt_gpu_place_reserve(xg_wt_gpu *g, uint32_t *doc, double *w, uint64_t cap)
+{
+    xg_wt_gpu_place_drop(g);
+    int dev = 0, host_addr = 0;
+    if (cudaGetDevice(&dev) ||
+        cudaDeviceGetAttribute(&host_addr, cudaDevAttrCanUseHostPointerForRegisteredMem,
+                               dev) || !host_addr) {
+        cudaGetLastError();
+        return 1;
+    }
+    struct xg_wt_lock_ahead *a = calloc(1, sizeof *a);
+    if (!a) return 1;
+    a->doc = doc;
+    a->w = w;
+    a->cap = cap;
+    a->threads = g->stage.threads > 3 ? g->stage.threads - 2 : 1;
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->cv, NULL);
+    if (pthread_create(&a->tid, NULL, locker_main, a)) {
+        pthread_mutex_destroy(&a->mu);
+        pthread_cond_destroy(&a->cv);
+        free(a);
+        return 1;
+    }
+    g->lock_ahead = a;
+    return 0;
+}
+
+void xg_wt_gpu_place_grow(xg_wt_gpu *g, uint64_t n)
+{
+    struct xg_wt_lock_ahead *a = g->lock_ahead;
+    if (!a) return;
+    pthread_mutex_lock(&a->mu);
+    if (n > a->target) a->target = n;
+    pthread_cond_signal(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
+/* The last part up to n entries, waited for: 1 if [0, n) is locked. */
+static int lock_ahead_finish(struct xg_wt_lock_ahead *a, uint64_t n)
+{
+    pthread_mutex_lock(&a->mu);
+    if (n > a->target) a->target = n;
+    a->final = 1;
+    pthread_cond_signal(&a->cv);
+    while (!a->done) pthread_cond_wait(&a->cv, &a->mu);
+    const int ok = !a->failed && a->locked >= n;
+    pthread_mutex_unlock(&a->mu);
+    return ok;
+}
+
+void xg_wt_gpu_place_drop(xg_wt_gpu *g)
+{
+    struct xg_wt_lock_ahead *a = g->lock_ahead;
+    if (!a) return;
+    pthread_mutex_lock(&a->mu);
+    a->stop = 1;
+    pthread_cond_signal(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->tid, NULL);
+    if (a->n_reg) {
+        if (g->stream) cudaStreamSynchronize(g->stream);  /* the kernels write them */
+        for (size_t i = 0; i < a->n_reg; ++i) cudaHostUnregister(a->reg[i]);
+        cudaGetLastError();
+    }
+    pthread_mutex_destroy(&a->mu);
+    pthread_cond_destroy(&a->cv);
+    free(a->reg);
+    free(a);
+    g->lock_ahead = NULL;
+}
+
+/* ---- Placement ------------------------------------------------------ */
+
 void xg_wt_place_release(struct xg_wt_gpu *g)
 {
+    xg_wt_gpu_place_drop(g);
     if (g->place_host[0] || g->place_host[1]) {
         cudaStreamSynchronize(g->stream);    /* the kernels write them */
         for (int i = 0; i < 2; ++i)
@@ -81,6 +232,13 @@ static int open_place(struct xg_wt_gpu *g, struct xg_wt_result *r, const uint32_
     }
     if (rc) return rc;
     p->nt = (uint32_t)nt;
+    struct xg_wt_lock_ahead *a = g->lock_ahead;
+    if (a && a->doc == r->docids && a->w == r->weights && lock_ahead_finish(a, np + 1)) {
+        p->out_doc = r->docids;       /* the device uses the host's addresses */
+        p->out_w = r->weights;
+        return XG_OK;
+    }
+    xg_wt_gpu_place_drop(g);
     /* Faulted in on all cores first: locking would fault each page in on
      * the driver's one thread. */
     void *const host[2] = {r->docids, r->weights};
@@ -97,7 +255,10 @@ static int open_place(struct xg_wt_gpu *g, struct xg_wt_result *r, const uint32_
 int xg_wt_gpu_place_open(xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *docids,
                          uint64_t n_docs)
 {
+    struct xg_wt_lock_ahead *a = g->lock_ahead;
+    g->lock_ahead = NULL;               /* kept through the release */
     xg_wt_place_release(g);
+    g->lock_ahead = a;
     if (r->n_terms > UINT32_MAX - 1) return declined("too many terms");
     const int rc = open_place(g, r, docids, n_docs);
     if (rc) xg_wt_place_release(g);

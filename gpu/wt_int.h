@@ -172,6 +172,17 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
  * every term got exactly its pass-1 postings; it unlocks the result. */
 int xg_wt_gpu_place_open(xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *docids,
                          uint64_t n_docs);
+/* Before pass 1: the result's docids and weights reserved for `cap`
+ * postings (untouched), to be faulted in and locked part by part by a
+ * thread while pass 1 counts: _grow(n) after each chunk, n the postings
+ * so far plus one.  _open then only waits for the last part when r's
+ * arrays are these.  0 if the thread started; 1 (nothing to undo) where
+ * the device cannot use the host's addresses. */
+int xg_wt_gpu_place_reserve(xg_wt_gpu *g, uint32_t *doc, double *w, uint64_t cap);
+void xg_wt_gpu_place_grow(xg_wt_gpu *g, uint64_t n);
+/* Stops the thread and unlocks what it locked (before the reserved
+ * arrays are freed; _close and xg_wt_gpu_close do it too). */
+void xg_wt_gpu_place_drop(xg_wt_gpu *g);
 int xg_wt_gpu_place_chunk(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                           const struct xg_wt_tables *t, double *seconds);
 int xg_wt_gpu_place_close(xg_wt_gpu *g, int check);
@@ -212,7 +223,8 @@ void xg_wt_whole_free(struct xg_wt_whole *w);
  * (wt_cuda_dict.c): the table of word hashes, each term's df, first
  * occurrence and a copy of its bytes stay on the device, and each word is
  * checked byte for byte against its term.  _pass1 per chunk (`base`: its
- * offset in the input; document lengths into doclen); _finish ranks the
+ * offset in the input; document lengths into doclen, its postings, the
+ * distinct (term, document) pairs, into *postings); _finish ranks the
  * terms on the device (gdict.h) and gives per term id its first
  * occurrence, length and df; pass 2 (xg_wt_gpu_pass2, tables without a
  * host dictionary) then looks words up in the device table.
@@ -224,7 +236,8 @@ struct xg_wt_dd_out {
     uint32_t *len, *df;
 };
 int xg_wt_gpu_dd_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t base,
-                       uint64_t hash_mask, uint32_t *doclen, double *seconds);
+                       uint64_t hash_mask, uint32_t *doclen, uint64_t *postings,
+                       double *seconds);
 int xg_wt_gpu_dd_finish(xg_wt_gpu *g, struct xg_wt_dd_out *out, double *seconds);
 void xg_wt_dd_out_free(struct xg_wt_dd_out *o);
 /* Forget the device dictionary (after it declined). */

@@ -63,6 +63,16 @@ int xg_wt_gpu_place_open(xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *d
     return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
 }
 
+int xg_wt_gpu_place_reserve(xg_wt_gpu *g, uint32_t *doc, double *w, uint64_t cap)
+{
+    (void)g; (void)doc; (void)w; (void)cap;
+    return 1;
+}
+
+void xg_wt_gpu_place_grow(xg_wt_gpu *g, uint64_t n) { (void)g; (void)n; }
+
+void xg_wt_gpu_place_drop(xg_wt_gpu *g) { (void)g; }
+
 int xg_wt_gpu_place_chunk(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                           const struct xg_wt_tables *t, double *seconds)
 {
@@ -91,9 +101,11 @@ int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
 }
 
 int xg_wt_gpu_dd_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t base,
-                       uint64_t hash_mask, uint32_t *doclen, double *seconds)
+                       uint64_t hash_mask, uint32_t *doclen, uint64_t *postings,
+                       double *seconds)
 {
-    (void)g; (void)c; (void)base; (void)hash_mask; (void)doclen; (void)seconds;
+    (void)g; (void)c; (void)base; (void)hash_mask; (void)doclen; (void)postings;
+    (void)seconds;
     return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
 }
 

@@ -39,14 +39,17 @@ static inline cudaError_t cudaGetDeviceCount(int *n)
     *n = 1;
     return cudaSuccess;
 }
-enum cudaDeviceAttr { cudaDevAttrMemoryClockRate = 36, cudaDevAttrGlobalMemoryBusWidth = 37 };
-/* No attributes: callers that report bandwidth report none. */
+enum cudaDeviceAttr {
+    cudaDevAttrMemoryClockRate = 36, cudaDevAttrGlobalMemoryBusWidth = 37,
+    cudaDevAttrCanUseHostPointerForRegisteredMem = 91
+};
+/* No clock or bus width: callers that report bandwidth report none.  The
+ * emulated kernels run on the host, so they use its addresses. */
 static inline cudaError_t cudaDeviceGetAttribute(int *v, enum cudaDeviceAttr a, int dev)
 {
-    (void)a;
     (void)dev;
-    *v = 0;
-    return cudaErrorMemoryAllocation;
+    *v = a == cudaDevAttrCanUseHostPointerForRegisteredMem;
+    return *v ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 /* A device of 16 GiB, all free. */
 static inline cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
