@@ -113,7 +113,7 @@ int xg_wt_gpu_place_reserve(xg_wt_gpu *g, uint32_t *doc, double *w, uint64_t cap
     a->doc = doc;
     a->w = w;
     a->cap = cap;
-    a->threads = g->stage.threads > 3 ? g->stage.threads - 2 : 1;
+    a->threads = g->stage.threads > 3 ? g->stage.threads / 2 : 1;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->cv, NULL);
     if (pthread_create(&a->tid, NULL, locker_main, a)) {
