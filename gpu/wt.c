@@ -330,8 +330,14 @@ static int place_off(void)
 static int pass2_placed(struct run *u, const struct xg_wt_tables *tb)
 {
     struct xg_wt_result *r = u->r;
+    /* The largest chunk's device bytes, as the plan counts them. */
+    uint64_t keep = 0;
+    for (uint32_t c = 0; c < u->n_chunks; ++c) {
+        const uint64_t k = xg_wt_chunk_need(u->ch[c].len, u->ch[c].words);
+        if (k > keep) keep = k;
+    }
     double t0 = xg_wt_now();
-    int rc = xg_wt_gpu_place_open(u->g, r, u->in->docids, u->n_docs);
+    int rc = xg_wt_gpu_place_open(u->g, r, u->in->docids, u->n_docs, keep);
     r->seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
     if (rc) return rc;
     for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {

@@ -210,11 +210,12 @@ static int lock_mapped(struct xg_wt_gpu *g, int i, void *p, size_t n, void **d)
 }
 
 static int open_place(struct xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *docids,
-                      uint64_t n_docs)
+                      uint64_t n_docs, uint64_t keep)
 {
     const uint64_t nt = r->n_terms, np = r->n_postings;
     const uint64_t need = 3 * (nt * 8 + 8) + (docids ? n_docs * 4 + 4 : 0) + 8;
-    if (g->used + need > g->budget) return declined("no room on the device");
+    /* The chunks must still fit: placing is not worth a run that fails. */
+    if (g->used + need + keep > g->budget) return declined("no room on the device");
     struct xg_wt_place *p = &g->place;
     g->place_nt = nt;
     g->place_docs = docids ? n_docs : 0;
@@ -253,14 +254,14 @@ static int open_place(struct xg_wt_gpu *g, struct xg_wt_result *r, const uint32_
 }
 
 int xg_wt_gpu_place_open(xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *docids,
-                         uint64_t n_docs)
+                         uint64_t n_docs, uint64_t keep)
 {
     struct xg_wt_lock_ahead *a = g->lock_ahead;
     g->lock_ahead = NULL;               /* kept through the release */
     xg_wt_place_release(g);
     g->lock_ahead = a;
     if (r->n_terms > UINT32_MAX - 1) return declined("too many terms");
-    const int rc = open_place(g, r, docids, n_docs);
+    const int rc = open_place(g, r, docids, n_docs, keep);
     if (rc) xg_wt_place_release(g);
     return rc;
 }

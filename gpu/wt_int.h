@@ -77,6 +77,7 @@ struct xg_wt_chunk {
 #define XG_WT_PER_BYTE 3
 #define XG_WT_PER_WORD 64
 #define XG_WT_CHUNK_FIXED 0    /* the device's floor (XG_WT_MIN_BUDGET) has it */
+uint64_t xg_wt_chunk_need(size_t bytes, uint64_t words);
 
 /* The chunk plan (wt_plan.c): chunks of whole documents (at most 2^31
  * bytes each) whose cost above is at most `avail` device bytes, their
@@ -163,7 +164,8 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
 /* Pass 2 of a run in chunks placed by the device straight into the
  * result (wt_cuda_place.c), instead of xg_wt_gpu_pass2's arena and the
  * host's gather.  r has n_terms, n_postings, term_off and its docids and
- * weights allocated; docids is the input's map (NULL: d + 1).  _open
+ * weights allocated; docids is the input's map (NULL: d + 1); keep, the
+ * device bytes the chunk buffers will take beside the tables.  _open
  * page-locks and maps r's docids and weights and puts term_off on the
  * device; XG_ERR_UNSUPPORTED where the host memory cannot be locked or
  * the device has no room (nothing is left locked: the arena answers).
@@ -171,7 +173,7 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
  * successful _open whatever followed: with `check`, an error unless
  * every term got exactly its pass-1 postings; it unlocks the result. */
 int xg_wt_gpu_place_open(xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *docids,
-                         uint64_t n_docs);
+                         uint64_t n_docs, uint64_t keep);
 /* Before pass 1: the result's docids and weights reserved for `cap`
  * postings (untouched), to be faulted in and locked part by part by a
  * thread while pass 1 counts: _grow(n) after each chunk, n the postings

@@ -57,9 +57,9 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
 }
 
 int xg_wt_gpu_place_open(xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *docids,
-                         uint64_t n_docs)
+                         uint64_t n_docs, uint64_t keep)
 {
-    (void)g; (void)r; (void)docids; (void)n_docs;
+    (void)g; (void)r; (void)docids; (void)n_docs; (void)keep;
     return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");
 }
 

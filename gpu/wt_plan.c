@@ -141,7 +141,7 @@ static uint64_t pattern_docs(const char *b, const uint64_t *pre_docs, size_t p, 
 
 /* ---- the plan -------------------------------------------------------- */
 
-static uint64_t need(size_t bytes, uint64_t words)
+uint64_t xg_wt_chunk_need(size_t bytes, uint64_t words)
 {
     return XG_WT_CHUNK_FIXED + XG_WT_PER_BYTE * (uint64_t)bytes + XG_WT_PER_WORD * words;
 }
@@ -165,7 +165,8 @@ int xg_wt_plan(const char *b, size_t len, uint64_t avail, uint32_t threads,
     size_t p = 0;
     while (p < len && b[p] == '\n') ++p;        /* leading blank lines */
     /* No word count when even one word per 2 bytes fits. */
-    const int fits = len <= MAX_CHUNK && need(len - p, (len - p) / 2 + 1) <= avail;
+    const int fits = len <= MAX_CHUNK &&
+                     xg_wt_chunk_need(len - p, (len - p) / 2 + 1) <= avail;
     size_t nb = 0;
     uint64_t *pre_docs = NULL;
     uint64_t *pre = fits ? NULL : count_blocks(b, len, threads, &nb, &pre_docs);
@@ -189,7 +190,7 @@ int xg_wt_plan(const char *b, size_t len, uint64_t avail, uint32_t threads,
             size_t lo = p, hi = len - p > MAX_CHUNK ? p + MAX_CHUNK : len;
             while (lo < hi) {
                 const size_t mid = lo + (hi - lo + 1) / 2;
-                if (need(mid - p, words_in(pre, nb, p, mid)) <= avail) lo = mid;
+                if (xg_wt_chunk_need(mid - p, words_in(pre, nb, p, mid)) <= avail) lo = mid;
                 else hi = mid - 1;
             }
             /* ... cut back to a document start, unless it reaches the end. */
@@ -206,7 +207,7 @@ int xg_wt_plan(const char *b, size_t len, uint64_t avail, uint32_t threads,
             struct count_share c = {(const unsigned char *)b, p + 1, q, 0, 0};
             count_share(&c);
             words = 1 + c.n;
-            if (need(q - p, words) > avail) {
+            if (xg_wt_chunk_need(q - p, words) > avail) {
                 rc = xg_set_error(XG_ERR_NOMEM, "weight: a document of %zu bytes does not "
                                   "fit the --device-memory budget (%llu bytes of device "
                                   "memory for a chunk)", q - p, (unsigned long long)avail);

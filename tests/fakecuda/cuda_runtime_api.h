@@ -123,7 +123,11 @@ static size_t fake_n_reg;
 static pthread_mutex_t fake_reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static inline cudaError_t cudaHostRegister(void *p, size_t n, unsigned flags)
 {
-    (void)flags;
+    /* FAKECUDA_FAIL_MAPPED=1: no host memory can be mapped for the
+     * device, so that the callers' way around it runs in the tests. */
+    const char *fail = getenv("FAKECUDA_FAIL_MAPPED");
+    if ((flags & cudaHostRegisterMapped) && fail && fail[0] == '1')
+        return cudaErrorMemoryAllocation;
     cudaError_t e = cudaSuccess;
     pthread_mutex_lock(&fake_reg_mu);
     /* Whole pages are locked: two registrations may not share one. */
