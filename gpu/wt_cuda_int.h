@@ -111,7 +111,8 @@ int xg_wt_marks_done(struct xg_wt_gpu *g, double *seconds);
  * sorted by term then document, their terms in d_start, documents in
  * d_aux2 and weights in *d_w, and their runs (xg_wt_term_runs_gpu) in
  * d_len (terms), d_doc (lengths), d_aux3 (first postings), d_v (packed)
- * and d_small[6] (count), all on the stream. */
+ * and d_small[6] (count), all on the stream; the runs after a step mark
+ * (xg_wt_mark), so that the caller's next step's time includes them. */
 int xg_wt_pass2_device(struct xg_wt_gpu *g, const struct xg_wt_chunk *c,
                        const struct xg_wt_tables *t, uint32_t *np, double **d_w,
                        double *seconds);

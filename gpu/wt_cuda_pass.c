@@ -239,6 +239,10 @@ int xg_wt_pass2_device(struct xg_wt_gpu *g, const struct xg_wt_chunk *c,
 {
     int rc = compute2(g, c, t, np, d_w, seconds);
     if (rc) return rc;
+    /* The runs open the next timed interval (a caller that marks a step
+     * next counts them in it). */
+    g->n_marks = 0;
+    if ((rc = xg_wt_mark(g, -1))) return rc;
     /* The words' term ids and documents, tf and the distinct keys are
      * spent: runs there. */
     XG_CUDA_CHECK(xg_wt_term_runs_gpu(g->d_start, *np, g->d_len, g->d_doc, g->d_aux3,

@@ -27,12 +27,12 @@ static int declined(const char *why)
 
 /* ---- The result locked while pass 1 runs ----------------------------
  * Pass 1 tells the postings chunk by chunk; a thread faults each new part
- * of the reserved docids and weights in (on all cores but the driving
- * thread and the input's locker) and page-locks it, so that pass 2 starts
- * with the result locked (locking it after pass 1 took 80-100 ms of a 2 GB
- * run, docs/benchmarks.md, eleventh session).  Parts start on a multiple
- * of PART entries, page boundaries of both arrays: two registrations may
- * not share a page. */
+ * of the reserved docids and weights in (on half the cores: the rest
+ * drive pass 1) and page-locks it, so that pass 2 starts with the result
+ * locked (faulting in and locking it after pass 1 took about 100 ms of a
+ * 2 GB run: docs/benchmarks.md, eleventh session, calls 4 and 6).  Parts
+ * start on a multiple of PART entries, page boundaries of both arrays: two
+ * registrations may not share a page. */
 #define PART ((uint64_t)1024)
 
 struct xg_wt_lock_ahead {
@@ -273,8 +273,6 @@ int xg_wt_gpu_place_chunk(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     double *d_w = NULL;
     int rc = xg_wt_pass2_device(g, c, t, &np, &d_w, seconds);
     if (rc) return rc;
-    g->n_marks = 0;
-    if ((rc = xg_wt_mark(g, -1))) return rc;
     struct xg_wt_place p = g->place;
     p.doc_base = c->doc_base;
     XG_CUDA_CHECK(xg_wt_place_gpu(g->d_start, g->d_aux2, d_w, np, g->d_len, g->d_doc,
