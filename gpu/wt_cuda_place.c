@@ -74,16 +74,22 @@ static int lock_part(struct xg_wt_lock_ahead *a, uint64_t lo, uint64_t hi)
     return 0;
 }
 
+/* The end of the next part (under mu): whole parts until the last. */
+static uint64_t part_end(const struct xg_wt_lock_ahead *a)
+{
+    const uint64_t want = a->final ? a->target : a->target / PART * PART;
+    return want < a->cap ? want : a->cap;
+}
+
 static void *locker_main(void *arg)
 {
     struct xg_wt_lock_ahead *a = arg;
     pthread_mutex_lock(&a->mu);
     for (;;) {
-        while (!a->stop && !a->final && a->target / PART * PART <= a->locked)
+        while (!a->stop && !a->final && part_end(a) <= a->locked)
             pthread_cond_wait(&a->cv, &a->mu);
         if (a->stop) break;
-        const uint64_t lo = a->locked, want = a->final ? a->target : a->target / PART * PART;
-        const uint64_t hi = want < a->cap ? want : a->cap;
+        const uint64_t lo = a->locked, hi = part_end(a);
         const int last = a->final;
         pthread_mutex_unlock(&a->mu);
         const int bad = hi > lo && lock_part(a, lo, hi);
