@@ -7,8 +7,9 @@
  *  share one database without clashing).  Terms come from
  *  TermGenerator::index_text() with Stem("english") and the default
  *  STEM_SOME (unstemmed terms with positions plus Z-prefixed stems), as
- *  omindex does for a document body; the document data is the first 200
- *  bytes of the text.
+ *  omindex does for a document body, or without a stemmer (stem_none: the
+ *  unstemmed terms alone, each document's length its number of words);
+ *  the document data is the first 200 bytes of the text.
  *
  *  Nothing is ever half-written: the database is built in DB_PATH.tmp-PID,
  *  committed, then renamed into place; on any error the temporary is
@@ -167,7 +168,8 @@ int xg_shim_index_tsv(const char *tsv, const char *db_path,
         }
 
         Xapian::TermGenerator tg;
-        tg.set_stemmer(Xapian::Stem("english"));
+        if (!o->stem_none)
+            tg.set_stemmer(Xapian::Stem("english"));
         const bool progress = !o->quiet && isatty(2);
         std::unordered_map<uint32_t, unsigned> seen;  /* docid -> line */
         std::vector<uint32_t> order;  /* input order, for delete_every */

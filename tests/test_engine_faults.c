@@ -46,7 +46,7 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", db);
     if (system(cmd) != 0) return 1;
     mkdir(argv[2], 0755);
-    struct xg_index_opts io = {1, 0, 1, 1};
+    struct xg_index_opts io = {1, 0, 1, 1, 0};
     if (xg_shim_index_tsv(tsv, db, &io)) {
         printf("FAIL index: %s\n", xg_last_error());
         return 1;

@@ -264,7 +264,7 @@ struct Case {
 xg_searcher *build(const std::string &tsv, const std::string &db)
 {
     std::filesystem::remove_all(db);
-    struct xg_index_opts io = {1, 0, 1, 1};
+    struct xg_index_opts io = {1, 0, 1, 1, 0};
     const char *paths[] = {db.c_str()};
     xg_db *xdb = NULL;
     struct xg_export_opts eo;

@@ -3,7 +3,12 @@
 weight stock Xapian gives that document for the one-term query (compared
 on a sample of terms, every posting of each), on 1 and 2 shards and with
 non-default BM25 parameters; the binary form must hold exactly the TSV's
-records; bad output paths leave nothing behind.
+records; bad output paths leave nothing behind.  `weight --tsv` on a
+docs.tsv must give byte for byte the output of `weight --db` on the
+database stock Xapian's TermGenerator builds from it without a stemmer
+(`xapian-gpu index --stem none`), on every collection and on lines made of
+the tokenizer's edge cases: the tokenizer is Xapian's, whose weights the
+--db check above ties to Xapian's own.
 
 usage: weight_test.py --bin XAPIAN_GPU --ir-data DIR --work DIR"""
 import argparse
@@ -186,6 +191,66 @@ def weigh(a, args, out):
     return read_tsv(out)
 
 
+# The tokenizer's rules (docs/weight.md) against TermGenerator's: initials,
+# infixes, separators between digits, suffixes, zero-width characters,
+# case, the 64-byte limit, CJK (no n-grams), an empty document.
+EDGE_LINES = [
+    "1\tP.T.O. don't it's c++ c# f## x+++ 1,000.5 3.14 rock'n'roll AT&T",
+    "2\tcaf\u00e9 na\u00efve \u03a9mega \u0141\u00d3D\u0179 e\u2027g zero\u200bwidth "
+    "half\u00adhyphen hyphenated-words under_score 'quoted'",
+    "3\t" + "a" * 64 + " " + "b" * 65 + " " + "\u00e9" * 32 + " " + "\u00e9" * 33 + " end",
+    "4\t\u4e2d\u6587 \u65e5\u672c\u8a9e mixed\u4e2d\u6587text emoji\U0001f600word",
+    "5\tU.S.A. u.s.a U.S e.g. i.e. A.B.C.D.E.F.G.H. 1.2.3 10:30 $100 50% #tag @user",
+    "6\tit\u2019s rock\u201bn Mc\u00b7Gee shalom\u05f3x a\u2027b 1\u066b5 2\u066c000",
+    "7\t",
+    "8\tThe THE the ThE \u0130stanbul \u01c5emal \u00df STRASSE \ufb01ne",
+    "9\tdigits 123abc abc123 1e10 0x1F 3,,4 5..6 7;8 9.;0",
+]
+
+
+def check_tsv_xapian(a):
+    """weight --tsv against the database TermGenerator builds without a
+    stemmer, read back by weight --db: identical bytes."""
+    w = os.path.join(a.work, "tsv-xapian")
+    os.makedirs(w, exist_ok=True)
+    edge = os.path.join(w, "edge.tsv")
+    with open(edge, "w", encoding="utf-8") as f:
+        f.write("\n".join(EDGE_LINES) + "\n")
+    inputs = [("edge cases", edge)]
+    for name in ("adi", "cranfield", "med", "cacm", "cisi", "time", "lisa"):
+        p = os.path.join(a.ir_data, name, "docs.tsv")
+        if os.path.isfile(p):
+            inputs.append((name, p))
+    for name, tsv in inputs:
+        db = os.path.join(w, "db")
+        shutil.rmtree(db, ignore_errors=True)
+        run([a.bin, "index", "--quiet", "--stem", "none", tsv, db])
+        for bm25 in (None, "1.2,0,1,0.75,0.5"):
+            extra = ["--bm25", bm25] if bm25 else []
+            outs = []
+            for src in (["--tsv", tsv], ["--db", db]):
+                o = os.path.join(w, "o%d.tsv" % len(outs))
+                run([a.bin, "weight", "--quiet", *src, *extra, "-o", o])
+                with open(o, "rb") as f:
+                    outs.append(f.read().splitlines())
+            if outs[0] != outs[1]:
+                i = next((i for i, (x, y) in enumerate(zip(*outs)) if x != y),
+                         min(map(len, outs)))
+                sys.exit("FAIL --tsv against Xapian's database, %s (bm25 %s): "
+                         "%d and %d records, first difference at %d: %r, %r" %
+                         (name, bm25, len(outs[0]), len(outs[1]), i,
+                          outs[0][i] if i < len(outs[0]) else None,
+                          outs[1][i] if i < len(outs[1]) else None))
+        print("ok --tsv %-10s %d records, identical to --db on TermGenerator's "
+              "database (STEM_NONE), default and 1.2/0.75" % (name, len(outs[0])))
+    # That database's weights are Xapian's own one-term weights too.
+    db = os.path.join(w, "db-cranfield")
+    shutil.rmtree(db, ignore_errors=True)
+    run([a.bin, "index", "--quiet", "--stem", "none",
+         os.path.join(a.ir_data, "cranfield", "docs.tsv"), db])
+    check(a, db, None, "cranfield, no stemmer")
+
+
 def check_text(a):
     """--text/--tsv through the pipeline's CPU twin: an independent Python
     reference on every collection and on random inputs, 1 vs N threads,
@@ -364,6 +429,7 @@ def main():
                  (p.returncode, p.stderr))
     print("ok --impacts with k2 = 1 refused, nothing written")
     check_text(a)
+    check_tsv_xapian(a)
     print("weight: all checks passed")
     return 0
 
