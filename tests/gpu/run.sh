@@ -21,7 +21,9 @@
 #                  (.device-carry/realtext: Debian documentation, TREC 2005
 #                  efficiency queries)
 #   weigh          xapian-gpu weight's GPU engine against its CPU twin
-#                  (tests/gpu/test_weigh.c: random inputs, every collection)
+#                  (tests/gpu/test_weigh.c: random inputs, every collection;
+#                  again through the arena), then tests/weight_test.py with
+#                  the GPU engine (--tsv against TermGenerator's database)
 #   weighbench     the same end to end on seed 000 synthetic text: in core
 #                  (100-500 MB) and out of core (500 MB under a 128 MB
 #                  budget, 2 GB under 500 MB)
@@ -178,6 +180,12 @@ while [ $# -gt 0 ]; do
         XG_WT_NO_PLACE=1 $BD/tests/test_weigh --ir-data .device-carry/ir-data 2>&1 \
             | tee "$OUT/weigh-arena.log"
         note "weigh, XG_WT_NO_PLACE=1: $(tail -1 "$OUT/weigh-arena.log") ($(( $(date +%s) - t )) s)"
+        # The CLI with the GPU engine (auto): --tsv against TermGenerator's
+        # database, --db against Xapian's one-term weights.
+        t=$(date +%s)
+        python3 tests/weight_test.py --bin "$B" --ir-data .device-carry/ir-data \
+            --work /tmp/xg-weight 2>&1 | tee "$OUT/weight_test.log"
+        note "weight_test.py (GPU engine): $(tail -1 "$OUT/weight_test.log") ($(( $(date +%s) - t )) s)"
         ;;
     weighbench)
         t=$(date +%s)
