@@ -70,12 +70,11 @@ struct xg_wt_gpu {
     size_t wtmp_bytes;
     int whole_dbits;
     /* Pass 2 of a run in chunks placed into the result (wt_cuda_place.c):
-     * the kernels' state, its device arrays' sizes, the result's arrays
-     * page-locked for the run. */
+     * the kernels' state, its device arrays' sizes, and the thread that
+     * page-locks the result (xg_wt_gpu_place_reserve). */
     struct xg_wt_place place;
     uint64_t place_nt, place_docs;
-    void *place_host[2];
-    struct xg_wt_lock_ahead *lock_ahead;    /* xg_wt_gpu_place_reserve */
+    struct xg_wt_lock_ahead *lock_ahead;
 };
 
 /* The bits needed to hold x. */

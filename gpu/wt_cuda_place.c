@@ -1,12 +1,13 @@
 /** @file wt_cuda_place.c
  *  @brief Pass 2 of the weight pipeline's run in chunks placed by the
  *         device straight into the result (wt_int.h's xg_wt_gpu_place_*).
- *         The result's docids and weights are page-locked and mapped for
- *         the run; per chunk, after the weights (wt_cuda_pass.c), each
- *         run of one term moves that term's cursor on the device and the
- *         postings cross the bus once, into their final places (wt.cu's
- *         place kernels).  This replaces copying each chunk into an arena
- *         and the host's gather into term order (wt.c), whose copies,
+ *         The result's docids and weights are page-locked for the run
+ *         (the device writes them at the host's addresses); per chunk,
+ *         after the weights (wt_cuda_pass.c), each run of one term moves
+ *         that term's cursor on the device and the postings cross the bus
+ *         once, into their final places (wt.cu's place kernels).  This
+ *         replaces copying each chunk into an arena and the host's
+ *         gather into term order (wt.c), whose copies,
  *         locking and gather took most of a 2 GB run (docs/benchmarks.md,
  *         eleventh session).  The result's room is reserved before pass 1
  *         and locked part by part while pass 1 counts its postings.
@@ -178,16 +179,9 @@ void xg_wt_gpu_place_drop(xg_wt_gpu *g)
 
 /* ---- Placement ------------------------------------------------------ */
 
-void xg_wt_place_release(struct xg_wt_gpu *g)
+/* The placement's device arrays. */
+static void free_arrays(struct xg_wt_gpu *g)
 {
-    xg_wt_gpu_place_drop(g);
-    if (g->place_host[0] || g->place_host[1]) {
-        cudaStreamSynchronize(g->stream);    /* the kernels write them */
-        for (int i = 0; i < 2; ++i)
-            if (g->place_host[i]) cudaHostUnregister(g->place_host[i]);
-        cudaGetLastError();
-    }
-    g->place_host[0] = g->place_host[1] = NULL;
     struct xg_wt_place *p = &g->place;
     const uint64_t nt = g->place_nt;
     xg_wt_dfree(g, (void **)&p->cur, nt * 8 + 8);
@@ -199,20 +193,10 @@ void xg_wt_place_release(struct xg_wt_gpu *g)
     g->place_nt = g->place_docs = 0;
 }
 
-/* Page-locks and maps [p, p + n) for the kernels' writes: *d its device
- * address (the host's own where the device can use it). */
-static int lock_mapped(struct xg_wt_gpu *g, int i, void *p, size_t n, void **d)
+void xg_wt_place_release(struct xg_wt_gpu *g)
 {
-    if (cudaHostRegister(p, n, cudaHostRegisterMapped)) {
-        cudaGetLastError();
-        return declined("the result's host memory cannot be page-locked");
-    }
-    g->place_host[i] = p;
-    if (cudaHostGetDevicePointer(d, p, 0)) {
-        cudaGetLastError();
-        return declined("the device cannot map the result's host memory");
-    }
-    return XG_OK;
+    xg_wt_gpu_place_drop(g);
+    free_arrays(g);
 }
 
 static int open_place(struct xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *docids,
@@ -239,33 +223,24 @@ static int open_place(struct xg_wt_gpu *g, struct xg_wt_result *r, const uint32_
     }
     if (rc) return rc;
     p->nt = (uint32_t)nt;
-    struct xg_wt_lock_ahead *a = g->lock_ahead;
-    if (a && a->doc == r->docids && a->w == r->weights && lock_ahead_finish(a, np + 1)) {
-        p->out_doc = r->docids;       /* the device uses the host's addresses */
-        p->out_w = r->weights;
-        return XG_OK;
+    /* The result locked while pass 1 ran, or now (allocated after it). */
+    const struct xg_wt_lock_ahead *a = g->lock_ahead;
+    if (!a || a->doc != r->docids || a->w != r->weights) {
+        if (xg_wt_gpu_place_reserve(g, r->docids, r->weights, np + 1))
+            return declined("the device cannot use the host's addresses");
+        xg_wt_gpu_place_grow(g, np + 1);
     }
-    xg_wt_gpu_place_drop(g);
-    /* Faulted in on all cores first: locking would fault each page in on
-     * the driver's one thread. */
-    void *const host[2] = {r->docids, r->weights};
-    const size_t n[2] = {(np + 1) * 4, (np + 1) * 8};
-    xg_prefault_wait(xg_prefault_start(host, n, 2, g->stage.threads));
-    void *dev[2] = {NULL, NULL};
-    for (int i = 0; i < 2 && !rc; ++i) rc = lock_mapped(g, i, host[i], n[i], &dev[i]);
-    if (rc) return rc;
-    p->out_doc = dev[0];
-    p->out_w = dev[1];
+    if (!lock_ahead_finish(g->lock_ahead, np + 1))
+        return declined("the result's host memory cannot be page-locked");
+    p->out_doc = r->docids;       /* the device uses the host's addresses */
+    p->out_w = r->weights;
     return XG_OK;
 }
 
 int xg_wt_gpu_place_open(xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *docids,
                          uint64_t n_docs, uint64_t keep)
 {
-    struct xg_wt_lock_ahead *a = g->lock_ahead;
-    g->lock_ahead = NULL;               /* kept through the release */
-    xg_wt_place_release(g);
-    g->lock_ahead = a;
+    free_arrays(g);                     /* a run before; the lock-ahead stays */
     if (r->n_terms > UINT32_MAX - 1) return declined("too many terms");
     const int rc = open_place(g, r, docids, n_docs, keep);
     if (rc) xg_wt_place_release(g);

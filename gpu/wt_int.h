@@ -166,9 +166,11 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
  * host's gather.  r has n_terms, n_postings, term_off and its docids and
  * weights allocated; docids is the input's map (NULL: d + 1); keep, the
  * device bytes the chunk buffers will take beside the tables.  _open
- * page-locks and maps r's docids and weights and puts term_off on the
- * device; XG_ERR_UNSUPPORTED where the host memory cannot be locked or
- * the device has no room (nothing is left locked: the arena answers).
+ * has r's docids and weights page-locked (by _reserve's thread; r's own
+ * when they are not the reserved arrays) and puts term_off on the device;
+ * XG_ERR_UNSUPPORTED where the host memory cannot be locked, the device
+ * cannot use the host's addresses or has no room (nothing is left locked:
+ * the arena answers).
  * _chunk per chunk in order, after xg_wt_gpu_tables.  _close, after a
  * successful _open whatever followed: with `check`, an error unless
  * every term got exactly its pass-1 postings; it unlocks the result. */
@@ -177,9 +179,9 @@ int xg_wt_gpu_place_open(xg_wt_gpu *g, struct xg_wt_result *r, const uint32_t *d
 /* Before pass 1: the result's docids and weights reserved for `cap`
  * postings (untouched), to be faulted in and locked part by part by a
  * thread while pass 1 counts: _grow(n) after each chunk, n the postings
- * so far plus one.  _open then only waits for the last part when r's
- * arrays are these.  0 if the thread started; 1 (nothing to undo) where
- * the device cannot use the host's addresses. */
+ * so far plus one.  _open then waits for the last part.  0 if the
+ * thread started; 1 (nothing to undo) where the device cannot use the
+ * host's addresses. */
 int xg_wt_gpu_place_reserve(xg_wt_gpu *g, uint32_t *doc, double *w, uint64_t cap);
 void xg_wt_gpu_place_grow(xg_wt_gpu *g, uint64_t n);
 /* Stops the thread and unlocks what it locked (before the reserved

@@ -209,8 +209,9 @@ EDGE_LINES = [
 
 
 def check_tsv_xapian(a):
-    """weight --tsv against the database TermGenerator builds without a
-    stemmer, read back by weight --db: identical bytes."""
+    """weight --tsv, in core and in chunks (--device-memory 2M: with a
+    device, placed by it), against the database TermGenerator builds
+    without a stemmer, read back by weight --db: identical bytes."""
     w = os.path.join(a.work, "tsv-xapian")
     os.makedirs(w, exist_ok=True)
     edge = os.path.join(w, "edge.tsv")
@@ -228,21 +229,26 @@ def check_tsv_xapian(a):
         for bm25 in (None, "1.2,0,1,0.75,0.5"):
             extra = ["--bm25", bm25] if bm25 else []
             outs = []
-            for src in (["--tsv", tsv], ["--db", db]):
+            for src in (["--db", db], ["--tsv", tsv],
+                        ["--tsv", tsv, "--device-memory", "2M"]):
                 o = os.path.join(w, "o%d.tsv" % len(outs))
                 run([a.bin, "weight", "--quiet", *src, *extra, "-o", o])
                 with open(o, "rb") as f:
                     outs.append(f.read().splitlines())
-            if outs[0] != outs[1]:
-                i = next((i for i, (x, y) in enumerate(zip(*outs)) if x != y),
-                         min(map(len, outs)))
-                sys.exit("FAIL --tsv against Xapian's database, %s (bm25 %s): "
+            for k, how in ((1, "in core"), (2, "in chunks")):
+                got, want = outs[k], outs[0]
+                if got == want:
+                    continue
+                i = next((i for i, (x, y) in enumerate(zip(got, want)) if x != y),
+                         min(len(got), len(want)))
+                sys.exit("FAIL --tsv %s against Xapian's database, %s (bm25 %s): "
                          "%d and %d records, first difference at %d: %r, %r" %
-                         (name, bm25, len(outs[0]), len(outs[1]), i,
-                          outs[0][i] if i < len(outs[0]) else None,
-                          outs[1][i] if i < len(outs[1]) else None))
-        print("ok --tsv %-10s %d records, identical to --db on TermGenerator's "
-              "database (STEM_NONE), default and 1.2/0.75" % (name, len(outs[0])))
+                         (how, name, bm25, len(got), len(want), i,
+                          got[i] if i < len(got) else None,
+                          want[i] if i < len(want) else None))
+        print("ok --tsv %-10s %d records, in core and in chunks identical to --db "
+              "on TermGenerator's database (STEM_NONE), default and 1.2/0.75" %
+              (name, len(outs[0])))
     # That database's weights are Xapian's own one-term weights too.
     db = os.path.join(w, "db-cranfield")
     shutil.rmtree(db, ignore_errors=True)

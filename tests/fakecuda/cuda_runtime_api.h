@@ -106,14 +106,6 @@ static inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t mp, int attr, vo
 #define cudaHostRegisterDefault 0
 #define cudaHostRegisterReadOnly 8
 #define cudaHostRegisterMapped 2
-/* The emulated kernels run on the host: a mapped range's device address
- * is its own. */
-static inline cudaError_t cudaHostGetDevicePointer(void **d, void *p, unsigned flags)
-{
-    (void)flags;
-    *d = p;
-    return cudaSuccess;
-}
 /* Registered host ranges, kept as the runtime does, so that a copy from a
  * registered range past its end fails as on a device (invalid argument).
  * Per translation unit: the file that registers is the one that copies. */

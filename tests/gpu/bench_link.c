@@ -25,29 +25,41 @@ struct ctx {
     struct xg_staging st;
     cudaStream_t stream;
     uint32_t threads;
+    const struct placing *placing;  /* place_op's */
 };
 
 typedef double (*op_fn)(struct ctx *c);
 
-static double dma(struct ctx *c, int to_device)
+/* The device's seconds for what work(c) puts on the stream (events), or
+ * -1 if it fails. */
+static double on_events(struct ctx *c, int (*work)(struct ctx *c))
 {
     cudaEvent_t a, b;
     cudaEventCreate(&a);
     cudaEventCreate(&b);
     cudaEventRecord(a, c->stream);
-    if (to_device) cudaMemcpyAsync(c->dev, c->pinned, c->n, cudaMemcpyHostToDevice, c->stream);
-    else cudaMemcpyAsync(c->pinned, c->dev, c->n, cudaMemcpyDeviceToHost, c->stream);
+    const int rc = work(c);
     cudaEventRecord(b, c->stream);
     cudaEventSynchronize(b);
     float ms = 0;
     cudaEventElapsedTime(&ms, a, b);
     cudaEventDestroy(a);
     cudaEventDestroy(b);
-    return ms * 1e-3;
+    return rc || cudaGetLastError() ? -1 : ms * 1e-3;
 }
 
-static double dma_htod(struct ctx *c) { return dma(c, 1); }
-static double dma_dtoh(struct ctx *c) { return dma(c, 0); }
+static int htod_work(struct ctx *c)
+{
+    return cudaMemcpyAsync(c->dev, c->pinned, c->n, cudaMemcpyHostToDevice, c->stream);
+}
+
+static int dtoh_work(struct ctx *c)
+{
+    return cudaMemcpyAsync(c->pinned, c->dev, c->n, cudaMemcpyDeviceToHost, c->stream);
+}
+
+static double dma_htod(struct ctx *c) { return on_events(c, htod_work); }
+static double dma_dtoh(struct ctx *c) { return on_events(c, dtoh_work); }
 
 static double host_copy(struct ctx *c)
 {
@@ -181,26 +193,19 @@ static void place_free(struct placing *q)
     cudaFree(q->p.shift), cudaFree((void *)q->p.toff), cudaFree(q->p.err), cudaFree(q->d_cur0);
 }
 
-static struct placing *placing_now;
+static int place_work(struct ctx *c)
+{
+    const struct placing *q = c->placing;
+    return xg_wt_place_gpu(q->d_term, q->d_doc, q->d_w, q->np, q->d_rterm, q->d_rlen,
+                           q->d_rstart, q->d_nr, q->p, c->stream);
+}
 
 static double place_op(struct ctx *c)
 {
-    struct placing *q = placing_now;
-    const uint32_t nt = q->np / q->run;
-    cudaMemcpyAsync(q->p.cur, q->d_cur0, (size_t)nt * 8, cudaMemcpyDeviceToDevice, c->stream);
-    cudaEvent_t a, b;
-    cudaEventCreate(&a);
-    cudaEventCreate(&b);
-    cudaEventRecord(a, c->stream);
-    const int rc = xg_wt_place_gpu(q->d_term, q->d_doc, q->d_w, q->np, q->d_rterm, q->d_rlen,
-                                   q->d_rstart, q->d_nr, q->p, c->stream);
-    cudaEventRecord(b, c->stream);
-    cudaEventSynchronize(b);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, a, b);
-    cudaEventDestroy(a);
-    cudaEventDestroy(b);
-    return rc || cudaGetLastError() ? -1 : ms * 1e-3;
+    const struct placing *q = c->placing;
+    cudaMemcpyAsync(q->p.cur, q->d_cur0, (size_t)(q->np / q->run) * 8,
+                    cudaMemcpyDeviceToDevice, c->stream);
+    return on_events(c, place_work);
 }
 
 static void row(struct ctx *c, const char *name, op_fn f, uint32_t threads)
@@ -264,7 +269,7 @@ int main(int argc, char **argv)
             if (place_setup(&c, &q, runs[k])) {
                 printf("%-34s %8s\n", name, "failed");
             } else {
-                placing_now = &q;
+                c.placing = &q;
                 row(&c, name, place_op, 1);
             }
             place_free(&q);
