@@ -17,7 +17,7 @@
 
 #include "query.h"
 
-#include "host_device.h"
+#include "runtime/host_device.h"
 
 /* Per-query, per-leaf constants (BM25Weight::init(factor)). */
 struct xg_bm25_term {

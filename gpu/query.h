@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "../plugin/xapian-gpu.h"
+#include "xapian-gpu-types.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "../gpu/error.h"
-#include "../gpu/format_read.h"
+#include "../gpu/runtime/error.h"
+#include "../gpu/index/format_read.h"
 #include "../shim/xg_shim.hh"
 #include "context.h"
 

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../gpu/error.h"
+#include "../gpu/runtime/error.h"
 
 #define XG_ROUTE_STRIPES 16
 

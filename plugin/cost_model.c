@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../gpu/error.h"
-#include "../gpu/outfile.h"
+#include "../gpu/runtime/error.h"
+#include "../gpu/runtime/outfile.h"
 
 void xg_cost_model_default(struct xg_cost_model *m)
 {

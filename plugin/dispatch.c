@@ -21,7 +21,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../gpu/error.h"
+#include "../gpu/runtime/error.h"
 #include "excess.h"
 
 enum { QUEUED, RUNNING, DONE };

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../gpu/error.h"
-#include "../gpu/match_ref.h"
-#include "../gpu/engine.h"
+#include "../gpu/runtime/error.h"
+#include "../gpu/query/match_ref.h"
+#include "../gpu/query/engine.h"
 
 struct xg_searcher {
     xg_db *db;

@@ -4,8 +4,8 @@
 #ifndef XG_SEARCHER_H
 #define XG_SEARCHER_H
 
-#include "../gpu/engine.h"
-#include "../gpu/format_read.h"
+#include "../gpu/query/engine.h"
+#include "../gpu/index/format_read.h"
 #include "../shim/xg_shim.h"
 #include "xapian-gpu.h"
 

@@ -2,8 +2,9 @@
  *  @brief Public C API of xapian-gpu: answer Xapian queries from the GPU
  *         index with exactly the stock matcher's MSet.
  *
- *  Include only this header.  It needs nothing but the C standard library
- *  and compiles as C11 and as C++ (tests/header_test.c proves it).
+ *  Include only this header (it includes xapian-gpu-types.h, installed
+ *  beside it).  It needs nothing but the C standard library and compiles
+ *  as C11 and as C++ (tests/header_test.c proves it).
  *
  *  Typical use:
  *      xg_searcher *s;
@@ -23,33 +24,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "xapian-gpu-types.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* BM25Weight parameters (Xapian's defaults: 1, 0, 1, 0.5, 0.5). */
-struct xg_bm25_params {
-    double k1, k2, k3, b, min_normlen;
-};
-#define XG_BM25_DEFAULTS {1.0, 0.0, 1.0, 0.5, 0.5}
 
-/* One result: Xapian docid (combined for sharded databases) and weight. */
-struct xg_hit {
-    uint32_t docid;
-    uint32_t reserved;
-    double weight;
-};
-
-/* An MSet: hits in Xapian's order (weight descending, then docid
- * ascending) and the match count estimate (docs/cli.md says when it
- * equals Xapian's get_matches_estimated()). */
-struct xg_result {
-    uint64_t matches_estimated;
-    uint32_t n_hits;
-    struct xg_hit *hits;        /* malloc'd; xg_result_free() */
-};
-
-void xg_result_free(struct xg_result *r);
 
 /* Which matcher answers. */
 enum xg_engine {
@@ -172,17 +153,6 @@ void xg_context_routes(const xg_context *ctx, uint64_t *counts);
 /* NULL if the index is usable, else why every query goes to stock. */
 const char *xg_context_index_error(const xg_context *ctx);
 
-/* Status codes: 0 is success, negative values are errors. */
-enum xg_status {
-    XG_OK = 0, XG_ERR_IO = -1, XG_ERR_FORMAT = -2, XG_ERR_CHECKSUM = -3,
-    XG_ERR_VERSION = -4, XG_ERR_STALE = -5, XG_ERR_XAPIAN = -6,
-    XG_ERR_UNSUPPORTED = -7, XG_ERR_NOMEM = -8, XG_ERR_ARG = -9,
-    XG_ERR_CUDA = -10, XG_ERR_NODEVICE = -11
-};
-
-/* The calling thread's last error message: one line naming the file or
- * object and the fault ("" if none). */
-const char *xg_last_error(void);
 
 #ifdef __cplusplus
 }

@@ -22,13 +22,13 @@
 #include <unistd.h>
 
 #include "../gpu/bm25.h"
-#include "../gpu/buf.h"
-#include "../gpu/crc32c.h"
-#include "../gpu/dict.h"
-#include "../gpu/error.h"
-#include "../gpu/format.h"
-#include "../gpu/impact.h"
-#include "../gpu/list_encode.h"
+#include "../gpu/runtime/buf.h"
+#include "../gpu/index/crc32c.h"
+#include "../gpu/index/termdict.h"
+#include "../gpu/runtime/error.h"
+#include "../gpu/index/format.h"
+#include "../gpu/index/impact.h"
+#include "../gpu/index/list_encode.h"
 #include "xg_config.h"
 
 static double now(void)

@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "xg_shim.h"
-#include "../gpu/error.h"
+#include "../gpu/runtime/error.h"
 
 /* An open database: its shards one by one, and all of them combined.
  * The per-shard Database objects and `combined` share the same backend
@@ -100,12 +100,12 @@ inline int xg_shim_fail(const char *where) noexcept
 /* Move a finished temporary database `tmp` to `path`, refusing to replace
  * anything that appeared there meanwhile (plain rename() would silently
  * replace an empty directory).  XG_OK or XG_ERR_IO naming path.  Shared by
- * the indexer and the synthetic generator (defined in shim_index.cc). */
+ * the indexer and the synthetic generator (defined in tools/shim_index.cc). */
 int xg_shim_rename_into_place(const std::string &tmp, const char *path);
 
 /* The private build location beside path, "path.tmp-PID", into *tmp;
  * XG_ERR_IO if something is already there (left by a crashed run).  Shared
- * by the same two (defined in shim_index.cc). */
+ * by the same two (defined in tools/shim_index.cc). */
 int xg_shim_tmp_path(const char *path, std::string &tmp);
 
 #endif

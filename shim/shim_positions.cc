@@ -90,7 +90,7 @@ uint64_t seek(const uint32_t *ids, uint64_t n, uint64_t at, uint32_t d)
     return p != ids + hi && *p == d ? (uint64_t)(p - ids) : n;
 }
 
-/* Why `t` cannot be a word of the text form (wt_tokenize.h: one word per
+/* Why `t` cannot be a word of the text form (text/tokenize.h: one word per
  * line, UTF-8 without control characters), or NULL. */
 const char *word_fault(const std::string &t, char *detail, size_t cap)
 {

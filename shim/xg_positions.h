@@ -15,7 +15,7 @@
  *  - a live document without positional unprefixed terms is an empty
  *    document (counted in n_empty, no words);
  *  - docids are the database's (combined docids for shards).
- *  The result is the loaded-text form of wt_tokenize.h (struct xg_wt_text),
+ *  The result is the loaded-text form of text/tokenize.h (struct xg_wt_text),
  *  so the n-gram pipeline (gpu/qlm.h) runs on it unchanged.
  */
 #ifndef XG_POSITIONS_H
@@ -23,7 +23,7 @@
 
 #include <stdint.h>
 
-#include "../gpu/wt_tokenize.h"
+#include "../gpu/text/tokenize.h"
 #include "xg_shim.h"
 
 #ifdef __cplusplus

@@ -3,8 +3,7 @@
  *
  *  One C++ file per Xapian contact: shim_db.cc (open, stats, doc lengths,
  *  postings), shim_query.cc (QueryParser, stock matcher), shim_plan.cc (the
- *  summation plan that mirrors Xapian's postlist tree), shim_index.cc (a
- *  TermGenerator indexer for samples and tests).  Every function returns an
+ *  summation plan that mirrors Xapian's postlist tree).  Every function returns an
  *  enum xg_status and never lets a C++ exception escape; on error the
  *  message (naming the path and the fault) is in xg_last_error().
  */
@@ -117,25 +116,6 @@ int xg_shim_search(xg_db *db, const xg_xquery *q,
  * leaf's termfreq in that shard and the shard's document count. */
 int xg_shim_plan(const struct xg_query *q, const uint32_t *leaf_shard_df,
                  uint32_t shard_doccount, struct xg_plan *out);
-
-/* ---- shim_index.cc --------------------------------------------------- */
-
-struct xg_index_opts {
-    uint32_t n_shards;      /* 1: a plain glass database; N: N shards + stub */
-    uint32_t delete_every;  /* 0: none; M: delete every M-th document */
-    uint32_t docid_scale;   /* docid written = tsv docid * scale (>= 1) */
-    int quiet;
-    int stem_none;          /* 1: no stemmer (no Z terms); 0: Stem("english") */
-};
-
-/* Index `tsv` (docid<TAB>text lines) into a new database at `db_path` with
- * TermGenerator and Stem("english") (STEM_SOME), as omindex does for body
- * text, or with no stemmer (o->stem_none: the unstemmed terms alone).
- * With n_shards > 1, db_path becomes a directory holding shard directories
- * and a XAPIANDB stub; document d goes to shard (d-1) % n as local docid
- * (d-1)/n+1 so the combined docid is d. */
-int xg_shim_index_tsv(const char *tsv, const char *db_path,
-                      const struct xg_index_opts *o);
 
 #ifdef __cplusplus
 }

@@ -14,10 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "crc32c.h"
-#include "error.h"
-#include "format.h"
-#include "format_read.h"
+#include "../gpu/index/crc32c.h"
+#include "../gpu/runtime/error.h"
+#include "../gpu/index/format.h"
+#include "../gpu/index/format_read.h"
 
 static uint64_t rng_state;
 static uint64_t rnd(void)

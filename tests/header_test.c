@@ -2,7 +2,7 @@
  *  @brief The public header compiles alone as C11 (and, via
  *         header_test.cpp, as C++).
  */
-#include "xapian-gpu.h"
+#include "../plugin/xapian-gpu.h"
 
 int main(void)
 {

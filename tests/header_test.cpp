@@ -1,7 +1,7 @@
 /** @file header_test.cpp
  *  @brief The public header compiles alone as C++.
  */
-#include "xapian-gpu.h"
+#include "../plugin/xapian-gpu.h"
 
 int main()
 {

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "qlm_items.h"
-#include "qlm_kern.h"
+#include "../gpu/qlm/qlm_items.h"
+#include "../gpu/qlm/qlm_kern.h"
 
 /* ---- the primitives ------------------------------------------------- */
 
@@ -284,9 +284,9 @@ int xg_qlm_qscore_gpu(const uint32_t *d_cand, uint32_t nd, const struct xg_qlm_q
     return 0;
 }
 
-/* ---- the GPU dictionary (gdict.cu's launchers) ----------------------- */
+/* ---- the GPU dictionary (text/dict_gpu.cu's launchers) ----------------------- */
 
-#include "gdict_items.h"
+#include "../gpu/text/dict_gpu_items.h"
 
 int xg_gdict_tmp_bytes(uint32_t n, size_t *bytes)
 {

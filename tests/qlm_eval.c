@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ab_report.h"
-#include "error.h"
+#include "../plugin/cli/ab_report.h"
+#include "../gpu/runtime/error.h"
 
 /* Score one run; 0 on success. */
 static int eval(const struct xg_qrels *qr, const char *path)

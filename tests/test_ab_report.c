@@ -7,7 +7,7 @@
  *  like every unit test's).  Prints one "ok" line per check group and
  *  "N passed, 0 failed"; exits 1 at the first failure.
  */
-#include "ab_report.h"
+#include "../plugin/cli/ab_report.h"
 
 #include <math.h>
 #include <stdio.h>

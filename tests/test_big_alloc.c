@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../gpu/big_alloc.h"
+#include "../gpu/runtime/big_alloc.h"
 #include "test_util.h"
 
 #define HUGE ((size_t)2 << 20)

@@ -6,7 +6,7 @@
  *  Usage: test_bloom [--seed N].  Prints the seed, one "ok" line per check
  *  group and "N passed, 0 failed"; exits 1 at the first failure.
  */
-#include "bloom.h"
+#include "../gpu/index/bloom.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -6,7 +6,7 @@
  *  one "ok" line per check group, and "N passed, 0 failed"; exits 1 at the
  *  first failure.
  */
-#include "crc32c.h"
+#include "../gpu/index/crc32c.h"
 
 #include <inttypes.h>
 #include <stdio.h>

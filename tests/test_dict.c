@@ -6,7 +6,7 @@
  *
  *  Usage: test_dict [--seed N] (test_util.h).
  */
-#include "../gpu/dict.h"
+#include "../gpu/index/termdict.h"
 #include "test_util.h"
 
 struct term {

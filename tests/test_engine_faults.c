@@ -14,9 +14,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../gpu/engine.h"
-#include "../gpu/error.h"
+#include "../gpu/query/engine.h"
+#include "../gpu/runtime/error.h"
 #include "../plugin/searcher.h"
+#include "../shim/tools/indexer.h"
 #include "../shim/xg_export.h"
 #include "../shim/xg_shim.h"
 

@@ -7,9 +7,9 @@
  */
 #include <math.h>
 
-#include "bm25.h"
-#include "buf.h"
-#include "impact.h"
+#include "../gpu/bm25.h"
+#include "../gpu/runtime/buf.h"
+#include "../gpu/index/impact.h"
 #include "test_util.h"
 
 static void check_codes(const double *g, uint32_t n, const uint8_t *c,

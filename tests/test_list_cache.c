@@ -12,7 +12,7 @@
  *  Usage: test_list_cache [--seed N].  Prints the seed, one "ok" line per
  *  check group and "N passed, 0 failed"; exits 1 at the first failure.
  */
-#include "list_cache.h"
+#include "../gpu/query/list_cache.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "error.h"
+#include "../gpu/runtime/error.h"
 
 /* ---- harness ---------------------------------------------------------- */
 

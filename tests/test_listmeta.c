@@ -10,7 +10,7 @@
  *  lists.  Usage: test_listmeta [--seed N].  Prints the seed, one "ok" line
  *  per check group and "N passed, 0 failed"; exits 1 at the first failure.
  */
-#include "listmeta.h"
+#include "../gpu/index/listmeta.h"
 
 #include <ctype.h>
 #include <inttypes.h>

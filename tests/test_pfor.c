@@ -10,8 +10,8 @@
  *  a message if it is missing.  Prints the seed, one "ok" line per check
  *  group and "N passed, 0 failed"; exits 1 at the first failure.
  */
-#include "error.h"
-#include "pfor.h"
+#include "../gpu/runtime/error.h"
+#include "../gpu/index/pfor.h"
 
 #include <ctype.h>
 #include <inttypes.h>

@@ -39,7 +39,7 @@
 #include <thread>
 #include <vector>
 
-#include "../gpu/engine.h"
+#include "../gpu/query/engine.h"
 #include "../plugin/xapian-gpu.hh"
 
 namespace {

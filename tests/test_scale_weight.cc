@@ -42,6 +42,7 @@
 
 #include "../plugin/searcher.h"
 #include "../shim/xg_export.h"
+#include "../shim/tools/indexer.h"
 #include "../shim/xg_shim.hh"
 
 namespace {

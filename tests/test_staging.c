@@ -7,7 +7,7 @@
  */
 #include <cuda_runtime_api.h>
 
-#include "../gpu/staging.h"
+#include "../gpu/runtime/staging.h"
 #include "test_util.h"
 
 #define GUARD 64

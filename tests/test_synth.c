@@ -9,7 +9,7 @@
  *  at the first failure.  Statistical bounds are at least 5 standard
  *  errors wide, so a correct build fails them with negligible probability.
  */
-#include "synth.h"
+#include "../shim/tools/synth.h"
 
 #include <inttypes.h>
 #include <math.h>

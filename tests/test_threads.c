@@ -1,5 +1,5 @@
 /** @file test_threads.c
- *  @brief The shared fork-join pool (gpu/wt_threads.c): every element of
+ *  @brief The shared fork-join pool (gpu/runtime/threads.c): every element of
  *         every job runs exactly once, jobs of any width back to back,
  *         two callers at once (the second starts threads of its own), and
  *         a fork from inside a pooled step.
@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "../gpu/wt_int.h"
+#include "../gpu/weight/wt_int.h"
 #include "test_util.h"
 
 struct elem {

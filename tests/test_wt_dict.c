@@ -1,13 +1,13 @@
 /** @file test_wt_dict.c
- *  @brief The weight pipeline's dictionary merge (gpu/wt_dict.c): lists
+ *  @brief The weight pipeline's dictionary merge (gpu/text/dict.c): lists
  *         (each naming a term once, as pass 1's do)
  *         merged on many threads (slot ranges, late terms past a range's
  *         end) give the same terms, df sums, count and collision flag as
  *         one thread, and every term is found; with hashes masked down to
  *         a few bits (long probe runs across ranges) as well.
  */
-#include "../gpu/wt_hash.h"
-#include "../gpu/wt_int.h"
+#include "../gpu/text/hash.h"
+#include "../gpu/weight/wt_int.h"
 #include "test_util.h"
 
 /* n_lists lists over a vocabulary of `vocab` random words (1-20 bytes,

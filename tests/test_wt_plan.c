@@ -9,7 +9,7 @@
  *         words, and the documents the plan counted are the ones a plain
  *         count finds.
  */
-#include "../gpu/wt_int.h"
+#include "../gpu/weight/wt_int.h"
 #include "test_util.h"
 
 static uint64_t words(const char *b, size_t lo, size_t hi)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""--vocabulary of xapian-gpu weight and qlm (gpu/wt_vocab.h): with a fixed
+"""--vocabulary of xapian-gpu weight and qlm (gpu/text/vocab.h): with a fixed
 vocabulary, every word the vocabulary lacks counts as <unk>.  The reference
 is written here: Python rewrites the input's unknown words to <unk> and the
 tool runs on that text without --vocabulary; both outputs must be the same

@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wt_formula.h"
-#include "wt_hash.h"
-#include "wt_kern.h"
+#include "../gpu/weight/wt_formula.h"
+#include "../gpu/text/hash.h"
+#include "../gpu/weight/wt_kern.h"
 
 struct kv {
     uint64_t key, sub;      /* sub: the bits sorted on */

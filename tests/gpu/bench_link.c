@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "big_alloc.h"
+#include "../../gpu/runtime/big_alloc.h"
 #include "pipeline_test.h"
-#include "staging.h"
-#include "wt_int.h"
-#include "wt_kern.h"
+#include "../../gpu/runtime/staging.h"
+#include "../../gpu/weight/wt_int.h"
+#include "../../gpu/weight/wt_kern.h"
 
 #define RUNS 9
 

@@ -15,17 +15,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "accumulate.h"
-#include "decode.h"
-#include "error.h"
-#include "finish.h"
-#include "gpu_types.h"
-#include "intersect.h"
-#include "impact.h"
-#include "list_encode.h"
-#include "member.h"
-#include "merge.h"
-#include "topk.h"
+#include "../../gpu/query/accumulate.h"
+#include "../../gpu/query/decode.h"
+#include "../../gpu/runtime/error.h"
+#include "../../gpu/query/finish.h"
+#include "../../gpu/query/engine_types.h"
+#include "../../gpu/query/intersect.h"
+#include "../../gpu/index/impact.h"
+#include "../../gpu/index/list_encode.h"
+#include "../../gpu/query/member.h"
+#include "../../gpu/query/merge.h"
+#include "../../gpu/query/topk.h"
 
 static uint64_t rng;
 static uint64_t rnd(void)

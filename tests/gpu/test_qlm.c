@@ -26,13 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "error.h"
-#include "qlm.h"
-#include "qlm_score.h"
-#include "qlm_out.h"
-#include "qlm_table.h"
-#include "wt_int.h"
-#include "wt_tokenize.h"
+#include "../../gpu/runtime/error.h"
+#include "../../gpu/qlm/qlm.h"
+#include "../../gpu/qlm/qlm_score.h"
+#include "../../plugin/cli/qlm_out.h"
+#include "../../gpu/qlm/qlm_table.h"
+#include "../../gpu/weight/wt_int.h"
+#include "../../gpu/text/tokenize.h"
 #include "../test_util.h"
 #include "pipeline_test.h"
 

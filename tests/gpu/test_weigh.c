@@ -20,10 +20,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "error.h"
-#include "wt.h"
-#include "wt_int.h"
-#include "wt_tokenize.h"
+#include "../../gpu/runtime/error.h"
+#include "../../gpu/weight/wt.h"
+#include "../../gpu/weight/wt_int.h"
+#include "../../gpu/text/tokenize.h"
 #include "../test_util.h"
 #include "pipeline_test.h"
 

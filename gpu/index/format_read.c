@@ -1,0 +1,384 @@
+/** @file format_read.c
+ *  @brief GPU index reader: map, verify everything once, then serve reads.
+ *
+ *  The file is untrusted input (fuzzed by tests/fuzz_format.c): every size
+ *  and offset is checked against the mapping before anything is read through
+ *  it, so a truncated, corrupted or hostile file gives a one-line error and
+ *  never a crash.
+ */
+#include "format_read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "termdict.h"
+#include "../runtime/error.h"
+#include "listmeta.h"
+#include "pfor.h"
+
+static const char *const section_names[XG_SEC_COUNT] = {
+    "DICT", "DICT_INDEX", "TERMS", "SHARD_DF", "SKIP",
+    "POSTINGS", "BLOOM", "HASHSEG", "DOCIDS", "DOCLENS", "IMPACTS",
+};
+
+const char *xg_fmt_section_name(unsigned id)
+{
+    return id < XG_SEC_COUNT ? section_names[id] : "?";
+}
+
+void xg_fmt_close(struct xg_index *ix)
+{
+    if (!ix) return;
+    if (ix->base) munmap((void *)ix->base, ix->size);
+    free(ix->dict_keys);
+    free(ix->path);
+    free(ix);
+}
+
+#define FAIL(code, ...)                                                     \
+    do {                                                                    \
+        char msg_[512];                                                     \
+        snprintf(msg_, sizeof msg_, __VA_ARGS__);                           \
+        rc = xg_set_error(code, "%s: %s", path, msg_);                      \
+        goto fail;                                                          \
+    } while (0)
+
+/* IMPACTS: empty without the flag; otherwise one entry per term whose
+ * code offsets are the prefix sums of df, then n_postings codes. */
+static int check_impacts(struct xg_index *ix, const char *path)
+{
+    int rc = XG_OK;
+    const struct xg_fmt_header *h = ix->hdr;
+    const struct xg_fmt_section *s = &ix->sec[XG_SEC_IMPACTS];
+    ix->impacts = NULL;
+    ix->impact_codes = NULL;
+    if (!(h->flags & XG_FMT_FLAG_IMPACTS)) {
+        if (s->length)
+            FAIL(XG_ERR_FORMAT, "section IMPACTS present without its flag");
+        return XG_OK;
+    }
+    if (h->n_terms > UINT64_MAX / 32 || h->n_postings > UINT64_MAX / 2 ||
+        s->length != h->n_terms * sizeof(struct xg_fmt_impact) +
+                         h->n_postings)
+        FAIL(XG_ERR_FORMAT, "section IMPACTS has the wrong size");
+    ix->impacts = (const struct xg_fmt_impact *)(ix->base + s->offset);
+    ix->impact_codes = (const uint8_t *)(ix->impacts + h->n_terms);
+    uint64_t at = 0;
+    for (uint64_t t = 0; t < h->n_terms; ++t) {
+        const struct xg_fmt_impact *im = &ix->impacts[t];
+        /* !(x >= 0) also catches NaN. */
+        if (im->code_offset != at || !(im->scale >= 0) ||
+            im->scale > 1.0)
+            FAIL(XG_ERR_FORMAT, "term %llu: bad impact entry",
+                 (unsigned long long)t);
+        at += ix->terms[t].df;
+    }
+    return XG_OK;
+fail:
+    return rc;
+}
+
+/* Structural checks of the sections against the header; rc or XG_OK. */
+static int check_structure(struct xg_index *ix, const char *path)
+{
+    int rc = XG_OK;
+    const struct xg_fmt_header *h = ix->hdr;
+    const struct xg_fmt_section *s = ix->sec;
+    uint64_t n_terms = h->n_terms, n_docs = h->n_docs;
+
+    if (h->block_size != XG_FMT_BLOCK)
+        FAIL(XG_ERR_FORMAT, "unsupported block size %u", h->block_size);
+    ix->n_buckets = (n_terms + XG_FMT_DICT_BUCKET - 1) / XG_FMT_DICT_BUCKET;
+    if (s[XG_SEC_DICT_INDEX].length != (ix->n_buckets + 1) * 8)
+        FAIL(XG_ERR_FORMAT, "section DICT_INDEX has the wrong size");
+    if (n_terms > (UINT64_MAX / 128) ||
+        s[XG_SEC_TERMS].length != n_terms * (sizeof(struct xg_fmt_term) +
+                                             sizeof(struct xg_fmt_term_lr)))
+        FAIL(XG_ERR_FORMAT, "section TERMS has the wrong size");
+    if (s[XG_SEC_SHARD_DF].length != n_terms * h->n_shards * 4)
+        FAIL(XG_ERR_FORMAT, "section SHARD_DF has the wrong size");
+    if (s[XG_SEC_SKIP].length != h->n_blocks * sizeof(struct xg_fmt_skip))
+        FAIL(XG_ERR_FORMAT, "section SKIP has the wrong size");
+    if (n_docs > UINT32_MAX || s[XG_SEC_DOCIDS].length != n_docs * 4 ||
+        s[XG_SEC_DOCLENS].length != n_docs * 4)
+        FAIL(XG_ERR_FORMAT, "document sections have the wrong size");
+    if (s[XG_SEC_BLOOM].length % 8 || s[XG_SEC_HASHSEG].length % 4 ||
+        s[XG_SEC_POSTINGS].length % 4)
+        FAIL(XG_ERR_FORMAT, "section sizes are not word aligned");
+
+    const uint8_t *b = ix->base;
+    ix->dict = b + s[XG_SEC_DICT].offset;
+    ix->dict_index = (const uint64_t *)(b + s[XG_SEC_DICT_INDEX].offset);
+    ix->terms = (const struct xg_fmt_term *)(b + s[XG_SEC_TERMS].offset);
+    ix->terms_lr = (const struct xg_fmt_term_lr *)(ix->terms + n_terms);
+    ix->shard_df = (const uint32_t *)(b + s[XG_SEC_SHARD_DF].offset);
+    ix->skip = (const struct xg_fmt_skip *)(b + s[XG_SEC_SKIP].offset);
+    ix->postings = b + s[XG_SEC_POSTINGS].offset;
+    ix->postings_len = s[XG_SEC_POSTINGS].length;
+    ix->bloom = (const uint64_t *)(b + s[XG_SEC_BLOOM].offset);
+    ix->bloom_words = s[XG_SEC_BLOOM].length / 8;
+    ix->hashseg = (const uint32_t *)(b + s[XG_SEC_HASHSEG].offset);
+    ix->hashseg_len = s[XG_SEC_HASHSEG].length / 4;
+    ix->docids = (const uint32_t *)(b + s[XG_SEC_DOCIDS].offset);
+    ix->doclens = (const uint32_t *)(b + s[XG_SEC_DOCLENS].offset);
+    if ((rc = check_impacts(ix, path))) return rc;
+
+    if (xg_dict_walk(ix->dict, s[XG_SEC_DICT].length, ix->dict_index,
+                     ix->n_buckets, n_terms, NULL, NULL))
+        FAIL(XG_ERR_FORMAT, "%s", xg_last_error());
+    ix->dict_keys = malloc((ix->n_buckets + 1) * sizeof *ix->dict_keys);
+    if (!ix->dict_keys) FAIL(XG_ERR_NOMEM, "out of memory");
+    if (xg_dict_keys(ix->dict, s[XG_SEC_DICT].length, ix->dict_index,
+                     ix->n_buckets, ix->dict_keys))
+        FAIL(XG_ERR_FORMAT, "%s", xg_last_error());
+
+    /* Documents: docids strictly ascending, lengths add up. */
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < n_docs; ++i) {
+        if (ix->docids[i] == 0 || (i && ix->docids[i] <= ix->docids[i - 1]))
+            FAIL(XG_ERR_FORMAT, "document %llu: docids not ascending",
+                 (unsigned long long)i);
+        total += ix->doclens[i];
+    }
+    if (n_docs && ix->docids[n_docs - 1] > h->last_docid)
+        FAIL(XG_ERR_FORMAT, "docid beyond the last docid");
+    if (total != h->total_length)
+        FAIL(XG_ERR_FORMAT, "document lengths do not add up to the total");
+
+    /* Terms: contiguous skip ranges, offsets inside their sections. */
+    uint64_t next_skip = 0, postings = 0;
+    for (uint64_t t = 0; t < n_terms; ++t) {
+        const struct xg_fmt_term *e = &ix->terms[t];
+        uint64_t nb = xg_fmt_n_blocks(ix, t);
+        if (e->df == 0 || e->df > n_docs)
+            FAIL(XG_ERR_FORMAT, "term %llu: bad document frequency",
+                 (unsigned long long)t);
+        if (e->skip_first != next_skip || nb > h->n_blocks - next_skip)
+            FAIL(XG_ERR_FORMAT, "term %llu: bad skip range",
+                 (unsigned long long)t);
+        if (e->postings_offset >= ix->postings_len ||
+            e->postings_offset % 4)
+            FAIL(XG_ERR_FORMAT, "term %llu: postings offset out of range",
+                 (unsigned long long)t);
+        if (e->bloom_offset > ix->bloom_words ||
+            e->bloom_words > ix->bloom_words - e->bloom_offset)
+            FAIL(XG_ERR_FORMAT, "term %llu: Bloom filter out of range",
+                 (unsigned long long)t);
+        if (e->hashseg_shift > 31)
+            FAIL(XG_ERR_FORMAT, "term %llu: bad hash-segment shift",
+                 (unsigned long long)t);
+        uint64_t nseg = xg_hashseg_count((uint32_t)n_docs, e->hashseg_shift);
+        if (e->hashseg_offset > ix->hashseg_len ||
+            nseg + 1 > ix->hashseg_len - e->hashseg_offset)
+            FAIL(XG_ERR_FORMAT, "term %llu: hash segments out of range",
+                 (unsigned long long)t);
+        uint64_t sdf = 0;
+        for (uint32_t sh = 0; sh < h->n_shards; ++sh)
+            sdf += ix->shard_df[t * h->n_shards + sh];
+        if (sdf != e->df)
+            FAIL(XG_ERR_FORMAT, "term %llu: shard frequencies disagree",
+                 (unsigned long long)t);
+        for (uint64_t k = 0; k < nb; ++k) {
+            const struct xg_fmt_skip *sk = &ix->skip[next_skip + k];
+            if (sk->first > sk->last || sk->last >= n_docs ||
+                sk->offset % 4 ||
+                e->postings_offset + sk->offset >= ix->postings_len ||
+                (k && sk->first <= ix->skip[next_skip + k - 1].last))
+                FAIL(XG_ERR_FORMAT, "term %llu: bad skip entry %llu",
+                     (unsigned long long)t, (unsigned long long)k);
+        }
+        next_skip += nb;
+        postings += e->df;
+    }
+    if (next_skip != h->n_blocks || postings != h->n_postings)
+        FAIL(XG_ERR_FORMAT, "block or posting counts do not add up");
+    return XG_OK;
+fail:
+    return rc;
+}
+
+int xg_fmt_open(const char *path, struct xg_index **out)
+{
+    int rc = XG_OK;
+    int fd = -1;
+    struct xg_index *ix = calloc(1, sizeof *ix);
+    *out = NULL;
+    if (!ix || !(ix->path = strdup(path))) {
+        free(ix);
+        return xg_set_error(XG_ERR_NOMEM, "%s: out of memory", path);
+    }
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) FAIL(XG_ERR_IO, "cannot open index: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) < 0) FAIL(XG_ERR_IO, "cannot stat: %s", strerror(errno));
+    if (!S_ISREG(st.st_mode)) FAIL(XG_ERR_IO, "not a regular file");
+    if ((uint64_t)st.st_size < sizeof(struct xg_fmt_header))
+        FAIL(XG_ERR_FORMAT, "truncated index (%lld bytes, header needs 512)",
+             (long long)st.st_size);
+    ix->size = (size_t)st.st_size;
+    void *m = mmap(NULL, ix->size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) FAIL(XG_ERR_IO, "cannot map: %s", strerror(errno));
+    ix->base = m;
+    close(fd);
+    fd = -1;
+
+    const struct xg_fmt_header *h = (const void *)ix->base;
+    ix->hdr = h;
+    if (memcmp(h->magic, XG_FMT_MAGIC, 8) != 0)
+        FAIL(XG_ERR_FORMAT, "not a xapian-gpu index (bad magic)");
+    if (h->endian_tag != XG_FMT_ENDIAN_TAG)
+        FAIL(XG_ERR_VERSION, "index written with another byte order");
+    if (h->version != XG_FMT_VERSION)
+        FAIL(XG_ERR_VERSION, "index format version %u, this build reads %u "
+             "(re-run xapian-gpu export)", h->version, XG_FMT_VERSION);
+    if (h->file_size != ix->size)
+        FAIL(XG_ERR_FORMAT, "truncated or extended index (%zu bytes, header "
+             "says %llu)", ix->size, (unsigned long long)h->file_size);
+    if (h->n_shards == 0 || h->n_shards > 65536 ||
+        h->n_sections != XG_SEC_COUNT ||
+        XG_FMT_TABLES_END(h->n_shards) > ix->size)
+        FAIL(XG_ERR_FORMAT, "bad shard or section count");
+    {
+        uint64_t tables = XG_FMT_TABLES_END(h->n_shards);
+        uint32_t zero = 0, crc;
+        crc = xg_crc32c(0, ix->base, 16);
+        crc = xg_crc32c(crc, &zero, 4);
+        crc = xg_crc32c(crc, ix->base + 20, tables - 20);
+        if (crc != h->header_crc)
+            FAIL(XG_ERR_CHECKSUM, "header checksum mismatch");
+    }
+    ix->shards = (const void *)(ix->base + XG_FMT_SHARDS_OFFSET);
+    ix->sec = (const void *)(ix->base + XG_FMT_SECTIONS_OFFSET(h->n_shards));
+    for (unsigned i = 0; i < XG_SEC_COUNT; ++i) {
+        const struct xg_fmt_section *s = &ix->sec[i];
+        if (s->id != i || s->offset % XG_FMT_ALIGN ||
+            s->offset < XG_FMT_TABLES_END(h->n_shards) ||
+            s->offset > ix->size || s->length > ix->size - s->offset)
+            FAIL(XG_ERR_FORMAT, "section %s out of bounds (truncated?)",
+                 section_names[i]);
+        if (xg_crc32c(0, ix->base + s->offset, s->length) != s->crc)
+            FAIL(XG_ERR_CHECKSUM, "checksum mismatch in section %s",
+                 section_names[i]);
+    }
+    if ((rc = check_structure(ix, path))) goto fail;
+    *out = ix;
+    return XG_OK;
+fail:
+    if (fd >= 0) close(fd);
+    xg_fmt_close(ix);
+    return rc;
+}
+
+int xg_fmt_check_shards(const struct xg_index *ix, uint32_t n_shards,
+                        const char *const *uuids, const uint64_t *revisions)
+{
+    const struct xg_fmt_header *h = ix->hdr;
+    if (h->n_shards != n_shards)
+        return xg_set_error(XG_ERR_STALE, "%s: stale index: exported from %u "
+                            "shard(s), the database has %u (re-run xapian-gpu "
+                            "export)", ix->path, h->n_shards, n_shards);
+    for (uint32_t i = 0; i < n_shards; ++i) {
+        const struct xg_fmt_shard *s = &ix->shards[i];
+        if (strncmp(s->uuid, uuids[i], XG_FMT_UUID_LEN) != 0)
+            return xg_set_error(XG_ERR_STALE, "%s: stale index: shard %u has "
+                                "uuid %s, the index was exported from %.40s "
+                                "(re-run xapian-gpu export)", ix->path, i,
+                                uuids[i], s->uuid);
+        if (s->revision != revisions[i])
+            return xg_set_error(XG_ERR_STALE, "%s: stale index: shard %u is "
+                                "at revision %llu, the index was exported at "
+                                "%llu (re-run xapian-gpu export)", ix->path,
+                                i, (unsigned long long)revisions[i],
+                                (unsigned long long)s->revision);
+    }
+    return XG_OK;
+}
+
+int64_t xg_fmt_lookup(const struct xg_index *ix, const char *term,
+                      size_t len)
+{
+    return xg_dict_lookup(ix->dict, ix->sec[XG_SEC_DICT].length,
+                          ix->dict_index, ix->dict_keys, ix->n_buckets,
+                          ix->hdr->n_terms,
+                          term, len);
+}
+
+static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
+                        uint32_t *docs, uint32_t *wdfs, uint32_t *n,
+                        uint32_t *bytes);
+
+int xg_fmt_block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
+                        uint32_t *docs, uint32_t *wdfs, uint32_t *n)
+{
+    uint32_t bytes;
+    return block_decode(ix, t, blk, docs, wdfs, n, &bytes);
+}
+
+int xg_fmt_list_bytes(const struct xg_index *ix, uint64_t t, uint64_t *bytes)
+{
+    uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK], n, last_bytes = 0;
+    const uint32_t last = xg_fmt_n_blocks(ix, t) - 1;
+    int rc = block_decode(ix, t, last, docs, wdfs, &n, &last_bytes);
+    if (rc) return rc;
+    *bytes = (uint64_t)ix->skip[ix->terms[t].skip_first + last].offset +
+             last_bytes;
+    return XG_OK;
+}
+
+static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
+                        uint32_t *docs, uint32_t *wdfs, uint32_t *n,
+                        uint32_t *bytes)
+{
+    const struct xg_fmt_term *e = &ix->terms[t];
+    const struct xg_fmt_skip *sk = &ix->skip[e->skip_first + blk];
+    uint32_t expect = e->df - blk * XG_FMT_BLOCK;
+    if (expect > XG_FMT_BLOCK) expect = XG_FMT_BLOCK;
+    uint64_t at = e->postings_offset + sk->offset;
+    const uint32_t *w = (const uint32_t *)(ix->postings + at);
+    size_t avail = (size_t)((ix->postings_len - at) / 4);
+    uint32_t nd = 0, nw = 0, used = 0, used2 = 0;
+    if (xg_pfor_decode_ref(w, avail, docs, &nd, &used) ||
+        xg_pfor_decode_ref(w + used, avail - used, wdfs, &nw, &used2) ||
+        nd != expect || nw != expect || docs[0] != 0)
+        return xg_set_error(XG_ERR_FORMAT, "%s: term %llu block %u is corrupt",
+                            ix->path, (unsigned long long)t, blk);
+    for (uint32_t i = 1; i < nd; ++i)
+        if (docs[i] == 0)
+            return xg_set_error(XG_ERR_FORMAT, "%s: term %llu block %u: "
+                                "docids not ascending", ix->path,
+                                (unsigned long long)t, blk);
+    *bytes = 4 * (used + used2);
+    xg_pfor_prefix_sum(docs, nd, sk->first);
+    for (uint32_t i = 1; i < nd; ++i)
+        if (docs[i] <= docs[i - 1])
+            return xg_set_error(XG_ERR_FORMAT, "%s: term %llu block %u: "
+                                "docids wrap around", ix->path,
+                                (unsigned long long)t, blk);
+    if (docs[nd - 1] != sk->last)
+        return xg_set_error(XG_ERR_FORMAT, "%s: term %llu block %u does not "
+                            "end at its skip entry", ix->path,
+                            (unsigned long long)t, blk);
+    *n = nd;
+    return XG_OK;
+}
+
+char *xg_fmt_default_path(const char *db_path)
+{
+    struct stat st;
+    size_t n = strlen(db_path);
+    char *p = malloc(n + 32);
+    if (!p) return NULL;
+    while (n > 1 && db_path[n - 1] == '/') --n;
+    if (stat(db_path, &st) == 0 && S_ISDIR(st.st_mode))
+        snprintf(p, n + 32, "%.*s/xapian-gpu.idx", (int)n, db_path);
+    else
+        snprintf(p, n + 32, "%.*s.xapian-gpu.idx", (int)n, db_path);
+    return p;
+}

@@ -1,0 +1,344 @@
+/** @file batch.c
+ *  @brief Batch work description and MSet assembly (see batch.h).
+ *
+ *  Query paths: an AND whose every operand is one term goes to the
+ *  intersection (seed 003/004: shortest list first, membership tests in the
+ *  others); everything else (OR, AND of OR-groups) accumulates into a dense
+ *  row per query: doubles, or, for an OR from an index's impacts, uint32
+ *  integer bounds (impact.h).  DENSE queries and their lists come first so
+ *  each kind of kernel covers one contiguous range.
+ */
+#include "batch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/error.h"
+#include "../index/impact.h"
+#include "member.h"
+#include "merge.h"
+
+static int grow(void **p, uint32_t *cap, uint32_t need, size_t elem)
+{
+    if (need <= *cap) return XG_OK;
+    uint32_t c = *cap ? *cap : 64;
+    while (c < need) c *= 2;
+    void *q = realloc(*p, (size_t)c * elem);
+    if (!q) return xg_set_error(XG_ERR_NOMEM, "out of memory (batch)");
+    *p = q;
+    *cap = c;
+    return XG_OK;
+}
+
+void xg_batch_free(struct xg_batch *b)
+{
+    free(b->queries);
+    free(b->qmap);
+    free(b->lists);
+    free(b->leaf_list);
+    free(b->leaf_tw);
+    free(b->plan);
+    free(b->iq);
+    free(b->iprefix);
+    free(b->mlist);
+    free(b->mprefix);
+    memset(b, 0, sizeof *b);
+}
+
+/* Which path serves q, or -1 (CPU matcher), or -2 (empty result). */
+static int classify(const struct xg_engine_query *eq)
+{
+    const struct xg_query *q = eq->q;
+    if (q->n_leaves == 0) return -2;
+    if (q->n_leaves > XG_GPU_MAX_LEAVES) return -1;
+    int is_and = q->op == XG_QOP_AND && q->n_groups > 1;
+    if (!is_and) return XG_DPATH_DENSE;
+    if (q->n_groups > XG_GPU_MAX_GROUPS) return -1;
+    /* Every operand needs an indexed term, or nothing matches. */
+    uint32_t live = 0;
+    for (uint32_t i = 0; i < q->n_leaves; ++i)
+        if (eq->leaf_term[i] >= 0) live |= 1u << q->leaves[i].group;
+    if (live != (q->n_groups == 32 ? 0xFFFFFFFFu : (1u << q->n_groups) - 1u))
+        return -2;
+    /* Single-term operands: the intersection. */
+    int64_t gterm[XG_GPU_MAX_GROUPS];
+    for (uint32_t g = 0; g < q->n_groups; ++g) gterm[g] = -3;
+    for (uint32_t i = 0; i < q->n_leaves; ++i) {
+        int64_t *t = &gterm[q->leaves[i].group];
+        if (*t == -3) *t = eq->leaf_term[i];
+        else if (*t != eq->leaf_term[i]) return XG_DPATH_DENSE;
+    }
+    return XG_DPATH_INTERSECT;
+}
+
+static int add_query(struct xg_batch *b, const struct xg_index *ix,
+                     const struct xg_engine_query *eq, uint32_t caller,
+                     int path, const struct xg_bm25_params *p,
+                     uint32_t member, int bloom)
+{
+    const struct xg_query *q = eq->q;
+    const struct xg_fmt_header *h = ix->hdr;
+    int rc;
+    if ((rc = grow((void **)&b->queries, &b->cap_queries, b->n_queries + 1,
+                   sizeof *b->queries)))
+        return rc;
+    /* qmap (and leaf_tw below) share their partner's capacity. */
+    uint32_t *qm = realloc(b->qmap, (size_t)b->cap_queries * sizeof *qm);
+    if (!qm) return xg_set_error(XG_ERR_NOMEM, "out of memory (batch)");
+    b->qmap = qm;
+    struct xg_dquery *dq = &b->queries[b->n_queries];
+    memset(dq, 0, sizeof *dq);
+    dq->path = (uint32_t)path;
+    dq->k = eq->k;
+    dq->list_first = b->n_lists;
+    dq->leaf_first = b->n_leaves;
+    dq->n_leaves = q->n_leaves;
+    dq->n_groups = q->op == XG_QOP_AND ? q->n_groups : 1;
+    int is_and = q->op == XG_QOP_AND && q->n_groups > 1;
+    dq->all_groups = is_and ? (q->n_groups == 32 ? 0xFFFFFFFFu
+                                                 : (1u << q->n_groups) - 1u)
+                            : 0;
+    if ((rc = grow((void **)&b->leaf_list, &b->cap_leaves,
+                   b->n_leaves + q->n_leaves, sizeof *b->leaf_list)))
+        return rc;
+    double *tw = realloc(b->leaf_tw, (size_t)b->cap_leaves * sizeof *tw);
+    if (!tw) return xg_set_error(XG_ERR_NOMEM, "out of memory (batch)");
+    b->leaf_tw = tw;
+    /* Distinct indexed terms become lists. */
+    uint32_t n_lists = 0, shortest_df = UINT32_MAX;
+    for (uint32_t i = 0; i < q->n_leaves; ++i) {
+        uint32_t li = UINT32_MAX;
+        double leaf_tw = 0;
+        int64_t t = eq->leaf_term[i];
+        if (t >= 0) {
+            leaf_tw = xg_bm25_termweight(p, h->n_docs, ix->terms[t].df,
+                                         q->leaves[i].wqf,
+                                         q->leaves[i].factor);
+            for (uint32_t j = 0; j < n_lists; ++j)
+                if (b->lists[dq->list_first + j].term == (uint32_t)t) li = j;
+            if (li == UINT32_MAX) {
+                if ((rc = grow((void **)&b->lists, &b->cap_lists,
+                               b->n_lists + n_lists + 1, sizeof *b->lists)))
+                    return rc;
+                struct xg_dlist *l = &b->lists[dq->list_first + n_lists];
+                memset(l, 0, sizeof *l);
+                l->query = b->n_queries;
+                l->term = (uint32_t)t;
+                l->df = ix->terms[t].df;
+                l->n_blocks = xg_fmt_n_blocks(ix, (uint64_t)t);
+                l->decoded = UINT64_MAX;
+                l->mpos = UINT64_MAX;
+                if (l->df < shortest_df) {
+                    shortest_df = l->df;
+                    dq->shortest = n_lists;
+                }
+                li = n_lists++;
+            }
+            struct xg_dlist *l = &b->lists[dq->list_first + li];
+            l->weight += leaf_tw;
+            l->group_mask |= is_and ? 1u << q->leaves[i].group : 1u;
+        }
+        b->leaf_list[b->n_leaves + i] = li == UINT32_MAX ? XG_GPU_MAX_LEAVES
+                                                         : li;
+        b->leaf_tw[b->n_leaves + i] = leaf_tw;
+    }
+    dq->n_lists = n_lists;
+    for (uint32_t j = 0; j < n_lists; ++j) {
+        struct xg_dlist *l = &b->lists[dq->list_first + j];
+        l->block_start = b->total_blocks;
+        b->total_blocks += l->n_blocks;
+        if (path != XG_DPATH_INTERSECT) continue;
+        l->decoded = b->decoded_total;
+        b->decoded_total += l->df;
+        if (j == dq->shortest) continue; /* the probes: decoded whole */
+        /* Every other list is probed by the shortest one's postings. */
+        uint32_t m = member;
+        if (m == XG_MEMBER_AUTO)
+            m = xg_member_choose(&ix->terms[l->term], &ix->terms_lr[l->term],
+                                 (uint32_t)h->n_docs, shortest_df);
+        /* Bloom only when asked for (--bloom on): see member.h. */
+        if (bloom == 1 && ix->terms[l->term].bloom_words &&
+            m != XG_MEMBER_MERGE)
+            m |= XG_MEMBER_BLOOM;
+        l->method = m;
+        if (m == XG_MEMBER_MERGE) {
+            l->mpos = b->mpos_total;
+            b->mpos_total += shortest_df;
+            if ((rc = grow((void **)&b->mlist, &b->cap_mlist, b->n_ml + 1,
+                           sizeof *b->mlist)))
+                return rc;
+            b->mlist[b->n_ml++] = dq->list_first + j;
+        }
+    }
+    if (path == XG_DPATH_DENSE) b->dense_blocks = b->total_blocks;
+    if (path == XG_DPATH_DENSE && b->impacts && !is_and) {
+        /* OR from impacts: integer bounds in the uint32 row (impact.h). */
+        double w[XG_GPU_MAX_LEAVES], s[XG_GPU_MAX_LEAVES];
+        uint32_t m[XG_GPU_MAX_LEAVES];
+        for (uint32_t j = 0; j < n_lists; ++j) {
+            const struct xg_dlist *l = &b->lists[dq->list_first + j];
+            w[j] = l->weight;
+            s[j] = ix->impacts[l->term].scale;
+        }
+        double unit;
+        xg_impact_units(w, s, n_lists, m, &dq->margin, &unit);
+        dq->margin *= b->impact_slack;
+        for (uint32_t j = 0; j < n_lists; ++j)
+            b->lists[dq->list_first + j].imp_mult = m[j];
+        dq->impact_row = 1;
+    } else if (path == XG_DPATH_DENSE) {
+        ++b->exact_rows;
+    }
+    b->n_lists += n_lists;
+    b->n_leaves += q->n_leaves;
+
+    /* Plans, one per shard, all of one length. */
+    uint32_t n_shards = h->n_shards, len = eq->plans[0].n_ops;
+    if ((rc = grow((void **)&b->plan, &b->cap_plan,
+                   b->n_plan + len * n_shards, sizeof *b->plan)))
+        return rc;
+    dq->plan_first = b->n_plan;
+    dq->plan_stride = len;
+    dq->plan_len = len;
+    for (uint32_t s = 0; s < n_shards; ++s) {
+        if (eq->plans[s].n_ops != len)
+            return xg_set_error(XG_ERR_ARG, "plans differ in length");
+        memcpy(b->plan + b->n_plan + s * len, eq->plans[s].ops,
+               len * sizeof *b->plan);
+    }
+    b->n_plan += len * n_shards;
+
+    if (path == XG_DPATH_DENSE) dq->slot = b->n_rows++;
+    dq->cand_cap = eq->k * 4 > b->cand_min ? eq->k * 4 : b->cand_min;
+    if (path == XG_DPATH_INTERSECT && shortest_df < dq->cand_cap)
+        dq->cand_cap = shortest_df;
+    dq->cand_first = b->cand_total;
+    b->cand_total += dq->cand_cap;
+    if (path == XG_DPATH_INTERSECT) {
+        dq->icand_first = b->icand_total;
+        b->icand_total += shortest_df;
+    }
+    b->qmap[b->n_queries++] = caller;
+    return XG_OK;
+}
+
+int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
+                   const struct xg_engine_query *qs, uint32_t first,
+                   uint32_t n, const struct xg_bm25_params *p,
+                   const struct xg_batch_opts *o, struct xg_result *out,
+                   int *status)
+{
+    int rc;
+    b->impacts = o->impacts;
+    b->cand_min = o->cand_min;
+    b->impact_slack = o->impact_slack;
+    b->n_queries = b->n_lists = b->n_dense_lists = b->n_leaves = 0;
+    b->n_plan = b->n_iq = b->n_rows = 0;
+    b->dense_blocks = b->total_blocks = b->decoded_total = 0;
+    b->icand_total = b->cand_total = b->mpos_total = 0;
+    b->n_ml = 0;
+    b->exact_rows = 0;
+    xg_bm25_query_init(p, ix->hdr->n_docs, ix->hdr->total_length, 0,
+                       &b->bm25);
+    /* Two passes: DENSE queries, then INTERSECT ones. */
+    for (int pass = 0; pass < 2; ++pass) {
+        for (uint32_t i = first; i < first + n; ++i) {
+            int path = classify(&qs[i]);
+            if (pass == 0 && (path == -1 || path == -2 || p->k2 != 0)) {
+                memset(&out[i], 0, sizeof out[i]);
+                status[i] = path == -2 && p->k2 == 0 ? XG_OK
+                                                     : XG_ERR_UNSUPPORTED;
+                continue;
+            }
+            if (path != (pass == 0 ? XG_DPATH_DENSE : XG_DPATH_INTERSECT) ||
+                p->k2 != 0)
+                continue;
+            status[i] = XG_OK;
+            if ((rc = add_query(b, ix, &qs[i], i, path, p, o->member,
+                                o->bloom)))
+                return rc;
+        }
+        if (pass == 0) b->n_dense_lists = b->n_lists;
+    }
+    /* The intersection's work list: shortest-list postings per query. */
+    uint32_t n_iq = 0;
+    for (uint32_t i = 0; i < b->n_queries; ++i)
+        n_iq += b->queries[i].path == XG_DPATH_INTERSECT;
+    free(b->iq);
+    free(b->iprefix);
+    free(b->mprefix);
+    b->iq = malloc((n_iq + 1) * sizeof *b->iq);
+    b->iprefix = malloc((n_iq + 1) * sizeof *b->iprefix);
+    b->mprefix = malloc((b->n_ml + 1) * sizeof *b->mprefix);
+    if (!b->iq || !b->iprefix || !b->mprefix)
+        return xg_set_error(XG_ERR_NOMEM, "out of memory (batch)");
+    /* The merge paths' work list: tiles per MERGE list. */
+    b->mprefix[0] = 0;
+    for (uint32_t m = 0; m < b->n_ml; ++m) {
+        const struct xg_dlist *l = &b->lists[b->mlist[m]];
+        const struct xg_dquery *q = &b->queries[l->query];
+        b->mprefix[m + 1] =
+            b->mprefix[m] +
+            xg_merge_tiles(b->lists[q->list_first + q->shortest].df, l->df);
+    }
+    b->iprefix[0] = 0;
+    for (uint32_t i = 0; i < b->n_queries; ++i) {
+        const struct xg_dquery *q = &b->queries[i];
+        if (q->path != XG_DPATH_INTERSECT) continue;
+        b->iq[b->n_iq] = i;
+        b->iprefix[b->n_iq + 1] =
+            b->iprefix[b->n_iq] + b->lists[q->list_first + q->shortest].df;
+        ++b->n_iq;
+    }
+    return XG_OK;
+}
+
+static int cmp_cand(const void *x, const void *y)
+{
+    const struct xg_dcand *a = x, *b = y;
+    if (a->weight > b->weight) return -1;
+    if (a->weight < b->weight) return 1;
+    return a->doc < b->doc ? -1 : a->doc > b->doc;
+}
+
+int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
+                    const struct xg_dqresult *res,
+                    const struct xg_dcand *cand, int packed,
+                    struct xg_result *out, int *status)
+{
+    uint64_t at = 0;
+    for (uint32_t i = 0; i < b->n_queries; ++i) {
+        const struct xg_dquery *q = &b->queries[i];
+        uint32_t caller = b->qmap[i];
+        uint64_t first = packed ? at : q->cand_first;
+        at += res[i].n_cand;
+        memset(&out[caller], 0, sizeof out[caller]);
+        if (res[i].overflow) {
+            status[caller] = XG_ERR_UNSUPPORTED;
+            continue;
+        }
+        uint32_t n = res[i].n_cand;
+        struct xg_dcand *c = malloc((n ? n : 1) * sizeof *c);
+        if (!c) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        uint32_t m = 0;
+        for (uint32_t j = 0; j < n; ++j)
+            if (cand[first + j].matched) c[m++] = cand[first + j];
+        qsort(c, m, sizeof *c, cmp_cand);
+        uint32_t k = m < q->k ? m : q->k;
+        out[caller].hits = malloc((k ? k : 1) * sizeof *out[caller].hits);
+        if (!out[caller].hits) {
+            free(c);
+            return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        }
+        for (uint32_t j = 0; j < k; ++j) {
+            out[caller].hits[j].docid = ix->docids[c[j].doc];
+            out[caller].hits[j].reserved = 0;
+            out[caller].hits[j].weight = c[j].weight;
+        }
+        out[caller].n_hits = k;
+        out[caller].matches_estimated = res[i].matched;
+        status[caller] = XG_OK;
+        free(c);
+    }
+    return XG_OK;
+}

@@ -1,0 +1,79 @@
+/** @file batch.h
+ *  @brief Build one batch's work description (query/engine_types.h) from parsed
+ *         queries, and turn the selected, rescored candidates back into
+ *         MSets.  Pure C: shared by the GPU pipeline and the twin pipeline.
+ */
+#ifndef XG_BATCH_H
+#define XG_BATCH_H
+
+#include <stdint.h>
+
+#include "../bm25.h"
+#include "engine.h"
+#include "engine_types.h"
+
+struct xg_batch {
+    uint32_t n_queries;             /* queries sent to the device */
+    struct xg_dquery *queries;
+    uint32_t *qmap;                 /* batch query -> caller's index */
+    uint32_t n_lists, n_dense_lists;/* DENSE queries' lists come first */
+    struct xg_dlist *lists;
+    uint64_t dense_blocks, total_blocks;
+    uint32_t n_leaves;
+    uint32_t *leaf_list;
+    double *leaf_tw;
+    uint32_t n_plan;
+    struct xg_plan_op *plan;
+    uint32_t n_iq;                  /* INTERSECT queries */
+    uint32_t *iq;
+    uint64_t *iprefix;
+    uint32_t n_ml;                  /* XG_MEMBER_MERGE lists (merge.h) */
+    uint32_t *mlist;
+    uint64_t *mprefix;              /* n_ml + 1 prefix sums of chunks */
+    uint64_t mpos_total;            /* their positions (xg_dlist.mpos) */
+    uint32_t n_rows;                /* dense accumulator rows */
+    uint64_t decoded_total;         /* scratch postings (INTERSECT lists) */
+    uint64_t icand_total, cand_total;
+    uint32_t cap_queries, cap_lists, cap_leaves, cap_plan, cap_mlist;
+    struct xg_bm25_query bm25;
+    int impacts;                    /* OR queries accumulate impact bounds */
+    uint32_t exact_rows;            /* DENSE queries with a double row */
+    uint32_t cand_min;
+    double impact_slack;
+};
+
+/* How a batch is built. */
+struct xg_batch_opts {
+    uint32_t member;                /* engine option (enum xg_member_method) */
+    int bloom;                      /* engine option */
+    int impacts;                    /* DENSE OR queries choose candidates
+                                       from the index's impacts (the caller
+                                       checked they were made for p) */
+    uint32_t cand_min;              /* least candidate room per query */
+    double impact_slack;            /* impact margins times this (1; the
+                                       tests widen them to force overflows
+                                       and so the engine's retry) */
+};
+
+/* Build the batch for queries [first, first + n) of qs.  Queries answered
+ * without the device (no leaves, an AND operand with no indexed term) get
+ * their (empty) result and status XG_OK here; those the engine cannot
+ * serve get XG_ERR_UNSUPPORTED.  Returns XG_OK or XG_ERR_NOMEM. */
+int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
+                   const struct xg_engine_query *qs, uint32_t first,
+                   uint32_t n, const struct xg_bm25_params *p,
+                   const struct xg_batch_opts *o, struct xg_result *out,
+                   int *status);
+
+/* Turn the batch's per-query results and candidates (host copies) into
+ * MSets for the caller's queries.  Query i's candidates start at its
+ * cand_first, or, if `packed`, right after query i-1's n_cand ones.  An
+ * overflowing query gets status XG_ERR_UNSUPPORTED.  Returns XG_OK or XG_ERR_NOMEM. */
+int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
+                    const struct xg_dqresult *res,
+                    const struct xg_dcand *cand, int packed,
+                    struct xg_result *out, int *status);
+
+void xg_batch_free(struct xg_batch *b);
+
+#endif

@@ -1,0 +1,472 @@
+/** @file engine.c
+ *  @brief The engine's host side: loading, batching, the twin pipeline, and
+ *         MSet assembly (see engine.h).  The device side is engine_cuda.c.
+ */
+#include "engine_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "accumulate.h"
+#include "decode.h"
+#include "../runtime/error.h"
+#include "finish.h"
+#include "intersect.h"
+#include "merge.h"
+#include "topk.h"
+
+int xg_dindex_block_ref(const struct xg_dindex *ix, uint32_t t, uint32_t blk,
+                        uint32_t *docs, uint32_t *wdfs, uint32_t *n);
+
+/* Fault injection (tests): the n-th next allocation of either pipeline
+ * fails as if memory ran out. */
+static _Atomic int fail_countdown;
+
+void xg_engine_fail_next_alloc(int n) { fail_countdown = n; }
+
+int xg_engine_fault_take(void)
+{
+    int n = fail_countdown;
+    if (n <= 0) return 0;
+    fail_countdown = n - 1;
+    return n == 1;
+}
+
+/* calloc for the twin pipeline, honouring fault injection. */
+static void *talloc(size_t n, size_t size)
+{
+    return xg_engine_fault_take() ? NULL : calloc(n, size);
+}
+
+/* Verify every block on the CPU once, so kernels can trust the headers. */
+static int verify_blocks(const struct xg_index *ix)
+{
+    uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK], n;
+    for (uint64_t t = 0; t < ix->hdr->n_terms; ++t)
+        for (uint32_t b = 0; b < xg_fmt_n_blocks(ix, t); ++b) {
+            int rc = xg_fmt_block_decode(ix, t, b, docs, wdfs, &n);
+            if (rc) return rc;
+        }
+    return XG_OK;
+}
+
+int xg_engine_plan_memory(struct xg_gpu *e, uint64_t budget)
+{
+    const struct xg_index *ix = e->ix;
+    const struct xg_fmt_section *s = ix->sec;
+    const uint64_t n_terms = ix->hdr->n_terms, n_docs = ix->hdr->n_docs;
+    /* Always resident: everything but the lists. */
+    const uint64_t meta =
+        s[XG_SEC_SKIP].length + n_terms * (sizeof(struct xg_fmt_term) +
+                                           sizeof(struct xg_fmt_term_lr) + 8) +
+        s[XG_SEC_BLOOM].length + s[XG_SEC_HASHSEG].length + n_docs * 8 +
+        (n_docs + 1) * sizeof(double) +
+        (e->hix.impacts ? s[XG_SEC_IMPACTS].length : 0);
+    const uint64_t reserve = budget / 4, lists = ix->postings_len;
+    uint64_t pool = e->o.list_cache;
+    if (!pool) {
+        if (!budget || meta + lists + XG_POSTINGS_PAD + reserve <= budget)
+            return XG_OK;
+        if (meta + reserve + XG_POSTINGS_PAD >= budget)
+            return xg_set_error(XG_ERR_NOMEM, "GPU: the index's metadata "
+                                "(%llu bytes) leaves no room for its lists "
+                                "in a %llu-byte budget",
+                                (unsigned long long)meta,
+                                (unsigned long long)budget);
+        pool = budget - meta - reserve - XG_POSTINGS_PAD;
+    }
+    e->list_bytes = malloc(n_terms * sizeof *e->list_bytes);
+    if (!e->list_bytes) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    uint64_t longest = 0;
+    for (uint64_t t = 0; t < n_terms; ++t) {
+        int rc = xg_fmt_list_bytes(ix, t, &e->list_bytes[t]);
+        if (rc) return rc;
+        if (e->list_bytes[t] > longest) longest = e->list_bytes[t];
+    }
+    int rc = xg_lcache_create(pool, n_terms, &e->cache);
+    if (rc) return rc;
+    /* The buddy pool's largest block is the largest power of two of
+     * XG_LCACHE_UNIT units in it. */
+    uint64_t block = XG_LCACHE_UNIT;
+    while (block * 2 <= pool) block *= 2;
+    if (longest > block)
+        return xg_set_error(XG_ERR_NOMEM, "GPU: the longest list (%llu bytes)"
+                            " does not fit a %llu-byte list cache",
+                            (unsigned long long)longest,
+                            (unsigned long long)pool);
+    e->cache_pool = pool;
+    e->st.cache_pool = pool;
+    return XG_OK;
+}
+
+/* Make every list of the batch resident and pinned: copy in the ones the
+ * cache had not, and record where they went.  XG_ERR_NOMEM when they do
+ * not fit together (the caller splits the batch). */
+static int place_lists(struct xg_gpu *e)
+{
+    if (!e->cache) return XG_OK;
+    const struct xg_batch *b = &e->batch;
+    xg_lcache_unpin_all(e->cache);
+    e->n_patch = 0;
+    int rc = XG_OK;
+    for (uint32_t i = 0; i < b->n_lists && !rc; ++i) {
+        const uint32_t t = b->lists[i].term;
+        uint64_t off;
+        int load;
+        rc = xg_lcache_acquire(e->cache, t, e->list_bytes[t], &off, &load);
+        if (rc || !load) continue;
+        if (e->n_patch + 1 > e->cap_patch) {
+            uint32_t c = e->cap_patch ? 2 * e->cap_patch : 256;
+            uint64_t *p = realloc(e->patch, 2 * (size_t)c * sizeof *p);
+            if (!p) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+            e->patch = p;
+            e->cap_patch = c;
+        }
+        e->patch[2 * e->n_patch] = t;
+        e->patch[2 * e->n_patch + 1] = off;
+        ++e->n_patch;
+        if (e->o.use_device) {
+            rc = xg_engine_dev_load_list(e, t, off);
+        } else {
+            memcpy(e->hpool + off, e->ix->postings + e->ix->terms[t].postings_offset,
+                   e->list_bytes[t]);
+            e->list_off[t] = off;
+        }
+    }
+    /* Lists placed before a failure stay resident: record them too. */
+    if (e->o.use_device) {
+        int rc2 = xg_engine_dev_patch_offsets(e);
+        if (!rc) rc = rc2;
+    }
+    return rc;
+}
+
+static int set_kd(struct xg_gpu *e, const struct xg_bm25_params *p)
+{
+    if (e->kd_valid && !memcmp(&e->kd_params, p, sizeof *p)) return XG_OK;
+    struct xg_bm25_query q;
+    xg_bm25_query_init(p, e->ix->hdr->n_docs, e->ix->hdr->total_length, 0, &q);
+    for (uint64_t d = 0; d < e->ix->hdr->n_docs; ++d)
+        e->h_kd[d] = xg_bm25_kd(&q, e->ix->doclens[d]);
+    e->kd_params = *p;
+    e->kd_valid = 1;
+    return e->o.use_device ? xg_engine_dev_set_kd(e) : XG_OK;
+}
+
+int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
+                   xg_gpu **out)
+{
+    int rc;
+    struct xg_gpu *e = calloc(1, sizeof *e);
+    *out = NULL;
+    if (!e) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    e->ix = ix;
+    e->o = *o;
+    if (!e->o.max_batch) e->o.max_batch = 256;
+    e->h_kd = malloc((ix->hdr->n_docs + 1) * sizeof *e->h_kd);
+    if (!e->h_kd) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    if ((rc = verify_blocks(ix))) goto fail;
+    e->list_off = malloc((ix->hdr->n_terms + 1) * sizeof *e->list_off);
+    if (!e->list_off) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (uint64_t t = 0; t < ix->hdr->n_terms; ++t)
+        e->list_off[t] = ix->terms[t].postings_offset;
+    e->hix.list_off = e->list_off;
+    e->hix.postings = ix->postings;
+    e->hix.skip = ix->skip;
+    e->hix.terms = ix->terms;
+    e->hix.terms_lr = ix->terms_lr;
+    e->hix.bloom = ix->bloom;
+    e->hix.hashseg = ix->hashseg;
+    e->hix.docids = ix->docids;
+    e->hix.doclens = ix->doclens;
+    e->hix.kd = e->h_kd;
+    if (o->impacts >= 0 && ix->impacts) {
+        e->hix.impacts = ix->impacts;
+        e->hix.impact_codes = ix->impact_codes;
+    }
+    e->hix.n_docs = (uint32_t)ix->hdr->n_docs;
+    e->hix.n_shards = ix->hdr->n_shards;
+    e->hix.bloom_hashes = ix->hdr->bloom_hashes;
+    if (o->use_device) {
+        if ((rc = xg_engine_dev_open(e))) goto fail; /* plans its memory */
+    } else {
+        /* The twins honour the same budget, with a host pool. */
+        if ((rc = xg_engine_plan_memory(e, o->memory_budget))) goto fail;
+        if (e->cache) {
+            /* Impacts follow the lists: only resident ones are used. */
+            e->hix.impacts = NULL;
+            e->hix.impact_codes = NULL;
+            e->hpool = calloc(1, e->cache_pool + XG_POSTINGS_PAD);
+            if (!e->hpool) {
+                rc = xg_set_error(XG_ERR_NOMEM, "out of memory (list cache)");
+                goto fail;
+            }
+            e->hix.postings = e->hpool;
+        }
+    }
+    e->st.impacts_resident = e->hix.impacts != NULL;
+    *out = e;
+    return XG_OK;
+fail:
+    xg_engine_close(e);
+    return rc;
+}
+
+void xg_engine_close(xg_gpu *e)
+{
+    if (!e) return;
+    if (e->o.use_device) {
+        xg_engine_dev_close(e); /* frees its pinned h_res, h_cand */
+    } else {
+        free(e->h_res);
+        free(e->h_cand);
+    }
+    xg_batch_free(&e->batch);
+    xg_lcache_destroy(e->cache);
+    free(e->list_bytes);
+    free(e->list_off);
+    free(e->hpool);
+    free(e->patch);
+    free(e->h_kd);
+    free(e);
+}
+
+const struct xg_engine_stats *xg_engine_stats(const xg_gpu *e)
+{
+    return &e->st;
+}
+
+int xg_engine_host_room(struct xg_gpu *e)
+{
+    const struct xg_batch *b = &e->batch;
+    if (b->n_queries > e->cap_res) {
+        void *p = realloc(e->h_res, b->n_queries * sizeof *e->h_res);
+        if (!p) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        e->h_res = p;
+        e->cap_res = b->n_queries;
+    }
+    if (b->cand_total > e->cap_cand) {
+        void *p = realloc(e->h_cand, b->cand_total * sizeof *e->h_cand);
+        if (!p) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        e->h_cand = p;
+        e->cap_cand = b->cand_total;
+    }
+    return XG_OK;
+}
+
+/* The twin pipeline: the kernels' CPU twins on host buffers. */
+static int run_ref(struct xg_gpu *e)
+{
+    struct xg_batch *b = &e->batch;
+    const uint64_t n_docs = e->hix.n_docs;
+    int rc = xg_engine_host_room(e);
+    if (rc) return rc;
+    double *acc = talloc(b->n_rows * n_docs + 1, sizeof *acc);
+    uint32_t *mask = talloc(b->n_rows * n_docs + 1, sizeof *mask);
+    uint32_t *docs = talloc(b->decoded_total + 1, sizeof *docs);
+    uint32_t *wdfs = talloc(b->decoded_total + 1, sizeof *wdfs);
+    uint32_t *icount = talloc(b->n_queries + 1, sizeof *icount);
+    struct xg_dcand *icand = talloc(b->icand_total + 1, sizeof *icand);
+    uint8_t *bsel = talloc(b->total_blocks + 1, sizeof *bsel);
+    uint32_t *mpos = talloc(b->mpos_total + 1, sizeof *mpos);
+    if (!acc || !mask || !docs || !wdfs || !icount || !icand || !bsel ||
+        !mpos) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory (twin pipeline)");
+        goto done;
+    }
+    if ((rc = xg_accumulate_ref(&e->hix, b->lists, b->queries, 0,
+                                b->n_dense_lists, acc, mask)))
+        goto done;
+    /* AND: probes and whole lists, block selection, selected blocks,
+     * merge paths, then the intersection. */
+    struct xg_merge_args ma = {b->queries, b->lists, b->iq, b->iprefix,
+                               b->n_iq, b->n_ml, b->mlist, b->mprefix, docs,
+                               bsel, mpos};
+    if ((rc = xg_decode_lists_ref(&e->hix, b->lists, b->n_dense_lists,
+                                  b->n_lists, NULL, docs, wdfs)) ||
+        (rc = xg_block_select_ref(&e->hix, &ma)) ||
+        (rc = xg_decode_lists_ref(&e->hix, b->lists, b->n_dense_lists,
+                                  b->n_lists, bsel, docs, wdfs)) ||
+        (rc = xg_mergepath_ref(&ma)))
+        goto done;
+    struct xg_intersect_args ia = {b->queries, b->lists, b->iq, b->iprefix,
+                                   b->n_iq, 0, docs, wdfs, mpos, b->leaf_list,
+                                   b->leaf_tw, b->plan, b->bm25, icount,
+                                   icand};
+    if ((rc = xg_intersect_ref(&e->hix, &ia))) goto done;
+    struct xg_select_args sa = {b->queries, acc, mask, n_docs, icount, icand,
+                                XG_SELECT_MARGIN, e->h_cand, e->h_res, NULL,
+                                NULL};
+    if ((rc = xg_select_ref(&sa, b->n_queries))) goto done;
+    struct xg_finish_args fa = {b->queries, b->lists, e->h_res, b->leaf_list,
+                                b->leaf_tw, b->plan, b->bm25, e->h_cand};
+    rc = xg_finish_ref(&e->hix, &fa, b->n_queries);
+done:
+    free(acc);
+    free(mask);
+    free(docs);
+    free(wdfs);
+    free(icount);
+    free(icand);
+    free(bsel);
+    free(mpos);
+    return rc;
+}
+
+/* A query's work in postings: its shortest list for an AND of terms (the
+ * candidates), all its lists otherwise. */
+static uint64_t query_work(const struct xg_index *ix,
+                           const struct xg_engine_query *eq)
+{
+    const struct xg_query *q = eq->q;
+    uint64_t sum = 0, shortest = UINT64_MAX;
+    for (uint32_t i = 0; i < q->n_leaves; ++i) {
+        if (eq->leaf_term[i] < 0) continue;
+        uint64_t df = ix->terms[eq->leaf_term[i]].df;
+        sum += df;
+        if (df < shortest) shortest = df;
+    }
+    if (q->op == XG_QOP_AND && q->n_groups > 1)
+        return shortest == UINT64_MAX ? 0 : shortest;
+    return sum;
+}
+
+/* Impacts hold g = wdf / (K_d + wdf) for the header's parameters: they
+ * bound this query's weights only when its K_d is the same. */
+static int impacts_fit(const struct xg_gpu *e, const struct xg_bm25_params *p)
+{
+    const struct xg_fmt_header *h = e->ix->hdr;
+    return e->hix.impacts && p->k2 == 0 && p->k1 == h->bm25_k1 &&
+           p->b == h->bm25_b && p->min_normlen == h->bm25_min_normlen;
+}
+
+/* Answer queries qs[0..n) in batches with the given batch options.  An
+ * OR from impacts whose near-ties overflowed its candidate room is noted
+ * in retry[] (the bounds are looser than exact sums, so the exact path
+ * may still fit it); the others' statuses are final. */
+static int search_batches(xg_gpu *e, const struct xg_engine_query *qs,
+                          uint32_t n, const struct xg_bm25_params *p,
+                          const struct xg_batch_opts *bo,
+                          struct xg_result *out, int *status,
+                          uint32_t *retry, uint32_t *n_retry)
+{
+    int rc = XG_OK;
+    for (uint32_t first = 0, cnt; first < n; first += cnt) {
+        /* Close the batch at max_batch queries or at the work threshold,
+         * whichever comes first (always at least one query). */
+        uint64_t work = 0;
+        for (cnt = 0; first + cnt < n && cnt < e->o.max_batch; ++cnt) {
+            uint64_t w = query_work(e->ix, &qs[first + cnt]);
+            if (cnt && e->o.batch_work && work + w > e->o.batch_work) break;
+            work += w;
+        }
+        /* With a list cache, halve the batch until its lists fit. */
+        for (;;) {
+            rc = xg_batch_build(&e->batch, e->ix, qs, first, cnt, p, bo, out,
+                                status);
+            if (!rc) rc = place_lists(e);
+            if (rc != XG_ERR_NOMEM || !e->cache || cnt == 1) break;
+            cnt /= 2;
+            ++e->st.batch_splits;
+        }
+        if (rc == XG_ERR_NOMEM && e->cache && cnt == 1) {
+            /* One query whose lists outgrow the cache: the CPU answers. */
+            memset(&out[first], 0, sizeof out[first]);
+            status[first] = XG_ERR_UNSUPPORTED;
+            rc = XG_OK;
+            continue;
+        }
+        if (rc || !e->batch.n_queries) {
+            if (rc) return rc;
+            continue;
+        }
+        rc = e->o.use_device ? xg_engine_dev_run(e) : run_ref(e);
+        if (!rc)
+            rc = xg_batch_finish(&e->batch, e->ix, e->h_res, e->h_cand,
+                                 e->o.use_device, out, status);
+        if (rc) return rc;
+        ++e->st.batches;
+        e->st.postings_decoded += e->batch.total_blocks * XG_FMT_BLOCK;
+        for (uint32_t i = 0; i < e->batch.n_queries; ++i) {
+            e->st.candidates += e->h_res[i].n_cand;
+            if (!e->batch.queries[i].impact_row) continue;
+            ++e->st.impact_queries;
+            if (e->h_res[i].overflow && retry)
+                retry[(*n_retry)++] = e->batch.qmap[i];
+        }
+    }
+    return XG_OK;
+}
+
+int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
+                     uint32_t n, const struct xg_bm25_params *p,
+                     struct xg_result *out, int *status)
+{
+    int rc = set_kd(e, p);
+    if (rc) return rc;
+    /* XG_TEST_IMPACT_SLACK=X widens the impact margins X times: a
+     * superset of the candidates, so still exact, but overflowing. */
+    const char *slack = getenv("XG_TEST_IMPACT_SLACK");
+    struct xg_batch_opts bo = {e->o.member_method, e->o.bloom,
+                               impacts_fit(e, p),
+                               e->o.cand_min ? e->o.cand_min : 4096u,
+                               slack && atof(slack) >= 1 ? atof(slack) : 1.0};
+    uint32_t *retry = NULL, n_retry = 0;
+    struct xg_engine_query *again = NULL;
+    struct xg_result *again_out = NULL;
+    int *again_status = NULL;
+    memset(out, 0, (size_t)n * sizeof *out);
+    if (bo.impacts && !(retry = malloc((n ? n : 1) * sizeof *retry)))
+        return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    rc = search_batches(e, qs, n, p, &bo, out, status, retry, &n_retry);
+    if (!rc && n_retry) {
+        /* Impact bounds overflowed: the exact sums select these again. */
+        e->st.impact_retries += n_retry;
+        bo.impacts = 0;
+        again = malloc(n_retry * sizeof *again);
+        again_out = calloc(n_retry, sizeof *again_out);
+        again_status = malloc(n_retry * sizeof *again_status);
+        if (!again || !again_out || !again_status) {
+            rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        } else {
+            for (uint32_t r = 0; r < n_retry; ++r) again[r] = qs[retry[r]];
+            rc = search_batches(e, again, n_retry, p, &bo, again_out,
+                                again_status, NULL, NULL);
+        }
+        for (uint32_t r = 0; !rc && r < n_retry; ++r) {
+            xg_result_free(&out[retry[r]]);
+            out[retry[r]] = again_out[r];
+            status[retry[r]] = again_status[r];
+        }
+        if (rc && again_out)
+            for (uint32_t r = 0; r < n_retry; ++r)
+                xg_result_free(&again_out[r]);
+    }
+    free(retry);
+    free(again);
+    free(again_out);
+    free(again_status);
+    if (rc) {
+        for (uint32_t i = 0; i < n; ++i) xg_result_free(&out[i]);
+        return rc;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        ++e->st.queries;
+        if (status[i] == XG_OK) ++e->st.served; else ++e->st.to_cpu;
+    }
+    if (e->cache) {
+        struct xg_lcache_stats cs;
+        xg_lcache_stats(e->cache, &cs);
+        e->st.cache_hits = cs.hits;
+        e->st.cache_misses = cs.misses;
+        e->st.cache_evictions = cs.evictions;
+        e->st.cache_bytes_loaded = cs.bytes_loaded;
+    }
+    return XG_OK;
+}

@@ -1,0 +1,556 @@
+/** @file engine_cuda.c
+ *  @brief The engine's device side: the resident index, batch buffers,
+ *         one stream, and the launch sequence (decode/accumulate,
+ *         intersect, select, finish).  Built only with CUDA.
+ *
+ *  Every CUDA call goes through XG_CUDA_CHECK, which turns a failure into
+ *  XG_ERR_CUDA (or XG_ERR_NOMEM for an allocation) with the CUDA error
+ *  string; the caller then falls back to the CPU matcher.  Allocations
+ *  respect the memory budget and can be made to fail on purpose
+ *  (xg_engine_fail_next_alloc) so the error paths are tested.
+ */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accumulate.h"
+#include "../runtime/cuda_check.h"
+#include "decode.h"
+#include "engine_int.h"
+#include "../runtime/error.h"
+#include "finish.h"
+#include "intersect.h"
+#include "merge.h"
+#include "../index/pfor.h"
+#include "topk.h"
+
+struct dev {
+    cudaStream_t stream;
+    cudaEvent_t ev0, ev1;
+    cudaEvent_t ev_wait;            /* blocking_sync: what waits sleep on */
+    struct xg_dindex dix;
+    void *index_mem[11];
+    uint8_t *pool;                  /* list cache pool (index_mem[0]) */
+    uint8_t *stage;                 /* pinned staging for list uploads */
+    uint64_t stage_cap, stage_used;
+    uint64_t *d_list_off, *d_patch;
+    uint64_t cap_patch;
+    double *d_kd;
+    uint8_t *d_desc, *h_desc;
+    size_t cap_desc;
+    double *d_acc;
+    uint32_t *d_mask;
+    uint64_t cap_rows, cap_mask;    /* in cells (rows * n_docs) */
+    uint32_t *d_docs, *d_wdfs;
+    uint64_t cap_decoded, cap_wdfs;
+    uint32_t *d_icount;
+    uint64_t cap_icount;
+    struct xg_dcand *d_icand, *d_cand;
+    uint64_t cap_icand, cap_cand;
+    struct xg_dqresult *d_res;
+    uint64_t cap_res;
+    uint64_t *d_off;
+    uint64_t cap_off;
+    struct xg_select_state *d_sel;
+    uint64_t cap_sel;
+    uint32_t *d_hist;
+    uint64_t cap_hist;
+    struct xg_dcand *d_packed;
+    uint64_t cap_packed;
+    uint8_t *d_bsel;                /* AND: selected blocks */
+    uint64_t cap_bsel;
+    uint32_t *d_mpos;               /* AND: merge-path positions */
+    uint64_t cap_mpos;
+    struct xg_dqresult *h_res;      /* pinned host copies */
+    struct xg_dcand *h_cand;
+    uint64_t cap_hres, cap_hcand;
+    uint64_t budget, used;
+};
+
+static int dalloc(struct dev *d, void **p, size_t n, const char *what)
+{
+    *p = NULL;
+    if (xg_engine_fault_take())
+        return xg_set_error(XG_ERR_NOMEM, "GPU: allocating %s (%zu bytes): "
+                            "injected failure", what, n);
+    if (d->used + n > d->budget)
+        return xg_set_error(XG_ERR_NOMEM, "GPU: %s needs %zu bytes, over the "
+                            "device memory budget (%llu of %llu used)", what,
+                            n, (unsigned long long)d->used,
+                            (unsigned long long)d->budget);
+    XG_CUDA_CHECK(cudaMalloc(p, n ? n : 1), what);
+    d->used += n;
+    return XG_OK;
+}
+
+/* Batch buffers come from the stream-ordered allocator, whose pool keeps
+ * what is freed (xg_engine_dev_open sets no release threshold): growing one
+ * for a larger batch neither waits for the device nor maps new memory each
+ * time, where cudaFree and cudaMalloc stall every query in flight. */
+static int dalloc_batch(struct dev *d, void **p, size_t n, const char *what)
+{
+    *p = NULL;
+    if (xg_engine_fault_take())
+        return xg_set_error(XG_ERR_NOMEM, "GPU: allocating %s (%zu bytes): "
+                            "injected failure", what, n);
+    if (d->used + n > d->budget)
+        return xg_set_error(XG_ERR_NOMEM, "GPU: %s needs %zu bytes, over the "
+                            "device memory budget (%llu of %llu used)", what,
+                            n, (unsigned long long)d->used,
+                            (unsigned long long)d->budget);
+    XG_CUDA_CHECK(cudaMallocAsync(p, n ? n : 1, d->stream), what);
+    d->used += n;
+    return XG_OK;
+}
+
+static void dfree_batch(struct dev *d, void *p, size_t n)
+{
+    if (!p) return;
+    cudaFreeAsync(p, d->stream);
+    d->used -= n;
+}
+
+/* Grow a batch buffer to hold `need` elements of `elem` bytes. */
+static int dgrow(struct dev *d, void **p, uint64_t *cap, uint64_t need,
+                 size_t elem, const char *what)
+{
+    if (need <= *cap && *p) return XG_OK;
+    uint64_t c = *cap ? *cap : 1024;
+    while (c < need) c *= 2;
+    dfree_batch(d, *p, *cap * elem);
+    *p = NULL;
+    *cap = 0;
+    int rc = dalloc_batch(d, p, c * elem, what);
+    if (!rc) *cap = c;
+    return rc;
+}
+
+int xg_engine_device_info(int device, char *buf, size_t n)
+{
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count == 0) {
+        snprintf(buf, n, "no CUDA device (%s)",
+                 err != cudaSuccess ? cudaGetErrorString(err) : "none found");
+        return XG_ERR_NODEVICE;
+    }
+    struct cudaDeviceProp pr;
+    if (device >= count || cudaGetDeviceProperties(&pr, device) != cudaSuccess) {
+        snprintf(buf, n, "CUDA device %d not usable", device);
+        return XG_ERR_NODEVICE;
+    }
+    snprintf(buf, n, "%s (%d SMs, %.0f GiB, %.0f MB L2)", pr.name,
+             pr.multiProcessorCount, pr.totalGlobalMem / 1073741824.0,
+             pr.l2CacheSize / 1e6);
+    return XG_OK;
+}
+
+static int upload(struct dev *d, int slot, const void *src, size_t n,
+                  size_t pad, const char *what, const void **dst)
+{
+    void *p;
+    int rc = dalloc(d, &p, n + pad, what);
+    if (rc) return rc;
+    d->index_mem[slot] = p;
+    XG_CUDA_CHECK(cudaMemcpy(p, src, n, cudaMemcpyHostToDevice), what);
+    if (pad) XG_CUDA_CHECK(cudaMemset((uint8_t *)p + n, 0, pad), what);
+    *dst = p;
+    return XG_OK;
+}
+
+int xg_engine_dev_open(struct xg_gpu *e)
+{
+    char info[256];
+    if (xg_engine_device_info(e->o.device, info, sizeof info))
+        return xg_set_error(XG_ERR_NODEVICE, "GPU: %s", info);
+    struct dev *d = calloc(1, sizeof *d);
+    if (!d) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    e->dev = d;
+    XG_CUDA_CHECK(cudaSetDevice(e->o.device), "cudaSetDevice");
+    size_t free_b = 0, total_b = 0;
+    XG_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+    d->budget = e->o.memory_budget ? e->o.memory_budget
+                                   : (uint64_t)(free_b * 0.9);
+    XG_CUDA_CHECK(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking),
+                  "cudaStreamCreate");
+    /* The pool of the batch buffers keeps freed memory for the next
+     * growth; xg_engine_dev_close gives it back. */
+    cudaMemPool_t mp;
+    XG_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&mp, e->o.device), "memory pool");
+    uint64_t keep = UINT64_MAX;
+    XG_CUDA_CHECK(cudaMemPoolSetAttribute(mp, cudaMemPoolAttrReleaseThreshold,
+                                          &keep), "memory pool");
+    XG_CUDA_CHECK(cudaEventCreate(&d->ev0), "cudaEventCreate");
+    XG_CUDA_CHECK(cudaEventCreate(&d->ev1), "cudaEventCreate");
+    if (e->o.blocking_sync)
+        XG_CUDA_CHECK(cudaEventCreateWithFlags(&d->ev_wait,
+                                               cudaEventBlockingSync |
+                                                   cudaEventDisableTiming),
+                      "cudaEventCreate");
+    const struct xg_index *ix = e->ix;
+    const struct xg_fmt_section *s = ix->sec;
+    uint64_t n_terms = ix->hdr->n_terms, n_docs = ix->hdr->n_docs;
+    int rc;
+    const void *p;
+    if ((rc = xg_engine_plan_memory(e, d->budget))) return rc;
+    if (e->cache) {
+        /* The lists come in per batch (xg_engine_dev_load_list). */
+        void *pool;
+        if ((rc = dalloc(d, &pool, e->cache_pool + XG_POSTINGS_PAD,
+                         "list cache")))
+            return rc;
+        d->index_mem[0] = pool;
+        d->pool = pool;
+        XG_CUDA_CHECK(cudaMemset(pool, 0, e->cache_pool + XG_POSTINGS_PAD),
+                      "list cache");
+        d->dix.postings = pool;
+        uint64_t longest = 0;
+        for (uint64_t t = 0; t < n_terms; ++t)
+            if (e->list_bytes[t] > longest) longest = e->list_bytes[t];
+        d->stage_cap = longest > (32u << 20) ? longest : (32u << 20);
+        XG_CUDA_CHECK(cudaMallocHost((void **)&d->stage, d->stage_cap),
+                      "pinned staging buffer");
+    } else {
+        if ((rc = upload(d, 0, ix->postings, ix->postings_len,
+                         XG_POSTINGS_PAD, "postings", &p)))
+            return rc;
+        d->dix.postings = p;
+    }
+    if ((rc = upload(d, 9, e->list_off, n_terms * sizeof *e->list_off, 0,
+                     "list offsets", &p)))
+        return rc;
+    d->d_list_off = (uint64_t *)p;
+    d->dix.list_off = p;
+    if ((rc = upload(d, 1, ix->skip, s[XG_SEC_SKIP].length, 0, "skip", &p)))
+        return rc;
+    d->dix.skip = p;
+    if ((rc = upload(d, 2, ix->terms, n_terms * sizeof *ix->terms, 0, "terms",
+                     &p)))
+        return rc;
+    d->dix.terms = p;
+    if ((rc = upload(d, 3, ix->terms_lr, n_terms * sizeof *ix->terms_lr, 0,
+                     "regressions", &p)))
+        return rc;
+    d->dix.terms_lr = p;
+    if ((rc = upload(d, 4, ix->bloom, s[XG_SEC_BLOOM].length, 0, "bloom", &p)))
+        return rc;
+    d->dix.bloom = p;
+    if ((rc = upload(d, 5, ix->hashseg, s[XG_SEC_HASHSEG].length, 0,
+                     "hash segments", &p)))
+        return rc;
+    d->dix.hashseg = p;
+    if ((rc = upload(d, 6, ix->docids, n_docs * 4, 0, "docids", &p)))
+        return rc;
+    d->dix.docids = p;
+    if ((rc = upload(d, 7, ix->doclens, n_docs * 4, 0, "doclens", &p)))
+        return rc;
+    d->dix.doclens = p;
+    void *kd;
+    if ((rc = dalloc(d, &kd, (n_docs + 1) * sizeof(double), "kd"))) return rc;
+    d->index_mem[8] = kd;
+    d->d_kd = kd;
+    d->dix.kd = kd;
+    if (e->cache) {
+        /* Impacts follow the lists: only resident ones are used. */
+        e->hix.impacts = NULL;
+        e->hix.impact_codes = NULL;
+    } else if (e->hix.impacts) {
+        if ((rc = upload(d, 10, ix->impacts, s[XG_SEC_IMPACTS].length, 0,
+                         "impacts", &p)))
+            return rc;
+        d->dix.impacts = p;
+        d->dix.impact_codes =
+            (const uint8_t *)((const struct xg_fmt_impact *)p + n_terms);
+    }
+    d->dix.n_docs = (uint32_t)n_docs;
+    d->dix.n_shards = ix->hdr->n_shards;
+    d->dix.bloom_hashes = ix->hdr->bloom_hashes;
+    return XG_OK;
+}
+
+int xg_engine_dev_set_kd(struct xg_gpu *e)
+{
+    struct dev *d = e->dev;
+    XG_CUDA_CHECK(cudaMemcpy(d->d_kd, e->h_kd,
+                             e->ix->hdr->n_docs * sizeof(double),
+                             cudaMemcpyHostToDevice), "kd upload");
+    return XG_OK;
+}
+
+void xg_engine_dev_close(struct xg_gpu *e)
+{
+    struct dev *d = e->dev;
+    if (!d) return;
+    if (d->stream) {
+        void *batch[] = {d->d_patch, d->d_desc, d->d_acc, d->d_mask,
+                         d->d_docs, d->d_wdfs, d->d_icount, d->d_icand,
+                         d->d_cand, d->d_res, d->d_off, d->d_packed,
+                         d->d_sel, d->d_hist, d->d_bsel, d->d_mpos};
+        for (size_t i = 0; i < sizeof batch / sizeof batch[0]; ++i)
+            if (batch[i]) cudaFreeAsync(batch[i], d->stream);
+        cudaStreamSynchronize(d->stream);
+        cudaMemPool_t mp;
+        if (cudaDeviceGetDefaultMemPool(&mp, e->o.device) == cudaSuccess)
+            cudaMemPoolTrimTo(mp, 0);
+    }
+    for (int i = 0; i < 11; ++i) cudaFree(d->index_mem[i]);
+    cudaFreeHost(d->stage);
+    cudaFreeHost(d->h_desc);
+    cudaFreeHost(d->h_res);
+    cudaFreeHost(d->h_cand);
+    e->h_res = NULL;
+    e->h_cand = NULL;
+    if (d->ev0) cudaEventDestroy(d->ev0);
+    if (d->ev1) cudaEventDestroy(d->ev1);
+    if (d->ev_wait) cudaEventDestroy(d->ev_wait);
+    if (d->stream) cudaStreamDestroy(d->stream);
+    free(d);
+    e->dev = NULL;
+}
+
+/* Wait for everything queued on st: asleep on a blocking event with
+ * blocking_sync, else as CUDA's default does (spinning while it has a
+ * core to itself). */
+static cudaError_t wait_stream(struct dev *d, cudaStream_t st)
+{
+    if (!d->ev_wait) return cudaStreamSynchronize(st);
+    cudaError_t rc = cudaEventRecord(d->ev_wait, st);
+    return rc == cudaSuccess ? cudaEventSynchronize(d->ev_wait) : rc;
+}
+
+/* Queue a copy of n host bytes to dst through the pinned staging buffer,
+ * waiting for earlier copies out of it only when it is full. */
+static int stage_upload(struct dev *d, void *dst, const void *src, uint64_t n,
+                        const char *what)
+{
+    if (d->stage_used + n > d->stage_cap) {
+        XG_CUDA_CHECK(wait_stream(d, d->stream), what);
+        d->stage_used = 0;
+    }
+    memcpy(d->stage + d->stage_used, src, n);
+    XG_CUDA_CHECK(cudaMemcpyAsync(dst, d->stage + d->stage_used, n,
+                                  cudaMemcpyHostToDevice, d->stream), what);
+    d->stage_used += (n + 15u) & ~(uint64_t)15u;
+    return XG_OK;
+}
+
+int xg_engine_dev_load_list(struct xg_gpu *e, uint32_t t, uint64_t off)
+{
+    struct dev *d = e->dev;
+    return stage_upload(d, d->pool + off,
+                        e->ix->postings + e->ix->terms[t].postings_offset,
+                        e->list_bytes[t], "list upload");
+}
+
+int xg_engine_dev_patch_offsets(struct xg_gpu *e)
+{
+    struct dev *d = e->dev;
+    if (!e->n_patch) return XG_OK;
+    int rc = dgrow(d, (void **)&d->d_patch, &d->cap_patch, 2ull * e->n_patch,
+                   sizeof *e->patch, "list offsets");
+    if (!rc)
+        rc = stage_upload(d, d->d_patch, e->patch,
+                          2ull * e->n_patch * sizeof *e->patch, "list offsets");
+    if (rc) return rc;
+    XG_CUDA_CHECK(xg_patch_list_offsets_gpu(d->d_list_off, d->d_patch,
+                                            e->n_patch, d->stream),
+                  "list offsets kernel");
+    return XG_OK;
+}
+
+#define ALIGN16(x) (((x) + 15u) & ~(size_t)15u)
+
+/* The capacity a pinned buffer grows to: twice the need, and at least
+ * `floor`, since each growth (cudaFreeHost) waits for the whole device. */
+static uint64_t pinned_cap(uint64_t need, uint64_t floor)
+{
+    return 2 * (need + 1) > floor ? 2 * (need + 1) : floor;
+}
+
+int xg_engine_dev_run(struct xg_gpu *e)
+{
+    struct dev *d = e->dev;
+    struct xg_batch *b = &e->batch;
+    const uint64_t n_docs = d->dix.n_docs;
+    int rc;
+    /* Pinned host buffers: device-to-host copies at full speed. */
+    if (b->n_queries > d->cap_hres || !d->h_res) {
+        cudaFreeHost(d->h_res);
+        d->h_res = NULL;
+        d->cap_hres = 0;
+        uint64_t c = pinned_cap(b->n_queries, 1024);
+        XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_res, c * sizeof *d->h_res),
+                      "pinned results");
+        d->cap_hres = c;
+    }
+    if (b->cand_total > d->cap_hcand || !d->h_cand) {
+        cudaFreeHost(d->h_cand);
+        d->h_cand = NULL;
+        d->cap_hcand = 0;
+        uint64_t c = pinned_cap(b->cand_total, 1u << 16);
+        XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_cand,
+                                     c * sizeof *d->h_cand),
+                      "pinned candidates");
+        d->cap_hcand = c;
+    }
+    e->h_res = d->h_res;
+    e->h_cand = d->h_cand;
+
+    /* One pinned buffer, one copy: every descriptor array of the batch. */
+    size_t o_q = 0;
+    size_t o_l = ALIGN16(o_q + b->n_queries * sizeof *b->queries);
+    size_t o_ll = ALIGN16(o_l + b->n_lists * sizeof *b->lists);
+    size_t o_tw = ALIGN16(o_ll + b->n_leaves * sizeof *b->leaf_list);
+    size_t o_pl = ALIGN16(o_tw + b->n_leaves * sizeof *b->leaf_tw);
+    size_t o_iq = ALIGN16(o_pl + b->n_plan * sizeof *b->plan);
+    size_t o_ip = ALIGN16(o_iq + (b->n_iq + 1) * sizeof *b->iq);
+    size_t o_ml = ALIGN16(o_ip + (b->n_iq + 1) * sizeof *b->iprefix);
+    size_t o_mp = ALIGN16(o_ml + (b->n_ml + 1) * sizeof *b->mlist);
+    size_t size = ALIGN16(o_mp + (b->n_ml + 1) * sizeof *b->mprefix);
+    if (size > d->cap_desc) {
+        dfree_batch(d, d->d_desc, d->cap_desc);
+        d->d_desc = NULL;
+        cudaFreeHost(d->h_desc);
+        d->h_desc = NULL;
+        size_t c = pinned_cap(size, 1u << 20);
+        if ((rc = dalloc_batch(d, (void **)&d->d_desc, c,
+                               "batch descriptors")))
+            return rc;
+        XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_desc, c), "pinned buffer");
+        d->cap_desc = c;
+    }
+    uint8_t *h = d->h_desc;
+    memcpy(h + o_q, b->queries, b->n_queries * sizeof *b->queries);
+    memcpy(h + o_l, b->lists, b->n_lists * sizeof *b->lists);
+    memcpy(h + o_ll, b->leaf_list, b->n_leaves * sizeof *b->leaf_list);
+    memcpy(h + o_tw, b->leaf_tw, b->n_leaves * sizeof *b->leaf_tw);
+    memcpy(h + o_pl, b->plan, b->n_plan * sizeof *b->plan);
+    memcpy(h + o_iq, b->iq, (b->n_iq + 1) * sizeof *b->iq);
+    memcpy(h + o_ip, b->iprefix, (b->n_iq + 1) * sizeof *b->iprefix);
+    if (b->n_ml) memcpy(h + o_ml, b->mlist, b->n_ml * sizeof *b->mlist);
+    memcpy(h + o_mp, b->mprefix, (b->n_ml + 1) * sizeof *b->mprefix);
+    const struct xg_dquery *dq = (const void *)(d->d_desc + o_q);
+    const struct xg_dlist *dl = (const void *)(d->d_desc + o_l);
+    const uint32_t *dll = (const void *)(d->d_desc + o_ll);
+    const double *dtw = (const void *)(d->d_desc + o_tw);
+    const struct xg_plan_op *dpl = (const void *)(d->d_desc + o_pl);
+    const uint32_t *diq = (const void *)(d->d_desc + o_iq);
+    const uint64_t *dip = (const void *)(d->d_desc + o_ip);
+    const uint32_t *dml = (const void *)(d->d_desc + o_ml);
+    const uint64_t *dmp = (const void *)(d->d_desc + o_mp);
+
+    const uint64_t cells = b->n_rows * n_docs + 1;
+    if ((rc = dgrow(d, (void **)&d->d_acc, &d->cap_rows, cells,
+                    sizeof(double), "accumulators")) ||
+        (rc = dgrow(d, (void **)&d->d_mask, &d->cap_mask, cells,
+                    sizeof(uint32_t), "match masks")) ||
+        (rc = dgrow(d, (void **)&d->d_docs, &d->cap_decoded,
+                    b->decoded_total + 1, sizeof(uint32_t),
+                    "decoded docids")) ||
+        (rc = dgrow(d, (void **)&d->d_wdfs, &d->cap_wdfs,
+                    b->decoded_total + 1, sizeof(uint32_t), "decoded wdfs")))
+        return rc;
+    if ((rc = dgrow(d, (void **)&d->d_icount, &d->cap_icount,
+                    b->n_queries + 1, sizeof(uint32_t), "match counts")) ||
+        (rc = dgrow(d, (void **)&d->d_icand, &d->cap_icand,
+                    b->icand_total + 1, sizeof(struct xg_dcand),
+                    "intersection output")) ||
+        (rc = dgrow(d, (void **)&d->d_cand, &d->cap_cand, b->cand_total + 1,
+                    sizeof(struct xg_dcand), "candidates")) ||
+        (rc = dgrow(d, (void **)&d->d_res, &d->cap_res, b->n_queries + 1,
+                    sizeof(struct xg_dqresult), "query results")) ||
+        (rc = dgrow(d, (void **)&d->d_off, &d->cap_off, b->n_queries + 1,
+                    sizeof(uint64_t), "candidate offsets")) ||
+        (rc = dgrow(d, (void **)&d->d_sel, &d->cap_sel, b->n_queries + 1,
+                    sizeof(struct xg_select_state), "selection state")) ||
+        (rc = dgrow(d, (void **)&d->d_hist, &d->cap_hist,
+                    (b->n_queries + 1) * 2048ull, sizeof(uint32_t),
+                    "selection histograms")) ||
+        (rc = dgrow(d, (void **)&d->d_packed, &d->cap_packed,
+                    b->cand_total + 1, sizeof(struct xg_dcand),
+                    "packed candidates")) ||
+        (rc = dgrow(d, (void **)&d->d_bsel, &d->cap_bsel,
+                    b->total_blocks + 1, 1, "block selection")) ||
+        (rc = dgrow(d, (void **)&d->d_mpos, &d->cap_mpos, b->mpos_total + 1,
+                    sizeof(uint32_t), "merge positions")))
+        return rc;
+
+    cudaStream_t st = d->stream;
+    XG_CUDA_CHECK(cudaEventRecord(d->ev0, st), "event");
+    XG_CUDA_CHECK(cudaMemcpyAsync(d->d_desc, h, size, cudaMemcpyHostToDevice,
+                                  st), "descriptor upload");
+    if (b->n_rows) {
+        /* Impact rows live in the mask alone: a batch of them only needs
+         * a third of the reset (and the selection reads as little). */
+        if (b->exact_rows)
+            XG_CUDA_CHECK(cudaMemsetAsync(d->d_acc, 0,
+                                          b->n_rows * n_docs * sizeof(double),
+                                          st), "accumulator reset");
+        XG_CUDA_CHECK(cudaMemsetAsync(d->d_mask, 0,
+                                      b->n_rows * n_docs * sizeof(uint32_t),
+                                      st), "mask reset");
+    }
+    XG_CUDA_CHECK(cudaMemsetAsync(d->d_icount, 0,
+                                  (b->n_queries + 1) * sizeof(uint32_t), st),
+                  "count reset");
+    XG_CUDA_CHECK(xg_accumulate_gpu(&d->dix, dl, dq, 0, b->n_dense_lists, 0,
+                                    b->dense_blocks, d->d_acc, d->d_mask, st),
+                  "accumulate kernel");
+    /* AND: probes and whole lists, block selection, selected blocks,
+     * merge paths, then the intersection. */
+    struct xg_merge_args ma = {dq, dl, diq, dip, b->n_iq, b->n_ml, dml, dmp,
+                               d->d_docs, d->d_bsel, d->d_mpos};
+    if (b->n_iq)
+        XG_CUDA_CHECK(cudaMemsetAsync(d->d_bsel, 0, b->total_blocks, st),
+                      "selection reset");
+    XG_CUDA_CHECK(xg_decode_lists_gpu(&d->dix, dl, b->n_dense_lists,
+                                      b->n_lists, b->dense_blocks,
+                                      b->total_blocks, NULL, d->d_docs,
+                                      d->d_wdfs, st), "decode kernel");
+    XG_CUDA_CHECK(xg_block_select_gpu(&d->dix, &ma, b->iprefix[b->n_iq], st),
+                  "block selection kernel");
+    XG_CUDA_CHECK(xg_decode_lists_gpu(&d->dix, dl, b->n_dense_lists,
+                                      b->n_lists, b->dense_blocks,
+                                      b->total_blocks, d->d_bsel, d->d_docs,
+                                      d->d_wdfs, st), "decode kernel");
+    XG_CUDA_CHECK(xg_mergepath_gpu(&ma, b->mprefix[b->n_ml], st),
+                  "merge path kernel");
+    struct xg_intersect_args ia = {dq, dl, diq, dip, b->n_iq, 0, d->d_docs,
+                                   d->d_wdfs, d->d_mpos, dll, dtw, dpl,
+                                   b->bm25, d->d_icount, d->d_icand};
+    XG_CUDA_CHECK(xg_intersect_gpu(&d->dix, &ia, b->iprefix[b->n_iq], st),
+                  "intersect kernel");
+    struct xg_select_args sa = {dq, d->d_acc, d->d_mask, n_docs, d->d_icount,
+                                d->d_icand, XG_SELECT_MARGIN, d->d_cand,
+                                d->d_res, d->d_sel, d->d_hist};
+    uint64_t max_items = b->n_rows ? n_docs : 0;
+    for (uint32_t i = 0; i < b->n_iq; ++i)
+        if (b->iprefix[i + 1] - b->iprefix[i] > max_items)
+            max_items = b->iprefix[i + 1] - b->iprefix[i];
+    XG_CUDA_CHECK(xg_select_gpu(&sa, b->n_queries, max_items, st),
+                  "select kernel");
+    struct xg_finish_args fa = {dq, dl, d->d_res, dll, dtw, dpl, b->bm25,
+                                d->d_cand};
+    XG_CUDA_CHECK(xg_finish_gpu(&d->dix, &fa, b->n_queries, st),
+                  "finish kernel");
+    XG_CUDA_CHECK(xg_pack_gpu(dq, d->d_res, d->d_cand, b->n_queries, d->d_off,
+                              d->d_packed, st), "pack kernel");
+    XG_CUDA_CHECK(cudaMemcpyAsync(e->h_res, d->d_res,
+                                  b->n_queries * sizeof *e->h_res,
+                                  cudaMemcpyDeviceToHost, st), "results");
+    XG_CUDA_CHECK(wait_stream(d, st), "batch");
+    /* Only the candidates cross back, packed. */
+    uint64_t n_cand = 0;
+    for (uint32_t i = 0; i < b->n_queries; ++i) n_cand += e->h_res[i].n_cand;
+    XG_CUDA_CHECK(cudaMemcpyAsync(e->h_cand, d->d_packed,
+                                  n_cand * sizeof *e->h_cand,
+                                  cudaMemcpyDeviceToHost, st), "candidates");
+    XG_CUDA_CHECK(cudaEventRecord(d->ev1, st), "event");
+    XG_CUDA_CHECK(wait_stream(d, st), "batch");
+    d->stage_used = 0; /* every list upload has landed */
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, d->ev0, d->ev1) == cudaSuccess)
+        e->st.device_seconds += ms / 1e3;
+    return XG_OK;
+}

@@ -1,0 +1,63 @@
+/** @file engine_int.h
+ *  @brief Internals shared by engine.c (host side, twin pipeline) and
+ *         engine_cuda.c (device side).
+ */
+#ifndef XG_ENGINE_INT_H
+#define XG_ENGINE_INT_H
+
+#include "batch.h"
+#include "engine.h"
+#include "list_cache.h"
+#include "../index/pfor.h"
+
+struct xg_gpu {
+    const struct xg_index *ix;
+    struct xg_engine_opts o;
+    struct xg_engine_stats st;
+    struct xg_dindex hix;          /* host pointers: the twins' view */
+    double *h_kd;                  /* xg_bm25_kd per doc for kd_params */
+    struct xg_bm25_params kd_params;
+    int kd_valid;
+    struct xg_batch batch;
+    struct xg_dqresult *h_res;     /* per batch query */
+    struct xg_dcand *h_cand;       /* batch.cand_total */
+    uint64_t cap_res, cap_cand;
+    void *dev;                     /* engine_cuda.c's state */
+    /* Where each list is: hix.list_off, patched by the cache (twins); the
+     * device keeps its own copy, patched from `patch`. */
+    uint64_t *list_off;
+    struct xg_lcache *cache;       /* NULL: every list resident */
+    uint64_t cache_pool;           /* its pool's bytes */
+    uint64_t *list_bytes;          /* per term, with a cache */
+    uint8_t *hpool;                /* the twins' pool */
+    uint64_t *patch;               /* (term, offset) of lists just placed */
+    uint32_t n_patch, cap_patch;
+};
+
+/* Bytes after POSTINGS (or the pool): a stream read never runs past. */
+#define XG_POSTINGS_PAD (4 * XG_PFOR_MAX_WORDS * 2)
+
+/* Decide, for a budget in bytes (0: unlimited), whether the lists stay
+ * resident or share an LRU pool; set up the cache.  XG_OK or
+ * XG_ERR_NOMEM / XG_ERR_FORMAT. */
+int xg_engine_plan_memory(struct xg_gpu *e, uint64_t budget);
+
+/* Device side (engine_cuda.c; engine_nocuda.c when built without CUDA). */
+int xg_engine_dev_open(struct xg_gpu *e);
+/* Upload kd after h_kd changed. */
+int xg_engine_dev_set_kd(struct xg_gpu *e);
+/* Run e->batch; fill e->h_res and e->h_cand. */
+int xg_engine_dev_run(struct xg_gpu *e);
+/* The list cache placed term t at byte `off` of the pool: copy it in
+ * (queued on the stream); then upload e->patch in one go. */
+int xg_engine_dev_load_list(struct xg_gpu *e, uint32_t t, uint64_t off);
+int xg_engine_dev_patch_offsets(struct xg_gpu *e);
+void xg_engine_dev_close(struct xg_gpu *e);
+
+/* 1 if this allocation must fail (fault injection), else 0. */
+int xg_engine_fault_take(void);
+
+/* Make room for the host copies of the results of e->batch. */
+int xg_engine_host_room(struct xg_gpu *e);
+
+#endif

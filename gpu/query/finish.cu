@@ -1,0 +1,62 @@
+/** @file finish.cu
+ *  @brief The exact finish (DESIGN.md, exactness contract): every candidate
+ *         of a DENSE-path query is rescored exactly: its wdf in each of the
+ *         query's lists (a lookup in the compressed list), each leaf's
+ *         BM25 sumpart, added in the order of its shard's plan.  Twin:
+ *         finish_ref.c (which match_ref.c's scoring mirrors).
+ */
+#include <cuda_runtime.h>
+
+#include "../bm25.h"
+#include "decode_dev.cuh"
+#include "finish.h"
+#include "plan_eval.h"
+
+#define THREADS 128
+
+static __global__ void __launch_bounds__(THREADS)
+finish_kernel(struct xg_dindex ix, struct xg_finish_args a)
+{
+    const struct xg_dquery &q = a.queries[blockIdx.x];
+    if (q.path != XG_DPATH_DENSE) return;
+    const uint32_t n = a.res[blockIdx.x].n_cand;
+    for (uint32_t c = threadIdx.x; c < n; c += THREADS) {
+        struct xg_dcand &cand = a.cand[q.cand_first + c];
+        const uint32_t doc = cand.doc;
+        uint32_t wdf[XG_GPU_MAX_LEAVES];
+        uint8_t found[XG_GPU_MAX_LEAVES];
+        for (uint32_t j = 0; j < q.n_lists; ++j) {
+            int f;
+            wdf[j] = xg_lookup_wdf(ix, a.lists[q.list_first + j].term, doc, &f);
+            found[j] = (uint8_t)f;
+        }
+        uint8_t matched[XG_GPU_MAX_LEAVES], sm[XG_GPU_MAX_LEAVES];
+        double w[XG_GPU_MAX_LEAVES], sw[XG_GPU_MAX_LEAVES];
+        const double kd = ix.kd[doc];
+        for (uint32_t l = 0; l < q.n_leaves; ++l) {
+            const uint32_t li = a.leaf_list[q.leaf_first + l];
+            matched[l] = li < q.n_lists && found[li];
+            w[l] = matched[l] ? xg_bm25_sumpart_kd(a.leaf_tw[q.leaf_first + l],
+                                                   kd, wdf[li])
+                              : 0.0;
+        }
+        const uint32_t shard = (ix.docids[doc] - 1) % ix.n_shards;
+        double weight;
+        const int ok = xg_plan_eval(a.plan + q.plan_first +
+                                        shard * q.plan_stride,
+                                    q.plan_len, matched, w, sm, sw, &weight);
+        if (ok && a.bm25.k2 != 0)
+            weight = weight + xg_bm25_sumextra(&a.bm25, ix.doclens[doc]);
+        cand.matched = (uint32_t)ok;
+        cand.weight = weight;
+    }
+}
+
+extern "C" int xg_finish_gpu(const struct xg_dindex *ix,
+                             const struct xg_finish_args *a,
+                             uint32_t n_queries, cudaStream_t stream)
+{
+    if (!n_queries) return cudaSuccess;
+    finish_kernel<<<n_queries, THREADS, 0, stream>>>(*ix, *a);
+    return (int)cudaPeekAtLastError();
+}

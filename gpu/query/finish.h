@@ -1,0 +1,41 @@
+/** @file finish.h
+ *  @brief Exact rescoring of DENSE-path candidates: launcher and twin.
+ */
+#ifndef XG_FINISH_H
+#define XG_FINISH_H
+
+#include <stdint.h>
+
+#include "../bm25.h"
+#include "engine_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct CUstream_st;
+
+struct xg_finish_args {
+    const struct xg_dquery *queries;
+    const struct xg_dlist *lists;
+    const struct xg_dqresult *res;   /* n_cand per query */
+    const uint32_t *leaf_list;       /* leaf -> list index in its query,
+                                        >= n_lists if the term is absent */
+    const double *leaf_tw;
+    const struct xg_plan_op *plan;
+    struct xg_bm25_query bm25;
+    struct xg_dcand *cand;           /* rescored in place */
+};
+
+/* One block per query.  Returns a cudaError_t. */
+int xg_finish_gpu(const struct xg_dindex *ix, const struct xg_finish_args *a,
+                  uint32_t n_queries, struct CUstream_st *stream);
+
+/* The twin over host pointers; XG_ERR_FORMAT on a corrupt block. */
+int xg_finish_ref(const struct xg_dindex *ix, const struct xg_finish_args *a,
+                  uint32_t n_queries);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,97 @@
+/** @file topk_ref.c
+ *  @brief CPU twin of topk.cu: the same counts, the same histogram rounds
+ *         and threshold, so the same candidate set.
+ */
+#include "topk.h"
+
+#include <string.h>
+
+#include "../runtime/error.h"
+
+#define BINS 2048
+
+static int item(const struct xg_select_args *a, const struct xg_dquery *q,
+                uint64_t i, double *w, uint32_t *doc)
+{
+    if (q->path == XG_DPATH_DENSE) {
+        uint32_t m = a->mask[q->slot * a->n_docs + i];
+        if (q->impact_row) {
+            /* Integer bounds: nonzero is matched (impact.h). */
+            *w = m;
+            *doc = (uint32_t)i;
+            return m != 0;
+        }
+        double acc = a->acc[q->slot * a->n_docs + i];
+        if (q->all_groups ? (m & q->all_groups) != q->all_groups
+                          : (!m && acc == 0.0))
+            return 0;
+        *w = acc;
+        *doc = (uint32_t)i;
+        return 1;
+    }
+    *w = a->icand[q->icand_first + i].weight;
+    *doc = a->icand[q->icand_first + i].doc;
+    return 1;
+}
+
+int xg_select_ref(const struct xg_select_args *a, uint32_t n_queries)
+{
+    static uint32_t hist[BINS];
+    for (uint32_t qi = 0; qi < n_queries; ++qi) {
+        const struct xg_dquery *q = &a->queries[qi];
+        uint64_t n = q->path == XG_DPATH_DENSE ? a->n_docs : a->icount[qi];
+        uint64_t m = 0;
+        double S = 0, w;
+        uint32_t doc;
+        for (uint64_t i = 0; i < n; ++i)
+            if (item(a, q, i, &w, &doc)) {
+                ++m;
+                if (w > S) S = w;
+            }
+        double thr = -1.0, lo = 0, hi = S;
+        uint64_t above = 0;
+        int done = m <= q->cand_cap / 2 || m <= q->k;
+        for (int round = 0; round < 3 && !done; ++round) {
+            memset(hist, 0, sizeof hist);
+            double width = (hi - lo) / BINS;
+            for (uint64_t i = 0; i < n; ++i) {
+                if (!item(a, q, i, &w, &doc) || w < lo || w > hi) continue;
+                int b = width > 0 ? (int)((w - lo) / width) : BINS - 1;
+                ++hist[b < BINS ? b : BINS - 1];
+            }
+            uint64_t cum = above;
+            int kb = 0;
+            for (int b = BINS - 1; b >= 0; --b) {
+                cum += hist[b];
+                if (cum >= q->k) { kb = b; break; }
+            }
+            double edge = lo + kb * width;
+            thr = edge;
+            if (cum <= q->cand_cap / 2 || width <= S * 1e-15) {
+                done = 1;
+            } else {
+                above = cum - hist[kb];
+                lo = edge;
+                hi = kb == BINS - 1 ? hi : edge + width;
+            }
+        }
+        thr = xg_select_cut(thr, S, a->rel_margin, q->margin);
+        uint32_t written = 0;
+        for (uint64_t i = 0; i < n; ++i) {
+            if (!item(a, q, i, &w, &doc) || w < thr) continue;
+            if (written < q->cand_cap) {
+                struct xg_dcand *c = &a->out[q->cand_first + written];
+                c->doc = doc;
+                c->matched = q->path == XG_DPATH_DENSE ? 0u : 1u;
+                c->weight = w;
+            }
+            ++written;
+        }
+        a->res[qi].matched = m;
+        a->res[qi].n_cand = written < q->cand_cap ? written : q->cand_cap;
+        a->res[qi].overflow = written > q->cand_cap;
+        a->res[qi].max_score = S;
+        a->res[qi].threshold = thr;
+    }
+    return XG_OK;
+}

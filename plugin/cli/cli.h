@@ -1,0 +1,64 @@
+/** @file cli.h
+ *  @brief The xapian-gpu subcommands and their shared option helpers.
+ *
+ *  One subcommand per file (cli_<name>.c exporting xg_cli_<name>);
+ *  cli_main.c only holds the table that dispatches and prints --help.
+ *  Every subcommand returns the process exit status: 0 success, 1 a fault
+ *  (one line on stderr naming the file and the fault), 2 bad usage.
+ */
+#ifndef XG_CLI_H
+#define XG_CLI_H
+
+#include <stdint.h>
+
+#include "../xapian-gpu.h"
+
+int xg_cli_index(int argc, char **argv);
+int xg_cli_export(int argc, char **argv);
+int xg_cli_search(int argc, char **argv);
+int xg_cli_ab(int argc, char **argv);
+int xg_cli_bench(int argc, char **argv);
+int xg_cli_synth(int argc, char **argv);
+int xg_cli_calibrate(int argc, char **argv);
+int xg_cli_weight(int argc, char **argv);
+int xg_cli_qlm(int argc, char **argv);
+int xg_cli_qlm_search(int argc, char **argv);
+
+/* "xapian-gpu: <last error>" on stderr; returns 1. */
+int xg_cli_fail(void);
+
+/* Usage error: "xapian-gpu CMD: <msg>" + hint; returns 2. */
+int xg_cli_usage(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Parse an unsigned integer option value in [lo, hi]; 0 on success. */
+int xg_cli_uint(const char *cmd, const char *opt, const char *v, uint32_t lo,
+                uint32_t hi, uint32_t *out);
+
+/* Parse "K1,K2,K3,B,MIN_NORMLEN" (missing trailing values keep defaults). */
+int xg_cli_bm25(const char *cmd, const char *v, struct xg_bm25_params *p);
+
+/* A query list: from --queries FILE (qid<TAB>text) or from argv words. */
+struct xg_cli_queries {
+    uint32_t n;
+    char **qid, **text;
+    char *buf;
+};
+int xg_cli_queries_load(const char *path, struct xg_cli_queries *q);
+int xg_cli_queries_from_args(int argc, char **argv, struct xg_cli_queries *q);
+void xg_cli_queries_free(struct xg_cli_queries *q);
+
+/* Monotonic seconds. */
+double xg_cli_now(void);
+
+/* --vocabulary FILE of weight and qlm (text/vocab.h): every word of *in the
+ * file lacks becomes <unk>; a summary line on stderr unless quiet.
+ * XG_OK or the loader's error (its message set). */
+struct xg_wt_text;
+int xg_cli_vocabulary(const char *cmd, const char *path, uint32_t threads, int quiet,
+                      struct xg_wt_text *in);
+
+#endif

@@ -1,0 +1,188 @@
+/** @file cli_common.c
+ *  @brief Option parsing and query-file helpers shared by the subcommands.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../gpu/runtime/error.h"
+#include "../../gpu/text/vocab.h"
+
+int xg_cli_fail(void)
+{
+    fprintf(stderr, "xapian-gpu: %s\n", xg_last_error());
+    return 1;
+}
+
+int xg_cli_usage(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "xapian-gpu %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (see 'xapian-gpu %s --help')\n", cmd);
+    return 2;
+}
+
+int xg_cli_uint(const char *cmd, const char *opt, const char *v, uint32_t lo,
+                uint32_t hi, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (!*v || *end || errno || v[0] == '-' || x < lo || x > hi) {
+        xg_cli_usage(cmd, "%s expects an integer in %u..%u, got '%s'", opt,
+                     lo, hi, v);
+        return -1;
+    }
+    *out = (uint32_t)x;
+    return 0;
+}
+
+int xg_cli_bm25(const char *cmd, const char *v, struct xg_bm25_params *p)
+{
+    double vals[5] = {p->k1, p->k2, p->k3, p->b, p->min_normlen};
+    const char *s = v;
+    for (int i = 0; i < 5 && *s; ++i) {
+        char *end;
+        errno = 0;
+        vals[i] = strtod(s, &end);
+        if (end == s || errno || (*end && *end != ',') || vals[i] < 0) {
+            xg_cli_usage(cmd, "--bm25 expects K1,K2,K3,B,MIN_NORMLEN "
+                         "(non-negative numbers), got '%s'", v);
+            return -1;
+        }
+        s = *end ? end + 1 : end;
+    }
+    if (*s || vals[3] > 1) {
+        xg_cli_usage(cmd, "--bm25 expects at most 5 values and B <= 1, got "
+                     "'%s'", v);
+        return -1;
+    }
+    p->k1 = vals[0]; p->k2 = vals[1]; p->k3 = vals[2];
+    p->b = vals[3]; p->min_normlen = vals[4];
+    return 0;
+}
+
+static int push(struct xg_cli_queries *q, char *qid, char *text, size_t *cap)
+{
+    if (q->n == *cap) {
+        size_t c = *cap ? *cap * 2 : 64;
+        char **a = realloc(q->qid, c * sizeof *a);
+        if (!a) return -1;
+        q->qid = a;
+        char **b = realloc(q->text, c * sizeof *b);
+        if (!b) return -1;
+        q->text = b;
+        *cap = c;
+    }
+    q->qid[q->n] = qid;
+    q->text[q->n] = text;
+    ++q->n;
+    return 0;
+}
+
+int xg_cli_queries_load(const char *path, struct xg_cli_queries *q)
+{
+    memset(q, 0, sizeof *q);
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f)
+        return xg_set_error(XG_ERR_IO, "%s: cannot open: %s", path,
+                            strerror(errno));
+    size_t len = 0, cap = 0, qcap = 0;
+    char chunk[65536];
+    size_t got;
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (len + got + 1 > cap) {
+            cap = (len + got + 1) * 2;
+            char *b = realloc(q->buf, cap);
+            if (!b) {
+                if (f != stdin) fclose(f);
+                return xg_set_error(XG_ERR_NOMEM, "%s: out of memory", path);
+            }
+            q->buf = b;
+        }
+        memcpy(q->buf + len, chunk, got);
+        len += got;
+    }
+    int err = ferror(f);
+    if (f != stdin) fclose(f);
+    if (err) return xg_set_error(XG_ERR_IO, "%s: read error", path);
+    if (!q->buf && !(q->buf = malloc(1)))
+        return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    q->buf[len] = '\0';
+    char *p = q->buf;
+    for (unsigned line = 1; *p; ++line) {
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        size_t n = strlen(p);
+        if (n && p[n - 1] == '\r') p[--n] = '\0';
+        if (n) {
+            char *tab = strchr(p, '\t');
+            if (!tab || tab == p)
+                return xg_set_error(XG_ERR_FORMAT, "%s:%u: expected "
+                                    "'qid<TAB>query text'", path, line);
+            *tab = '\0';
+            if (push(q, p, tab + 1, &qcap))
+                return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        }
+        if (!nl) break;
+        p = nl + 1;
+    }
+    return XG_OK;
+}
+
+int xg_cli_queries_from_args(int argc, char **argv, struct xg_cli_queries *q)
+{
+    size_t qcap = 0;
+    memset(q, 0, sizeof *q);
+    /* qids "1".."n": one buffer of numbers. */
+    q->buf = malloc((size_t)argc * 12 + 1);
+    if (!q->buf) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    char *b = q->buf;
+    for (int i = 0; i < argc; ++i) {
+        int w = sprintf(b, "%d", i + 1);
+        if (push(q, b, argv[i], &qcap))
+            return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        b += w + 1;
+    }
+    return XG_OK;
+}
+
+void xg_cli_queries_free(struct xg_cli_queries *q)
+{
+    free(q->qid);
+    free(q->text);
+    free(q->buf);
+    memset(q, 0, sizeof *q);
+}
+
+double xg_cli_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int xg_cli_vocabulary(const char *cmd, const char *path, uint32_t threads, int quiet,
+                      struct xg_wt_text *in)
+{
+    struct xg_wt_vocab *v;
+    int rc = xg_wt_vocab_load(path, threads, &v);
+    if (rc) return rc;
+    uint64_t unknown = 0;
+    rc = xg_wt_vocab_apply(v, in, threads, &unknown);
+    if (!rc && !quiet)
+        fprintf(stderr, "xapian-gpu %s: vocabulary of %llu words; %llu words of the input "
+                "are not in it and count as %s\n", cmd,
+                (unsigned long long)xg_wt_vocab_size(v), (unsigned long long)unknown,
+                XG_WT_UNKNOWN);
+    xg_wt_vocab_free(v);
+    return rc;
+}
