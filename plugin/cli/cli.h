@@ -4,7 +4,8 @@
  *  One subcommand per file (cli_<name>.c exporting xg_cli_<name>);
  *  cli_main.c only holds the table that dispatches and prints --help.
  *  Every subcommand returns the process exit status: 0 success, 1 a fault
- *  (one line on stderr naming the file and the fault), 2 bad usage.
+ *  (one line on stderr naming the file and the fault; ab and bench also
+ *  when an MSet differs), 2 bad usage (docs/cli.md, "Exit status").
  */
 #ifndef XG_CLI_H
 #define XG_CLI_H
@@ -33,6 +34,25 @@ int xg_cli_usage(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* getopt_long's answer when the subcommand must exit now with *status. */
+#define XG_CLI_EXIT (-2)
+
+/* getopt_long over a subcommand's own options (`shortopts` without a
+ * leading ':'; `longopts` ending in a zero entry or NULL; neither uses 'h'
+ * or 'v') and the options every subcommand takes:
+ *   -h, --help      `help` on stdout, exit status 0;
+ *   -v, --version   "xapian-gpu CMD - xapian-gpu VERSION" on stdout, 0;
+ * and bad usage, one line on stderr naming CMD, exit status 2: an unknown
+ * or ambiguous option, an option missing its value, or one given a value
+ * it takes none of.  Returns the next option's value as getopt_long does,
+ * -1 after the last option, or XG_CLI_EXIT with *status the exit status
+ * (*status is 2 whenever the answer is not -1 or an option of longopts or
+ * shortopts).  The caller sets optind = 1 before the first call. */
+struct option;
+int xg_cli_getopt(const char *cmd, const char *help, int argc, char **argv,
+                  const char *shortopts, const struct option *longopts,
+                  int *status);
 
 /* Parse an unsigned integer option value in [lo, hi]; 0 on success. */
 int xg_cli_uint(const char *cmd, const char *opt, const char *v, uint32_t lo,

@@ -3,7 +3,9 @@
  */
 #include "cli.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 
 #include "../../gpu/runtime/error.h"
 #include "../../gpu/text/vocab.h"
+#include "xg_config.h"
 
 int xg_cli_fail(void)
 {
@@ -28,6 +31,98 @@ int xg_cli_usage(const char *cmd, const char *fmt, ...)
     va_end(ap);
     fprintf(stderr, " (see 'xapian-gpu %s --help')\n", cmd);
     return 2;
+}
+
+/* The long options whose names begin with `name` (len bytes): how many,
+ * and, when `list` is given, "--a, --b, ..." into it. */
+static int long_matches(const struct option *o, const char *name, size_t len,
+                        char *list, size_t size)
+{
+    int n = 0;
+    size_t at = 0;
+    for (; o->name; ++o) {
+        if (strncmp(o->name, name, len)) continue;
+        if (list && at < size)
+            at += (size_t)snprintf(list + at, size - at, "%s--%s", n ? ", " : "",
+                                   o->name);
+        ++n;
+    }
+    return n;
+}
+
+/* Whether "--name=..." named a long option without a value whose value is
+ * `val`: the one spelled exactly so, else the one it abbreviates. */
+static int takes_no_value(const struct option *o, const char *name, size_t len,
+                          int val)
+{
+    const struct option *hit = NULL;
+    for (; o->name; ++o) {
+        if (strncmp(o->name, name, len)) continue;
+        if (strlen(o->name) == len) {
+            hit = o;
+            break;
+        }
+        if (!hit) hit = o;
+    }
+    return hit && hit->has_arg == no_argument && hit->val == val;
+}
+
+int xg_cli_getopt(const char *cmd, const char *help, int argc, char **argv,
+                  const char *shortopts, const struct option *longopts,
+                  int *status)
+{
+    enum { MAX_LONG = 64 };
+    struct option all[MAX_LONG];
+    char so[64];
+    size_t n = 0;
+    for (; longopts && longopts[n].name; ++n) {
+        if (n + 3 > MAX_LONG) abort();  /* a table larger than ever written */
+        assert(longopts[n].val != 'h' && longopts[n].val != 'v');
+        all[n] = longopts[n];
+    }
+    all[n++] = (struct option){"help", no_argument, 0, 'h'};
+    all[n++] = (struct option){"version", no_argument, 0, 'v'};
+    all[n] = (struct option){0, 0, 0, 0};
+    assert(!strchr(shortopts, 'h') && !strchr(shortopts, 'v') &&
+           shortopts[0] != ':');
+    if ((size_t)snprintf(so, sizeof so, ":%shv", shortopts) >= sizeof so) abort();
+    *status = 2;
+    opterr = 0;
+    int c = getopt_long(argc, argv, so, all, NULL);
+    if (c == 'h') {
+        fputs(help, stdout);
+        *status = 0;
+        return XG_CLI_EXIT;
+    }
+    if (c == 'v') {
+        printf("xapian-gpu %s - xapian-gpu %s\n", cmd, XG_VERSION);
+        *status = 0;
+        return XG_CLI_EXIT;
+    }
+    if (c != ':' && c != '?') return c;
+    /* A usage error.  getopt has stepped past the element holding the
+     * option, unless it stopped inside a cluster of short options; optopt
+     * is the short option, or the long option's value when it was given a
+     * value it takes none of, or 0 for an unknown or ambiguous long one. */
+    const char *e = optind > 1 && optind <= argc ? argv[optind - 1] : "";
+    const int len = !strncmp(e, "--", 2) && e[2] ? (int)strcspn(e, "=") : 0;
+    char list[256] = "";
+    if (c == ':' && len)
+        *status = xg_cli_usage(cmd, "option '%.*s' needs a value", len, e);
+    else if (c == ':')
+        *status = xg_cli_usage(cmd, "option '-%c' needs a value", optopt);
+    else if (len && optopt == 0 &&
+             long_matches(all, e + 2, (size_t)len - 2, list, sizeof list) > 1)
+        *status = xg_cli_usage(cmd, "ambiguous option '%.*s' (%s)", len, e, list);
+    else if (len && optopt == 0)
+        *status = xg_cli_usage(cmd, "unknown option '%.*s'", len, e);
+    else if (len && e[len] == '=' && takes_no_value(all, e + 2, (size_t)len - 2, optopt))
+        *status = xg_cli_usage(cmd, "option '%.*s' takes no value", len, e);
+    else if (optopt > ' ' && optopt < 127)
+        *status = xg_cli_usage(cmd, "unknown option '-%c'", optopt);
+    else
+        *status = xg_cli_usage(cmd, "unknown option '%s'", e);
+    return XG_CLI_EXIT;
 }
 
 int xg_cli_uint(const char *cmd, const char *opt, const char *v, uint32_t lo,

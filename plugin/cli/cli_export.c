@@ -36,7 +36,7 @@ int xg_cli_export(int argc, char **argv)
 {
     struct xg_export_opts o;
     const char *out = NULL;
-    int quiet = 0, scan = 0, c;
+    int quiet = 0, scan = 0, c, status;
     xg_export_opts_init(&o);
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'},
@@ -47,11 +47,10 @@ int xg_cli_export(int argc, char **argv)
         {"scan-baseline", no_argument, 0, 's'},
         {"impacts", no_argument, 0, 'I'},
         {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    while ((c = xg_cli_getopt("export", help, argc, argv, "o:q", opts,
+                              &status)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'b':
@@ -72,10 +71,7 @@ int xg_cli_export(int argc, char **argv)
         case 's': scan = 1; break;
         case 'I': o.impacts = 1; break;
         case 'q': quiet = 1; break;
-        case 'h': fputs(help, stdout); return 0;
-        default:
-            return xg_cli_usage("export", "unknown option or missing value: %s",
-                                argv[optind - 1]);
+        default: return status;     /* --help, --version, bad usage */
         }
     }
     if (optind >= argc) return xg_cli_usage("export", "no database given");

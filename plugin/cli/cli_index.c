@@ -30,12 +30,10 @@ int xg_cli_index(int argc, char **argv)
         {"delete-every", required_argument, 0, 'd'},
         {"docid-scale", required_argument, 0, 'x'},
         {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    int c;
+    int c, status;
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+    while ((c = xg_cli_getopt("index", help, argc, argv, "q", opts, &status)) != -1) {
         switch (c) {
         case 's':
             if (xg_cli_uint("index", "--shards", optarg, 1, 256, &o.n_shards)) return 2;
@@ -56,10 +54,7 @@ int xg_cli_index(int argc, char **argv)
             else return xg_cli_usage("index", "--stem: want english or none, not %s", optarg);
             break;
         case 'q': o.quiet = 1; break;
-        case 'h': fputs(help, stdout); return 0;
-        default:
-            return xg_cli_usage("index", "unknown option or missing value: %s",
-                                argv[optind - 1]);
+        default: return status;     /* --help, --version, bad usage */
         }
     }
     if (argc - optind != 2)

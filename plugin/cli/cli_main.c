@@ -1,5 +1,6 @@
 /** @file cli_main.c
- *  @brief The xapian-gpu command: a table of subcommands and --help.
+ *  @brief The xapian-gpu command: a table of subcommands, --help and
+ *         --version.
  */
 #include <stdio.h>
 #include <string.h>
@@ -30,7 +31,8 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\n'xapian-gpu COMMAND --help' describes a command; "
-               "docs/cli.md has the reference.\n");
+               "docs/cli.md has the reference.\nEvery command takes -h, "
+               "--help and -v, --version.\n");
 }
 
 int main(int argc, char **argv)
@@ -39,7 +41,7 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    if (!strcmp(argv[1], "--version")) {
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-v")) {
         printf("xapian-gpu %s\n", XG_VERSION);
         return 0;
     }

@@ -40,7 +40,7 @@ static const char help[] =
     "                          empty lines (seed format); docids 1, 2, ...\n"
     "  --tsv FILE              docid<TAB>text lines, tokenized like Xapian's\n"
     "                          TermGenerator without stemming\n"
-    "  --db DB                 a Xapian database with positions (omindex):\n"
+    "  -d, --db DB             a Xapian database with positions (omindex):\n"
     "                          each document's unprefixed terms in position\n"
     "                          order; the database's docids\n"
     "  -o OUT                  output file (written atomically)\n"
@@ -125,18 +125,16 @@ int xg_cli_qlm(int argc, char **argv)
         {"host-dictionary", no_argument, 0, 'H'},
         {"vocabulary", required_argument, 0, 'V'},
         {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *out = NULL, *text = NULL, *tsv = NULL, *dbs[64], *vocab = NULL;
     size_t n_dbs = 0;
-    int quiet = 0, binary = 0, c;
+    int quiet = 0, binary = 0, c, status;
     struct xg_qlm_opts o;
     memset(&o, 0, sizeof o);
     o.sigma = 2;
     o.lambda = DEFAULT_LAMBDA;
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    while ((c = xg_cli_getopt("qlm", help, argc, argv, "d:o:", opts, &status)) != -1) {
         char *end;
         switch (c) {
         case 'x': text = optarg; break;
@@ -184,10 +182,7 @@ int xg_cli_qlm(int argc, char **argv)
         case 'H': o.host_dictionary = 1; break;
         case 'V': vocab = optarg; break;
         case 'q': quiet = 1; break;
-        case 'h': fputs(help, stdout); return 0;
-        default:
-            return xg_cli_usage("qlm", "unknown option or missing value: %s",
-                                argv[optind - 1]);
+        default: return status;     /* --help, --version, bad usage */
         }
     }
     if ((text != NULL) + (tsv != NULL) + (n_dbs > 0) != 1 || !out)

@@ -63,14 +63,13 @@ int xg_cli_qlm_search(int argc, char **argv)
         {"queries", required_argument, 0, 'q'},
         {"json", no_argument, 0, 'j'},
         {"engine", required_argument, 0, 'e'},
-        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *table = NULL, *queries = NULL;
     uint32_t k = 10;
-    int json = 0, engine = 0, c;      /* engine: 0 auto, 1 cpu, 2 gpu */
+    int json = 0, engine = 0, c, status;  /* engine: 0 auto, 1 cpu, 2 gpu */
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
+    while ((c = xg_cli_getopt("qlm-search", help, argc, argv, "k:", opts,
+                              &status)) != -1) {
         switch (c) {
         case 't': table = optarg; break;
         case 'q': queries = optarg; break;
@@ -85,10 +84,7 @@ int xg_cli_qlm_search(int argc, char **argv)
             if (xg_cli_uint("qlm-search", "-k", optarg, 0, 1u << 24, &k))
                 return 2;
             break;
-        case 'h': fputs(help, stdout); return 0;
-        default:
-            return xg_cli_usage("qlm-search", "unknown option or missing "
-                                "value: %s", argv[optind - 1]);
+        default: return status;     /* --help, --version, bad usage */
         }
     }
     if (!table) return xg_cli_usage("qlm-search", "--qlm TABLE is required");

@@ -19,7 +19,7 @@ static const char help[] =
     "--scoring qlm, rank by n-gram query likelihood from a qlm table\n"
     "instead (the same as 'xapian-gpu qlm-search', whose options apply).\n"
     "  --scoring bm25|qlm      the database's BM25 (default), or qlm\n"
-    "  --db DB                 database (repeat to combine shards)\n"
+    "  -d, --db DB             database (repeat to combine shards)\n"
     "  --index INDEX           GPU index (default: next to the database)\n"
     "  --engine E              xapian (stock matcher), cpu (exact CPU\n"
     "                          matcher), gpu, or auto (the plugin's planner:\n"

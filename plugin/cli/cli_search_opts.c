@@ -19,7 +19,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
     struct xg_search_opts defaults = XG_SEARCH_DEFAULTS;
     struct xg_engine_opts edefaults = XG_ENGINE_DEFAULTS;
     int is_ab = !strcmp(cmd, "ab") || !strcmp(cmd, "bench") ||
-                !strcmp(cmd, "calibrate"), c;
+                !strcmp(cmd, "calibrate"), c, status;
     memset(a, 0, sizeof *a);
     a->opts = defaults;
     a->engine_opts = edefaults;
@@ -49,11 +49,9 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"model", required_argument, 0, OPT_MODEL},
         {"samples", required_argument, 0, OPT_SAMPLES},
         {"repeat", required_argument, 0, OPT_REPEAT},
-        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "k:h", opts, NULL)) != -1) {
+    while ((c = xg_cli_getopt(cmd, help, argc, argv, "d:k:", opts, &status)) != -1) {
         switch (c) {
         case 'd':
             if (a->n_dbs == sizeof a->dbs / sizeof a->dbs[0])
@@ -202,10 +200,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             else return xg_cli_usage(cmd, "--impacts must be auto or off, "
                                      "got '%s'", optarg);
             break;
-        case 'h': fputs(help, stdout); return 0;
-        default:
-            return xg_cli_usage(cmd, "unknown option or missing value: %s",
-                                argv[optind - 1]);
+        default: return status;     /* --help, --version, bad usage */
         }
     }
     if (!a->n_dbs) return xg_cli_usage(cmd, "--db DB is required");

@@ -93,27 +93,25 @@ static int synth_docs(int argc, char **argv)
     static const char cmd[] = "synth docs";
     struct xg_synth_params p = XG_SYNTH_DEFAULTS;
     uint32_t n_docs = 0, threads = 0;
-    int quiet = 0, c;
+    int quiet = 0, c, status;
     static const struct option opts[] = {
         {"docs", required_argument, 0, 'n'},
-        {"vocab", required_argument, 0, 'v'},
+        {"vocab", required_argument, 0, 'V'},
         {"zipf", required_argument, 0, 'z'},
         {"mu", required_argument, 0, 'm'},
         {"sigma", required_argument, 0, 's'},
         {"seed", required_argument, 0, 'x'},
         {"threads", required_argument, 0, 't'},
         {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+    while ((c = xg_cli_getopt(cmd, help_docs, argc, argv, "q", opts, &status)) != -1) {
         switch (c) {
         case 'n':
             if (xg_cli_uint(cmd, "--docs", optarg, 1, UINT32_MAX, &n_docs))
                 return 2;
             break;
-        case 'v':
+        case 'V':
             if (xg_cli_uint(cmd, "--vocab", optarg, 1, UINT32_MAX, &p.vocab))
                 return 2;
             break;
@@ -136,10 +134,7 @@ static int synth_docs(int argc, char **argv)
                 return 2;
             break;
         case 'q': quiet = 1; break;
-        case 'h': fputs(help_docs, stdout); return 0;
-        default:
-            return xg_cli_usage(cmd, "unknown option or missing value: %s",
-                                argv[optind - 1]);
+        default: return status;     /* --help, --version, bad usage */
         }
     }
     if (n_docs == 0)
@@ -179,32 +174,27 @@ static int synth_queries(int argc, char **argv)
     static const char cmd[] = "synth queries";
     uint32_t n = 0, vocab = 1000000u;
     uint64_t seed = 1;
-    int c;
+    int c, status;
     static const struct option opts[] = {
         {"queries", required_argument, 0, 'n'},
-        {"vocab", required_argument, 0, 'v'},
+        {"vocab", required_argument, 0, 'V'},
         {"seed", required_argument, 0, 'x'},
-        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = xg_cli_getopt(cmd, help_queries, argc, argv, "", opts, &status)) != -1) {
         switch (c) {
         case 'n':
             if (xg_cli_uint(cmd, "--queries", optarg, 1, UINT32_MAX, &n))
                 return 2;
             break;
-        case 'v':
+        case 'V':
             if (xg_cli_uint(cmd, "--vocab", optarg, 1, UINT32_MAX, &vocab))
                 return 2;
             break;
         case 'x':
             if (parse_u64(cmd, "--seed", optarg, &seed)) return 2;
             break;
-        case 'h': fputs(help_queries, stdout); return 0;
-        default:
-            return xg_cli_usage(cmd, "unknown option or missing value: %s",
-                                argv[optind - 1]);
+        default: return status;     /* --help, --version, bad usage */
         }
     }
     if (n == 0)
@@ -248,9 +238,12 @@ int xg_cli_synth(int argc, char **argv)
 {
     if (argc < 2)
         return xg_cli_usage("synth", "expected 'docs' or 'queries'");
-    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(help, stdout);
-        return 0;
+    if (argv[1][0] == '-' && argv[1][1]) {
+        /* An option before the mode: --help, --version, or bad usage. */
+        int status;
+        optind = 1;
+        if (xg_cli_getopt("synth", help, 2, argv, "", NULL, &status) != -1)
+            return status;
     }
     if (!strcmp(argv[1], "docs"))
         return synth_docs(argc - 1, argv + 1);

@@ -34,7 +34,7 @@ static const char help[] =
     "                         -o OUT [OPTIONS]\n"
     "Write the weight of every (term, document) as 'term<TAB>docid<TAB>weight'\n"
     "(%.17g), terms in byte order, docids ascending (docs/weight.md).\n"
-    "  --db DB                 a Xapian database: each weight is Xapian's\n"
+    "  -d, --db DB             a Xapian database: each weight is Xapian's\n"
     "                          BM25Weight for the one-term query\n"
     "  --text FILE             one word per line, documents separated by\n"
     "                          empty lines (seed 000 format); docids 1, 2, ...\n"
@@ -224,21 +224,20 @@ int xg_cli_weight(int argc, char **argv)
         {"index", required_argument, 0, 'X'},
         {"vocabulary", required_argument, 0, 'V'},
         {"format", required_argument, 0, 'f'},
-        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     const char *dbs[64], *out = NULL, *text = NULL, *tsv = NULL;
     size_t n_dbs = 0;
     const char *vocab = NULL, *index = NULL;
     int impacts = 0;
-    int quiet = 0, binary = 0, c, have_k1 = 0, have_b = 0;
+    int quiet = 0, binary = 0, c, status, have_k1 = 0, have_b = 0;
     double k1 = 0, b = 0;
     struct xg_wt_opts o;
     memset(&o, 0, sizeof o);
     const struct xg_bm25_params defaults = XG_BM25_DEFAULTS;
     o.bm25 = defaults;
     optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+    while ((c = xg_cli_getopt("weight", help, argc, argv, "d:o:", opts,
+                              &status)) != -1) {
         switch (c) {
         case 'd':
             if (n_dbs == 64) return xg_cli_usage("weight", "too many --db");
@@ -290,10 +289,7 @@ int xg_cli_weight(int argc, char **argv)
             else if (strcmp(optarg, "tsv"))
                 return xg_cli_usage("weight", "--format must be tsv or bin, got '%s'", optarg);
             break;
-        case 'h': fputs(help, stdout); return 0;
-        default:
-            return xg_cli_usage("weight", "unknown option or missing value: %s",
-                                argv[optind - 1]);
+        default: return status;     /* --help, --version, bad usage */
         }
     }
     if ((n_dbs > 0) + (text != NULL) + (tsv != NULL) != 1 || !out)
