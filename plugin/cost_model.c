@@ -22,7 +22,7 @@
 
 void xg_cost_model_default(struct xg_cost_model *m)
 {
-    /* `xapian-gpu calibrate` on an H100 host (16 cores), 2026-11-22: the
+    /* `xapian-gpu calibrate` on an H100 host (16 cores): the
      * real-text collection (322,045 paragraphs of Debian documentation)
      * with 500 TREC 2005 efficiency queries (docs/benchmarks.md). */
     m->stock_or_scale = 6.52e-6;

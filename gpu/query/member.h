@@ -94,8 +94,8 @@ xg_member_at(const struct xg_dindex *ix, const struct xg_dlist *l,
 }
 
 /* The automatic choice for a list of df postings probed by the shortest
- * list's `probes` candidates, from its metadata (measured on an H100,
- * 2026-11-22, `test_kernels --bench`, docs/gpu.md):
+ * list's `probes` candidates, from its metadata (measured on an H100 by
+ * `test_kernels --bench`, docs/gpu.md):
  *  - BLOCK when there are at most 4 probes per block of the list (lists
  *    32 times longer or more): the blocks no probe falls in are never
  *    decoded.  Whole AND sequence at 1:1000 in length 0.100 ms against
@@ -105,7 +105,7 @@ xg_member_at(const struct xg_dindex *ix, const struct xg_dlist *l,
  *    replaces at every ratio measured (1:2: 1.49 against 1.14 ms);
  *  - else the narrower of the regression and hash-segment ranges, binary
  *    search when neither narrows the list to under a quarter.
- * No Bloom prefilter: on an H200 (2026-11-22, docs/gpu.md) it slowed every
+ * No Bloom prefilter: on an H200 (docs/gpu.md) it slowed every
  * method at a 10% hit rate (binary 18.7 -> 16.6, regression 26.8 -> 21.5,
  * hash segments 27.2 -> 22.6 G tests/s); --bloom on still forces it. */
 static inline uint32_t xg_member_choose(const struct xg_fmt_term *e,

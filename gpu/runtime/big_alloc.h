@@ -4,7 +4,7 @@
  *         huge pages advised, since faulting in fresh 4 KB pages costs
  *         more than the copy itself (on the H100 host, 16 threads copying
  *         512 MB into fresh memory took 67 ms on 4 KB pages and 20 ms on
- *         huge pages; docs/benchmarks.md, seventh session).  Freed with
+ *         huge pages; a host probe, docs/benchmarks-archive.md).  Freed with
  *         free().
  */
 #ifndef XG_BIG_ALLOC_H

@@ -26,7 +26,7 @@ void xg_staging_init(struct xg_staging *s, cudaStream_t stream, uint32_t threads
 
 /* One pair of pinned buffers outlives its engine, for the process's next
  * one: pinning 2 x 32 MB took about 40 ms and unpinning 11 ms on the H100
- * host (docs/benchmarks.md, seventh session), more than a 500 MB weight
+ * host (a host probe, docs/benchmarks-archive.md), more than a 500 MB weight
  * run's copies.  Like the CUDA context, it is set up once per process. */
 static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
 static char *kept[2];

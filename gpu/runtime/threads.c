@@ -149,7 +149,7 @@ struct piece {
  * L3), which one thread's share of a staging piece is below; the pinned
  * staging's copies are bound by the host's memory bandwidth, and a third
  * less traffic took them from 32.4 to 34.3 GB/s up and 32.2 to 37.1 back
- * (bench_link, docs/benchmarks.md, tenth session, call 3).
+ * (bench_link on the H100, docs/benchmarks-archive.md).
  * XG_WT_NO_STREAM=1 copies by memcpy, to measure this. */
 static void stream_copy(char *dst, const char *src, size_t n)
 {

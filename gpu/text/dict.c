@@ -87,7 +87,8 @@ const struct xg_wt_ent *xg_wt_dict_find(const struct xg_wt_dict *d,
  * from an entry's home to the entry is taken, and one term (one home) is
  * only ever seen by one thread.  The merge of 0.8 million terms took
  * 0.25 s on one host thread on the H100 machine (the "df" step of
- * docs/benchmarks.md, third session), a cache miss per term. */
+ * weight's first GPU measurement, docs/benchmarks-archive.md), a cache
+ * miss per term. */
 
 #define MERGE_MAX_THREADS 64
 

@@ -8,8 +8,8 @@
  *         once, into their final places (wt.cu's place kernels).  This
  *         replaces copying each chunk into an arena and the host's
  *         gather into term order (wt.c), whose copies,
- *         locking and gather took most of a 2 GB run (docs/benchmarks.md,
- *         eleventh session).  The result's room is reserved before pass 1
+ *         locking and gather took most of a 2 GB run on the H100
+ *         (docs/weight.md).  The result's room is reserved before pass 1
  *         and locked part by part while pass 1 counts its postings.
  *         Built only with CUDA.
  */
@@ -31,7 +31,7 @@ static int declined(const char *why)
  * of the reserved docids and weights in (on half the cores: the rest
  * drive pass 1) and page-locks it, so that pass 2 starts with the result
  * locked (faulting in and locking it after pass 1 took about 100 ms of a
- * 2 GB run: docs/benchmarks.md, eleventh session, calls 4 and 6).  Parts
+ * 2 GB run on the H100: docs/weight.md).  Parts
  * start on a multiple of PART entries, page boundaries of both arrays: two
  * registrations may not share a page. */
 #define PART ((uint64_t)1024)

@@ -98,10 +98,10 @@ static int count(struct xg_wt_gpu *g, const char *text, uint32_t n, uint32_t nt,
 /* The output's room for every word (at least the postings, known only
  * after the sort) faulted in while the device builds the dictionary and
  * sorts: the copies back then write resident pages, which took about a
- * third of their time at 100 MB (docs/benchmarks.md, eighth session).
+ * third of their time at 100 MB on the H100 (docs/benchmarks-archive.md).
  * All cores but one, which the dictionary's rounds need: on the H100 host
  * at 100 MB, 15 threads were done after 4.0-4.9 ms, 8 after 5.5-9.2 ms
- * (docs/benchmarks.md, ninth session). */
+ * (docs/benchmarks-archive.md). */
 struct out_room {
     struct xg_wt_whole *w;
     uint32_t threads;

@@ -45,7 +45,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Documents per commit.  Measured 2026-11-22 on the 2-core build VM
+/* Documents per commit.  Measured on the 2-core build VM
  * (shared with other jobs, so wall times vary by 20%), `xapian-gpu synth
  * docs --docs 100000` (2 threads, one part each): commit every 100 / 250 /
  * 500 / 1000 / 5000 documents took 78 / 74-78 / 78 / 106 / 125 CPU
