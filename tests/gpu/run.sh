@@ -51,6 +51,10 @@
 #   kbench         decode and intersection kernel throughput (random lists)
 #   abimpacts      ab --engine gpu from indexes exported with --impacts
 #                  (every collection, candidate room 64)
+#   oldnew N      bench (OR, AND, top 10, every engine) with the build named
+#                  by $XG_OLD and with this one, in turns, on the N-doc
+#                  synthetic collection and the real-text one
+#                  ($XG_COLLS: syn, rt or both; $XG_TURNS: turns, 2)
 #   impacts N [Q]  the N-doc synthetic collection exported with --impacts:
 #                  Q OR queries (10000) on the GPU with the impacts and
 #                  without (--impacts off), each 3 times in turns; then
@@ -360,6 +364,42 @@ PY
             note "latency $n docs, 2000 queries one at a time, op $op:"
             grep -E '^(engine|xapian|gpu)' "$OUT/latency-$n-$op.log" \
                 | sed 's/^/    /' | tee -a "$SUMMARY"
+        done
+        ;;
+    oldnew)
+        # The same bench with another build's binary ($XG_OLD, e.g. the
+        # last release) and this one, in turns on the same machine and the
+        # same databases: the figures side by side, each run's MSets
+        # compared with stock Xapian's by bench itself.
+        n=$1; shift
+        old=${XG_OLD:?XG_OLD names the other build\'s xapian-gpu}
+        synth_db "$n" || exit 1
+        [ -f "$db/xapian-gpu.idx" ] || $B export --quiet "$db" || exit 1
+        [ -f /tmp/xg-q10k.tsv ] || $B synth queries --queries 10000 /tmp/xg-q10k.tsv
+        rt=/tmp/xg-realtext
+        if [ ! -d "$rt" ] && [ "${XG_COLLS:-syn rt}" != syn ]; then
+            t=$(date +%s)
+            xz -dc .device-carry/realtext/all.tsv.xz > /tmp/realtext.tsv
+            $B index --quiet /tmp/realtext.tsv "$rt" && $B export --quiet "$rt" \
+                || exit 1
+            note "real text: $(wc -l < /tmp/realtext.tsv) docs indexed and exported in $(( $(date +%s) - t )) s"
+        fi
+        head -10000 .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-trec10k.tsv
+        for coll in ${XG_COLLS:-syn rt}; do
+            if [ $coll = syn ]; then d=$db; q=/tmp/xg-q10k.tsv; st="--stem none"
+            else d=$rt; q=/tmp/xg-trec10k.tsv; st=""; fi
+            for op in or and; do
+                note "old vs new, $coll, 10000 queries, op $op, top 10:"
+                for turn in $(seq ${XG_TURNS:-2}); do
+                    for which in old new; do
+                        bin=$B; [ $which = old ] && bin=$old
+                        log="$OUT/oldnew-$coll-$op-$which-$turn.log"
+                        $bin bench --db "$d" --queries "$q" $st -k 10 --op $op \
+                            > "$log" 2>&1
+                        note "    $which $turn: rc $? $(grep -E '^(xapian|cpu|gpu) +[0-9]' "$log" | awk '{printf "%s %s q/s; ", $1, $3}')$(grep -ciE 'differ|mismatch' "$log") lines naming a difference"
+                    done
+                done
+            done
         done
         ;;
     *) echo "unknown stage $stage"; exit 2;;
