@@ -396,7 +396,7 @@ PY
                         log="$OUT/oldnew-$coll-$op-$which-$turn.log"
                         $bin bench --db "$d" --queries "$q" $st -k 10 --op $op \
                             > "$log" 2>&1
-                        note "    $which $turn: rc $? $(sed -n '/^engine /,/^routing/p' "$log" | awk '$2 ~ /^[0-9]+$/ {printf "%s %s q/s p50 %s; ", $1, $3, $5}')$(grep -o 'different [0-9]*' "$log")"
+                        note "    $which $turn: rc $? $(awk '/^engine +queries/ {on=1; next} /^routing/ {on=0} on {printf "%s %s q/s p50 %s; ", $1, $3, $5}' "$log")$(grep -o 'different [0-9]*' "$log")"
                     done
                 done
             done
