@@ -1,11 +1,10 @@
 /** @file cli_weight.c
  *  @brief xapian-gpu weight: the weight of every (term, document) of a
- *         collection (issue 5), from a Xapian database (--db: each weight
- *         exactly Xapian's one-term-query weight, computed on the CPU from
- *         the shim's postings through gpu/bm25.h) or from text (--text in
- *         the seed 000 format, --tsv docid<TAB>text tokenized as
- *         TermGenerator does), through the pipeline of gpu/wt.h on the GPU
- *         or its multi-threaded CPU twin.
+ *         collection, from a Xapian database (--db: plugin/weight_db.h,
+ *         each weight exactly Xapian's one-term-query weight) or from text
+ *         (--text in the seed 000 format, --tsv docid<TAB>text tokenized as
+ *         TermGenerator does), through the pipeline of gpu/weight/wt.h on
+ *         the GPU or its multi-threaded CPU twin.
  *
  *  Output (weight_out.c): TSV `term<TAB>docid<TAB>weight` (%.17g), terms in
  *  byte order, docids ascending, or the binary form of docs/weight.md;
@@ -18,7 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../gpu/bm25.h"
 #include "../../gpu/runtime/error.h"
 #include "../../gpu/index/format.h"
 #include "../../gpu/index/format_read.h"
@@ -26,6 +24,7 @@
 #include "../../gpu/text/tokenize.h"
 #include "../../shim/xg_export.h"
 #include "../../shim/xg_shim.h"
+#include "../weight_db.h"
 #include "cli.h"
 #include "weight_out.h"
 
@@ -60,61 +59,23 @@ static const char help[] =
     "                          as xapian-gpu export)\n"
     "  --quiet                 no progress on stderr\n";
 
-/* --- --db: the database's own postings ----------------------------------- */
+/* --- --db: the database's own postings (weight_db.h) -------------------- */
 
-struct weigher {
+struct db_writer {
     struct xg_wout *w;
-    struct xg_bm25_params p;
-    struct xg_bm25_query q;
-    uint64_t n_docs, terms, postings;
-    uint32_t *docids;           /* live docids ascending */
-    double *kd;                 /* K_d per live document, same order */
-    uint32_t *lens;
-    double *wts;                /* one term's weights */
-    uint32_t wts_cap;
+    uint64_t terms, postings;
     int progress;
 };
 
-/* Index of `docid` among the live docids (it is one: postings are live). */
-static uint64_t doc_index(const struct weigher *w, uint32_t docid)
+static int write_term(void *ctx, const char *term, size_t term_len,
+                      const uint32_t *docids, const double *weights, uint32_t n)
 {
-    uint64_t lo = 0, hi = w->n_docs;
-    while (lo < hi) {
-        uint64_t mid = (lo + hi) >> 1;
-        if (w->docids[mid] < docid) lo = mid + 1; else hi = mid;
-    }
-    return lo;
-}
-
-static int on_term(void *ctx, const char *term, size_t term_len,
-                   const uint32_t *docids, const uint32_t *wdfs, uint32_t n,
-                   const uint32_t *shard_df)
-{
-    (void)shard_df;
-    struct weigher *w = ctx;
-    /* BM25Weight::init for the one-term query: wqf 1, factor 1. */
-    const double tw = xg_bm25_termweight(&w->p, w->n_docs, n, 1, 1.0);
-    if (n > w->wts_cap) {
-        double *nw = realloc(w->wts, (size_t)n * sizeof *nw);
-        if (!nw) return xg_set_error(XG_ERR_NOMEM, "out of memory");
-        w->wts = nw;
-        w->wts_cap = n;
-    }
-    uint64_t at = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        /* Docids ascend in both lists: walk forward instead of searching. */
-        while (at < w->n_docs && w->docids[at] < docids[i]) ++at;
-        if (at == w->n_docs || w->docids[at] != docids[i])
-            at = doc_index(w, docids[i]);
-        double weight = xg_bm25_sumpart_kd(tw, w->kd[at], wdfs[i]);
-        if (w->p.k2 != 0) weight = weight + xg_bm25_sumextra(&w->q, w->lens[at]);
-        w->wts[i] = weight;
-    }
-    int rc = xg_wout_term(w->w, term, term_len, docids, w->wts, n);
-    w->postings += n;
-    if (w->progress && (++w->terms & 0xFFFF) == 0)
+    struct db_writer *d = ctx;
+    int rc = xg_wout_term(d->w, term, term_len, docids, weights, n);
+    d->postings += n;
+    if (d->progress && (++d->terms & 0xFFFF) == 0)
         fprintf(stderr, "\rxapian-gpu weight: %llu terms, %llu postings",
-                (unsigned long long)w->terms, (unsigned long long)w->postings);
+                (unsigned long long)d->terms, (unsigned long long)d->postings);
     return rc;
 }
 
@@ -122,36 +83,10 @@ static int weigh_db(const char **dbs, size_t n_dbs, const struct xg_bm25_params 
                     struct xg_wout *out, int progress, uint64_t *n_docs,
                     uint64_t *n_postings)
 {
-    struct weigher w;
-    memset(&w, 0, sizeof w);
-    w.p = *p;
-    w.w = out;
-    xg_db *db;
-    if (xg_shim_db_open(dbs, n_dbs, &db)) return XG_ERR_IO;
-    struct xg_db_stats st;
-    int rc = xg_shim_db_stats(db, &st);
-    w.n_docs = st.n_docs;
-    w.docids = malloc((st.n_docs + 1) * sizeof *w.docids);
-    w.lens = malloc((st.n_docs + 1) * sizeof *w.lens);
-    w.kd = malloc((st.n_docs + 1) * sizeof *w.kd);
-    if (!rc && (!w.docids || !w.lens || !w.kd))
-        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
-    if (!rc) rc = xg_shim_db_doclens(db, w.docids, w.lens);
-    if (!rc) {
-        /* The database's own statistics, as Xapian's weighting sees them. */
-        xg_bm25_query_init(&w.p, st.n_docs, st.total_length, 1, &w.q);
-        for (uint64_t i = 0; i < st.n_docs; ++i) w.kd[i] = xg_bm25_kd(&w.q, w.lens[i]);
-    }
-    w.progress = progress;
-    if (!rc) rc = xg_shim_db_each_term(db, on_term, &w);
-    if (w.progress) fputc('\n', stderr);
-    *n_docs = st.n_docs;
-    *n_postings = w.postings;
-    xg_shim_db_close(db);
-    free(w.docids);
-    free(w.lens);
-    free(w.kd);
-    free(w.wts);
+    struct db_writer d = {out, 0, 0, progress};
+    int rc = xg_weight_db((const char *const *)dbs, n_dbs, p, write_term, &d,
+                          n_docs, n_postings);
+    if (progress) fputc('\n', stderr);
     return rc;
 }
 
