@@ -17,7 +17,7 @@ equal stock Xapian's answer to the `--omega` query: the same docids in
 the same order and the same weights at Omega's `%f` precision.
 
 On the GPU machine, which has no omindex, `--prebuilt DB` takes the
-database this test built elsewhere (`--keep` leaves it in WORK/db) and
+database this test built elsewhere (it stays in WORK/db) and
 `--engine gpu` compares the device itself, and the plugin routing to it,
 instead of the twins.
 
