@@ -219,9 +219,9 @@ static int level2(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                   "qlm GPU: n-grams");
     int rc = xg_staging_dtoh(&g->stage, b->pos, g->d_pos, (size_t)ng * 8);
     if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
-    double t0 = xg_wt_now();
+    double t0 = xg_now();
     if (!rc) rc = match(t, n, ng, b);
-    seconds[XG_QLM_STEP_MERGE] += xg_wt_now() - t0;
+    seconds[XG_QLM_STEP_MERGE] += xg_now() - t0;
     if (!rc) rc = xg_qlm_gpu_mark(g, -1, seconds);  /* host time is not a copy */
     if (!rc) rc = xg_staging_htod(&g->stage, g->d_z, b->z, (size_t)ng * 8);
     if (!rc) rc = xg_staging_htod(&g->stage, g->d_w, b->w, (size_t)ng * 8);
@@ -239,9 +239,9 @@ static int level2(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
     if (!rc) rc = xg_staging_dtoh(&g->stage, b->prob, g->d_oprob, (size_t)R * 8);
     if (!rc && cnt) rc = xg_staging_dtoh(&g->stage, b->cnt, g->d_ocnt, (size_t)R * 32);
     if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
-    t0 = xg_wt_now();
+    t0 = xg_now();
     if (!rc) place(t, n, ng, b);
-    seconds[XG_QLM_STEP_MERGE] += xg_wt_now() - t0;
+    seconds[XG_QLM_STEP_MERGE] += xg_now() - t0;
     if (!rc) rc = xg_qlm_gpu_mark(g, -1, seconds);
     return rc;
 }

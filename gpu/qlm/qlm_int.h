@@ -16,7 +16,9 @@
 #include <stdint.h>
 
 #include "qlm.h"
-#include "../weight/wt_int.h"   /* xg_wt_run_threads: the shared thread pool */
+#include "../runtime/clock.h"
+#include "../runtime/threads.h"
+#include "../text/dict.h"
 
 /* One chunk: whole documents, their words' term ids. */
 struct xg_qlm_chunk {

@@ -17,8 +17,11 @@
 #include <emmintrin.h>
 #endif
 
+#include "threads.h"
+
+#include <unistd.h>
+
 #include "error.h"
-#include "../weight/wt_int.h"
 
 #define MAX_THREADS 256
 
@@ -92,7 +95,13 @@ static void grow(uint32_t n)
     }
 }
 
-int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size)
+uint32_t xg_threads_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (uint32_t)n;
+}
+
+int xg_threads_run(uint32_t n, void *(*fn)(void *), void *args, size_t size)
 {
     char *a = args;
     if (n <= 1) {
@@ -126,9 +135,11 @@ int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size)
     return XG_OK;
 }
 
-uint32_t xg_wt_shares(uint32_t threads, uint64_t items, unsigned shift)
+uint32_t xg_threads_shares(uint32_t threads, uint64_t items, unsigned shift)
 {
-    uint32_t t = threads < 1 ? 1 : threads > XG_WT_MAX_SHARES ? XG_WT_MAX_SHARES : threads;
+    uint32_t t = threads < 1                       ? 1
+                 : threads > XG_THREADS_MAX_SHARES ? XG_THREADS_MAX_SHARES
+                                                   : threads;
     if (items >> shift < t) t = (uint32_t)(items >> shift) + 1;
     return t;
 }
@@ -200,13 +211,13 @@ static void *copy_piece(void *arg)
     return NULL;
 }
 
-void xg_wt_memcpy(void *dst, const void *src, size_t n, uint32_t threads)
+void xg_threads_memcpy(void *dst, const void *src, size_t n, uint32_t threads)
 {
-    struct piece p[XG_WT_MAX_SHARES];
-    const uint32_t t = xg_wt_shares(threads, n, 20);
+    struct piece p[XG_THREADS_MAX_SHARES];
+    const uint32_t t = xg_threads_shares(threads, n, 20);
     for (uint32_t i = 0; i < t; ++i) {
         const size_t lo = n / t * i, hi = i + 1 == t ? n : n / t * (i + 1);
         p[i] = (struct piece){(char *)dst + lo, (const char *)src + lo, hi - lo};
     }
-    xg_wt_run_threads(t, copy_piece, p, sizeof *p);
+    xg_threads_run(t, copy_piece, p, sizeof *p);
 }

@@ -14,7 +14,7 @@
  *     word (two words with one hash: XG_ERR_UNSUPPORTED, the caller's
  *     host dictionary answers);
  *  3. the distinct words ranked in byte order (memcmp, then shorter
- *     first, as xg_wt_dict_rank does): rounds of a radix sort, first of
+ *     first, as xg_text_dict_rank does): rounds of a radix sort, first of
  *     the words' first 8 bytes, then of (group rank << 32 | the next 4
  *     bytes), big-endian and zero-padded, until no group of equal
  *     prefixes has a word longer than the bytes compared, then, only if
@@ -26,8 +26,8 @@
  *     moved to its term's place, each word's document by a search of the
  *     documents' first words.
  *
- *  The CPU twin is the host dictionary (xg_wt_ref_pass1, xg_wt_dict_merge,
- *  xg_wt_dict_rank and qlm.c's term ids): test_qlm compares the terms and
+ *  The CPU twin is the host dictionary (xg_wt_ref_pass1, xg_text_dict_merge,
+ *  xg_text_dict_rank and qlm.c's term ids): test_qlm compares the terms and
  *  ids of both on the device.
  */
 #ifndef XG_GDICT_H

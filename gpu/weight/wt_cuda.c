@@ -217,7 +217,7 @@ static int open_dev(struct xg_wt_gpu *g, uint64_t budget, uint64_t *free_bytes)
         XG_CUDA_CHECK(cudaHostAlloc((void **)&g->h_small, 64, cudaHostAllocDefault),
                       "pinned staging");
     }
-    xg_staging_init(&g->stage, g->stream, xg_wt_cores());
+    xg_staging_init(&g->stage, g->stream, xg_threads_cores());
     return xg_wt_dalloc(g, (void **)&g->d_small, 64, "counters");
 }
 
@@ -261,7 +261,7 @@ int xg_wt_gpu_open(uint64_t budget, xg_wt_gpu **out, uint64_t *free_bytes)
 }
 
 /* The host dictionary's slots, as they are: key = hash, id (or empty). */
-static int upload_dict(struct xg_wt_gpu *g, const struct xg_wt_dict *d)
+static int upload_dict(struct xg_wt_gpu *g, const struct xg_text_dict *d)
 {
     uint64_t *key = malloc(d->cap * sizeof *key);
     uint32_t *id = malloc(d->cap * sizeof *id);

@@ -232,7 +232,7 @@ int xg_wt_gpu_dd_finish(xg_wt_gpu *g, struct xg_wt_dd_out *out, double *seconds)
     const uint32_t nt = g->dd.n_terms;
     /* The chunk buffers make room for the ranking's workspace. */
     xg_wt_release_chunk(g);
-    const double t0 = xg_wt_now();
+    const double t0 = xg_now();
     uint32_t *rank = NULL, *id_len = NULL, *id_df = NULL;
     uint64_t *id_goff = NULL;
     int rc = dd_alloc(g, (void **)&rank, (size_t)nt * 4 + 4);
@@ -248,8 +248,8 @@ int xg_wt_gpu_dd_finish(xg_wt_gpu *g, struct xg_wt_dd_out *out, double *seconds)
     if (!rc)
         XG_CUDA_CHECK(xg_wt_dd_ids_gpu(g->dd.key, g->dd.val, g->dd.cap, rank, nt, g->dd.t,
                                        id_goff, id_len, id_df, g->stream), "term ids");
-    seconds[XG_WT_STEP_RANK] += xg_wt_now() - t0;
-    const double t1 = xg_wt_now();
+    seconds[XG_WT_STEP_RANK] += xg_now() - t0;
+    const double t1 = xg_now();
     if (!rc) {
         out->goff = malloc((size_t)nt * 8 + 8);
         out->len = malloc((size_t)nt * 4 + 4);
@@ -260,7 +260,7 @@ int xg_wt_gpu_dd_finish(xg_wt_gpu *g, struct xg_wt_dd_out *out, double *seconds)
     if (!rc) rc = xg_staging_dtoh(&g->stage, out->goff, id_goff, (size_t)nt * 8);
     if (!rc) rc = xg_staging_dtoh(&g->stage, out->len, id_len, (size_t)nt * 4);
     if (!rc) rc = xg_staging_dtoh(&g->stage, out->df, id_df, (size_t)nt * 4);
-    seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t1;
+    seconds[XG_WT_STEP_DTOH] += xg_now() - t1;
     xg_wt_dfree(g, (void **)&rank, (size_t)nt * 4 + 4);
     xg_wt_dfree(g, (void **)&id_goff, (size_t)nt * 8 + 8);
     xg_wt_dfree(g, (void **)&id_len, (size_t)nt * 4 + 4);

@@ -104,7 +104,7 @@ int xg_wt_check_docs(struct xg_wt_gpu *g, const struct xg_wt_chunk *c)
 /* The distinct terms back to the host, as entries pointing into c->buf. */
 static int terms_out(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t nt,
                      const uint64_t *d_hash, const uint32_t *d_start,
-                     struct xg_wt_p1 *list)
+                     struct xg_text_dict_list *list)
 {
     uint64_t *hash = malloc((nt + 1) * sizeof *hash);
     uint32_t *u = malloc((3 * (size_t)nt + 1) * sizeof *u);
@@ -116,7 +116,7 @@ static int terms_out(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t 
     if (!rc) rc = xg_staging_dtoh(&g->stage, u + nt, g->d_aux, nt * 4);
     if (!rc) rc = xg_staging_dtoh(&g->stage, u + 2 * (size_t)nt, g->d_aux3, nt * 4);
     for (uint32_t k = 0; !rc && k < nt; ++k) {
-        struct xg_wt_ent *e = &list->terms[k];
+        struct xg_text_dict_ent *e = &list->terms[k];
         e->s = c->buf + u[k];
         e->len = u[nt + k];
         e->hash = hash[k];
@@ -130,7 +130,7 @@ static int terms_out(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t 
 }
 
 int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mask,
-                    uint32_t *doclen, struct xg_wt_p1 *list, double *seconds)
+                    uint32_t *doclen, struct xg_text_dict_list *list, double *seconds)
 {
     memset(list, 0, sizeof *list);
     uint32_t n = 0;
@@ -172,9 +172,9 @@ int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mas
     xg_wt_count(XG_WT_STEP_DF, 44.0 * n + 24.0 * nt);
     if ((rc = xg_wt_mark(g, XG_WT_STEP_DF))) return rc;
     if ((rc = xg_wt_marks_done(g, seconds))) return rc;
-    const double t0 = xg_wt_now();
+    const double t0 = xg_now();
     rc = terms_out(g, c, nt, k_alt, v_alt, list);
-    seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
+    seconds[XG_WT_STEP_DTOH] += xg_now() - t0;
     return rc;
 }
 
@@ -268,11 +268,11 @@ int xg_wt_gpu_pass2(xg_wt_gpu *g, const struct xg_wt_chunk *c,
                                   g->stream), "term runs");
     XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "term runs");
     const uint32_t runs = g->h_small[6];
-    const double t0 = xg_wt_now();
+    const double t0 = xg_now();
     rc = xg_staging_dtoh(&g->stage, run, d_run, (size_t)runs * 8);
     if (!rc) rc = xg_staging_dtoh(&g->stage, doc, g->d_aux2, (size_t)np * 4);
     if (!rc) rc = xg_staging_dtoh(&g->stage, weight, d_w, (size_t)np * 8);
-    seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
+    seconds[XG_WT_STEP_DTOH] += xg_now() - t0;
     *n = np;
     *nr = runs;
     return rc;

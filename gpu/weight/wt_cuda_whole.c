@@ -134,7 +134,7 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
 {
     memset(w, 0, sizeof *w);
     xg_wt_whole_release(g);
-    double t0 = xg_wt_now();
+    double t0 = xg_now();
     struct xg_gdict d;
     struct out_room room = {w, g->stage.threads};
     struct xg_gdict_device dev = {NULL, 0, NULL, prepare_output, &room};
@@ -144,7 +144,7 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
         return rc;
     }
     /* The text's upload is its own step, as in the two-pass run. */
-    seconds[XG_WT_STEP_DICT] += xg_wt_now() - t0 - d.upload_seconds;
+    seconds[XG_WT_STEP_DICT] += xg_now() - t0 - d.upload_seconds;
     seconds[XG_WT_STEP_HTOD] += d.upload_seconds;
     xg_wt_count(XG_WT_STEP_HTOD, (double)c->len);
     g->d_pairs = dev.pairs;
@@ -197,13 +197,13 @@ int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
     xg_wt_count(XG_WT_STEP_WEIGHT, (12.0 + 16.0 + 12.0 + (g->d_extra ? 8 : 0)) * np);
     if ((rc = xg_wt_mark(g, XG_WT_STEP_WEIGHT))) return rc;
     if ((rc = xg_wt_marks_done(g, seconds))) return rc;
-    const double t0 = xg_wt_now();
+    const double t0 = xg_now();
     _Static_assert(sizeof *r->term == 8, "term addresses are made on the device as 64 bits");
     rc = xg_staging_dtoh(&g->stage, r->term, g->d_tptr, nt * 8);
     if (!rc) rc = xg_staging_dtoh(&g->stage, r->term_off, g->d_tout, (nt + 1) * 8);
     if (!rc) rc = xg_staging_dtoh(&g->stage, r->docids, d_doc, (size_t)np * 4);
     if (!rc) rc = xg_staging_dtoh(&g->stage, r->weights, d_w, (size_t)np * 8);
-    seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
+    seconds[XG_WT_STEP_DTOH] += xg_now() - t0;
     xg_wt_whole_release(g);
     return rc;
 }
