@@ -146,7 +146,7 @@ static int gpu_dictionary(struct run *u)
     size_t first;
     if (first_word(in, &first)) return XG_ERR_FORMAT;
     struct xg_gdict g;
-    int rc = xg_gdict_build(in->buf + first, in->len - first, xg_qlm_gpu_staging(u->g), &g);
+    int rc = xg_gdict_build(in->buf + first, in->len - first, xg_qlm_gpu_device(u->g), &g);
     if (rc) return rc;
     if (g.n_docs != in->n_docs) {
         xg_gdict_free(&g);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "knobs.h"
 
 #define MAX_THREADS 256
 
@@ -161,7 +162,7 @@ struct piece {
  * staging's copies are bound by the host's memory bandwidth, and a third
  * less traffic took them from 32.4 to 34.3 GB/s up and 32.2 to 37.1 back
  * (bench_link on the H100, docs/benchmarks-archive.md).
- * XG_WT_NO_STREAM=1 copies by memcpy, to measure this. */
+ * XG_WT_NO_STREAM=1 copies by memcpy, to measure this (knobs.h). */
 static void stream_copy(char *dst, const char *src, size_t n)
 {
     size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
@@ -185,24 +186,13 @@ static void stream_copy(char *dst, const char *src, size_t n)
     _mm_sfence();       /* the stores are weakly ordered: done before the join */
 }
 
-static int streaming(void)
-{
-    static _Atomic int on = -1;
-    int v = atomic_load_explicit(&on, memory_order_relaxed);
-    if (v < 0) {
-        const char *e = getenv("XG_WT_NO_STREAM");
-        v = !(e && e[0] == '1');
-        atomic_store_explicit(&on, v, memory_order_relaxed);
-    }
-    return v;
-}
 #endif
 
 static void *copy_piece(void *arg)
 {
     const struct piece *p = arg;
 #if defined(__SSE2__)
-    if (p->n >= STREAM_MIN && streaming()) {
+    if (p->n >= STREAM_MIN && !xg_knob_wt_no_stream()) {
         stream_copy(p->dst, p->src, p->n);
         return NULL;
     }

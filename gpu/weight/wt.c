@@ -11,6 +11,7 @@
 
 #include "../runtime/big_alloc.h"
 #include "../runtime/error.h"
+#include "../runtime/knobs.h"
 #include "wt_formula.h"
 #include "wt_int.h"
 
@@ -308,15 +309,6 @@ static int pass2_arena(struct run *u, int gpu, const struct xg_wt_tables *tb)
     return rc;
 }
 
-/* XG_WT_NO_PLACE=1: pass 2 through the arena and the host's gather
- * even where the device could place the postings, to measure what placing
- * buys (docs/benchmarks.md). */
-static int place_off(void)
-{
-    const char *off = getenv("XG_WT_NO_PLACE");
-    return off && off[0] == '1';
-}
-
 /* Pass 2 in chunks placed by the device into the result itself
  * (xg_wt_gpu_place_*): no arena, no gather; XG_ERR_UNSUPPORTED where it
  * cannot start.  Locking and unlocking the result count as the copies
@@ -352,7 +344,7 @@ static int pass2_placed(struct run *u, const struct xg_wt_tables *tb)
 static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
 {
     int rc = gpu ? xg_wt_gpu_tables(u->g, tb) : XG_OK;
-    if (!rc && gpu && u->n_chunks > 1 && !place_off()) {
+    if (!rc && gpu && u->n_chunks > 1 && !xg_knob_wt_no_place()) {
         rc = pass2_placed(u, tb);
         if (rc != XG_ERR_UNSUPPORTED) return rc;
         xg_clear_error();
@@ -625,7 +617,7 @@ static int run_whole(struct run *u)
 static void reserve_postings(struct run *u)
 {
     struct xg_wt_result *r = u->r;
-    if (place_off()) return;
+    if (xg_knob_wt_no_place()) return;
     uint64_t words = 0;
     for (uint32_t c = 0; c < u->n_chunks; ++c) words += u->ch[c].words;
     r->docids = xg_big_alloc((words + 1) * sizeof *r->docids);

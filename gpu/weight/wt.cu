@@ -12,24 +12,11 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include "wt_formula.h"
+#include "../runtime/kern_util.cuh"
 #include "../text/hash.h"
 #include "wt_kern.h"
 
-#define THREADS 256
-
 typedef thrust::counting_iterator<uint32_t> count_it;
-
-static unsigned blocks(uint64_t n)
-{
-    uint64_t b = (n + THREADS - 1) / THREADS;
-    return (unsigned)(b ? b : 1);
-}
-
-#define CUB_TRY(call)                                                       \
-    do {                                                                    \
-        cudaError_t e_ = (call);                                            \
-        if (e_ != cudaSuccess) return (int)e_;                              \
-    } while (0)
 
 namespace {
 
