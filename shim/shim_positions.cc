@@ -99,7 +99,7 @@ const char *word_fault(const std::string &t, char *detail, size_t cap)
             snprintf(detail, cap, "control character 0x%02x", c);
             return detail;
         }
-    if (xg_wt_utf8_valid(t.data(), t.size()) != t.size())
+    if (xg_text_utf8_valid(t.data(), t.size()) != t.size())
         return "invalid UTF-8";
     return NULL;
 }
@@ -284,7 +284,7 @@ extern "C" {
 
 /* See xg_positions.h. */
 int xg_shim_pos_read(xg_db *db, uint32_t threads, xg_pos_progress_fn progress,
-                     void *ctx, struct xg_wt_text *out,
+                     void *ctx, struct xg_text *out,
                      struct xg_pos_stats *stats)
 {
     if (!db || !out)

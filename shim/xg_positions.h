@@ -15,7 +15,7 @@
  *  - a live document without positional unprefixed terms is an empty
  *    document (counted in n_empty, no words);
  *  - docids are the database's (combined docids for shards).
- *  The result is the loaded-text form of text/tokenize.h (struct xg_wt_text),
+ *  The result is the loaded-text form of text/tokenize.h (struct xg_text),
  *  so the n-gram pipeline (gpu/qlm.h) runs on it unchanged.
  */
 #ifndef XG_POSITIONS_H
@@ -46,7 +46,7 @@ typedef void (*xg_pos_progress_fn)(void *ctx, uint64_t terms, uint64_t of,
                                    uint64_t positions, int done);
 
 /* Rebuild the word sequence of every live document of `db` (docids
- * ascending) into *out (free with xg_wt_text_free); `threads` threads (0:
+ * ascending) into *out (free with xg_text_free); `threads` threads (0:
  * one; at most 32) read ranges of terms, each with its own Database object at the
  * revision `db` holds; `progress` may be NULL.  The result does not depend
  * on `threads`.  Memory: 12 bytes per position while reading, then 8 per
@@ -57,7 +57,7 @@ typedef void (*xg_pos_progress_fn)(void *ctx, uint64_t terms, uint64_t of,
  * that cannot be a word (a control character or invalid UTF-8);
  * XG_ERR_XAPIAN when the database changes during the read; XG_ERR_NOMEM. */
 int xg_shim_pos_read(xg_db *db, uint32_t threads, xg_pos_progress_fn progress,
-                     void *ctx, struct xg_wt_text *out, struct xg_pos_stats *st);
+                     void *ctx, struct xg_text *out, struct xg_pos_stats *st);
 
 #ifdef __cplusplus
 }

@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "../gpu/weight/wt_int.h"
+#include "../gpu/runtime/threads.h"
 #include "test_util.h"
 
 struct elem {
@@ -31,7 +31,7 @@ static void *step(void *arg)
     if (e->nest) {
         struct elem inner[7];
         memset(inner, 0, sizeof inner);
-        xg_wt_run_threads(7, leaf, inner, sizeof *inner);
+        xg_threads_run(7, leaf, inner, sizeof *inner);
         for (int i = 0; i < 7; ++i)
             if (atomic_load(&inner[i].runs) != 1) e->nest = -1;
     }
@@ -46,7 +46,7 @@ static int job(uint32_t n, int nest)
         e[i].value = i;
         e[i].nest = nest;
     }
-    xg_wt_run_threads(n, step, e, sizeof *e);
+    xg_threads_run(n, step, e, sizeof *e);
     int bad = 0;
     for (uint32_t i = 0; i < n; ++i)
         bad += atomic_load(&e[i].runs) != 1 || e[i].value != i * 3 + 1 || e[i].nest < 0;
@@ -61,7 +61,7 @@ static void *caller(void *arg)
     return NULL;
 }
 
-/* xg_wt_memcpy (streaming stores for shares of 64 KB and more): every
+/* xg_threads_memcpy (streaming stores for shares of 64 KB and more): every
  * byte where it belongs, nothing outside the destination written, for
  * sizes and alignments that put shares' heads and tails anywhere. */
 static void copies(void)
@@ -76,7 +76,7 @@ static void copies(void)
         const size_t so = rng_below(64), d0 = GUARD + rng_below(64);
         const uint32_t threads = 1 + rng_below(16);
         memset(dst, 0xee, cap + 64 + 2 * GUARD);
-        xg_wt_memcpy(dst + d0, src + so, n, threads);
+        xg_threads_memcpy(dst + d0, src + so, n, threads);
         for (size_t j = 0; j < d0; ++j)
             CHECK(dst[j] == 0xee, "copy %d (%zu bytes): byte %zu before it written", r, n, j);
         CHECK(!memcmp(dst + d0, src + so, n), "copy %d: %zu bytes from +%zu to +%zu on %u "
@@ -107,7 +107,7 @@ int main(int argc, char **argv)
     CHECK(bad[0] == 0 && bad[1] == 0, "two callers: %d and %d elements wrong", bad[0], bad[1]);
     group_ok("two callers at once");
     copies();
-    group_ok("xg_wt_memcpy: 300 copies of 0 B to 6 MB, any alignment, 1-16 threads");
+    group_ok("xg_threads_memcpy: 300 copies of 0 B to 6 MB, any alignment, 1-16 threads");
     printf("%d passed, 0 failed\n", n_passed);
     return 0;
 }

@@ -7,14 +7,15 @@
  *         a few bits (long probe runs across ranges) as well.
  */
 #include "../gpu/text/hash.h"
-#include "../gpu/weight/wt_int.h"
+#include "../gpu/runtime/threads.h"
+#include "../gpu/text/dict.h"
 #include "test_util.h"
 
 /* n_lists lists over a vocabulary of `vocab` random words (1-20 bytes,
  * some sharing their start); each list holds distinct words, df 1-9. */
 static void make_lists(const char *pool, const uint32_t *off, uint32_t vocab,
                        uint32_t n_lists, uint64_t per_list, uint64_t hash_mask,
-                       struct xg_wt_p1 *l)
+                       struct xg_text_dict_list *l)
 {
     uint8_t *used = calloc(vocab, 1);
     CHECK(used != NULL, "calloc");
@@ -29,15 +30,15 @@ static void make_lists(const char *pool, const uint32_t *off, uint32_t vocab,
             used[w] = 1;
             const char *s = pool + off[w];
             uint32_t len = off[w + 1] - off[w];
-            const uint64_t h = xg_wt_hash((const unsigned char *)s, len, hash_mask);
-            l[i].terms[n++] = (struct xg_wt_ent){s, len, 0, h, 1 + rng_below(9), 0};
+            const uint64_t h = xg_text_hash((const unsigned char *)s, len, hash_mask);
+            l[i].terms[n++] = (struct xg_text_dict_ent){s, len, 0, h, 1 + rng_below(9), 0};
         }
         l[i].n = n;
     }
     free(used);
 }
 
-static void compare(const struct xg_wt_dict *one, const struct xg_wt_dict *many,
+static void compare(const struct xg_text_dict *one, const struct xg_text_dict *many,
                     const char *label)
 {
     CHECK(one->n == many->n, "%s: %llu terms with 1 thread, %llu with many",
@@ -46,10 +47,10 @@ static void compare(const struct xg_wt_dict *one, const struct xg_wt_dict *many,
           label, one->collision, many->collision);
     uint64_t seen = 0;
     for (uint64_t j = 0; j < one->cap; ++j) {
-        const struct xg_wt_ent *a = &one->e[j];
+        const struct xg_text_dict_ent *a = &one->e[j];
         if (!a->s) continue;
         ++seen;
-        const struct xg_wt_ent *b = xg_wt_dict_find(many, a->s, a->len, a->hash);
+        const struct xg_text_dict_ent *b = xg_text_dict_find(many, a->s, a->len, a->hash);
         CHECK(b != NULL, "%s: term %.*s missing from the threaded merge", label,
               (int)a->len, a->s);
         CHECK(b->df == a->df, "%s: df %llu vs %llu for %.*s", label,
@@ -90,26 +91,26 @@ int main(int argc, char **argv)
         {3, 500, UINT64_MAX, "small lists"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
-        struct xg_wt_p1 l[4];
+        struct xg_text_dict_list l[4];
         memset(l, 0, sizeof l);
         make_lists(pool, off, vocab, cases[c].lists, cases[c].per_list,
                    cases[c].mask, l);
         for (uint32_t threads = 2; threads <= 16; threads *= 8) {
-            struct xg_wt_dict one, many;
-            CHECK(!xg_wt_dict_init(&one, 1 << 10) && !xg_wt_dict_init(&many, 1 << 10),
+            struct xg_text_dict one, many;
+            CHECK(!xg_text_dict_init(&one, 1 << 10) && !xg_text_dict_init(&many, 1 << 10),
                   "init");
-            CHECK(!xg_wt_dict_merge(&one, l, cases[c].lists, 1), "merge, 1 thread");
-            CHECK(!xg_wt_dict_merge_from(&many, l, cases[c].lists, threads, 0),
+            CHECK(!xg_text_dict_merge(&one, l, cases[c].lists, 1), "merge, 1 thread");
+            CHECK(!xg_text_dict_merge_from(&many, l, cases[c].lists, threads, 0),
                   "merge, %u threads", threads);
             compare(&one, &many, cases[c].what);
             /* And on top of a table that already holds terms (the next
              * chunk's lists). */
-            CHECK(!xg_wt_dict_merge(&one, l, 1, 1), "again, 1 thread");
-            CHECK(!xg_wt_dict_merge_from(&many, l, 1, threads, 0), "again, %u threads",
+            CHECK(!xg_text_dict_merge(&one, l, 1, 1), "again, 1 thread");
+            CHECK(!xg_text_dict_merge_from(&many, l, 1, threads, 0), "again, %u threads",
                   threads);
             compare(&one, &many, cases[c].what);
-            xg_wt_dict_free(&one);
-            xg_wt_dict_free(&many);
+            xg_text_dict_free(&one);
+            xg_text_dict_free(&many);
         }
         for (uint32_t i = 0; i < cases[c].lists; ++i) free(l[i].terms);
         group_ok(cases[c].what);

@@ -99,7 +99,7 @@ int xg_wt_words_gpu(const char *d_text, const uint32_t *d_start, uint32_t n, uin
     for (uint32_t i = 0; i < n; ++i) {
         const uint32_t s = d_start[i], l = word_len(t, s);
         d_len[i] = l;
-        d_hash[i] = xg_wt_hash(t + s, l, mask);
+        d_hash[i] = xg_text_hash(t + s, l, mask);
         d_idx[i] = i;
         d_flag[i] = doc_flag(t, i, s);
     }
@@ -114,7 +114,7 @@ int xg_wt_ids_gpu(const char *d_text, const uint32_t *d_start, uint32_t n, uint6
     const unsigned char *t = (const unsigned char *)d_text;
     for (uint32_t i = 0; i < n; ++i) {
         const uint32_t s = d_start[i];
-        const uint64_t h = xg_wt_hash(t + s, word_len(t, s), mask);
+        const uint64_t h = xg_text_hash(t + s, word_len(t, s), mask);
         uint32_t found = UINT32_MAX;
         for (uint64_t j = h & (tab.cap - 1);; j = (j + 1) & (tab.cap - 1)) {
             if (tab.id[j] == UINT32_MAX) break;

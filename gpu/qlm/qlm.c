@@ -31,11 +31,11 @@ const char *const xg_qlm_step_names[XG_QLM_N_STEPS] = {
 #define MAX_CHUNK_WORDS (UINT32_MAX - 2u)
 
 struct run {
-    const struct xg_wt_text *in;
+    const struct xg_text *in;
     const struct xg_qlm_opts *o;
     struct xg_qlm_result *r;
     uint32_t threads;
-    struct xg_wt_dict dict;
+    struct xg_text_dict dict;
     uint32_t *doclen;           /* per document */
     uint64_t *docoff;           /* [n_docs + 1]: first word per document */
     uint64_t *chunk_doc;        /* [n_chunks + 1]: first document per chunk */
@@ -76,8 +76,8 @@ static void *map_words(void *arg)
             if (a->phase) w = a->u->docoff[doc + docs - 1];
         }
         if (a->phase) {
-            const struct xg_wt_ent *t = xg_wt_dict_find(&a->u->dict, b + p, len,
-                xg_wt_hash((const unsigned char *)b + p, len, UINT64_MAX));
+            const struct xg_text_dict_ent *t = xg_text_dict_find(&a->u->dict, b + p, len,
+                xg_text_hash((const unsigned char *)b + p, len, UINT64_MAX));
             if (!t) { a->rc = XG_ERR_FORMAT; break; }
             a->u->r->ids[w++] = t->id;
         }
@@ -89,7 +89,7 @@ static void *map_words(void *arg)
 
 /* The offset of the first word (after leading newlines), checking there
  * is one and that the documents fit 32 bits. */
-static int first_word(const struct xg_wt_text *in, size_t *first)
+static int first_word(const struct xg_text *in, size_t *first)
 {
     size_t f = 0;
     while (f < in->len && in->buf[f] == '\n') ++f;
@@ -101,21 +101,21 @@ static int first_word(const struct xg_wt_text *in, size_t *first)
 
 static int dictionary(struct run *u)
 {
-    const struct xg_wt_text *in = u->in;
+    const struct xg_text *in = u->in;
     struct xg_qlm_result *r = u->r;
     size_t first;
     if (first_word(in, &first)) return XG_ERR_FORMAT;
     /* The weight pipeline's pass 1: document lengths and distinct words. */
     struct xg_wt_chunk wc = {in->buf + first, in->len - first, (in->len - first) / 2 + 1, 0,
                              (uint32_t)in->n_docs};
-    struct xg_wt_p1 *l = NULL;
+    struct xg_text_dict_list *l = NULL;
     uint32_t nl = 0;
     u->doclen = malloc((in->n_docs + 1) * sizeof *u->doclen);
     u->docoff = malloc((in->n_docs + 1) * sizeof *u->docoff);
     if (!u->doclen || !u->docoff) return nomem();
-    int rc = xg_wt_dict_init(&u->dict, 1 << 16);
+    int rc = xg_text_dict_init(&u->dict, 1 << 16);
     if (!rc) rc = xg_wt_ref_pass1(&wc, u->threads, UINT64_MAX, u->doclen, &l, &nl);
-    if (!rc) rc = xg_wt_dict_merge(&u->dict, l, nl, u->threads);
+    if (!rc) rc = xg_text_dict_merge(&u->dict, l, nl, u->threads);
     for (uint32_t i = 0; i < nl; ++i) free(l[i].terms);
     free(l);
     if (rc) return rc;
@@ -125,7 +125,7 @@ static int dictionary(struct run *u)
     r->term = malloc((r->n_terms + 1) * sizeof *r->term);
     r->term_len = malloc((r->n_terms + 1) * sizeof *r->term_len);
     if (!r->term || !r->term_len) return nomem();
-    rc = xg_wt_dict_rank(&u->dict, r->term, r->term_len, u->threads);
+    rc = xg_text_dict_rank(&u->dict, r->term, r->term_len, u->threads);
     if (rc) return rc;
     r->n_docs = in->n_docs;
     u->docoff[0] = 0;
@@ -141,12 +141,12 @@ static int dictionary(struct run *u)
  * (nothing of u or r is set then). */
 static int gpu_dictionary(struct run *u)
 {
-    const struct xg_wt_text *in = u->in;
+    const struct xg_text *in = u->in;
     struct xg_qlm_result *r = u->r;
     size_t first;
     if (first_word(in, &first)) return XG_ERR_FORMAT;
     struct xg_gdict g;
-    int rc = xg_gdict_build(in->buf + first, in->len - first, xg_qlm_gpu_staging(u->g), &g);
+    int rc = xg_gdict_build(in->buf + first, in->len - first, xg_qlm_gpu_device(u->g), &g);
     if (rc) return rc;
     if (g.n_docs != in->n_docs) {
         xg_gdict_free(&g);
@@ -199,7 +199,7 @@ static int term_ids(struct run *u)
         a[t] = (struct map){u, lo, hi, first, 0, 0, 0};
         lo = hi;
     }
-    xg_wt_run_threads(u->threads, map_words, a, sizeof *a);
+    xg_threads_run(u->threads, map_words, a, sizeof *a);
     uint64_t doc = 0;
     for (uint32_t t = 0; t < u->threads; ++t) {
         const uint64_t n = a[t].doc;
@@ -211,7 +211,7 @@ static int term_ids(struct run *u)
     if (doc != u->in->n_docs)
         rc = xg_set_error(XG_ERR_FORMAT, "qlm: %llu documents found, %llu expected",
                           (unsigned long long)doc, (unsigned long long)u->in->n_docs);
-    if (!rc) xg_wt_run_threads(u->threads, map_words, a, sizeof *a);
+    if (!rc) xg_threads_run(u->threads, map_words, a, sizeof *a);
     for (uint32_t t = 0; !rc && t < u->threads; ++t)
         if (a[t].rc) rc = xg_set_error(XG_ERR_FORMAT, "qlm: a word missing from the dictionary");
     free(a);
@@ -366,12 +366,12 @@ static int gpu_chunk(struct run *u, int pass, const struct xg_qlm_chunk *k)
     struct xg_qlm_grams l[XG_QLM_MAX_SIGMA + 1];
     memset(l, 0, sizeof l);
     int rc = xg_qlm_gpu_pass1(u->g, k, &a, l, u->r->seconds);
-    double t0 = xg_wt_now();
+    double t0 = xg_now();
     for (uint32_t n = 1; n <= u->o->sigma; ++n) {
         if (!rc) rc = merge(u->r->ids, n, &u->t.g[n], &l[n]);
         xg_qlm_grams_free(&l[n]);
     }
-    u->r->seconds[XG_QLM_STEP_MERGE] += xg_wt_now() - t0;
+    u->r->seconds[XG_QLM_STEP_MERGE] += xg_now() - t0;
     return rc;
 }
 
@@ -394,9 +394,9 @@ static int passes(struct run *u)
     /* One chunk: pass 2 reuses pass 1's sort. */
     for (int pass = 1; pass <= 2 && !rc; ++pass) {
         if (pass == 2) {
-            double t0 = xg_wt_now();
+            double t0 = xg_now();
             rc = tables(u);
-            r->seconds[XG_QLM_STEP_MERGE] += xg_wt_now() - t0;
+            r->seconds[XG_QLM_STEP_MERGE] += xg_now() - t0;
         }
         for (uint32_t c = 0; c < r->n_chunks && !rc; ++c) {
             progress(u, pass == 1 ? "pass 1 (collection counts)" : "pass 2 (probabilities)", c);
@@ -406,27 +406,27 @@ static int passes(struct run *u)
                 rc = gpu_chunk(u, pass, &k);
                 continue;
             }
-            double t0 = xg_wt_now();
+            double t0 = xg_now();
             if (pass == 1 || r->n_chunks > 1)
                 rc = xg_qlm_sort_ref(&k, sigma, u->o->sort, u->threads, sa, lcp);
-            double t1 = xg_wt_now();
+            double t1 = xg_now();
             r->seconds[XG_QLM_STEP_SORT] += t1 - t0;
             if (rc) break;
             if (pass == 2) {
                 rc = xg_qlm_count_ref(&k, sa, lcp, sigma, u->threads, NULL, &u->t);
-                r->seconds[XG_QLM_STEP_PROB] += xg_wt_now() - t1;
+                r->seconds[XG_QLM_STEP_PROB] += xg_now() - t1;
                 continue;
             }
             struct xg_qlm_grams l[XG_QLM_MAX_SIGMA + 1];
             memset(l, 0, sizeof l);
             rc = xg_qlm_count_ref(&k, sa, lcp, sigma, u->threads, l, NULL);
-            double t2 = xg_wt_now();
+            double t2 = xg_now();
             r->seconds[XG_QLM_STEP_COUNT] += t2 - t1;
             for (uint32_t n = 1; n <= sigma; ++n) {
                 if (!rc) rc = merge(r->ids, n, &u->t.g[n], &l[n]);
                 xg_qlm_grams_free(&l[n]);
             }
-            r->seconds[XG_QLM_STEP_MERGE] += xg_wt_now() - t2;
+            r->seconds[XG_QLM_STEP_MERGE] += xg_now() - t2;
         }
     }
     /* Every n-gram got exactly its df rows. */
@@ -513,7 +513,7 @@ void xg_qlm_result_free(struct xg_qlm_result *r)
     memset(r, 0, sizeof *r);
 }
 
-int xg_qlm_run(const struct xg_wt_text *in, const struct xg_qlm_opts *o,
+int xg_qlm_run(const struct xg_text *in, const struct xg_qlm_opts *o,
                struct xg_qlm_result *r)
 {
     memset(r, 0, sizeof *r);
@@ -526,7 +526,7 @@ int xg_qlm_run(const struct xg_wt_text *in, const struct xg_qlm_opts *o,
     u.in = in;
     u.o = o;
     u.r = r;
-    u.threads = o->threads ? o->threads : xg_wt_cores();
+    u.threads = o->threads ? o->threads : xg_threads_cores();
     if (u.threads > 256) u.threads = 256;
     r->sigma = o->sigma;
     /* The GPU engine (asked for, or auto and a device opens) opens first:
@@ -535,21 +535,21 @@ int xg_qlm_run(const struct xg_wt_text *in, const struct xg_qlm_opts *o,
         if (o->engine == XG_QLM_GPU) return xg_last_error_code();
         xg_clear_error();
     }
-    double t0 = xg_wt_now();
+    double t0 = xg_now();
     /* In core, the GPU engine builds the dictionary on the device unless
      * told not to (--host-dictionary); the host does whenever the device
      * cannot (a hash shared by two words, ...), and always for the twin,
      * the reference. */
     int rc = u.g && !o->host_dictionary && !o->device_memory ? gpu_dictionary(&u)
                                                              : XG_ERR_ARG;
-    double t1 = xg_wt_now();
+    double t1 = xg_now();
     if (rc) {
         rc = dictionary(&u);
-        t1 = xg_wt_now();
+        t1 = xg_now();
         if (!rc) rc = term_ids(&u);
     }
     r->seconds[XG_QLM_STEP_DICT] = t1 - t0;
-    r->seconds[XG_QLM_STEP_IDS] = xg_wt_now() - t1;
+    r->seconds[XG_QLM_STEP_IDS] = xg_now() - t1;
     uint64_t max = o->device_memory ? o->device_memory / BYTES_PER_WORD : MAX_CHUNK_WORDS;
     if (max > MAX_CHUNK_WORDS) max = MAX_CHUNK_WORDS;
     if (max < 1) max = 1;
@@ -557,7 +557,7 @@ int xg_qlm_run(const struct xg_wt_text *in, const struct xg_qlm_opts *o,
     if (!rc) rc = engines(&u);
     if (o->progress) fputc('\n', stderr);
     xg_qlm_gpu_close(u.g);   /* still open only if the run stopped early */
-    xg_wt_dict_free(&u.dict);
+    xg_text_dict_free(&u.dict);
     free(u.doclen);
     free(u.docoff);
     free(u.chunk_doc);

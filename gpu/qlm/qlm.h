@@ -101,7 +101,7 @@ struct xg_qlm_result {
  * The message names the fault; on error r is left empty. */
 /* The input is a loaded text (text/tokenize.h: --text or --tsv); its empty
  * documents have no n-grams and no rows. */
-int xg_qlm_run(const struct xg_wt_text *in, const struct xg_qlm_opts *o,
+int xg_qlm_run(const struct xg_text *in, const struct xg_qlm_opts *o,
                struct xg_qlm_result *r);
 void xg_qlm_result_free(struct xg_qlm_result *r);
 

@@ -205,7 +205,7 @@ int xg_qlm_count_ref(const struct xg_qlm_chunk *c, const uint32_t *sa,
         a[k].t = t;
         lo = hi;
     }
-    xg_wt_run_threads(threads, count_range, a, sizeof *a);
+    xg_threads_run(threads, count_range, a, sizeof *a);
     int rc = XG_OK;
     for (uint32_t k = 0; k < threads; ++k) {
         if (a[k].rc && !rc) rc = a[k].rc;

@@ -1,7 +1,8 @@
 /** @file qlm_cuda.c
  *  @brief The qlm pipeline's GPU engine, device side without the three
- *         entry points: opening the device, the chunk's device arrays,
- *         step timing with events, and the steps every pass runs: upload,
+ *         entry points: opening the device (the runtime's, device.h, which
+ *         also times the steps with events), the chunk's device arrays,
+ *         and the steps every pass runs: upload,
  *         the suffix sort (prefix doubling rounds until sigma words are
  *         sorted, or the plain key sort) and one level's groups and rows.
  *         Called by qlm_cuda_pass.c; built only with CUDA.
@@ -48,25 +49,15 @@ static void free_chunk(struct xg_qlm_gpu *g)
 {
     struct arr a[40];
     const size_t na = word_arrays(g, a);
-    for (size_t i = 0; i < na; ++i) {
-        if (*a[i].p) cudaFree(*a[i].p);
-        *a[i].p = NULL;
-    }
-    void **o[] = {(void **)&g->d_ocnt, (void **)&g->d_doc_end, (void **)&g->d_docids,
-                  &g->s.tmp};
-    for (size_t i = 0; i < sizeof o / sizeof *o; ++i) {
-        if (*o[i]) cudaFree(*o[i]);
-        *o[i] = NULL;
-    }
+    struct xg_pool *pool = &g->dev.pool;
+    for (size_t i = 0; i < na; ++i) xg_pool_free(pool, a[i].p, (g->cap_w + 1) * a[i].size);
+    xg_pool_free(pool, (void **)&g->d_ocnt, (g->cap_w + 1) * 32);
+    xg_pool_free(pool, (void **)&g->d_doc_end, (g->cap_d + 1) * 4);
+    xg_pool_free(pool, (void **)&g->d_docids, (g->cap_d + 1) * 4);
+    xg_pool_free(pool, &g->s.tmp, g->s.tmp_bytes);
     g->cap_w = g->cap_d = 0;
     g->cap_counts = 0;
     g->s.tmp_bytes = 0;
-}
-
-static int dmalloc(void **p, size_t n, const char *what)
-{
-    XG_CUDA_CHECK(cudaMalloc(p, n ? n : 1), what);
-    return XG_OK;
 }
 
 /* Arrays for w words and d documents (with room to grow by an eighth). */
@@ -77,63 +68,38 @@ static int reserve(struct xg_qlm_gpu *g, uint64_t w, uint64_t d, int counts)
     if (d < g->cap_d) d = g->cap_d;
     free_chunk(g);
     const uint64_t cw = w + w / 8 + 16, cd = d + d / 8 + 16;
+    g->cap_w = cw;      /* free_chunk frees what was allocated */
+    g->cap_d = cd;
     struct arr a[40];
     const size_t na = word_arrays(g, a);
+    struct xg_pool *pool = &g->dev.pool;
     int rc = XG_OK;
     for (size_t i = 0; !rc && i < na; ++i)
-        rc = dmalloc(a[i].p, (size_t)(cw + 1) * a[i].size, "qlm GPU: per-word arrays");
-    if (!rc && counts) rc = dmalloc((void **)&g->d_ocnt, (size_t)(cw + 1) * 32, "qlm GPU: counts");
-    if (!rc) rc = dmalloc((void **)&g->d_doc_end, (size_t)(cd + 1) * 4, "qlm GPU: documents");
-    if (!rc) rc = dmalloc((void **)&g->d_docids, (size_t)(cd + 1) * 4, "qlm GPU: documents");
+        rc = xg_pool_alloc(pool, a[i].p, (size_t)(cw + 1) * a[i].size, "qlm GPU: per-word arrays");
+    if (!rc && counts)
+        rc = xg_pool_alloc(pool, (void **)&g->d_ocnt, (size_t)(cw + 1) * 32, "qlm GPU: counts");
+    const size_t per_doc = (size_t)(cd + 1) * 4;
+    if (!rc) rc = xg_pool_alloc(pool, (void **)&g->d_doc_end, per_doc, "qlm GPU: documents");
+    if (!rc) rc = xg_pool_alloc(pool, (void **)&g->d_docids, per_doc, "qlm GPU: documents");
     size_t tmp = 0;
     if (!rc && xg_qlm_tmp_bytes((uint32_t)(cw > UINT32_MAX ? UINT32_MAX : cw), &tmp))
         rc = xg_set_error(XG_ERR_CUDA, "qlm GPU: CUB workspace size");
-    if (!rc) rc = dmalloc(&g->s.tmp, tmp, "qlm GPU: CUB workspace");
+    if (!rc) rc = xg_pool_alloc(pool, &g->s.tmp, tmp, "qlm GPU: CUB workspace");
+    if (!rc) g->s.tmp_bytes = tmp;
     if (rc) {
         free_chunk(g);
         return rc;
     }
-    g->s.tmp_bytes = tmp;
     g->cap_w = cw;
     g->cap_d = cd;
     g->cap_counts = counts;
     return XG_OK;
 }
 
-int xg_qlm_gpu_marks_done(struct xg_qlm_gpu *g, double *seconds)
-{
-    XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "qlm GPU: stream");
-    for (int i = 1; i < g->n_marks; ++i) {
-        float ms = 0;
-        XG_CUDA_CHECK(cudaEventElapsedTime(&ms, g->mark[i - 1], g->mark[i]), "qlm GPU: timing");
-        if (g->mark_step[i] >= 0) seconds[g->mark_step[i]] += ms * 1e-3;
-    }
-    g->n_marks = 0;
-    return XG_OK;
-}
-
-int xg_qlm_gpu_mark(struct xg_qlm_gpu *g, int step, double *seconds)
-{
-    if (g->n_marks == XG_QLM_MAX_MARKS) {
-        /* Full: add up what is there and go on from the last mark. */
-        cudaEvent_t last = g->mark[XG_QLM_MAX_MARKS - 1];
-        int rc = xg_qlm_gpu_marks_done(g, seconds);
-        if (rc) return rc;
-        g->mark[XG_QLM_MAX_MARKS - 1] = g->mark[0];
-        g->mark[0] = last;
-        g->mark_step[0] = -1;
-        g->n_marks = 1;
-    }
-    g->mark_step[g->n_marks] = step;
-    XG_CUDA_CHECK(cudaEventRecord(g->mark[g->n_marks], g->stream), "qlm GPU: timing event");
-    ++g->n_marks;
-    return XG_OK;
-}
-
 /* The four counters, after the work queued before. */
 static int counts(struct xg_qlm_gpu *g)
 {
-    return xg_staging_dtoh(&g->stage, g->h_count, g->d_count, 16);
+    return xg_staging_dtoh(&g->dev.stage, g->h_count, g->d_count, 16);
 }
 
 int xg_qlm_gpu_check(struct xg_qlm_gpu *g)
@@ -149,14 +115,14 @@ int xg_qlm_gpu_load(struct xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                     const struct xg_qlm_gpu_args *a)
 {
     int rc = reserve(g, c->n_words, c->n_docs, a->counts);
-    if (!rc) rc = xg_staging_htod(&g->stage, g->d_ids, c->ids, (size_t)c->n_words * 4);
-    if (!rc) rc = xg_staging_htod(&g->stage, g->d_doc_end, c->doc_end, (size_t)c->n_docs * 4);
+    if (!rc) rc = xg_staging_htod(&g->dev.stage, g->d_ids, c->ids, (size_t)c->n_words * 4);
+    if (!rc) rc = xg_staging_htod(&g->dev.stage, g->d_doc_end, c->doc_end, (size_t)c->n_docs * 4);
     if (!rc && a->docids)
-        rc = xg_staging_htod(&g->stage, g->d_docids, a->docids, (size_t)c->n_docs * 4);
+        rc = xg_staging_htod(&g->dev.stage, g->d_docids, a->docids, (size_t)c->n_docs * 4);
     if (rc) return rc;
-    XG_CUDA_CHECK(cudaMemsetAsync(g->d_count, 0, 16, g->stream), "qlm GPU: counters");
+    XG_CUDA_CHECK(cudaMemsetAsync(g->d_count, 0, 16, g->dev.stream), "qlm GPU: counters");
     XG_CUDA_CHECK(xg_qlm_docs_gpu(g->d_doc_end, c->n_docs, c->n_words, g->d_doc, g->s,
-                                  g->stream), "qlm GPU: documents");
+                                  g->dev.stream), "qlm GPU: documents");
     return XG_OK;
 }
 
@@ -168,14 +134,14 @@ static int doubling(struct xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
 {
     const uint32_t n = c->n_words;
     XG_CUDA_CHECK(xg_qlm_dbl_first_gpu(g->d_ids, n, bits_for(a->n_terms), g->d_sa, g->d_rank,
-                                       g->d_act[0], g->d_count, g->s, g->stream),
+                                       g->d_act[0], g->d_count, g->s, g->dev.stream),
                   "qlm GPU: sort (first word)");
     int rc = counts(g);
     uint32_t na = g->h_count[0], p = 1, k = 1, cur = 0;
     while (!rc && p < a->sigma && na) {
         XG_CUDA_CHECK(xg_qlm_dbl_round_gpu(g->d_doc, g->d_doc_end, k, bits_for(n), g->d_sa,
                                            g->d_rank, g->d_act[cur], na, g->d_act[!cur],
-                                           g->d_count, g->s, g->stream),
+                                           g->d_count, g->s, g->dev.stream),
                       "qlm GPU: sort (doubling round)");
         rc = counts(g);
         na = g->h_count[0];
@@ -194,12 +160,12 @@ int xg_qlm_gpu_sort(struct xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
     if (a->sort == XG_QLM_SORT_COMPARE)
         XG_CUDA_CHECK(xg_qlm_key_sort_gpu(g->d_ids, g->d_doc, g->d_doc_end, c->n_words,
                                           a->sigma, bits_for(a->n_terms), g->d_sa, g->s,
-                                          g->stream), "qlm GPU: sort (keys)");
+                                          g->dev.stream), "qlm GPU: sort (keys)");
     else
         rc = doubling(g, c, a);
     if (rc) return rc;
     XG_CUDA_CHECK(xg_qlm_lcp_gpu(g->d_ids, g->d_doc, g->d_doc_end, g->d_sa, c->n_words,
-                                 a->sigma, g->d_lenv, g->d_lcp, g->stream),
+                                 a->sigma, g->d_lenv, g->d_lcp, g->dev.stream),
                   "qlm GPU: shared words");
     return XG_OK;
 }
@@ -211,19 +177,19 @@ int xg_qlm_gpu_level(struct xg_qlm_gpu *g, const struct xg_qlm_chunk *c, uint32_
     memset(lv, 0, sizeof *lv);
     lv->dbits = bits_for(c->n_docs - 1);
     XG_CUDA_CHECK(xg_qlm_level_items_gpu(g->d_lenv, c->n_words, n, g->d_L, g->d_count, g->s,
-                                         g->stream), "qlm GPU: level items");
+                                         g->dev.stream), "qlm GPU: level items");
     int rc = counts(g);
     const uint32_t nL = g->h_count[0];
     if (rc || !nL) return rc;
     XG_CUDA_CHECK(xg_qlm_level_groups_gpu(g->d_L, nL, n, g->d_lcp, g->d_sa, g->d_doc,
                                           lv->dbits, g->d_gstart[h], g->d_G[h],
-                                          g->d_count, g->s, g->stream),
+                                          g->d_count, g->s, g->dev.stream),
                   "qlm GPU: level groups");
     if ((rc = counts(g))) return rc;
     const uint32_t ng = g->h_count[1];
     XG_CUDA_CHECK(xg_qlm_level_rows_gpu(nL, ng, bits_for(ng - 1) + lv->dbits, lv->dbits,
                                         g->d_ukey[h], g->d_ucnt[h], g->d_rowstart,
-                                        g->d_count, g->s, g->stream),
+                                        g->d_count, g->s, g->dev.stream),
                   "qlm GPU: level documents");
     if ((rc = counts(g))) return rc;
     lv->d = (struct xg_qlm_level){g->d_L, g->d_gstart[h], g->d_G[h], g->d_ukey[h],
@@ -234,38 +200,27 @@ int xg_qlm_gpu_level(struct xg_qlm_gpu *g, const struct xg_qlm_chunk *c, uint32_
 void xg_qlm_gpu_close(xg_qlm_gpu *g)
 {
     if (!g) return;
-    if (g->stream) cudaStreamSynchronize(g->stream);
+    if (g->dev.stream) cudaStreamSynchronize(g->dev.stream);
     free_chunk(g);
-    if (g->d_count) cudaFree(g->d_count);
-    if (g->h_count) cudaFreeHost(g->h_count);
-    xg_staging_free(&g->stage);
-    for (int i = 0; i < XG_QLM_MAX_MARKS; ++i)
-        if (g->mark[i]) cudaEventDestroy(g->mark[i]);
-    if (g->stream) cudaStreamDestroy(g->stream);
+    xg_pool_free(&g->dev.pool, (void **)&g->d_count, 16);
+    xg_device_close(&g->dev);
     free(g);
 }
 
-static int open_dev(struct xg_qlm_gpu *g)
+static int open_dev(struct xg_qlm_gpu *g, uint32_t threads)
 {
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count < 1) {
-        cudaGetLastError();
-        return xg_set_error(XG_ERR_NODEVICE, "qlm: no CUDA device (%s)",
-                            e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-    }
-    XG_CUDA_CHECK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking), "qlm GPU: stream");
-    xg_staging_init(&g->stage, g->stream, g->threads);
-    for (int i = 0; i < XG_QLM_MAX_MARKS; ++i)
-        XG_CUDA_CHECK(cudaEventCreate(&g->mark[i]), "qlm GPU: event");
-    XG_CUDA_CHECK(cudaHostAlloc((void **)&g->h_count, 16, cudaHostAllocDefault),
-                  "qlm GPU: pinned counters");
-    return dmalloc((void **)&g->d_count, 16, "qlm GPU: counters");
+    const struct xg_device_opts o = {.who = "qlm", .ordinal = -1, .budget = UINT64_MAX,
+                                     .marks = XG_QLM_MAX_MARKS, .small_bytes = 16,
+                                     .staging_threads = threads};
+    int rc = xg_device_open(&g->dev, &o);
+    if (rc) return rc;
+    g->h_count = g->dev.h_small;
+    return xg_pool_alloc(&g->dev.pool, (void **)&g->d_count, 16, "qlm GPU: counters");
 }
 
-struct xg_staging *xg_qlm_gpu_staging(xg_qlm_gpu *g)
+struct xg_device *xg_qlm_gpu_device(xg_qlm_gpu *g)
 {
-    return &g->stage;
+    return &g->dev;
 }
 
 int xg_qlm_gpu_open(uint32_t threads, xg_qlm_gpu **out)
@@ -273,8 +228,7 @@ int xg_qlm_gpu_open(uint32_t threads, xg_qlm_gpu **out)
     *out = NULL;
     struct xg_qlm_gpu *g = calloc(1, sizeof *g);
     if (!g) return xg_set_error(XG_ERR_NOMEM, "qlm: out of memory");
-    g->threads = threads;
-    int rc = open_dev(g);
+    int rc = open_dev(g, threads);
     if (rc) {
         xg_qlm_gpu_close(g);
         return rc;

@@ -1,7 +1,8 @@
 /** @file qlm_cuda_int.h
- *  @brief Private to the qlm pipeline's GPU engine: the device state
- *         (qlm_cuda.c: open/close, the chunk's device arrays, step timing,
- *         the chunk's upload, sort and levels) shared with the three
+ *  @brief Private to the qlm pipeline's GPU engine: the device state on
+ *         the device runtime (runtime/device.h), and qlm_cuda.c's
+ *         open/close, the chunk's device arrays, the chunk's upload, sort
+ *         and levels shared with the three
  *         per-chunk entry points (qlm_cuda_pass.c).  Built only with CUDA.
  */
 #ifndef XG_QLM_CUDA_INT_H
@@ -11,19 +12,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../runtime/cuda_check.h"
+#include "../runtime/device.h"
 #include "../runtime/error.h"
-#include "../runtime/staging.h"
 #include "qlm_int.h"
 #include "qlm_kern.h"
 
 #define XG_QLM_MAX_MARKS 64
 
 struct xg_qlm_gpu {
-    cudaStream_t stream;
-    cudaEvent_t mark[XG_QLM_MAX_MARKS]; /* step boundaries */
-    int mark_step[XG_QLM_MAX_MARKS];    /* step ending at mark i (-1: none) */
-    int n_marks;
+    struct xg_device dev;               /* stream, pool (no budget: the
+                                           chunk plan keeps within it),
+                                           staging, timing */
     uint64_t cap_w, cap_d;              /* words, documents */
     int cap_counts;                     /* d_ocnt allocated */
     /* Per word of the chunk (cap_w + 1 each). */
@@ -36,9 +35,8 @@ struct xg_qlm_gpu {
     /* Per document (cap_d + 1 each). */
     uint32_t *d_doc_end, *d_docids;
     struct xg_qlm_scratch s;
-    uint32_t *d_count, *h_count;        /* 4 counters; h_count pinned */
-    uint32_t threads;                   /* host threads for copies */
-    struct xg_staging stage;            /* host <-> device copies */
+    uint32_t *d_count, *h_count;        /* 4 counters; h_count: dev's
+                                           pinned ones */
 };
 
 /* One level as the host sees it: the device arrays and the counts. */
@@ -58,10 +56,6 @@ int xg_qlm_gpu_sort(struct xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
  * of length n, nor longer). */
 int xg_qlm_gpu_level(struct xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                      uint32_t n, struct xg_qlm_lv *lv);
-/* Step timing: mark the end of `step` on the stream; marks_done adds the
- * intervals to seconds[] after a sync. */
-int xg_qlm_gpu_mark(struct xg_qlm_gpu *g, int step, double *seconds);
-int xg_qlm_gpu_marks_done(struct xg_qlm_gpu *g, double *seconds);
 /* The error flag the rows set (a history not found). */
 int xg_qlm_gpu_check(struct xg_qlm_gpu *g);
 

@@ -26,11 +26,11 @@ static int nomem(void)
 static int prepare(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                    const struct xg_qlm_gpu_args *a, double *seconds)
 {
-    int rc = xg_qlm_gpu_mark(g, -1, seconds);
+    int rc = xg_device_mark(&g->dev, -1, seconds);
     if (!rc) rc = xg_qlm_gpu_load(g, c, a);
-    if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
+    if (!rc) rc = xg_device_mark(&g->dev, XG_QLM_STEP_COPY, seconds);
     if (!rc) rc = xg_qlm_gpu_sort(g, c, a);
-    if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_SORT, seconds);
+    if (!rc) rc = xg_device_mark(&g->dev, XG_QLM_STEP_SORT, seconds);
     return rc;
 }
 
@@ -82,30 +82,30 @@ int xg_qlm_gpu_whole(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
     memset(&prev, 0, sizeof prev);
     for (uint32_t n = 1; n <= a->sigma && !rc; ++n) {
         rc = xg_qlm_gpu_level(g, c, n, &cur);
-        if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COUNT, seconds);
+        if (!rc) rc = xg_device_mark(&g->dev, XG_QLM_STEP_COUNT, seconds);
         if (rc || !cur.d.nL) break;
         const uint32_t ng = cur.d.ng, R = cur.d.R;
         XG_CUDA_CHECK(xg_qlm_grams_gpu(ng, cur.d.gstart, g->d_rowstart, cur.d.L, g->d_sa,
                                        c->word_base, rows, g->d_pos, NULL, NULL, g->d_off,
-                                       g->stream), "qlm GPU: n-grams");
+                                       g->dev.stream), "qlm GPU: n-grams");
         XG_CUDA_CHECK(xg_qlm_probs_gpu(cur.d, prev.d, rowargs(g, c, a, n, cur.dbits),
                                        g->d_odoc, g->d_oprob, a->counts ? g->d_ocnt : NULL,
-                                       g->d_count, g->stream), "qlm GPU: probabilities");
-        rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_PROB, seconds);
-        if (!rc) rc = xg_staging_dtoh(&g->stage, r->gram_pos + grams, g->d_pos, (size_t)ng * 8);
-        if (!rc) rc = xg_staging_dtoh(&g->stage, r->gram_off + grams, g->d_off, (size_t)ng * 8);
-        if (!rc) rc = xg_staging_dtoh(&g->stage, r->docids + rows, g->d_odoc, (size_t)R * 4);
-        if (!rc) rc = xg_staging_dtoh(&g->stage, r->prob + rows, g->d_oprob, (size_t)R * 8);
+                                       g->d_count, g->dev.stream), "qlm GPU: probabilities");
+        rc = xg_device_mark(&g->dev, XG_QLM_STEP_PROB, seconds);
+        if (!rc) rc = xg_staging_dtoh(&g->dev.stage, r->gram_pos + grams, g->d_pos, (size_t)ng * 8);
+        if (!rc) rc = xg_staging_dtoh(&g->dev.stage, r->gram_off + grams, g->d_off, (size_t)ng * 8);
+        if (!rc) rc = xg_staging_dtoh(&g->dev.stage, r->docids + rows, g->d_odoc, (size_t)R * 4);
+        if (!rc) rc = xg_staging_dtoh(&g->dev.stage, r->prob + rows, g->d_oprob, (size_t)R * 8);
         if (!rc && a->counts)
-            rc = xg_staging_dtoh(&g->stage, r->counts + 4 * rows, g->d_ocnt, (size_t)R * 32);
-        if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
+            rc = xg_staging_dtoh(&g->dev.stage, r->counts + 4 * rows, g->d_ocnt, (size_t)R * 32);
+        if (!rc) rc = xg_device_mark(&g->dev, XG_QLM_STEP_COPY, seconds);
         memset(r->gram_n + grams, (int)n, ng);
         grams += ng;
         rows += R;
         prev = cur;
     }
     if (!rc) rc = xg_qlm_gpu_check(g);
-    if (!rc) rc = xg_qlm_gpu_marks_done(g, seconds);
+    if (!rc) rc = xg_device_marks_done(&g->dev, seconds);
     if (rc) return rc;
     r->gram_off[grams] = rows;
     r->n_grams = grams;
@@ -127,9 +127,9 @@ static int get_grams(xg_qlm_gpu *g, uint32_t ng, struct xg_qlm_grams *l)
     l->df = malloc(((size_t)ng + 1) * 8);
     if (!l->pos || !l->z || !l->df) return nomem();
     l->n = l->cap = ng;
-    int rc = xg_staging_dtoh(&g->stage, l->pos, g->d_pos, (size_t)ng * 8);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, l->z, g->d_z, (size_t)ng * 8);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, l->df, g->d_w, (size_t)ng * 8);
+    int rc = xg_staging_dtoh(&g->dev.stage, l->pos, g->d_pos, (size_t)ng * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->dev.stage, l->z, g->d_z, (size_t)ng * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->dev.stage, l->df, g->d_w, (size_t)ng * 8);
     return rc;
 }
 
@@ -145,12 +145,12 @@ int xg_qlm_gpu_pass1(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
         /* d_w holds the numbers of documents here. */
         XG_CUDA_CHECK(xg_qlm_grams_gpu(cur.d.ng, cur.d.gstart, g->d_rowstart, cur.d.L,
                                        g->d_sa, c->word_base, 0, g->d_pos, g->d_z, g->d_w,
-                                       NULL, g->stream), "qlm GPU: n-grams");
-        rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COUNT, seconds);
+                                       NULL, g->dev.stream), "qlm GPU: n-grams");
+        rc = xg_device_mark(&g->dev, XG_QLM_STEP_COUNT, seconds);
         if (!rc) rc = get_grams(g, cur.d.ng, &out[n]);
-        if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
+        if (!rc) rc = xg_device_mark(&g->dev, XG_QLM_STEP_COPY, seconds);
     }
-    if (!rc) rc = xg_qlm_gpu_marks_done(g, seconds);
+    if (!rc) rc = xg_device_marks_done(&g->dev, seconds);
     return rc;
 }
 
@@ -215,34 +215,34 @@ static int level2(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
     const uint32_t ng = cur->d.ng, R = cur->d.R;
     const int cnt = t->r->counts != NULL;
     XG_CUDA_CHECK(xg_qlm_grams_gpu(ng, cur->d.gstart, g->d_rowstart, cur->d.L, g->d_sa,
-                                   c->word_base, 0, g->d_pos, NULL, NULL, NULL, g->stream),
+                                   c->word_base, 0, g->d_pos, NULL, NULL, NULL, g->dev.stream),
                   "qlm GPU: n-grams");
-    int rc = xg_staging_dtoh(&g->stage, b->pos, g->d_pos, (size_t)ng * 8);
-    if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
-    double t0 = xg_wt_now();
+    int rc = xg_staging_dtoh(&g->dev.stage, b->pos, g->d_pos, (size_t)ng * 8);
+    if (!rc) rc = xg_device_mark(&g->dev, XG_QLM_STEP_COPY, seconds);
+    double t0 = xg_now();
     if (!rc) rc = match(t, n, ng, b);
-    seconds[XG_QLM_STEP_MERGE] += xg_wt_now() - t0;
-    if (!rc) rc = xg_qlm_gpu_mark(g, -1, seconds);  /* host time is not a copy */
-    if (!rc) rc = xg_staging_htod(&g->stage, g->d_z, b->z, (size_t)ng * 8);
-    if (!rc) rc = xg_staging_htod(&g->stage, g->d_w, b->w, (size_t)ng * 8);
-    if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
+    seconds[XG_QLM_STEP_MERGE] += xg_now() - t0;
+    if (!rc) rc = xg_device_mark(&g->dev, -1, seconds);  /* host time is not a copy */
+    if (!rc) rc = xg_staging_htod(&g->dev.stage, g->d_z, b->z, (size_t)ng * 8);
+    if (!rc) rc = xg_staging_htod(&g->dev.stage, g->d_w, b->w, (size_t)ng * 8);
+    if (!rc) rc = xg_device_mark(&g->dev, XG_QLM_STEP_COPY, seconds);
     if (rc) return rc;
     struct xg_qlm_rowargs ra = rowargs(g, c, a, n, cur->dbits);
     ra.z = g->d_z;
     ra.w = g->d_w;
     XG_CUDA_CHECK(xg_qlm_probs_gpu(cur->d, prev->d, ra, g->d_odoc, g->d_oprob,
-                                   cnt ? g->d_ocnt : NULL, g->d_count, g->stream),
+                                   cnt ? g->d_ocnt : NULL, g->d_count, g->dev.stream),
                   "qlm GPU: probabilities");
-    rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_PROB, seconds);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, b->rs, g->d_rowstart, ((size_t)ng + 1) * 4);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, b->doc, g->d_odoc, (size_t)R * 4);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, b->prob, g->d_oprob, (size_t)R * 8);
-    if (!rc && cnt) rc = xg_staging_dtoh(&g->stage, b->cnt, g->d_ocnt, (size_t)R * 32);
-    if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COPY, seconds);
-    t0 = xg_wt_now();
+    rc = xg_device_mark(&g->dev, XG_QLM_STEP_PROB, seconds);
+    if (!rc) rc = xg_staging_dtoh(&g->dev.stage, b->rs, g->d_rowstart, ((size_t)ng + 1) * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->dev.stage, b->doc, g->d_odoc, (size_t)R * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->dev.stage, b->prob, g->d_oprob, (size_t)R * 8);
+    if (!rc && cnt) rc = xg_staging_dtoh(&g->dev.stage, b->cnt, g->d_ocnt, (size_t)R * 32);
+    if (!rc) rc = xg_device_mark(&g->dev, XG_QLM_STEP_COPY, seconds);
+    t0 = xg_now();
     if (!rc) place(t, n, ng, b);
-    seconds[XG_QLM_STEP_MERGE] += xg_wt_now() - t0;
-    if (!rc) rc = xg_qlm_gpu_mark(g, -1, seconds);
+    seconds[XG_QLM_STEP_MERGE] += xg_now() - t0;
+    if (!rc) rc = xg_device_mark(&g->dev, -1, seconds);
     return rc;
 }
 
@@ -261,13 +261,13 @@ int xg_qlm_gpu_pass2(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
     memset(&prev, 0, sizeof prev);
     for (uint32_t n = 1; n <= a->sigma && !rc; ++n) {
         rc = xg_qlm_gpu_level(g, c, n, &cur);
-        if (!rc) rc = xg_qlm_gpu_mark(g, XG_QLM_STEP_COUNT, seconds);
+        if (!rc) rc = xg_device_mark(&g->dev, XG_QLM_STEP_COUNT, seconds);
         if (rc || !cur.d.nL) break;
         rc = level2(g, c, a, t, n, &cur, &prev, &b, seconds);
         prev = cur;
     }
     if (!rc) rc = xg_qlm_gpu_check(g);
-    if (!rc) rc = xg_qlm_gpu_marks_done(g, seconds);
+    if (!rc) rc = xg_device_marks_done(&g->dev, seconds);
     p2_free(&b);
     return rc;
 }

@@ -16,7 +16,9 @@
 #include <stdint.h>
 
 #include "qlm.h"
-#include "../weight/wt_int.h"   /* xg_wt_run_threads: the shared thread pool */
+#include "../runtime/clock.h"
+#include "../runtime/threads.h"
+#include "../text/dict.h"
 
 /* One chunk: whole documents, their words' term ids. */
 struct xg_qlm_chunk {
@@ -92,9 +94,10 @@ struct xg_qlm_gpu_args {
 /* threads: host threads for copying results out. */
 int xg_qlm_gpu_open(uint32_t threads, xg_qlm_gpu **g);
 void xg_qlm_gpu_close(xg_qlm_gpu *g);
-/* Its stream's pinned staging (staging.h), which the device dictionary
- * shares; NULL without CUDA. */
-struct xg_staging *xg_qlm_gpu_staging(xg_qlm_gpu *g);
+/* Its device (runtime/device.h: stream, pinned staging), which the
+ * device dictionary shares; NULL without CUDA. */
+struct xg_device;
+struct xg_device *xg_qlm_gpu_device(xg_qlm_gpu *g);
 /* Pass 1 of a chunk: out[n] as xg_qlm_count_ref fills it. */
 int xg_qlm_gpu_pass1(xg_qlm_gpu *g, const struct xg_qlm_chunk *c,
                      const struct xg_qlm_gpu_args *a, struct xg_qlm_grams *out,

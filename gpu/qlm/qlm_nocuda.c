@@ -21,7 +21,7 @@ int xg_qlm_gpu_open(uint32_t threads, xg_qlm_gpu **g)
 
 void xg_qlm_gpu_close(xg_qlm_gpu *g) { (void)g; }
 
-struct xg_staging *xg_qlm_gpu_staging(xg_qlm_gpu *g)
+struct xg_device *xg_qlm_gpu_device(xg_qlm_gpu *g)
 {
     (void)g;
     return NULL;

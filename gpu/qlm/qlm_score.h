@@ -5,7 +5,7 @@
  *         xg_qlm_score_gpu the GPU version; they give the same bits.
  *
  *  The score, exactly (docs/qlm.md, "Query time"): the query is tokenized
- *  by xg_wt_tokenize (the --tsv tokenizer, no stemming) into words
+ *  by xg_text_tokenize (the --tsv tokenizer, no stemming) into words
  *  q_1..q_m; the score of document d is the seed 002 chain rule
  *      log P(q | d) = sum_{i=1..m} log P(q_i | q_{i-n_i+1} .. q_{i-1}, d),
  *      n_i = min(i, sigma),

@@ -15,18 +15,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cuda_runtime_api.h>
-
-#include "../runtime/cuda_check.h"
+#include "../runtime/device.h"
 #include "../runtime/error.h"
 #include "qlm.h"
 #include "qlm_kern.h"
 #include "qlm_score.h"
 
 struct xg_qlm_scorer_gpu {
-    cudaStream_t stream;
+    struct xg_device dev;               /* stream, pool (no budget) */
     uint32_t *d_docid;
     double *d_logp;
+    uint64_t n_rows;                    /* the table's */
     uint64_t cap;                       /* per-query arrays */
     uint32_t *d_c0, *d_c1, *d_cand, *d_rdoc, *d_nd;
     double *d_s0, *d_rscore;
@@ -39,35 +38,36 @@ struct xg_qlm_scorer_gpu {
 
 static void free_query(xg_qlm_scorer_gpu *s)
 {
-    void **p[] = {(void **)&s->d_c0, (void **)&s->d_c1, (void **)&s->d_cand,
-                  (void **)&s->d_rdoc, (void **)&s->d_s0, (void **)&s->d_rscore, &s->d_tmp};
-    for (size_t i = 0; i < sizeof p / sizeof *p; ++i) {
-        if (*p[i]) cudaFree(*p[i]);
-        *p[i] = NULL;
-    }
+    struct xg_pool *pool = &s->dev.pool;
+    void **p4[] = {(void **)&s->d_c0, (void **)&s->d_c1, (void **)&s->d_cand,
+                   (void **)&s->d_rdoc};
+    for (size_t i = 0; i < sizeof p4 / sizeof *p4; ++i) xg_pool_free(pool, p4[i], s->cap * 4);
+    xg_pool_free(pool, (void **)&s->d_s0, s->cap * 8);
+    xg_pool_free(pool, (void **)&s->d_rscore, s->cap * 8);
+    xg_pool_free(pool, &s->d_tmp, s->tmp_bytes);
     s->cap = 0;
+    s->tmp_bytes = 0;
 }
 
 static void free_words(xg_qlm_scorer_gpu *s)
 {
-    void **p[] = {(void **)&s->d_start, (void **)&s->d_prefix, (void **)&s->d_words};
-    for (size_t i = 0; i < sizeof p / sizeof *p; ++i) {
-        if (*p[i]) cudaFree(*p[i]);
-        *p[i] = NULL;
-    }
+    const uint64_t c = s->cap_words;
+    xg_pool_free(&s->dev.pool, (void **)&s->d_start, c * 8);
+    xg_pool_free(&s->dev.pool, (void **)&s->d_prefix, (c + 1) * 8);
+    xg_pool_free(&s->dev.pool, (void **)&s->d_words, c * sizeof *s->d_words);
     s->cap_words = 0;
 }
 
 void xg_qlm_score_gpu_close(xg_qlm_scorer_gpu *s)
 {
     if (!s) return;
-    if (s->stream) cudaStreamSynchronize(s->stream);
+    if (s->dev.stream) cudaStreamSynchronize(s->dev.stream);
     free_query(s);
     free_words(s);
-    if (s->d_docid) cudaFree(s->d_docid);
-    if (s->d_logp) cudaFree(s->d_logp);
-    if (s->d_nd) cudaFree(s->d_nd);
-    if (s->stream) cudaStreamDestroy(s->stream);
+    xg_pool_free(&s->dev.pool, (void **)&s->d_docid, (s->n_rows + 1) * 4);
+    xg_pool_free(&s->dev.pool, (void **)&s->d_logp, (s->n_rows + 1) * 8);
+    xg_pool_free(&s->dev.pool, (void **)&s->d_nd, 16);
+    xg_device_close(&s->dev);
     free(s);
 }
 
@@ -83,13 +83,17 @@ static int upload_table(xg_qlm_scorer_gpu *s, const struct xg_qlm_table *t)
     double *lp = malloc((n + 1) * sizeof *lp);
     if (!lp) return xg_set_error(XG_ERR_NOMEM, "qlm GPU scorer: out of memory");
     for (size_t r = 0; r < n; ++r) lp[r] = log_factor(t->prob[r]);
-    int rc = XG_OK;
-    cudaError_t e = cudaMalloc((void **)&s->d_docid, (n + 1) * 4);
-    if (!e) e = cudaMalloc((void **)&s->d_logp, (n + 1) * 8);
-    if (!e) e = cudaMemcpy(s->d_docid, t->docid, n * 4, cudaMemcpyHostToDevice);
-    if (!e) e = cudaMemcpy(s->d_logp, lp, n * 8, cudaMemcpyHostToDevice);
-    if (e) rc = xg_set_error(e == cudaErrorMemoryAllocation ? XG_ERR_NOMEM : XG_ERR_CUDA,
-                             "qlm GPU scorer: the table: %s", cudaGetErrorString(e));
+    s->n_rows = n;
+    int rc = xg_pool_alloc(&s->dev.pool, (void **)&s->d_docid, (n + 1) * 4,
+                           "qlm GPU scorer: the table");
+    if (!rc)
+        rc = xg_pool_alloc(&s->dev.pool, (void **)&s->d_logp, (n + 1) * 8,
+                           "qlm GPU scorer: the table");
+    cudaError_t e = cudaSuccess;
+    if (!rc) e = cudaMemcpy(s->d_docid, t->docid, n * 4, cudaMemcpyHostToDevice);
+    if (!rc && !e) e = cudaMemcpy(s->d_logp, lp, n * 8, cudaMemcpyHostToDevice);
+    if (e) rc = xg_set_error(xg_cuda_status(e), "qlm GPU scorer: the table: %s",
+                             cudaGetErrorString(e));
     free(lp);
     return rc;
 }
@@ -97,19 +101,14 @@ static int upload_table(xg_qlm_scorer_gpu *s, const struct xg_qlm_table *t)
 int xg_qlm_score_gpu_open(const struct xg_qlm_table *t, xg_qlm_scorer_gpu **out)
 {
     *out = NULL;
-    int count = 0;
-    cudaError_t e = cudaGetDeviceCount(&count);
-    if (e != cudaSuccess || count < 1) {
-        cudaGetLastError();
-        return xg_set_error(XG_ERR_NODEVICE, "qlm-search: no CUDA device (%s)",
-                            e != cudaSuccess ? cudaGetErrorString(e) : "none found");
-    }
+    int rc = xg_device_present("qlm-search");
+    if (rc) return rc;
     xg_qlm_scorer_gpu *s = calloc(1, sizeof *s);
     if (!s) return xg_set_error(XG_ERR_NOMEM, "qlm GPU scorer: out of memory");
-    int rc = XG_OK;
-    e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking);
-    if (!e) e = cudaMalloc((void **)&s->d_nd, 16);
-    if (e) rc = xg_set_error(XG_ERR_CUDA, "qlm GPU scorer: %s", cudaGetErrorString(e));
+    const struct xg_device_opts o = {.who = "qlm GPU scorer", .ordinal = -1,
+                                     .budget = UINT64_MAX, .staging_threads = 1};
+    rc = xg_device_open(&s->dev, &o);
+    if (!rc) rc = xg_pool_alloc(&s->dev.pool, (void **)&s->d_nd, 16, "qlm GPU scorer");
     if (!rc) rc = upload_table(s, t);
     if (rc) {
         xg_qlm_score_gpu_close(s);
@@ -121,32 +120,43 @@ int xg_qlm_score_gpu_open(const struct xg_qlm_table *t, xg_qlm_scorer_gpu **out)
 
 static int reserve(xg_qlm_scorer_gpu *s, uint64_t n, uint32_t m)
 {
+    struct xg_pool *pool = &s->dev.pool;
+    int rc = XG_OK;
     if (n > s->cap) {
         free_query(s);
         const uint64_t c = n + n / 4 + 1024;
         size_t tmp = 0;
         if (xg_qlm_qtmp_bytes((uint32_t)c, &tmp))
             return xg_set_error(XG_ERR_CUDA, "qlm GPU scorer: CUB workspace size");
+        s->cap = c;         /* free_query frees what was allocated */
+        s->tmp_bytes = tmp;
         void **p[] = {(void **)&s->d_c0, (void **)&s->d_c1, (void **)&s->d_cand,
                       (void **)&s->d_rdoc};
-        for (size_t i = 0; i < sizeof p / sizeof *p; ++i)
-            XG_CUDA_CHECK(cudaMalloc(p[i], c * 4), "qlm GPU scorer: candidates");
-        XG_CUDA_CHECK(cudaMalloc((void **)&s->d_s0, c * 8), "qlm GPU scorer: scores");
-        XG_CUDA_CHECK(cudaMalloc((void **)&s->d_rscore, c * 8), "qlm GPU scorer: scores");
-        XG_CUDA_CHECK(cudaMalloc(&s->d_tmp, tmp), "qlm GPU scorer: workspace");
-        s->cap = c;
-        s->tmp_bytes = tmp;
+        for (size_t i = 0; !rc && i < sizeof p / sizeof *p; ++i)
+            rc = xg_pool_alloc(pool, p[i], c * 4, "qlm GPU scorer: candidates");
+        if (!rc) rc = xg_pool_alloc(pool, (void **)&s->d_s0, c * 8, "qlm GPU scorer: scores");
+        if (!rc)
+            rc = xg_pool_alloc(pool, (void **)&s->d_rscore, c * 8, "qlm GPU scorer: scores");
+        if (!rc) rc = xg_pool_alloc(pool, &s->d_tmp, tmp, "qlm GPU scorer: workspace");
+        if (rc) {
+            free_query(s);
+            return rc;
+        }
     }
     if (m > s->cap_words) {
         free_words(s);
         const uint32_t c = m + 64;
-        XG_CUDA_CHECK(cudaMalloc((void **)&s->d_start, c * 8), "qlm GPU scorer: words");
-        XG_CUDA_CHECK(cudaMalloc((void **)&s->d_prefix, (c + 1) * 8), "qlm GPU scorer: words");
-        XG_CUDA_CHECK(cudaMalloc((void **)&s->d_words, c * sizeof *s->d_words),
-                      "qlm GPU scorer: words");
         s->cap_words = c;
+        rc = xg_pool_alloc(pool, (void **)&s->d_start, (size_t)c * 8, "qlm GPU scorer: words");
+        if (!rc)
+            rc = xg_pool_alloc(pool, (void **)&s->d_prefix, ((size_t)c + 1) * 8,
+                               "qlm GPU scorer: words");
+        if (!rc)
+            rc = xg_pool_alloc(pool, (void **)&s->d_words, c * sizeof *s->d_words,
+                               "qlm GPU scorer: words");
+        if (rc) free_words(s);
     }
-    return XG_OK;
+    return rc;
 }
 
 /* Each word's chosen n-gram and back-off log (xg_qlm_word_prob's walk),
@@ -195,7 +205,7 @@ static int run(xg_qlm_scorer_gpu *s, const struct xg_qlm_table *t,
         rc = reserve(s, q->n_cand, m);
     }
     if (!rc && nr) {
-        cudaStream_t st = s->stream;
+        cudaStream_t st = s->dev.stream;
         cudaError_t e = cudaMemcpyAsync(s->d_start, start, nr * 8, cudaMemcpyHostToDevice, st);
         if (!e) e = cudaMemcpyAsync(s->d_prefix, prefix, (nr + 1) * 8, cudaMemcpyHostToDevice, st);
         if (!e) e = cudaMemcpyAsync(s->d_words, w, m * sizeof *w, cudaMemcpyHostToDevice, st);
@@ -214,7 +224,7 @@ static int run(xg_qlm_scorer_gpu *s, const struct xg_qlm_table *t,
         if (!e) e = cudaMemcpyAsync(sc, s->d_rscore, (size_t)*n_hits * 8,
                                     cudaMemcpyDeviceToHost, st);
         if (!e) e = cudaStreamSynchronize(st);
-        if (e) rc = xg_set_error(XG_ERR_CUDA, "qlm GPU scorer: %s", cudaGetErrorString(e));
+        if (e) rc = xg_set_error(xg_cuda_status(e), "qlm GPU scorer: %s", cudaGetErrorString(e));
         for (uint32_t i = 0; !rc && i < *n_hits; ++i) h[i] = (struct xg_qlm_hit){doc[i], sc[i]};
     }
     free(w);

@@ -59,10 +59,10 @@ int xg_qlm_query_prepare(const struct xg_qlm_table *t, const char *text,
 {
     size_t len = strlen(text);
     memset(q, 0, sizeof *q);
-    if (xg_wt_utf8_valid(text, len) != len)
+    if (xg_text_utf8_valid(text, len) != len)
         return xg_set_error(XG_ERR_ARG, "qlm query: invalid UTF-8");
     struct words w = {NULL, 0, 0, t};
-    if (xg_wt_tokenize(text, len, add_word, &w)) {
+    if (xg_text_tokenize(text, len, add_word, &w)) {
         free(w.id);
         return xg_set_error(XG_ERR_NOMEM, "qlm query: out of memory");
     }

@@ -123,7 +123,7 @@ static int doubling(const struct xg_qlm_chunk *c, uint32_t sigma, uint32_t threa
             for (uint32_t t = 0; t < threads; ++t)
                 a[t] = (struct dbl){c, sa, rank, key, tmp, segs, n_segs, &next, k,
                                     phase, NULL, 0, 0, 0};
-            xg_wt_run_threads(threads, dbl_thread, a, sizeof *a);
+            xg_threads_run(threads, dbl_thread, a, sizeof *a);
             if (phase == 0) continue;
             /* The new segments: the threads' lists, one after another. */
             uint64_t total = 0;
@@ -201,7 +201,7 @@ static int compare(const struct xg_qlm_chunk *c, uint32_t sigma, uint32_t thread
     for (uint32_t t = 0; t <= threads; ++t) lo[t] = (size_t)n * t / threads;
     for (uint32_t t = 0; t < threads; ++t)
         parts[t] = (struct part){&ctx, sa + lo[t], lo[t + 1] - lo[t]};
-    xg_wt_run_threads(threads, sort_part, parts, sizeof *parts);
+    xg_threads_run(threads, sort_part, parts, sizeof *parts);
     /* Merge the sorted runs pairwise until one is left. */
     uint32_t *src = sa, *dst = tmp;
     for (uint32_t width = 1; width < threads; width *= 2) {
@@ -261,6 +261,6 @@ int xg_qlm_sort_ref(const struct xg_qlm_chunk *c, uint32_t sigma, int how,
         a[t] = (struct lcp_arg){c, sa, lcp, sigma,
                                 (uint32_t)((uint64_t)c->n_words * t / threads),
                                 (uint32_t)((uint64_t)c->n_words * (t + 1) / threads)};
-    xg_wt_run_threads(threads, lcp_range, a, sizeof *a);
+    xg_threads_run(threads, lcp_range, a, sizeof *a);
     return XG_OK;
 }

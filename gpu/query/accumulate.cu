@@ -13,8 +13,9 @@
 #include "../bm25.h"
 #include "decode_dev.cuh"
 #include "../index/impact.h"
+#include "../runtime/tuning.h"
 
-#define WARPS 8
+#define WARPS XG_DECODE_WARPS
 
 static __global__ void __launch_bounds__(WARPS * 32)
 accumulate_kernel(struct xg_dindex ix, const struct xg_dlist *lists,

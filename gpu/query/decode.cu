@@ -7,8 +7,9 @@
 
 #include "decode.h"
 #include "decode_dev.cuh"
+#include "../runtime/tuning.h"
 
-#define WARPS 8
+#define WARPS XG_DECODE_WARPS
 
 /* Lists [list_lo, list_hi) of the batch; their blocks are numbered from
  * block_lo to block_hi by xg_dlist.block_start.  Without bsel: every block

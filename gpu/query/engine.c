@@ -10,6 +10,8 @@
 #include "accumulate.h"
 #include "decode.h"
 #include "../runtime/error.h"
+#include "../runtime/fault.h"
+#include "../runtime/knobs.h"
 #include "finish.h"
 #include "intersect.h"
 #include "merge.h"
@@ -19,23 +21,14 @@ int xg_dindex_block_ref(const struct xg_dindex *ix, uint32_t t, uint32_t blk,
                         uint32_t *docs, uint32_t *wdfs, uint32_t *n);
 
 /* Fault injection (tests): the n-th next allocation of either pipeline
- * fails as if memory ran out. */
-static _Atomic int fail_countdown;
-
-void xg_engine_fail_next_alloc(int n) { fail_countdown = n; }
-
-int xg_engine_fault_take(void)
-{
-    int n = fail_countdown;
-    if (n <= 0) return 0;
-    fail_countdown = n - 1;
-    return n == 1;
-}
+ * fails as if memory ran out (runtime/fault.h, which the device pool
+ * honours too). */
+void xg_engine_fail_next_alloc(int n) { xg_fault_fail_next_alloc(n); }
 
 /* calloc for the twin pipeline, honouring fault injection. */
 static void *talloc(size_t n, size_t size)
 {
-    return xg_engine_fault_take() ? NULL : calloc(n, size);
+    return xg_fault_take() ? NULL : calloc(n, size);
 }
 
 /* Verify every block on the CPU once, so kernels can trust the headers. */
@@ -412,11 +405,10 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
     if (rc) return rc;
     /* XG_TEST_IMPACT_SLACK=X widens the impact margins X times: a
      * superset of the candidates, so still exact, but overflowing. */
-    const char *slack = getenv("XG_TEST_IMPACT_SLACK");
     struct xg_batch_opts bo = {e->o.member_method, e->o.bloom,
                                impacts_fit(e, p),
                                e->o.cand_min ? e->o.cand_min : 4096u,
-                               slack && atof(slack) >= 1 ? atof(slack) : 1.0};
+                               xg_knob_test_impact_slack()};
     uint32_t *retry = NULL, n_retry = 0;
     struct xg_engine_query *again = NULL;
     struct xg_result *again_out = NULL;

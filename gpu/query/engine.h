@@ -19,6 +19,7 @@
 #include "../index/format_read.h"
 #include "engine_types.h"
 #include "../query.h"
+#include "../runtime/tuning.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,7 +70,7 @@ struct xg_engine_opts {
 };
 
 #define XG_ENGINE_DEFAULTS \
-    {1, 0, 0, XG_MEMBER_AUTO, -1, 256, 1ull << 27, 0, 0, 0, 0}
+    {1, 0, 0, XG_MEMBER_AUTO, -1, 256, XG_BATCH_WORK_DEFAULT, 0, 0, 0, 0}
 
 struct xg_engine_stats {
     uint64_t queries, served, to_cpu, batches;
@@ -113,7 +114,8 @@ const struct xg_engine_stats *xg_engine_stats(const xg_gpu *e);
 /* "NVIDIA H100 80GB HBM3 (132 SMs, 79 GiB)" or why there is no device. */
 int xg_engine_device_info(int device, char *buf, size_t n);
 
-/* Test hook: make the next device allocation fail (fault injection). */
+/* Test hook: make the n-th next allocation of either pipeline fail
+ * (runtime/fault.h's hook, shared by every engine). */
 void xg_engine_fail_next_alloc(int n);
 
 #ifdef __cplusplus

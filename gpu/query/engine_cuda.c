@@ -3,11 +3,13 @@
  *         one stream, and the launch sequence (decode/accumulate,
  *         intersect, select, finish).  Built only with CUDA.
  *
- *  Every CUDA call goes through XG_CUDA_CHECK, which turns a failure into
- *  XG_ERR_CUDA (or XG_ERR_NOMEM for an allocation) with the CUDA error
- *  string; the caller then falls back to the CPU matcher.  Allocations
- *  respect the memory budget and can be made to fail on purpose
- *  (xg_engine_fail_next_alloc) so the error paths are tested.
+ *  The device, its stream, the budgeted pool and the timing are the
+ *  runtime's (runtime/device.h).  Every CUDA call goes through
+ *  XG_CUDA_CHECK, which turns a failure into XG_ERR_CUDA (or XG_ERR_NOMEM
+ *  for an allocation) with the CUDA error string; the caller then falls
+ *  back to the CPU matcher.  Allocations respect the memory budget and can
+ *  be made to fail on purpose (xg_engine_fail_next_alloc, the runtime's
+ *  fault hook) so the error paths are tested.
  */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
@@ -15,9 +17,9 @@
 #include <string.h>
 
 #include "accumulate.h"
-#include "../runtime/cuda_check.h"
 #include "decode.h"
 #include "engine_int.h"
+#include "../runtime/device.h"
 #include "../runtime/error.h"
 #include "finish.h"
 #include "intersect.h"
@@ -26,11 +28,10 @@
 #include "topk.h"
 
 struct dev {
-    cudaStream_t stream;
-    cudaEvent_t ev0, ev1;
-    cudaEvent_t ev_wait;            /* blocking_sync: what waits sleep on */
+    struct xg_device d;             /* stream, pool, timing, blocking waits */
     struct xg_dindex dix;
     void *index_mem[11];
+    uint64_t index_bytes[11];
     uint8_t *pool;                  /* list cache pool (index_mem[0]) */
     uint8_t *stage;                 /* pinned staging for list uploads */
     uint64_t stage_cap, stage_used;
@@ -65,84 +66,33 @@ struct dev {
     struct xg_dqresult *h_res;      /* pinned host copies */
     struct xg_dcand *h_cand;
     uint64_t cap_hres, cap_hcand;
-    uint64_t budget, used;
 };
 
-static int dalloc(struct dev *d, void **p, size_t n, const char *what)
-{
-    *p = NULL;
-    if (xg_engine_fault_take())
-        return xg_set_error(XG_ERR_NOMEM, "GPU: allocating %s (%zu bytes): "
-                            "injected failure", what, n);
-    if (d->used + n > d->budget)
-        return xg_set_error(XG_ERR_NOMEM, "GPU: %s needs %zu bytes, over the "
-                            "device memory budget (%llu of %llu used)", what,
-                            n, (unsigned long long)d->used,
-                            (unsigned long long)d->budget);
-    XG_CUDA_CHECK(cudaMalloc(p, n ? n : 1), what);
-    d->used += n;
-    return XG_OK;
-}
-
-/* Batch buffers come from the stream-ordered allocator, whose pool keeps
- * what is freed (xg_engine_dev_open sets no release threshold): growing one
- * for a larger batch neither waits for the device nor maps new memory each
- * time, where cudaFree and cudaMalloc stall every query in flight. */
-static int dalloc_batch(struct dev *d, void **p, size_t n, const char *what)
-{
-    *p = NULL;
-    if (xg_engine_fault_take())
-        return xg_set_error(XG_ERR_NOMEM, "GPU: allocating %s (%zu bytes): "
-                            "injected failure", what, n);
-    if (d->used + n > d->budget)
-        return xg_set_error(XG_ERR_NOMEM, "GPU: %s needs %zu bytes, over the "
-                            "device memory budget (%llu of %llu used)", what,
-                            n, (unsigned long long)d->used,
-                            (unsigned long long)d->budget);
-    XG_CUDA_CHECK(cudaMallocAsync(p, n ? n : 1, d->stream), what);
-    d->used += n;
-    return XG_OK;
-}
-
-static void dfree_batch(struct dev *d, void *p, size_t n)
-{
-    if (!p) return;
-    cudaFreeAsync(p, d->stream);
-    d->used -= n;
-}
-
-/* Grow a batch buffer to hold `need` elements of `elem` bytes. */
+/* Grow a batch buffer to hold `need` elements of `elem` bytes.  Batch
+ * buffers come from the stream-ordered allocator, whose pool keeps what
+ * is freed (the device opens with keep_pool): growing one for a larger
+ * batch neither waits for the device nor maps new memory each time, where
+ * cudaFree and cudaMalloc stall every query in flight. */
 static int dgrow(struct dev *d, void **p, uint64_t *cap, uint64_t need,
                  size_t elem, const char *what)
 {
     if (need <= *cap && *p) return XG_OK;
     uint64_t c = *cap ? *cap : 1024;
     while (c < need) c *= 2;
-    dfree_batch(d, *p, *cap * elem);
-    *p = NULL;
+    xg_pool_free_async(&d->d.pool, p, *cap * elem);
     *cap = 0;
-    int rc = dalloc_batch(d, p, c * elem, what);
+    int rc = xg_pool_alloc_async(&d->d.pool, p, c * elem, what);
     if (!rc) *cap = c;
     return rc;
 }
 
 int xg_engine_device_info(int device, char *buf, size_t n)
 {
-    int count = 0;
-    cudaError_t err = cudaGetDeviceCount(&count);
-    if (err != cudaSuccess || count == 0) {
-        snprintf(buf, n, "no CUDA device (%s)",
-                 err != cudaSuccess ? cudaGetErrorString(err) : "none found");
-        return XG_ERR_NODEVICE;
-    }
-    struct cudaDeviceProp pr;
-    if (device >= count || cudaGetDeviceProperties(&pr, device) != cudaSuccess) {
-        snprintf(buf, n, "CUDA device %d not usable", device);
-        return XG_ERR_NODEVICE;
-    }
-    snprintf(buf, n, "%s (%d SMs, %.0f GiB, %.0f MB L2)", pr.name,
-             pr.multiProcessorCount, pr.totalGlobalMem / 1073741824.0,
-             pr.l2CacheSize / 1e6);
+    struct xg_device_facts f;
+    int rc = xg_device_facts(device, &f, buf, n);
+    if (rc) return rc;
+    snprintf(buf, n, "%s (%d SMs, %.0f GiB, %.0f MB L2)", f.name, f.sm_count,
+             f.total_bytes / 1073741824.0, f.l2_bytes / 1e6);
     return XG_OK;
 }
 
@@ -150,9 +100,10 @@ static int upload(struct dev *d, int slot, const void *src, size_t n,
                   size_t pad, const char *what, const void **dst)
 {
     void *p;
-    int rc = dalloc(d, &p, n + pad, what);
+    int rc = xg_pool_alloc(&d->d.pool, &p, n + pad, what);
     if (rc) return rc;
     d->index_mem[slot] = p;
+    d->index_bytes[slot] = n + pad;
     XG_CUDA_CHECK(cudaMemcpy(p, src, n, cudaMemcpyHostToDevice), what);
     if (pad) XG_CUDA_CHECK(cudaMemset((uint8_t *)p + n, 0, pad), what);
     *dst = p;
@@ -167,40 +118,28 @@ int xg_engine_dev_open(struct xg_gpu *e)
     struct dev *d = calloc(1, sizeof *d);
     if (!d) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     e->dev = d;
-    XG_CUDA_CHECK(cudaSetDevice(e->o.device), "cudaSetDevice");
-    size_t free_b = 0, total_b = 0;
-    XG_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-    d->budget = e->o.memory_budget ? e->o.memory_budget
-                                   : (uint64_t)(free_b * 0.9);
-    XG_CUDA_CHECK(cudaStreamCreateWithFlags(&d->stream, cudaStreamNonBlocking),
-                  "cudaStreamCreate");
     /* The pool of the batch buffers keeps freed memory for the next
-     * growth; xg_engine_dev_close gives it back. */
-    cudaMemPool_t mp;
-    XG_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&mp, e->o.device), "memory pool");
-    uint64_t keep = UINT64_MAX;
-    XG_CUDA_CHECK(cudaMemPoolSetAttribute(mp, cudaMemPoolAttrReleaseThreshold,
-                                          &keep), "memory pool");
-    XG_CUDA_CHECK(cudaEventCreate(&d->ev0), "cudaEventCreate");
-    XG_CUDA_CHECK(cudaEventCreate(&d->ev1), "cudaEventCreate");
-    if (e->o.blocking_sync)
-        XG_CUDA_CHECK(cudaEventCreateWithFlags(&d->ev_wait,
-                                               cudaEventBlockingSync |
-                                                   cudaEventDisableTiming),
-                      "cudaEventCreate");
+     * growth; xg_engine_dev_close gives it back.  Two marks time a
+     * batch. */
+    const struct xg_device_opts dopts = {
+        .who = "GPU", .ordinal = e->o.device, .budget = e->o.memory_budget,
+        .marks = 2, .staging_threads = 1, .keep_pool = 1, .trim_at_close = 1,
+        .blocking_sync = e->o.blocking_sync};
+    int rc = xg_device_open(&d->d, &dopts);
+    if (rc) return rc;
     const struct xg_index *ix = e->ix;
     const struct xg_fmt_section *s = ix->sec;
     uint64_t n_terms = ix->hdr->n_terms, n_docs = ix->hdr->n_docs;
-    int rc;
     const void *p;
-    if ((rc = xg_engine_plan_memory(e, d->budget))) return rc;
+    if ((rc = xg_engine_plan_memory(e, d->d.pool.budget))) return rc;
     if (e->cache) {
         /* The lists come in per batch (xg_engine_dev_load_list). */
         void *pool;
-        if ((rc = dalloc(d, &pool, e->cache_pool + XG_POSTINGS_PAD,
-                         "list cache")))
+        if ((rc = xg_pool_alloc(&d->d.pool, &pool, e->cache_pool + XG_POSTINGS_PAD,
+                                "list cache")))
             return rc;
         d->index_mem[0] = pool;
+        d->index_bytes[0] = e->cache_pool + XG_POSTINGS_PAD;
         d->pool = pool;
         XG_CUDA_CHECK(cudaMemset(pool, 0, e->cache_pool + XG_POSTINGS_PAD),
                       "list cache");
@@ -247,8 +186,10 @@ int xg_engine_dev_open(struct xg_gpu *e)
         return rc;
     d->dix.doclens = p;
     void *kd;
-    if ((rc = dalloc(d, &kd, (n_docs + 1) * sizeof(double), "kd"))) return rc;
+    if ((rc = xg_pool_alloc(&d->d.pool, &kd, (n_docs + 1) * sizeof(double), "kd")))
+        return rc;
     d->index_mem[8] = kd;
+    d->index_bytes[8] = (n_docs + 1) * sizeof(double);
     d->d_kd = kd;
     d->dix.kd = kd;
     if (e->cache) {
@@ -282,41 +223,26 @@ void xg_engine_dev_close(struct xg_gpu *e)
 {
     struct dev *d = e->dev;
     if (!d) return;
-    if (d->stream) {
+    if (d->d.stream) {
         void *batch[] = {d->d_patch, d->d_desc, d->d_acc, d->d_mask,
                          d->d_docs, d->d_wdfs, d->d_icount, d->d_icand,
                          d->d_cand, d->d_res, d->d_off, d->d_packed,
                          d->d_sel, d->d_hist, d->d_bsel, d->d_mpos};
         for (size_t i = 0; i < sizeof batch / sizeof batch[0]; ++i)
-            if (batch[i]) cudaFreeAsync(batch[i], d->stream);
-        cudaStreamSynchronize(d->stream);
-        cudaMemPool_t mp;
-        if (cudaDeviceGetDefaultMemPool(&mp, e->o.device) == cudaSuccess)
-            cudaMemPoolTrimTo(mp, 0);
+            if (batch[i]) cudaFreeAsync(batch[i], d->d.stream);
     }
-    for (int i = 0; i < 11; ++i) cudaFree(d->index_mem[i]);
+    for (int i = 0; i < 11; ++i)
+        xg_pool_free(&d->d.pool, &d->index_mem[i], d->index_bytes[i]);
     cudaFreeHost(d->stage);
     cudaFreeHost(d->h_desc);
     cudaFreeHost(d->h_res);
     cudaFreeHost(d->h_cand);
     e->h_res = NULL;
     e->h_cand = NULL;
-    if (d->ev0) cudaEventDestroy(d->ev0);
-    if (d->ev1) cudaEventDestroy(d->ev1);
-    if (d->ev_wait) cudaEventDestroy(d->ev_wait);
-    if (d->stream) cudaStreamDestroy(d->stream);
+    /* After the batch buffers' frees: it trims the pool they went to. */
+    xg_device_close(&d->d);
     free(d);
     e->dev = NULL;
-}
-
-/* Wait for everything queued on st: asleep on a blocking event with
- * blocking_sync, else as CUDA's default does (spinning while it has a
- * core to itself). */
-static cudaError_t wait_stream(struct dev *d, cudaStream_t st)
-{
-    if (!d->ev_wait) return cudaStreamSynchronize(st);
-    cudaError_t rc = cudaEventRecord(d->ev_wait, st);
-    return rc == cudaSuccess ? cudaEventSynchronize(d->ev_wait) : rc;
 }
 
 /* Queue a copy of n host bytes to dst through the pinned staging buffer,
@@ -325,12 +251,12 @@ static int stage_upload(struct dev *d, void *dst, const void *src, uint64_t n,
                         const char *what)
 {
     if (d->stage_used + n > d->stage_cap) {
-        XG_CUDA_CHECK(wait_stream(d, d->stream), what);
+        XG_CUDA_CHECK(xg_device_wait(&d->d), what);
         d->stage_used = 0;
     }
     memcpy(d->stage + d->stage_used, src, n);
     XG_CUDA_CHECK(cudaMemcpyAsync(dst, d->stage + d->stage_used, n,
-                                  cudaMemcpyHostToDevice, d->stream), what);
+                                  cudaMemcpyHostToDevice, d->d.stream), what);
     d->stage_used += (n + 15u) & ~(uint64_t)15u;
     return XG_OK;
 }
@@ -354,7 +280,7 @@ int xg_engine_dev_patch_offsets(struct xg_gpu *e)
                           2ull * e->n_patch * sizeof *e->patch, "list offsets");
     if (rc) return rc;
     XG_CUDA_CHECK(xg_patch_list_offsets_gpu(d->d_list_off, d->d_patch,
-                                            e->n_patch, d->stream),
+                                            e->n_patch, d->d.stream),
                   "list offsets kernel");
     return XG_OK;
 }
@@ -409,13 +335,12 @@ int xg_engine_dev_run(struct xg_gpu *e)
     size_t o_mp = ALIGN16(o_ml + (b->n_ml + 1) * sizeof *b->mlist);
     size_t size = ALIGN16(o_mp + (b->n_ml + 1) * sizeof *b->mprefix);
     if (size > d->cap_desc) {
-        dfree_batch(d, d->d_desc, d->cap_desc);
-        d->d_desc = NULL;
+        xg_pool_free_async(&d->d.pool, (void **)&d->d_desc, d->cap_desc);
         cudaFreeHost(d->h_desc);
         d->h_desc = NULL;
         size_t c = pinned_cap(size, 1u << 20);
-        if ((rc = dalloc_batch(d, (void **)&d->d_desc, c,
-                               "batch descriptors")))
+        if ((rc = xg_pool_alloc_async(&d->d.pool, (void **)&d->d_desc, c,
+                                      "batch descriptors")))
             return rc;
         XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_desc, c), "pinned buffer");
         d->cap_desc = c;
@@ -476,8 +401,8 @@ int xg_engine_dev_run(struct xg_gpu *e)
                     sizeof(uint32_t), "merge positions")))
         return rc;
 
-    cudaStream_t st = d->stream;
-    XG_CUDA_CHECK(cudaEventRecord(d->ev0, st), "event");
+    cudaStream_t st = d->d.stream;
+    if ((rc = xg_device_timer_start(&d->d))) return rc;
     XG_CUDA_CHECK(cudaMemcpyAsync(d->d_desc, h, size, cudaMemcpyHostToDevice,
                                   st), "descriptor upload");
     if (b->n_rows) {
@@ -539,18 +464,16 @@ int xg_engine_dev_run(struct xg_gpu *e)
     XG_CUDA_CHECK(cudaMemcpyAsync(e->h_res, d->d_res,
                                   b->n_queries * sizeof *e->h_res,
                                   cudaMemcpyDeviceToHost, st), "results");
-    XG_CUDA_CHECK(wait_stream(d, st), "batch");
+    XG_CUDA_CHECK(xg_device_wait(&d->d), "batch");
     /* Only the candidates cross back, packed. */
     uint64_t n_cand = 0;
     for (uint32_t i = 0; i < b->n_queries; ++i) n_cand += e->h_res[i].n_cand;
     XG_CUDA_CHECK(cudaMemcpyAsync(e->h_cand, d->d_packed,
                                   n_cand * sizeof *e->h_cand,
                                   cudaMemcpyDeviceToHost, st), "candidates");
-    XG_CUDA_CHECK(cudaEventRecord(d->ev1, st), "event");
-    XG_CUDA_CHECK(wait_stream(d, st), "batch");
+    if ((rc = xg_device_mark(&d->d, 0, NULL))) return rc;
+    XG_CUDA_CHECK(xg_device_wait(&d->d), "batch");
     d->stage_used = 0; /* every list upload has landed */
-    float ms = 0;
-    if (cudaEventElapsedTime(&ms, d->ev0, d->ev1) == cudaSuccess)
-        e->st.device_seconds += ms / 1e3;
+    xg_device_marks_collect(&d->d, &e->st.device_seconds);
     return XG_OK;
 }

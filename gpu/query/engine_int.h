@@ -54,9 +54,6 @@ int xg_engine_dev_load_list(struct xg_gpu *e, uint32_t t, uint64_t off);
 int xg_engine_dev_patch_offsets(struct xg_gpu *e);
 void xg_engine_dev_close(struct xg_gpu *e);
 
-/* 1 if this allocation must fail (fault injection), else 0. */
-int xg_engine_fault_take(void);
-
 /* Make room for the host copies of the results of e->batch. */
 int xg_engine_host_room(struct xg_gpu *e);
 

@@ -11,16 +11,15 @@
 #include "decode_dev.cuh"
 #include "finish.h"
 #include "plan_eval.h"
+#include "../runtime/tuning.h"
 
-#define THREADS 128
-
-static __global__ void __launch_bounds__(THREADS)
+static __global__ void __launch_bounds__(XG_FINISH_THREADS)
 finish_kernel(struct xg_dindex ix, struct xg_finish_args a)
 {
     const struct xg_dquery &q = a.queries[blockIdx.x];
     if (q.path != XG_DPATH_DENSE) return;
     const uint32_t n = a.res[blockIdx.x].n_cand;
-    for (uint32_t c = threadIdx.x; c < n; c += THREADS) {
+    for (uint32_t c = threadIdx.x; c < n; c += XG_FINISH_THREADS) {
         struct xg_dcand &cand = a.cand[q.cand_first + c];
         const uint32_t doc = cand.doc;
         uint32_t wdf[XG_GPU_MAX_LEAVES];
@@ -57,6 +56,6 @@ extern "C" int xg_finish_gpu(const struct xg_dindex *ix,
                              uint32_t n_queries, cudaStream_t stream)
 {
     if (!n_queries) return cudaSuccess;
-    finish_kernel<<<n_queries, THREADS, 0, stream>>>(*ix, *a);
+    finish_kernel<<<n_queries, XG_FINISH_THREADS, 0, stream>>>(*ix, *a);
     return (int)cudaPeekAtLastError();
 }

@@ -11,8 +11,7 @@
 #include "intersect.h"
 #include "member.h"
 #include "plan_eval.h"
-
-#define THREADS 256
+#include "../runtime/kern_util.cuh"
 
 static __global__ void __launch_bounds__(THREADS)
 intersect_kernel(struct xg_dindex ix, struct xg_intersect_args a)

@@ -7,8 +7,7 @@
 #include "member.h"
 #include "merge.h"
 #include "merge_step.h"
-
-#define THREADS 256
+#include "../runtime/kern_util.cuh"
 
 /* One thread per candidate: mark its block in each BLOCK list. */
 static __global__ void __launch_bounds__(THREADS)

@@ -18,8 +18,8 @@
 #include <cuda_runtime.h>
 
 #include "topk.h"
+#include "../runtime/kern_util.cuh"
 
-#define THREADS 256
 #define BINS 2048
 #define ROUNDS 3
 

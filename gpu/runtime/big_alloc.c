@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "../weight/wt_int.h"
+#include "threads.h"
 
 #define HUGE_PAGE ((size_t)2 << 20)
 
@@ -77,7 +77,7 @@ void *xg_big_alloc_touched(size_t n, uint32_t threads)
     if (threads > PREFAULT_MAX_THREADS) threads = PREFAULT_MAX_THREADS;
     struct span share[PREFAULT_MAX_THREADS][4];
     split(&p, &n, 1, threads, share);
-    xg_wt_run_threads(threads, prefault_share, share, sizeof share[0]);
+    xg_threads_run(threads, prefault_share, share, sizeof share[0]);
     return p;
 }
 

@@ -1,6 +1,7 @@
 /** @file kern_util.cuh
- *  @brief What the kernel files of the qlm pipeline share (qlm.cu,
- *         qlm_score.cu): the block size, the grid for n items, and
+ *  @brief What the kernel files share (wt.cu, qlm.cu, qlm_score.cu,
+ *         dict_gpu.cu, the query engine's merge.cu, intersect.cu and
+ *         topk.cu): the block size (tuning.h), the grid for n items, and
  *         CUB_TRY, which returns the first CUDA error of a CUB call or
  *         launch as an int (the launchers' return convention).
  */
@@ -10,7 +11,9 @@
 #include <cuda_runtime_api.h>
 #include <stdint.h>
 
-#define THREADS 256
+#include "tuning.h"
+
+#define THREADS XG_THREADS_PER_BLOCK
 
 static inline unsigned blocks(uint64_t n)
 {

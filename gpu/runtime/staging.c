@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "cuda_check.h"
-#include "../weight/wt_int.h"
+#include "threads.h"
 
 static void copy(const struct xg_staging *s, char *dst, const char *src, size_t n)
 {
-    xg_wt_memcpy(dst, src, n, s->threads);
+    xg_threads_memcpy(dst, src, n, s->threads);
 }
 
 void xg_staging_init(struct xg_staging *s, cudaStream_t stream, uint32_t threads)

@@ -17,8 +17,12 @@
 #include <emmintrin.h>
 #endif
 
+#include "threads.h"
+
+#include <unistd.h>
+
 #include "error.h"
-#include "../weight/wt_int.h"
+#include "knobs.h"
 
 #define MAX_THREADS 256
 
@@ -92,7 +96,13 @@ static void grow(uint32_t n)
     }
 }
 
-int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size)
+uint32_t xg_threads_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (uint32_t)n;
+}
+
+int xg_threads_run(uint32_t n, void *(*fn)(void *), void *args, size_t size)
 {
     char *a = args;
     if (n <= 1) {
@@ -126,9 +136,11 @@ int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size)
     return XG_OK;
 }
 
-uint32_t xg_wt_shares(uint32_t threads, uint64_t items, unsigned shift)
+uint32_t xg_threads_shares(uint32_t threads, uint64_t items, unsigned shift)
 {
-    uint32_t t = threads < 1 ? 1 : threads > XG_WT_MAX_SHARES ? XG_WT_MAX_SHARES : threads;
+    uint32_t t = threads < 1                       ? 1
+                 : threads > XG_THREADS_MAX_SHARES ? XG_THREADS_MAX_SHARES
+                                                   : threads;
     if (items >> shift < t) t = (uint32_t)(items >> shift) + 1;
     return t;
 }
@@ -150,7 +162,7 @@ struct piece {
  * staging's copies are bound by the host's memory bandwidth, and a third
  * less traffic took them from 32.4 to 34.3 GB/s up and 32.2 to 37.1 back
  * (bench_link on the H100, docs/benchmarks-archive.md).
- * XG_WT_NO_STREAM=1 copies by memcpy, to measure this. */
+ * XG_WT_NO_STREAM=1 copies by memcpy, to measure this (knobs.h). */
 static void stream_copy(char *dst, const char *src, size_t n)
 {
     size_t head = (16 - ((uintptr_t)dst & 15)) & 15;
@@ -174,24 +186,13 @@ static void stream_copy(char *dst, const char *src, size_t n)
     _mm_sfence();       /* the stores are weakly ordered: done before the join */
 }
 
-static int streaming(void)
-{
-    static _Atomic int on = -1;
-    int v = atomic_load_explicit(&on, memory_order_relaxed);
-    if (v < 0) {
-        const char *e = getenv("XG_WT_NO_STREAM");
-        v = !(e && e[0] == '1');
-        atomic_store_explicit(&on, v, memory_order_relaxed);
-    }
-    return v;
-}
 #endif
 
 static void *copy_piece(void *arg)
 {
     const struct piece *p = arg;
 #if defined(__SSE2__)
-    if (p->n >= STREAM_MIN && streaming()) {
+    if (p->n >= STREAM_MIN && !xg_knob_wt_no_stream()) {
         stream_copy(p->dst, p->src, p->n);
         return NULL;
     }
@@ -200,13 +201,13 @@ static void *copy_piece(void *arg)
     return NULL;
 }
 
-void xg_wt_memcpy(void *dst, const void *src, size_t n, uint32_t threads)
+void xg_threads_memcpy(void *dst, const void *src, size_t n, uint32_t threads)
 {
-    struct piece p[XG_WT_MAX_SHARES];
-    const uint32_t t = xg_wt_shares(threads, n, 20);
+    struct piece p[XG_THREADS_MAX_SHARES];
+    const uint32_t t = xg_threads_shares(threads, n, 20);
     for (uint32_t i = 0; i < t; ++i) {
         const size_t lo = n / t * i, hi = i + 1 == t ? n : n / t * (i + 1);
         p[i] = (struct piece){(char *)dst + lo, (const char *)src + lo, hi - lo};
     }
-    xg_wt_run_threads(t, copy_piece, p, sizeof *p);
+    xg_threads_run(t, copy_piece, p, sizeof *p);
 }

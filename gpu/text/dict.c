@@ -1,16 +1,18 @@
 /** @file dict.c
- *  @brief The weight pipeline's dictionary: distinct terms keyed by their
+ *  @brief The collection dictionary on the host (dict.h): distinct terms keyed by their
  *         bytes (exact; the 64-bit hash only places them), with collision
  *         detection for the GPU's hash-keyed lookups, and the ranking that
  *         makes term ids the terms' byte order.
  */
+#include "dict.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "../runtime/error.h"
-#include "../weight/wt_int.h"
+#include "../runtime/threads.h"
 
-int xg_wt_dict_init(struct xg_wt_dict *d, uint64_t expect)
+int xg_text_dict_init(struct xg_text_dict *d, uint64_t expect)
 {
     memset(d, 0, sizeof *d);
     d->cap = 64;
@@ -19,16 +21,16 @@ int xg_wt_dict_init(struct xg_wt_dict *d, uint64_t expect)
     return d->e ? XG_OK : xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
 }
 
-void xg_wt_dict_free(struct xg_wt_dict *d)
+void xg_text_dict_free(struct xg_text_dict *d)
 {
     free(d->e);
     memset(d, 0, sizeof *d);
 }
 
-static int grow(struct xg_wt_dict *d)
+static int grow(struct xg_text_dict *d)
 {
-    struct xg_wt_dict n;
-    if (xg_wt_dict_init(&n, d->cap)) return XG_ERR_NOMEM;
+    struct xg_text_dict n;
+    if (xg_text_dict_init(&n, d->cap)) return XG_ERR_NOMEM;
     for (uint64_t i = 0; i < d->cap; ++i) {
         if (!d->e[i].s) continue;
         uint64_t j = d->e[i].hash & (n.cap - 1);
@@ -42,19 +44,19 @@ static int grow(struct xg_wt_dict *d)
     return XG_OK;
 }
 
-struct xg_wt_ent *xg_wt_dict_get(struct xg_wt_dict *d, const char *s,
+struct xg_text_dict_ent *xg_text_dict_get(struct xg_text_dict *d, const char *s,
                                  uint32_t len, uint64_t hash)
 {
     if (2 * (d->n + 1) > d->cap && grow(d)) return NULL;
     uint64_t j = hash & (d->cap - 1);
     for (;; j = (j + 1) & (d->cap - 1)) {
-        struct xg_wt_ent *e = &d->e[j];
+        struct xg_text_dict_ent *e = &d->e[j];
         if (!e->s) break;
         if (e->hash != hash) continue;
         if (e->len == len && !memcmp(e->s, s, len)) return e;
         d->collision = 1;
     }
-    struct xg_wt_ent *e = &d->e[j];
+    struct xg_text_dict_ent *e = &d->e[j];
     e->s = s;
     e->len = len;
     e->hash = hash;
@@ -64,12 +66,12 @@ struct xg_wt_ent *xg_wt_dict_get(struct xg_wt_dict *d, const char *s,
     return e;
 }
 
-const struct xg_wt_ent *xg_wt_dict_find(const struct xg_wt_dict *d,
+const struct xg_text_dict_ent *xg_text_dict_find(const struct xg_text_dict *d,
                                         const char *s, uint32_t len,
                                         uint64_t hash)
 {
     for (uint64_t j = hash & (d->cap - 1);; j = (j + 1) & (d->cap - 1)) {
-        const struct xg_wt_ent *e = &d->e[j];
+        const struct xg_text_dict_ent *e = &d->e[j];
         if (!e->s) return NULL;
         if (e->hash == hash && e->len == len && !memcmp(e->s, s, len)) return e;
     }
@@ -93,8 +95,8 @@ const struct xg_wt_ent *xg_wt_dict_find(const struct xg_wt_dict *d,
 #define MERGE_MAX_THREADS 64
 
 struct merge_part {
-    struct xg_wt_dict *d;
-    const struct xg_wt_p1 *l;
+    struct xg_text_dict *d;
+    const struct xg_text_dict_list *l;
     uint64_t lo, hi;                /* step 1: list slice; 2: table slots */
     uint64_t *fresh, n_fresh;       /* step 1: list indices not found */
     const uint64_t *all_fresh;      /* step 2: every thread's, in order */
@@ -114,9 +116,9 @@ static void *merge_find(void *arg)
         return NULL;
     }
     for (uint64_t i = m->lo; i < m->hi; ++i) {
-        const struct xg_wt_ent *s = &m->l->terms[i];
-        struct xg_wt_ent *e =
-            (struct xg_wt_ent *)xg_wt_dict_find(m->d, s->s, s->len, s->hash);
+        const struct xg_text_dict_ent *s = &m->l->terms[i];
+        struct xg_text_dict_ent *e =
+            (struct xg_text_dict_ent *)xg_text_dict_find(m->d, s->s, s->len, s->hash);
         if (e) e->df += s->df;
         else m->fresh[m->n_fresh++] = i;
     }
@@ -126,17 +128,17 @@ static void *merge_find(void *arg)
 static void *merge_insert(void *arg)
 {
     struct merge_part *m = arg;
-    struct xg_wt_ent *slots = m->d->e;
+    struct xg_text_dict_ent *slots = m->d->e;
     const uint64_t mask = m->d->cap - 1;
     for (uint64_t k = 0; k < m->n_all_fresh && !m->nomem; ++k) {
         const uint64_t i = m->all_fresh[k];
-        const struct xg_wt_ent *s = &m->l->terms[i];
+        const struct xg_text_dict_ent *s = &m->l->terms[i];
         uint64_t j = s->hash & mask;
         if (j < m->lo || j >= m->hi) continue;
         for (; j < m->hi; ++j) {
-            struct xg_wt_ent *e = &slots[j];
+            struct xg_text_dict_ent *e = &slots[j];
             if (!e->s) {
-                *e = (struct xg_wt_ent){s->s, s->len, 0, s->hash, s->df, UINT64_MAX};
+                *e = (struct xg_text_dict_ent){s->s, s->len, 0, s->hash, s->df, UINT64_MAX};
                 ++m->added;
                 break;
             }
@@ -164,13 +166,13 @@ static void *merge_insert(void *arg)
 }
 
 /* One list into d: sequentially when small, else in the two steps. */
-static int merge_list(struct xg_wt_dict *d, const struct xg_wt_p1 *l,
+static int merge_list(struct xg_text_dict *d, const struct xg_text_dict_list *l,
                       uint32_t threads, uint64_t min_parallel)
 {
     if (threads <= 1 || l->n < min_parallel) {
         for (uint64_t i = 0; i < l->n; ++i) {
-            const struct xg_wt_ent *s = &l->terms[i];
-            struct xg_wt_ent *e = xg_wt_dict_get(d, s->s, s->len, s->hash);
+            const struct xg_text_dict_ent *s = &l->terms[i];
+            struct xg_text_dict_ent *e = xg_text_dict_get(d, s->s, s->len, s->hash);
             if (!e) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
             e->df += s->df;
         }
@@ -182,7 +184,7 @@ static int merge_list(struct xg_wt_dict *d, const struct xg_wt_p1 *l,
         m[t] = (struct merge_part){.d = d, .l = l, .lo = l->n / threads * t,
                                    .hi = t + 1 == threads ? l->n
                                                           : l->n / threads * (t + 1)};
-    xg_wt_run_threads(threads, merge_find, m, sizeof *m);
+    xg_threads_run(threads, merge_find, m, sizeof *m);
     int rc = XG_OK;
     uint64_t n_fresh = 0;
     for (uint32_t t = 0; t < threads; ++t) {
@@ -209,7 +211,7 @@ static int merge_list(struct xg_wt_dict *d, const struct xg_wt_p1 *l,
                                    .hi = t + 1 == threads ? d->cap
                                                           : d->cap / threads * (t + 1),
                                    .all_fresh = fresh, .n_all_fresh = n_fresh};
-    xg_wt_run_threads(threads, merge_insert, m, sizeof *m);
+    xg_threads_run(threads, merge_insert, m, sizeof *m);
     for (uint32_t t = 0; t < threads; ++t) {
         d->n += m[t].added;
         d->collision |= m[t].collision;
@@ -217,8 +219,8 @@ static int merge_list(struct xg_wt_dict *d, const struct xg_wt_p1 *l,
     }
     for (uint32_t t = 0; t < threads; ++t) {
         for (uint64_t k = 0; !rc && k < m[t].n_late; ++k) {
-            const struct xg_wt_ent *s = &l->terms[m[t].late[k]];
-            struct xg_wt_ent *e = xg_wt_dict_get(d, s->s, s->len, s->hash);
+            const struct xg_text_dict_ent *s = &l->terms[m[t].late[k]];
+            struct xg_text_dict_ent *e = xg_text_dict_get(d, s->s, s->len, s->hash);
             if (!e) rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
             else e->df += s->df;
         }
@@ -228,7 +230,7 @@ static int merge_list(struct xg_wt_dict *d, const struct xg_wt_p1 *l,
     return rc;
 }
 
-int xg_wt_dict_merge_from(struct xg_wt_dict *d, const struct xg_wt_p1 *lists,
+int xg_text_dict_merge_from(struct xg_text_dict *d, const struct xg_text_dict_list *lists,
                           uint32_t n_lists, uint32_t threads,
                           uint64_t min_parallel)
 {
@@ -241,17 +243,17 @@ int xg_wt_dict_merge_from(struct xg_wt_dict *d, const struct xg_wt_p1 *lists,
     return XG_OK;
 }
 
-int xg_wt_dict_merge(struct xg_wt_dict *d, const struct xg_wt_p1 *lists,
+int xg_text_dict_merge(struct xg_text_dict *d, const struct xg_text_dict_list *lists,
                      uint32_t n_lists, uint32_t threads)
 {
     /* Below 65,536 terms starting threads costs more than it saves. */
-    return xg_wt_dict_merge_from(d, lists, n_lists, threads, 65536);
+    return xg_text_dict_merge_from(d, lists, n_lists, threads, 65536);
 }
 
 static int by_bytes(const void *a, const void *b)
 {
-    const struct xg_wt_ent *x = *(struct xg_wt_ent *const *)a;
-    const struct xg_wt_ent *y = *(struct xg_wt_ent *const *)b;
+    const struct xg_text_dict_ent *x = *(struct xg_text_dict_ent *const *)a;
+    const struct xg_text_dict_ent *y = *(struct xg_text_dict_ent *const *)b;
     int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
     if (c) return c;
     return (x->len > y->len) - (x->len < y->len);
@@ -261,7 +263,7 @@ static int by_bytes(const void *a, const void *b)
  * their order is the terms' byte order (a shorter term pads with 0, which
  * sorts it before a longer one it is a prefix of); equal keys (a zero byte
  * included) are left to the full comparison. */
-static uint64_t prefix_key(const struct xg_wt_ent *e)
+static uint64_t prefix_key(const struct xg_text_dict_ent *e)
 {
     uint64_t k = 0;
     const uint32_t n = e->len < 8 ? e->len : 8;
@@ -272,7 +274,7 @@ static uint64_t prefix_key(const struct xg_wt_ent *e)
 
 struct keyed {
     uint64_t key;
-    struct xg_wt_ent *e;
+    struct xg_text_dict_ent *e;
 };
 
 /* LSD radix sort of (key, entry) on the key, 11 bits a pass: stable, so
@@ -306,7 +308,7 @@ static int radix_sort(struct keyed *a, uint64_t n)
 /* Keys of the occupied slots [lo, hi), in slot order: counted first
  * (p NULL), then written from p[at]. */
 struct key_share {
-    struct xg_wt_dict *d;
+    struct xg_text_dict *d;
     uint64_t lo, hi, n, at;
     struct keyed *p;
 };
@@ -326,33 +328,33 @@ static void *key_share(void *arg)
     return NULL;
 }
 
-int xg_wt_dict_rank(struct xg_wt_dict *d, const char **term, uint32_t *term_len,
+int xg_text_dict_rank(struct xg_text_dict *d, const char **term, uint32_t *term_len,
                     uint32_t threads)
 {
     /* Sorting pointers with memcmp took 0.3 s for 0.8 million terms (a
      * cache miss per comparison); the prefix keys sort in a few linear
      * passes and leave only the terms sharing 8 bytes to compare. */
     struct keyed *p = malloc((d->n + 1) * sizeof *p);
-    struct key_share sh[XG_WT_MAX_SHARES];
-    const uint32_t t = xg_wt_shares(threads, d->cap, 16);
+    struct key_share sh[XG_THREADS_MAX_SHARES];
+    const uint32_t t = xg_threads_shares(threads, d->cap, 16);
     if (!p) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     for (uint32_t i = 0; i < t; ++i)
         sh[i] = (struct key_share){d, d->cap / t * i, i + 1 == t ? d->cap : d->cap / t * (i + 1),
                                    0, 0, NULL};
-    xg_wt_run_threads(t, key_share, sh, sizeof *sh);
+    xg_threads_run(t, key_share, sh, sizeof *sh);
     uint64_t k = 0;
     for (uint32_t i = 0; i < t; ++i) {
         sh[i].at = k;
         sh[i].p = p;
         k += sh[i].n;
     }
-    xg_wt_run_threads(t, key_share, sh, sizeof *sh);
+    xg_threads_run(t, key_share, sh, sizeof *sh);
     if (k && radix_sort(p, k)) {
         free(p);
         return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
     }
     /* Runs of equal keys: byte order on the whole terms. */
-    struct xg_wt_ent **run = NULL;
+    struct xg_text_dict_ent **run = NULL;
     uint64_t cap_run = 0;
     for (uint64_t i = 0; i < k;) {
         uint64_t j = i + 1;

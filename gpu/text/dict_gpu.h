@@ -14,7 +14,7 @@
  *     word (two words with one hash: XG_ERR_UNSUPPORTED, the caller's
  *     host dictionary answers);
  *  3. the distinct words ranked in byte order (memcmp, then shorter
- *     first, as xg_wt_dict_rank does): rounds of a radix sort, first of
+ *     first, as xg_text_dict_rank does): rounds of a radix sort, first of
  *     the words' first 8 bytes, then of (group rank << 32 | the next 4
  *     bytes), big-endian and zero-padded, until no group of equal
  *     prefixes has a word longer than the bytes compared, then, only if
@@ -26,8 +26,8 @@
  *     moved to its term's place, each word's document by a search of the
  *     documents' first words.
  *
- *  The CPU twin is the host dictionary (xg_wt_ref_pass1, xg_wt_dict_merge,
- *  xg_wt_dict_rank and qlm.c's term ids): test_qlm compares the terms and
+ *  The CPU twin is the host dictionary (xg_wt_ref_pass1, xg_text_dict_merge,
+ *  xg_text_dict_rank and qlm.c's term ids): test_qlm compares the terms and
  *  ids of both on the device.
  */
 #ifndef XG_GDICT_H
@@ -48,17 +48,17 @@ struct xg_gdict {
     double upload_seconds;  /* of the build's time: the text's upload */
 };
 
-struct xg_staging;
-struct CUstream_st;
+struct xg_device;
 
 /* Build the dictionary of text[0, len) (len < 2^32 - 1) on the stream of
- * `stage` (staging.h), whose pinned buffers carry the text in and the
- * ids out; the caller's engine shares them.  XG_OK; or
+ * the owner's device (runtime/device.h), whose pinned staging carries the
+ * text in and the ids out; its allocations are not counted in the owner's
+ * budget.  XG_OK; or
  * XG_ERR_NODEVICE / XG_ERR_CUDA / XG_ERR_NOMEM (no usable device),
  * XG_ERR_UNSUPPORTED (a hash shared by two words, too many ranking rounds,
  * a text too large): the host dictionary must answer.  *out is zeroed on
  * error. */
-int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
+int xg_gdict_build(const char *text, size_t len, struct xg_device *owner,
                    struct xg_gdict *out);
 
 /* The same for a caller that goes on on the device (wt_cuda_whole.c):
@@ -77,16 +77,16 @@ struct xg_gdict_device {
     void (*on_words)(void *arg, uint32_t n_words);  /* in */
     void *arg;                                      /* in */
 };
-int xg_gdict_build_on_device(const char *text, size_t len, struct xg_staging *stage,
+int xg_gdict_build_on_device(const char *text, size_t len, struct xg_device *owner,
                              struct xg_gdict *out, struct xg_gdict_device *dev);
 
 /* Step 3 alone, for nt (>= 1) distinct strings already on the device
  * (the weight engine's out-of-core dictionary): string k is
  * t[start[k], start[k] + len[k]); rank[k] gets its rank in byte order.
- * Work on `stream`, with workspace of its own (about 40 bytes per string,
+ * Work on the owner's stream, with workspace of its own (about 40 bytes per string,
  * freed before it returns).  XG_ERR_UNSUPPORTED: more rounds than
  * XG_GDICT_MAX_ROUNDS; XG_ERR_CUDA. */
-int xg_gdict_rank(struct CUstream_st *stream, const unsigned char *t, const uint32_t *start,
+int xg_gdict_rank(struct xg_device *owner, const unsigned char *t, const uint32_t *start,
                   const uint32_t *len, uint32_t nt, uint32_t *rank);
 
 void xg_gdict_free(struct xg_gdict *d);

@@ -1,7 +1,8 @@
 /** @file dict_gpu_cuda.c
  *  @brief The GPU dictionary's host side (text/dict_gpu.h): device buffers, the
  *         sequence of text/dict_gpu.cu's steps, the ranking rounds and the copies
- *         back.  Built only with CUDA.
+ *         back, on the owner's device (runtime/device.h: its stream, staging
+ *         and stream-ordered pool).  Built only with CUDA.
  */
 #include "dict_gpu.h"
 #include "dict_gpu_items.h"
@@ -9,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/cuda_check.h"
-#include "../runtime/staging.h"
+#include "../runtime/device.h"
+#include "../runtime/knobs.h"
 
 int xg_gdict_tmp_bytes(uint32_t n, size_t *bytes);
 uint32_t xg_gdict_start_tiles(uint32_t n);
@@ -53,8 +54,11 @@ int xg_gdict_sorted_pairs_gpu(const uint32_t *sidx, const uint32_t *gid, const u
 
 /* Every device buffer, freed together. */
 struct work {
-    cudaStream_t st;                /* the stage's */
+    cudaStream_t st;                /* the owner's device's */
     struct xg_staging *stage;
+    /* On the owner's stream, counted apart from its budget (the owner
+     * frees what it is handed with cudaFreeAsync). */
+    struct xg_pool pool;
     unsigned char *t;
     uint8_t *flag;              /* per word: it starts a document */
     void *tmp;
@@ -66,14 +70,6 @@ struct work {
     uint64_t *k0, *k1;
     cudaEvent_t up[2];          /* around the text's upload */
 };
-
-/* The long words' hash bits: all, but tests cut them with
- * XG_TEST_GDICT_MASK (hex) to force collisions. */
-static uint64_t key_mask(void)
-{
-    const char *m = getenv("XG_TEST_GDICT_MASK");
-    return m && *m ? strtoull(m, NULL, 16) : UINT64_MAX;
-}
 
 static int bits_for(uint64_t v)
 {
@@ -95,11 +91,15 @@ static int get_u32(struct work *w, const uint32_t *d, uint32_t *v)
 }
 
 /* Stream-ordered, from the device's default pool: not the driver once a
- * run has grown it and the pool keeps it (the weight engine sets that,
- * wt_cuda.c's open_dev). */
-#define ALLOC(p, n) XG_CUDA_CHECK(cudaMallocAsync((void **)&(p), \
-                                                  (size_t)(n) * sizeof *(p) + 8, w->st), \
-                                  "GPU dictionary: cudaMallocAsync")
+ * run has grown it and the pool keeps it (the weight engine opens its
+ * device with keep_pool). */
+#define WHAT_ALLOC "GPU dictionary: cudaMallocAsync"
+#define ALLOC(p, n)                                                                    \
+    do {                                                                               \
+        const int rc_ = xg_pool_alloc_async(&w->pool, (void **)&(p),                   \
+                                            (size_t)(n) * sizeof *(p) + 8, WHAT_ALLOC); \
+        if (rc_) return rc_;                                                           \
+    } while (0)
 #define STEP(call, what) XG_CUDA_CHECK((cudaError_t)(call), "GPU dictionary: " what)
 
 /* Sort pairs in (*k, *v) with spares (*k2, *v2); the sorted ones end in
@@ -175,12 +175,12 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     ALLOC(w->t, n);
     ALLOC(w->count, 2);
     ALLOC(w->start, n / 2 + 1);
-    XG_CUDA_CHECK(cudaMallocAsync(&w->tmp, tmp_bytes + 8, w->st),
-                  "GPU dictionary: cudaMallocAsync");
+    int rc = xg_pool_alloc_async(&w->pool, &w->tmp, tmp_bytes + 8, WHAT_ALLOC);
+    if (rc) return rc;
     XG_CUDA_CHECK(cudaEventCreate(&w->up[0]), "GPU dictionary: event");
     XG_CUDA_CHECK(cudaEventCreate(&w->up[1]), "GPU dictionary: event");
     XG_CUDA_CHECK(cudaEventRecord(w->up[0], w->st), "GPU dictionary: event");
-    int rc = xg_staging_htod(w->stage, w->t, text, n);
+    rc = xg_staging_htod(w->stage, w->t, text, n);
     if (rc) return rc;
     XG_CUDA_CHECK(cudaEventRecord(w->up[1], w->st), "GPU dictionary: event");
     /* 1. words */
@@ -202,8 +202,9 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     ALLOC(w->rep, nw);
     ALLOC(w->dstart, nw);
     if (!on_device) ALLOC(w->ids, nw);
-    STEP(xg_gdict_words_gpu(w->t, n, w->start, nw, key_mask(), w->len, w->k0, w->v0, w->flag,
-                            w->dstart, w->count, w->tmp, tmp_bytes, w->st), "words");
+    STEP(xg_gdict_words_gpu(w->t, n, w->start, nw, xg_knob_test_gdict_mask(), w->len, w->k0,
+                            w->v0, w->flag, w->dstart, w->count, w->tmp, tmp_bytes, w->st),
+         "words");
     if ((rc = get_u32(w, w->count, &nd))) return rc;
     ALLOC(w->doclen, nd);
     STEP(xg_gdict_doclen_gpu(w->dstart, nd, nw, w->doclen, w->st), "document lengths");
@@ -261,20 +262,26 @@ static int build(struct work *w, const char *text, uint32_t n, struct xg_gdict *
     return XG_OK;
 }
 
-static int build_any(const char *text, size_t len, struct xg_staging *stage,
+/* Work on the owner's device's stream, with its staging. */
+static void work_init(struct work *w, struct xg_device *owner)
+{
+    memset(w, 0, sizeof *w);
+    w->stage = &owner->stage;
+    w->st = owner->stream;
+    w->pool = (struct xg_pool){owner->stream, "GPU dictionary", UINT64_MAX, 0};
+}
+
+static int build_any(const char *text, size_t len, struct xg_device *owner,
                      struct xg_gdict *out, struct xg_gdict_device *dev)
 {
     memset(out, 0, sizeof *out);
     if (len == 0 || len >= UINT32_MAX - 8)
         return xg_set_error(XG_ERR_UNSUPPORTED, "GPU dictionary: %zu bytes", len);
-    int devices = 0;
-    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1)
-        return xg_set_error(XG_ERR_NODEVICE, "GPU dictionary: no CUDA device");
+    int rc = xg_device_present("GPU dictionary");
+    if (rc) return rc;
     struct work w;
-    memset(&w, 0, sizeof w);
-    w.stage = stage;
-    w.st = stage->stream;
-    int rc = build(&w, text, (uint32_t)len, out, dev);
+    work_init(&w, owner);
+    rc = build(&w, text, (uint32_t)len, out, dev);
     if (w.st) cudaStreamSynchronize(w.st);
     if (dev && !rc) {       /* handed over, not freed */
         dev->pairs = w.k0;
@@ -294,19 +301,18 @@ static int build_any(const char *text, size_t len, struct xg_staging *stage,
     return rc;
 }
 
-int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
-                   struct xg_gdict *out)
+int xg_gdict_build(const char *text, size_t len, struct xg_device *owner, struct xg_gdict *out)
 {
-    return build_any(text, len, stage, out, NULL);
+    return build_any(text, len, owner, out, NULL);
 }
 
-int xg_gdict_build_on_device(const char *text, size_t len, struct xg_staging *stage,
+int xg_gdict_build_on_device(const char *text, size_t len, struct xg_device *owner,
                              struct xg_gdict *out, struct xg_gdict_device *dev)
 {
     dev->pairs = NULL;
     dev->term_off = NULL;
     dev->dbits = 0;
-    return build_any(text, len, stage, out, dev);
+    return build_any(text, len, owner, out, dev);
 }
 
 static int rank_only(struct work *w, const unsigned char *t, const uint32_t *start,
@@ -314,8 +320,8 @@ static int rank_only(struct work *w, const unsigned char *t, const uint32_t *sta
 {
     size_t tmp_bytes = 0;
     STEP(xg_gdict_tmp_bytes(nt, &tmp_bytes), "workspace");
-    XG_CUDA_CHECK(cudaMallocAsync(&w->tmp, tmp_bytes + 8, w->st),
-                  "GPU dictionary: cudaMallocAsync");
+    int rc = xg_pool_alloc_async(&w->pool, &w->tmp, tmp_bytes + 8, WHAT_ALLOC);
+    if (rc) return rc;
     ALLOC(w->count, 2);
     ALLOC(w->rep, nt);
     ALLOC(w->p0, nt);
@@ -324,18 +330,17 @@ static int rank_only(struct work *w, const unsigned char *t, const uint32_t *sta
     ALLOC(w->head, nt);
     ALLOC(w->k1, nt);
     STEP(xg_gdict_iota_gpu(w->rep, nt, w->st), "ranking");
-    int rc = rank_rounds(w, t, start, len, w->rep, nt, w->k1, tmp_bytes);
+    rc = rank_rounds(w, t, start, len, w->rep, nt, w->k1, tmp_bytes);
     if (!rc) STEP(xg_gdict_invert_gpu(w->p0, nt, rank, w->st), "ranking");
     return rc;
 }
 
-int xg_gdict_rank(struct CUstream_st *stream, const unsigned char *t, const uint32_t *start,
+int xg_gdict_rank(struct xg_device *owner, const unsigned char *t, const uint32_t *start,
                   const uint32_t *len, uint32_t nt, uint32_t *rank)
 {
     if (!nt) return XG_OK;
     struct work w;
-    memset(&w, 0, sizeof w);
-    w.st = stream;
+    work_init(&w, owner);
     int rc = rank_only(&w, t, start, len, nt, rank);
     cudaStreamSynchronize(w.st);
     void *all[] = {w.tmp, w.count, w.rep, w.p0, w.p1, w.group, w.head, w.k1};

@@ -33,7 +33,7 @@ XG_HOST_DEVICE static inline uint8_t xg_gdict_i_start(const unsigned char *t, ui
 XG_HOST_DEVICE static inline uint64_t xg_gdict_key(const unsigned char *s, uint32_t len,
                                                    uint64_t mask)
 {
-    if (len > 7) return xg_wt_hash(s, len, mask) | XG_GDICT_HASHED;
+    if (len > 7) return xg_text_hash(s, len, mask) | XG_GDICT_HASHED;
     uint64_t k = (uint64_t)len << 56;
     for (uint32_t i = 0; i < len; ++i) k |= (uint64_t)s[i] << (8 * i);
     return k;

@@ -7,12 +7,12 @@
 
 #include "../runtime/error.h"
 
-int xg_gdict_build(const char *text, size_t len, struct xg_staging *stage,
+int xg_gdict_build(const char *text, size_t len, struct xg_device *owner,
                    struct xg_gdict *out)
 {
     (void)text;
     (void)len;
-    (void)stage;
+    (void)owner;
     memset(out, 0, sizeof *out);
     return xg_set_error(XG_ERR_NODEVICE, "GPU dictionary: built without CUDA");
 }

@@ -70,16 +70,16 @@ static void *check_range(void *arg)
                 unsigned char ch = (unsigned char)b[k];
                 if (ch < 0x20 || ch == 0x7F) { c->bad = k; c->fault = 2; return NULL; }
             }
-            size_t ok = xg_wt_utf8_valid(b + i, end - i);
+            size_t ok = xg_text_utf8_valid(b + i, end - i);
             if (ok != end - i) { c->bad = i + ok; c->fault = 1; return NULL; }
-            if (end - i > XG_WT_TEXT_MAX_WORD) { c->bad = i; c->fault = 3; return NULL; }
+            if (end - i > XG_TEXT_MAX_WORD) { c->bad = i; c->fault = 3; return NULL; }
         }
         i = end + 1;
     }
     return NULL;
 }
 
-int xg_wt_load_text(const char *path, uint32_t threads, struct xg_wt_text *out)
+int xg_text_load(const char *path, uint32_t threads, struct xg_text *out)
 {
     memset(out, 0, sizeof *out);
     char *b;
@@ -124,7 +124,7 @@ int xg_wt_load_text(const char *path, uint32_t threads, struct xg_wt_text *out)
                 const char *nl = memchr(b + ls, '\n', n - ls);
                 rc = xg_set_error(XG_ERR_FORMAT, "%s:%llu: word of %zu bytes (at most "
                                   "%d)", path, (unsigned long long)line,
-                                  (size_t)(nl - (b + ls)), XG_WT_TEXT_MAX_WORD);
+                                  (size_t)(nl - (b + ls)), XG_TEXT_MAX_WORD);
             }
             free(b);
             return rc;
@@ -144,7 +144,7 @@ int xg_wt_load_text(const char *path, uint32_t threads, struct xg_wt_text *out)
     out->len = n;
     out->n_docs = docs + 1;
     if (out->n_docs > UINT32_MAX) {
-        xg_wt_text_free(out);
+        xg_text_free(out);
         return xg_set_error(XG_ERR_FORMAT, "%s: more than 2^32-1 documents", path);
     }
     return XG_OK;
@@ -184,7 +184,7 @@ static int by_docid(const void *a, const void *b)
     return (x->docid > y->docid) - (x->docid < y->docid);
 }
 
-int xg_wt_load_tsv(const char *path, struct xg_wt_text *out)
+int xg_text_load_tsv(const char *path, struct xg_text *out)
 {
     memset(out, 0, sizeof *out);
     char *b;
@@ -213,7 +213,7 @@ int xg_wt_load_tsv(const char *path, struct xg_wt_text *out)
         ++k;
         size_t tend = end;
         if (tend > k && b[tend - 1] == '\r') --tend;  /* CRLF line ends */
-        size_t ok = xg_wt_utf8_valid(b + k, tend - k);
+        size_t ok = xg_text_utf8_valid(b + k, tend - k);
         if (ok != tend - k) {
             rc = xg_set_error(XG_ERR_FORMAT, "%s:%llu: invalid UTF-8 at byte %zu", path,
                               (unsigned long long)line, k + ok);
@@ -226,7 +226,7 @@ int xg_wt_load_tsv(const char *path, struct xg_wt_text *out)
             docs = nd;
         }
         size_t start = terms.n;
-        if (xg_wt_tokenize(b + k, tend - k, emit_term, &terms)) {
+        if (xg_text_tokenize(b + k, tend - k, emit_term, &terms)) {
             rc = xg_set_error(XG_ERR_NOMEM, "%s: out of memory", path);
             break;
         }
@@ -265,11 +265,11 @@ int xg_wt_load_tsv(const char *path, struct xg_wt_text *out)
     }
     free(terms.b);
     free(docs);
-    if (rc) xg_wt_text_free(out);
+    if (rc) xg_text_free(out);
     return rc;
 }
 
-void xg_wt_text_free(struct xg_wt_text *t)
+void xg_text_free(struct xg_text *t)
 {
     free(t->buf);
     free(t->docids);

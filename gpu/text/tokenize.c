@@ -8,7 +8,7 @@
 
 #include "tokenize.h"
 
-uint32_t xg_wt_wordchar(uint32_t cp, int *digit)
+uint32_t xg_text_wordchar(uint32_t cp, int *digit)
 {
     *digit = 0;
     if (cp < 128) {
@@ -17,19 +17,19 @@ uint32_t xg_wt_wordchar(uint32_t cp, int *digit)
         if (cp >= '0' && cp <= '9') { *digit = 1; return cp; }
         return cp == '_' ? cp : 0;
     }
-    unsigned lo = 0, hi = xg_wt_n_uranges;
+    unsigned lo = 0, hi = xg_text_n_uranges;
     while (lo < hi) {
         unsigned mid = (lo + hi) / 2;
-        if (xg_wt_uranges[mid].last < cp) lo = mid + 1; else hi = mid;
+        if (xg_text_uranges[mid].last < cp) lo = mid + 1; else hi = mid;
     }
-    if (lo == xg_wt_n_uranges || xg_wt_uranges[lo].first > cp) return 0;
-    const struct xg_wt_urange *r = &xg_wt_uranges[lo];
+    if (lo == xg_text_n_uranges || xg_text_uranges[lo].first > cp) return 0;
+    const struct xg_text_urange *r = &xg_text_uranges[lo];
     *digit = r->digit;
     if (r->alt && ((cp - r->first) & 1)) return cp;
     return (uint32_t)((int32_t)cp + r->delta);
 }
 
-size_t xg_wt_utf8_valid(const char *s, size_t n)
+size_t xg_text_utf8_valid(const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
@@ -76,7 +76,7 @@ static uint32_t dec(const unsigned char *s, size_t i, size_t *len)
 /* The term being built: bytes beyond the buffer only count (the term is
  * then over the limit and dropped anyway). */
 struct term {
-    char b[XG_WT_TSV_MAX_TERM + 8];
+    char b[XG_TEXT_TSV_MAX_TERM + 8];
     size_t n;
 };
 
@@ -122,7 +122,7 @@ static uint32_t infix(uint32_t cp, int digits)
     return 0;
 }
 
-int xg_wt_tokenize(const char *text, size_t n, xg_wt_emit_fn emit, void *ctx)
+int xg_text_tokenize(const char *text, size_t n, xg_text_emit_fn emit, void *ctx)
 {
     const unsigned char *s = (const unsigned char *)text;
     size_t i = 0, l;
@@ -133,7 +133,7 @@ int xg_wt_tokenize(const char *text, size_t n, xg_wt_emit_fn emit, void *ctx)
         for (;;) {                          /* to the next word character */
             if (i >= n) return 0;
             cp = dec(s, i, &l);
-            if ((ch = xg_wt_wordchar(cp, &dg))) break;
+            if ((ch = xg_text_wordchar(cp, &dg))) break;
             i += l;
         }
         t.n = 0;
@@ -144,7 +144,7 @@ int xg_wt_tokenize(const char *text, size_t n, xg_wt_emit_fn emit, void *ctx)
             } while (p < n && s[p] == '.' && ++p < n && IS_UPPER(s[p]));
             if (t.n > 1) {
                 size_t pl;
-                if (p == n || !xg_wt_wordchar(dec(s, p, &pl), &dg)) {
+                if (p == n || !xg_text_wordchar(dec(s, p, &pl), &dg)) {
                     i = p;
                     goto end_of_term;
                 }
@@ -155,17 +155,17 @@ int xg_wt_tokenize(const char *text, size_t n, xg_wt_emit_fn emit, void *ctx)
             int prev_digit;
             do {
                 put(&t, ch);
-                xg_wt_wordchar(ch, &prev_digit);
+                xg_text_wordchar(ch, &prev_digit);
                 i += l;
                 if (i >= n) goto end_of_term;
                 cp = dec(s, i, &l);
-                ch = xg_wt_wordchar(cp, &dg);
+                ch = xg_text_wordchar(cp, &dg);
             } while (ch);
             size_t next = i + l, nl;
             if (next >= n) break;
             uint32_t ncp = dec(s, next, &nl);
             int next_digit;
-            uint32_t nch = xg_wt_wordchar(ncp, &next_digit);
+            uint32_t nch = xg_text_wordchar(ncp, &next_digit);
             if (!nch) break;
             uint32_t in = infix(cp, prev_digit && next_digit);
             if (!in) break;
@@ -185,10 +185,10 @@ int xg_wt_tokenize(const char *text, size_t n, xg_wt_emit_fn emit, void *ctx)
                 i += l;
                 if (i >= n) goto end_of_term;
             }
-            if (xg_wt_wordchar(dec(s, i, &l), &dg)) t.n = keep;
+            if (xg_text_wordchar(dec(s, i, &l), &dg)) t.n = keep;
         }
 end_of_term:
-        if (t.n <= XG_WT_TSV_MAX_TERM) {
+        if (t.n <= XG_TEXT_TSV_MAX_TERM) {
             int rc = emit(ctx, t.b, t.n);
             if (rc) return rc;
         }

@@ -10,8 +10,8 @@
  *  digit separators , . ;), suffixes (+ #, at most 3), terms over 64
  *  bytes dropped.  Differences are listed in docs/weight.md.
  */
-#ifndef XG_WT_TOKENIZE_H
-#define XG_WT_TOKENIZE_H
+#ifndef XG_TEXT_TOKENIZE_H
+#define XG_TEXT_TOKENIZE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,37 +21,37 @@ extern "C" {
 #endif
 
 /* One range of the generated Unicode table (text/unicode.c). */
-struct xg_wt_urange {
+struct xg_text_urange {
     uint32_t first, last;   /* code points, inclusive */
     int32_t delta;          /* lowercase = cp + delta (see alt) */
     uint8_t alt;            /* 1: delta only at even offsets from first */
     uint8_t digit;          /* 1: decimal digit (Nd) */
 };
-extern const struct xg_wt_urange xg_wt_uranges[];
-extern const unsigned xg_wt_n_uranges;
+extern const struct xg_text_urange xg_text_uranges[];
+extern const unsigned xg_text_n_uranges;
 
 /* TermGenerator's default max_word_length: longer terms are dropped. */
-#define XG_WT_TSV_MAX_TERM 64
+#define XG_TEXT_TSV_MAX_TERM 64
 /* Longest word of the --text format: Xapian's longest term (glass). */
-#define XG_WT_TEXT_MAX_WORD 245
+#define XG_TEXT_MAX_WORD 245
 
 /* Classify a code point: returns its lowercase if it is a word character
  * (Xapian's Unicode::is_wordchar), else 0; *digit set for category Nd. */
-uint32_t xg_wt_wordchar(uint32_t cp, int *digit);
+uint32_t xg_text_wordchar(uint32_t cp, int *digit);
 
 /* Length of the valid UTF-8 prefix of s[0, n) (n when all is valid):
  * shortest forms only, no surrogates, nothing above U+10FFFF. */
-size_t xg_wt_utf8_valid(const char *s, size_t n);
+size_t xg_text_utf8_valid(const char *s, size_t n);
 
 /* Tokenize valid UTF-8 text; emit(ctx, term, len) per term in order
- * (terms of at most XG_WT_TSV_MAX_TERM bytes).  Returns 0, or emit's
+ * (terms of at most XG_TEXT_TSV_MAX_TERM bytes).  Returns 0, or emit's
  * nonzero value. */
-typedef int (*xg_wt_emit_fn)(void *ctx, const char *term, size_t len);
-int xg_wt_tokenize(const char *text, size_t n, xg_wt_emit_fn emit, void *ctx);
+typedef int (*xg_text_emit_fn)(void *ctx, const char *term, size_t len);
+int xg_text_tokenize(const char *text, size_t n, xg_text_emit_fn emit, void *ctx);
 
 /* A loaded input in the seed format: words one per line ('\n' after each,
  * also the last), documents separated by one or more empty lines. */
-struct xg_wt_text {
+struct xg_text {
     char *buf;              /* malloc'd */
     size_t len;
     uint32_t *docids;       /* external docid per non-empty document in
@@ -64,14 +64,14 @@ struct xg_wt_text {
  * 1..245 bytes of UTF-8 without control characters).  Errors (XG_ERR_IO,
  * XG_ERR_FORMAT; one line naming the file, line and fault): unreadable,
  * empty (no words), invalid UTF-8, a control character, a word too long. */
-int xg_wt_load_text(const char *path, uint32_t threads, struct xg_wt_text *out);
+int xg_text_load(const char *path, uint32_t threads, struct xg_text *out);
 
-/* Load docid<TAB>text lines and tokenize them (xg_wt_tokenize); the
+/* Load docid<TAB>text lines and tokenize them (xg_text_tokenize); the
  * documents are put in docid order.  Errors as above, plus a bad or
  * repeated docid and a line without a TAB. */
-int xg_wt_load_tsv(const char *path, struct xg_wt_text *out);
+int xg_text_load_tsv(const char *path, struct xg_text *out);
 
-void xg_wt_text_free(struct xg_wt_text *t);
+void xg_text_free(struct xg_text *t);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@
  */
 #include "tokenize.h"
 
-const struct xg_wt_urange xg_wt_uranges[] = {
+const struct xg_text_urange xg_text_uranges[] = {
     {0x30, 0x39, 0, 0, 1},
     {0x41, 0x5a, 32, 0, 0},
     {0x5f, 0x5f, 0, 0, 0},
@@ -952,4 +952,4 @@ const struct xg_wt_urange xg_wt_uranges[] = {
     {0x2f800, 0x2fa1d, 0, 0, 0},
     {0xe0100, 0xe01ef, 0, 0, 0},
 };
-const unsigned xg_wt_n_uranges = 939;
+const unsigned xg_text_n_uranges = 939;

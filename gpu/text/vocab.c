@@ -10,11 +10,12 @@
 
 #include "../runtime/error.h"
 #include "hash.h"
-#include "../weight/wt_int.h"
+#include "../runtime/threads.h"
+#include "dict.h"
 
-struct xg_wt_vocab {
-    struct xg_wt_text words;    /* the file; the set points into it */
-    struct xg_wt_dict set;
+struct xg_text_vocab {
+    struct xg_text words;    /* the file; the set points into it */
+    struct xg_text_dict set;
 };
 
 static int nomem(void)
@@ -22,40 +23,40 @@ static int nomem(void)
     return xg_set_error(XG_ERR_NOMEM, "vocabulary: out of memory");
 }
 
-void xg_wt_vocab_free(struct xg_wt_vocab *v)
+void xg_text_vocab_free(struct xg_text_vocab *v)
 {
     if (!v) return;
-    xg_wt_dict_free(&v->set);
-    xg_wt_text_free(&v->words);
+    xg_text_dict_free(&v->set);
+    xg_text_free(&v->words);
     free(v);
 }
 
-uint64_t xg_wt_vocab_size(const struct xg_wt_vocab *v) { return v->set.n; }
+uint64_t xg_text_vocab_size(const struct xg_text_vocab *v) { return v->set.n; }
 
-int xg_wt_vocab_load(const char *path, uint32_t threads, struct xg_wt_vocab **out)
+int xg_text_vocab_load(const char *path, uint32_t threads, struct xg_text_vocab **out)
 {
     *out = NULL;
-    struct xg_wt_vocab *v = calloc(1, sizeof *v);
+    struct xg_text_vocab *v = calloc(1, sizeof *v);
     if (!v) return nomem();
-    int rc = xg_wt_load_text(path, threads, &v->words);
-    if (!rc) rc = xg_wt_dict_init(&v->set, 1 << 16);
+    int rc = xg_text_load(path, threads, &v->words);
+    if (!rc) rc = xg_text_dict_init(&v->set, 1 << 16);
     const char *b = v->words.buf;
-    const size_t unk = sizeof XG_WT_UNKNOWN - 1;
+    const size_t unk = sizeof XG_TEXT_UNKNOWN - 1;
     for (size_t p = 0; !rc && p < v->words.len;) {
         const char *nl = memchr(b + p, '\n', v->words.len - p);
         const size_t len = (size_t)(nl - (b + p));
-        if (len == unk && !memcmp(b + p, XG_WT_UNKNOWN, unk)) {
+        if (len == unk && !memcmp(b + p, XG_TEXT_UNKNOWN, unk)) {
             rc = xg_set_error(XG_ERR_FORMAT, "%s: lists %s, the token that stands for every "
-                              "word the vocabulary lacks", path, XG_WT_UNKNOWN);
+                              "word the vocabulary lacks", path, XG_TEXT_UNKNOWN);
         } else if (len) {
-            const uint64_t h = xg_wt_hash((const unsigned char *)b + p, (uint32_t)len,
+            const uint64_t h = xg_text_hash((const unsigned char *)b + p, (uint32_t)len,
                                           UINT64_MAX);
-            if (!xg_wt_dict_get(&v->set, b + p, (uint32_t)len, h)) rc = nomem();
+            if (!xg_text_dict_get(&v->set, b + p, (uint32_t)len, h)) rc = nomem();
         }
         p += len + 1;
     }
     if (rc) {
-        xg_wt_vocab_free(v);
+        xg_text_vocab_free(v);
         return rc;
     }
     *out = v;
@@ -64,7 +65,7 @@ int xg_wt_vocab_load(const char *path, uint32_t threads, struct xg_wt_vocab **ou
 
 /* One share of the input: whole lines [lo, hi). */
 struct share {
-    const struct xg_wt_vocab *v;
+    const struct xg_text_vocab *v;
     const char *src;
     size_t lo, hi;
     char *dst;                  /* pass 2: where its bytes go */
@@ -72,16 +73,16 @@ struct share {
     uint64_t unknown;
 };
 
-static int known(const struct xg_wt_vocab *v, const char *s, size_t len)
+static int known(const struct xg_text_vocab *v, const char *s, size_t len)
 {
-    const uint64_t h = xg_wt_hash((const unsigned char *)s, (uint32_t)len, UINT64_MAX);
-    return xg_wt_dict_find(&v->set, s, (uint32_t)len, h) != NULL;
+    const uint64_t h = xg_text_hash((const unsigned char *)s, (uint32_t)len, UINT64_MAX);
+    return xg_text_dict_find(&v->set, s, (uint32_t)len, h) != NULL;
 }
 
 static void *rewrite(void *arg)
 {
     struct share *s = arg;
-    const size_t unk = sizeof XG_WT_UNKNOWN - 1;
+    const size_t unk = sizeof XG_TEXT_UNKNOWN - 1;
     size_t out = 0;
     uint64_t unknown = 0;
     for (size_t p = s->lo; p < s->hi;) {
@@ -90,7 +91,7 @@ static void *rewrite(void *arg)
         const char *word = s->src + p;
         size_t wl = len;
         if (len && !known(s->v, s->src + p, len)) {
-            word = XG_WT_UNKNOWN;
+            word = XG_TEXT_UNKNOWN;
             wl = unk;
             ++unknown;
         }
@@ -106,12 +107,12 @@ static void *rewrite(void *arg)
     return NULL;
 }
 
-int xg_wt_vocab_apply(const struct xg_wt_vocab *v, struct xg_wt_text *t, uint32_t threads,
+int xg_text_vocab_apply(const struct xg_text_vocab *v, struct xg_text *t, uint32_t threads,
                       uint64_t *n_unknown)
 {
     *n_unknown = 0;
     if (!t->len) return XG_OK;
-    const uint32_t n = xg_wt_shares(threads, t->len, 16);
+    const uint32_t n = xg_threads_shares(threads, t->len, 16);
     struct share *s = calloc(n, sizeof *s);
     if (!s) return nomem();
     /* Shares cut after a '\n' (every line, the last too, ends with one). */
@@ -123,7 +124,7 @@ int xg_wt_vocab_apply(const struct xg_wt_vocab *v, struct xg_wt_text *t, uint32_
         s[i] = (struct share){v, t->buf, lo, hi, NULL, 0, 0};
         lo = hi;
     }
-    xg_wt_run_threads(n, rewrite, s, sizeof *s);
+    xg_threads_run(n, rewrite, s, sizeof *s);
     size_t total = 0;
     for (uint32_t i = 0; i < n; ++i) total += s[i].out_len;
     char *buf = malloc(total + 1);
@@ -136,7 +137,7 @@ int xg_wt_vocab_apply(const struct xg_wt_vocab *v, struct xg_wt_text *t, uint32_
         s[i].dst = buf + at;
         at += s[i].out_len;
     }
-    xg_wt_run_threads(n, rewrite, s, sizeof *s);
+    xg_threads_run(n, rewrite, s, sizeof *s);
     for (uint32_t i = 0; i < n; ++i) *n_unknown += s[i].unknown;
     free(t->buf);
     t->buf = buf;

@@ -11,6 +11,7 @@
 
 #include "../runtime/big_alloc.h"
 #include "../runtime/error.h"
+#include "../runtime/knobs.h"
 #include "wt_formula.h"
 #include "wt_int.h"
 
@@ -21,12 +22,6 @@ const char *const xg_wt_step_names[XG_WT_N_STEPS] = {
 /* The share of the budget kept for the dictionary and the per-term
  * tables (the device dictionary of 10^6 terms takes about 60 MB). */
 #define TABLE_SHARE 2
-
-uint32_t xg_wt_cores(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (uint32_t)n;
-}
 
 void xg_wt_result_free(struct xg_wt_result *r)
 {
@@ -69,7 +64,7 @@ struct run {
     uint64_t n_docs;
     int counted;            /* n_docs and the chunks' documents are known */
     int planned_docs;       /* the plan counted the chunks' documents */
-    struct xg_wt_dict dict;
+    struct xg_text_dict dict;
 };
 
 /* The doclen table, once the documents are counted. */
@@ -121,28 +116,28 @@ static int pass1(struct run *u, int gpu)
     for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
         progress(u, "pass 1 (df)", c);
         struct xg_wt_chunk *k = &u->ch[c];
-        double t0 = xg_wt_now();
+        double t0 = xg_now();
         if (gpu) {
-            struct xg_wt_p1 l = {0};
+            struct xg_text_dict_list l = {0};
             next_chunk(u, c, 1);
             rc = xg_wt_gpu_pass1(u->g, k, mask, u->doclen + k->doc_base, &l,
                                  u->r->seconds);
-            double t1 = xg_wt_now();
-            if (!rc) rc = xg_wt_dict_merge(&u->dict, &l, 1, u->threads);
-            u->r->seconds[XG_WT_STEP_DF] += xg_wt_now() - t1;
+            double t1 = xg_now();
+            if (!rc) rc = xg_text_dict_merge(&u->dict, &l, 1, u->threads);
+            u->r->seconds[XG_WT_STEP_DF] += xg_now() - t1;
             free(l.terms);
         } else {
-            struct xg_wt_p1 *l = NULL;
+            struct xg_text_dict_list *l = NULL;
             uint32_t n = 0;
             rc = xg_wt_ref_pass1(k, u->threads,
                                  mask, u->doclen + k->doc_base,
                                  &l, &n);
-            u->r->seconds[XG_WT_STEP_DICT] += xg_wt_now() - t0;
-            double t1 = xg_wt_now();
-            if (!rc) rc = xg_wt_dict_merge(&u->dict, l, n, u->threads);
+            u->r->seconds[XG_WT_STEP_DICT] += xg_now() - t0;
+            double t1 = xg_now();
+            if (!rc) rc = xg_text_dict_merge(&u->dict, l, n, u->threads);
             for (uint32_t i = 0; i < n; ++i) free(l[i].terms);
             free(l);
-            u->r->seconds[XG_WT_STEP_DF] += xg_wt_now() - t1;
+            u->r->seconds[XG_WT_STEP_DF] += xg_now() - t1;
         }
     }
     if (!rc && gpu && u->dict.collision)
@@ -221,8 +216,8 @@ static void *gather_terms(void *arg)
 static int gather(const struct run *u, const struct arena *a)
 {
     const struct xg_wt_result *r = u->r;
-    struct gather g[XG_WT_MAX_SHARES];
-    const uint32_t t = xg_wt_shares(u->threads, r->n_postings, 16);
+    struct gather g[XG_THREADS_MAX_SHARES];
+    const uint32_t t = xg_threads_shares(u->threads, r->n_postings, 16);
     uint32_t lo = 0;
     for (uint32_t i = 0; i < t; ++i) {
         const uint64_t want = r->n_postings / t * (i + 1);
@@ -231,7 +226,7 @@ static int gather(const struct run *u, const struct arena *a)
         g[i] = (struct gather){u, a, lo, hi, 0};
         lo = hi;
     }
-    xg_wt_run_threads(t, gather_terms, g, sizeof *g);
+    xg_threads_run(t, gather_terms, g, sizeof *g);
     for (uint32_t i = 0; i < t; ++i) {
         if (g[i].bad == 2) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
         if (g[i].bad)
@@ -270,10 +265,10 @@ static int pass2_arena(struct run *u, int gpu, const struct xg_wt_tables *tb)
     if (!rc && gpu && !in_place) {
         /* Locked, the chunks' postings come over by DMA alone (no copy
          * out of the pinned buffers). */
-        const double t0 = xg_wt_now();
+        const double t0 = xg_now();
         xg_wt_gpu_lock_host(u->g, a.doc, (np + 1) * 4);
         xg_wt_gpu_lock_host(u->g, a.weight, (np + 1) * 8);
-        r->seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
+        r->seconds[XG_WT_STEP_DTOH] += xg_now() - t0;
     }
     uint64_t at = 0, rat = 0;
     for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
@@ -282,7 +277,7 @@ static int pass2_arena(struct run *u, int gpu, const struct xg_wt_tables *tb)
         a.off[c] = at;
         a.roff[c] = rat;
         uint64_t n = 0, nr = 0;
-        const double t0 = xg_wt_now();
+        const double t0 = xg_now();
         if (gpu) {
             next_chunk(u, c, 0);
             rc = xg_wt_gpu_pass2(u->g, k, tb, np - at, a.doc + at, a.weight + at, a.run + rat,
@@ -290,15 +285,15 @@ static int pass2_arena(struct run *u, int gpu, const struct xg_wt_tables *tb)
         } else {
             rc = xg_wt_ref_pass2(k, u->threads, tb, np - at, a.doc + at, a.weight + at,
                                  a.run + rat, &n, &nr);
-            r->seconds[XG_WT_STEP_WEIGHT] += xg_wt_now() - t0;
+            r->seconds[XG_WT_STEP_WEIGHT] += xg_now() - t0;
         }
         at += n;
         rat += nr;
     }
     if (gpu) {
-        const double t0 = xg_wt_now();
+        const double t0 = xg_now();
         xg_wt_gpu_unlock_host(u->g);
-        r->seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
+        r->seconds[XG_WT_STEP_DTOH] += xg_now() - t0;
     }
     if (!rc && at != np)
         rc = xg_set_error(XG_ERR_FORMAT, "weight: pass 2 found %llu postings, pass 1 %llu",
@@ -306,21 +301,12 @@ static int pass2_arena(struct run *u, int gpu, const struct xg_wt_tables *tb)
     if (!rc) {
         a.off[u->n_chunks] = at;
         a.roff[u->n_chunks] = rat;
-        const double t0 = xg_wt_now();
+        const double t0 = xg_now();
         rc = gather(u, &a);
-        r->seconds[XG_WT_STEP_PLACE] += xg_wt_now() - t0;
+        r->seconds[XG_WT_STEP_PLACE] += xg_now() - t0;
     }
     arena_free(&a, r);
     return rc;
-}
-
-/* XG_WT_NO_PLACE=1: pass 2 through the arena and the host's gather
- * even where the device could place the postings, to measure what placing
- * buys (docs/benchmarks.md). */
-static int place_off(void)
-{
-    const char *off = getenv("XG_WT_NO_PLACE");
-    return off && off[0] == '1';
 }
 
 /* Pass 2 in chunks placed by the device into the result itself
@@ -336,18 +322,18 @@ static int pass2_placed(struct run *u, const struct xg_wt_tables *tb)
         const uint64_t k = xg_wt_chunk_need(u->ch[c].len, u->ch[c].words);
         if (k > keep) keep = k;
     }
-    double t0 = xg_wt_now();
+    double t0 = xg_now();
     int rc = xg_wt_gpu_place_open(u->g, r, u->in->docids, u->n_docs, keep);
-    r->seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
+    r->seconds[XG_WT_STEP_DTOH] += xg_now() - t0;
     if (rc) return rc;
     for (uint32_t c = 0; c < u->n_chunks && !rc; ++c) {
         progress(u, "pass 2 (weights)", c);
         next_chunk(u, c, 0);
         rc = xg_wt_gpu_place_chunk(u->g, &u->ch[c], tb, r->seconds);
     }
-    t0 = xg_wt_now();
+    t0 = xg_now();
     const int closed = xg_wt_gpu_place_close(u->g, !rc);
-    r->seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
+    r->seconds[XG_WT_STEP_DTOH] += xg_now() - t0;
     if (!rc) rc = closed;
     r->placed_on_gpu = !rc;
     return rc;
@@ -358,7 +344,7 @@ static int pass2_placed(struct run *u, const struct xg_wt_tables *tb)
 static int pass2(struct run *u, int gpu, const struct xg_wt_tables *tb)
 {
     int rc = gpu ? xg_wt_gpu_tables(u->g, tb) : XG_OK;
-    if (!rc && gpu && u->n_chunks > 1 && !place_off()) {
+    if (!rc && gpu && u->n_chunks > 1 && !xg_knob_wt_no_place()) {
         rc = pass2_placed(u, tb);
         if (rc != XG_ERR_UNSUPPORTED) return rc;
         xg_clear_error();
@@ -384,7 +370,7 @@ static void *const_share(void *arg)
     const struct run *u = c->u;
     const int seed = u->o->formula == XG_WT_SEED;
     for (uint64_t i = c->lo; i < c->hi; ++i) {
-        const struct xg_wt_ent *e = &u->dict.e[i];
+        const struct xg_text_dict_ent *e = &u->dict.e[i];
         if (!e->s) continue;
         c->tw[e->id] = xg_wt_term_const(seed, &u->o->bm25, u->r->n_docs, e->df);
         u->r->term_off[e->id + 1] = e->df;
@@ -394,12 +380,12 @@ static void *const_share(void *arg)
 
 static void term_consts(const struct run *u, double *tw)
 {
-    struct const_share c[XG_WT_MAX_SHARES];
+    struct const_share c[XG_THREADS_MAX_SHARES];
     const uint64_t cap = u->dict.cap;
-    const uint32_t t = xg_wt_shares(u->threads, cap, 16);
+    const uint32_t t = xg_threads_shares(u->threads, cap, 16);
     for (uint32_t i = 0; i < t; ++i)
         c[i] = (struct const_share){u, tw, cap / t * i, i + 1 == t ? cap : cap / t * (i + 1)};
-    xg_wt_run_threads(t, const_share, c, sizeof *c);
+    xg_threads_run(t, const_share, c, sizeof *c);
 }
 
 /* The result's term arrays and tw for r->n_terms terms. */
@@ -533,13 +519,13 @@ static void *term_share(void *arg)
 static int device_terms(struct run *u, const struct dev_terms *d, double *tw)
 {
     struct xg_wt_result *r = u->r;
-    struct term_share f[XG_WT_MAX_SHARES];
+    struct term_share f[XG_THREADS_MAX_SHARES];
     const uint32_t nt = r->n_terms;
-    const uint32_t t = xg_wt_shares(u->threads, nt, 14);
+    const uint32_t t = xg_threads_shares(u->threads, nt, 14);
     for (uint32_t i = 0; i < t; ++i)
         f[i] = (struct term_share){u, d, tw, (uint32_t)((uint64_t)nt * i / t),
                                    (uint32_t)((uint64_t)nt * (i + 1) / t), 0};
-    xg_wt_run_threads(t, term_share, f, sizeof *f);
+    xg_threads_run(t, term_share, f, sizeof *f);
     for (uint32_t i = 0; i < t; ++i)
         if (f[i].bad)
             return xg_set_error(XG_ERR_FORMAT, "weight GPU: a term of the device dictionary "
@@ -574,11 +560,11 @@ static int df_consts(struct run *u, uint32_t max_df, double **tw)
     const uint64_t n = (uint64_t)max_df + 1;
     *tw = malloc(n * sizeof **tw);
     if (!*tw) return xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-    struct const_share f[XG_WT_MAX_SHARES];
-    const uint32_t t = xg_wt_shares(u->threads, n, 12);
+    struct const_share f[XG_THREADS_MAX_SHARES];
+    const uint32_t t = xg_threads_shares(u->threads, n, 12);
     for (uint32_t i = 0; i < t; ++i)
         f[i] = (struct const_share){u, *tw, n * i / t, n * (i + 1) / t};
-    xg_wt_run_threads(t, df_share, f, sizeof *f);
+    xg_threads_run(t, df_share, f, sizeof *f);
     return XG_OK;
 }
 
@@ -593,7 +579,7 @@ static int run_whole(struct run *u)
     progress(u, "dictionary and counts", 0);
     int rc = xg_wt_gpu_whole_count(u->g, &u->ch[0], &w, r->seconds);
     if (rc) return rc;
-    const double t0 = xg_wt_now();
+    const double t0 = xg_now();
     double *tw = NULL, *kd = NULL, *extra = NULL;
     /* The device dictionary counted the documents (setup deferred it). */
     u->n_docs = u->ch[0].n_docs = w.n_docs;
@@ -606,7 +592,7 @@ static int run_whole(struct run *u)
     if (!rc) rc = doc_consts(u, &kd, &extra);
     if (!rc) rc = df_consts(u, w.max_df, &tw);
     if (!rc) rc = take_postings(r, &w);
-    r->seconds[XG_WT_STEP_RANK] += xg_wt_now() - t0;
+    r->seconds[XG_WT_STEP_RANK] += xg_now() - t0;
     progress(u, "weights", 0);
     if (!rc) {
         struct xg_wt_tables tb = {NULL, r->n_terms, tw, kd, extra,
@@ -631,7 +617,7 @@ static int run_whole(struct run *u)
 static void reserve_postings(struct run *u)
 {
     struct xg_wt_result *r = u->r;
-    if (place_off()) return;
+    if (xg_knob_wt_no_place()) return;
     uint64_t words = 0;
     for (uint32_t c = 0; c < u->n_chunks; ++c) words += u->ch[c].words;
     r->docids = xg_big_alloc((words + 1) * sizeof *r->docids);
@@ -680,7 +666,7 @@ static int run_chunks_dd(struct run *u)
         drop_postings(u);
         return rc;
     }
-    const double t0 = xg_wt_now();
+    const double t0 = xg_now();
     double *tw = NULL, *kd = NULL, *extra = NULL;
     r->n_terms = d.n_terms;
     rc = alloc_terms(u, &tw);
@@ -690,7 +676,7 @@ static int run_chunks_dd(struct run *u)
     /* The reserved room, unless pass 1's postings and the dfs disagree. */
     if (!rc && r->docids && r->n_postings != postings) drop_postings(u);
     if (!rc && !r->docids) rc = alloc_postings(r);
-    r->seconds[XG_WT_STEP_RANK] += xg_wt_now() - t0;
+    r->seconds[XG_WT_STEP_RANK] += xg_now() - t0;
     if (!rc) {
         struct xg_wt_tables tb = {NULL, r->n_terms, tw, kd, extra,
                                   o->formula == XG_WT_SEED, o->bm25.k1 + 1, 0, u->n_docs, 0};
@@ -731,14 +717,14 @@ static int run_engine(struct run *u, int gpu)
     }
     if (!rc) rc = pass1(u, gpu);
     double *tw = NULL, *kd = NULL, *extra = NULL;
-    double t0 = xg_wt_now();
+    double t0 = xg_now();
     if (!rc) {
         if (u->dict.n > UINT32_MAX)
             return xg_set_error(XG_ERR_FORMAT, "weight: more than 2^32-1 terms");
         r->n_terms = (uint32_t)u->dict.n;
         rc = alloc_terms(u, &tw);
     }
-    if (!rc) rc = xg_wt_dict_rank(&u->dict, r->term, r->term_len, u->threads);
+    if (!rc) rc = xg_text_dict_rank(&u->dict, r->term, r->term_len, u->threads);
     if (!rc) rc = doc_consts(u, &kd, &extra);
     if (!rc) {
         term_consts(u, tw);
@@ -747,7 +733,7 @@ static int run_engine(struct run *u, int gpu)
         r->n_postings = r->term_off[r->n_terms];
         rc = alloc_postings(r);
     }
-    r->seconds[XG_WT_STEP_RANK] += xg_wt_now() - t0;
+    r->seconds[XG_WT_STEP_RANK] += xg_now() - t0;
     if (!rc) {
         struct xg_wt_tables tb = {&u->dict, r->n_terms, tw, kd, extra,
                                   o->formula == XG_WT_SEED, o->bm25.k1 + 1, 0, 0, 0};
@@ -768,7 +754,7 @@ static int setup(struct run *u, uint64_t avail, int defer_count)
 {
     int rc = xg_wt_plan(u->in->buf, u->in->len, avail, u->threads, &u->ch, &u->n_chunks,
                         &u->planned_docs);
-    if (!rc) rc = xg_wt_dict_init(&u->dict, 1 << 16);
+    if (!rc) rc = xg_text_dict_init(&u->dict, 1 << 16);
     if (!rc && !(defer_count && u->n_chunks == 1)) rc = count_chunks(u);
     return rc;
 }
@@ -777,7 +763,7 @@ static void teardown(struct run *u)
 {
     free(u->ch);
     free(u->doclen);
-    xg_wt_dict_free(&u->dict);
+    xg_text_dict_free(&u->dict);
     u->ch = NULL;
     u->doclen = NULL;
     u->counted = 0;
@@ -798,25 +784,25 @@ int xg_wt_run(const struct xg_wt_input *in, const struct xg_wt_opts *o,
     u.in = in;
     u.o = o;
     u.r = r;
-    u.threads = o->threads ? o->threads : xg_wt_cores();
+    u.threads = o->threads ? o->threads : xg_threads_cores();
     int rc = XG_ERR_NODEVICE;
     if (o->engine != XG_WT_CPU) {
         uint64_t free_bytes = 0;
-        double t0 = xg_wt_now();
+        double t0 = xg_now();
         rc = xg_wt_gpu_open(o->device_memory, &u.g, &free_bytes);
         if (!rc) {
             uint64_t budget = o->device_memory ? o->device_memory : free_bytes / 10 * 9;
             rc = setup(&u, chunk_avail(budget), 1);
             if (!rc && u.n_chunks > 1) xg_wt_gpu_pin_input(u.g, in->buf, in->len);
-            r->seconds[XG_WT_STEP_SETUP] += xg_wt_now() - t0;
+            r->seconds[XG_WT_STEP_SETUP] += xg_now() - t0;
             if (!rc) rc = run_engine(&u, 1);
             r->engine = XG_WT_GPU;
             r->n_chunks = u.n_chunks;
             if (rc == XG_ERR_UNSUPPORTED) r->fell_back = 1;
-            t0 = xg_wt_now();
+            t0 = xg_now();
             teardown(&u);
             xg_wt_gpu_close(u.g);
-            r->seconds[XG_WT_STEP_SETUP] += xg_wt_now() - t0;
+            r->seconds[XG_WT_STEP_SETUP] += xg_now() - t0;
             u.g = NULL;
             if (rc && o->engine == XG_WT_GPU && rc != XG_ERR_UNSUPPORTED) {
                 xg_wt_result_free(r);
@@ -835,9 +821,9 @@ int xg_wt_run(const struct xg_wt_input *in, const struct xg_wt_opts *o,
         int fb = r->fell_back;
         memset(r->seconds, 0, sizeof r->seconds);
         xg_clear_error();
-        double t0 = xg_wt_now();
+        double t0 = xg_now();
         rc = setup(&u, chunk_avail(o->device_memory), 0);
-        r->seconds[XG_WT_STEP_SETUP] += xg_wt_now() - t0;
+        r->seconds[XG_WT_STEP_SETUP] += xg_now() - t0;
         if (!rc) rc = run_engine(&u, 0);
         r->engine = XG_WT_CPU;
         r->fell_back = fb;

@@ -12,24 +12,11 @@
 #include <thrust/iterator/counting_iterator.h>
 
 #include "wt_formula.h"
+#include "../runtime/kern_util.cuh"
 #include "../text/hash.h"
 #include "wt_kern.h"
 
-#define THREADS 256
-
 typedef thrust::counting_iterator<uint32_t> count_it;
-
-static unsigned blocks(uint64_t n)
-{
-    uint64_t b = (n + THREADS - 1) / THREADS;
-    return (unsigned)(b ? b : 1);
-}
-
-#define CUB_TRY(call)                                                       \
-    do {                                                                    \
-        cudaError_t e_ = (call);                                            \
-        if (e_ != cudaSuccess) return (int)e_;                              \
-    } while (0)
 
 namespace {
 
@@ -73,7 +60,7 @@ static __global__ void words_kernel(const unsigned char *t, const uint32_t *star
     const uint32_t s = start[i];
     const uint32_t l = word_len(t, s);
     len[i] = l;
-    hash[i] = xg_wt_hash(t + s, l, mask);
+    hash[i] = xg_text_hash(t + s, l, mask);
     idx[i] = i;
     flag[i] = doc_flag(t, i, s);
 }
@@ -85,7 +72,7 @@ static __global__ void ids_kernel(const unsigned char *t, const uint32_t *start,
     const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
     const uint32_t s = start[i];
-    const uint64_t h = xg_wt_hash(t + s, word_len(t, s), mask);
+    const uint64_t h = xg_text_hash(t + s, word_len(t, s), mask);
     uint32_t found = UINT32_MAX;
     for (uint64_t j = h & (tab.cap - 1);; j = (j + 1) & (tab.cap - 1)) {
         const uint32_t v = tab.id[j];

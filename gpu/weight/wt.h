@@ -97,9 +97,6 @@ int xg_wt_run(const struct xg_wt_input *in, const struct xg_wt_opts *o,
               struct xg_wt_result *r);
 void xg_wt_result_free(struct xg_wt_result *r);
 
-/* The number of CPU cores (threads 0 means this many). */
-uint32_t xg_wt_cores(void);
-
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,12 @@
 /** @file wt_cuda_int.h
- *  @brief Private to the weight pipeline's GPU engine: the device state
- *         (wt_cuda.c: open/close, memory under the budget, pinned staging,
- *         the pass-2 tables) shared with the per-chunk sequences
- *         (wt_cuda_pass.c).  Built only with CUDA.
+ *  @brief Private to the weight pipeline's GPU engine: its state on the
+ *         device runtime (runtime/device.h: stream, pool under the budget,
+ *         pinned staging, step timing), shared by the core (wt_cuda.c:
+ *         chunk buffers, the pass-2 tables), its satellites
+ *         (wt_cuda_pass.c, wt_cuda_place.c, wt_cuda_dict.c,
+ *         wt_cuda_whole.c) and wt_cuda_open.c on top.  Calls point one
+ *         way: open -> place, dict, whole -> pass -> core -> runtime.
+ *         Built only with CUDA.
  */
 #ifndef XG_WT_CUDA_INT_H
 #define XG_WT_CUDA_INT_H
@@ -11,9 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../runtime/cuda_check.h"
+#include "../runtime/device.h"
 #include "../runtime/error.h"
-#include "../runtime/staging.h"
 #include "wt_int.h"
 #include "wt_kern.h"
 
@@ -23,13 +26,10 @@
 struct xg_wt_lock_ahead;
 
 struct xg_wt_gpu {
-    cudaStream_t stream;
-    cudaEvent_t mark[XG_WT_MAX_MARKS];  /* step boundaries of one pass */
-    int mark_step[XG_WT_MAX_MARKS];     /* step ending at mark i */
-    int n_marks;
-    struct xg_staging stage;            /* host <-> device copies */
-    uint32_t *h_small;                  /* pinned: counts, error flags */
-    uint64_t budget, used;
+    struct xg_device dev;               /* stream, pool, staging, timing
+                                           (XG_WT_MAX_MARKS per pass) */
+    uint32_t *h_small;                  /* dev's pinned counters: counts,
+                                           error flags */
     /* Chunk buffers (wt_cuda_pass.c names their uses per pass). */
     uint64_t cap_len, cap_w;            /* text bytes, words */
     char *d_text;
@@ -85,9 +85,6 @@ static inline int xg_wt_bits(uint64_t x)
     return b;
 }
 
-/* Device memory under the budget. */
-int xg_wt_dalloc(struct xg_wt_gpu *g, void **p, size_t n, const char *what);
-void xg_wt_dfree(struct xg_wt_gpu *g, void **p, size_t n);
 /* The chunk buffers for a chunk of len bytes and at most `words` words
  * (grown when needed), and their release. */
 int xg_wt_reserve(struct xg_wt_gpu *g, size_t len, uint64_t words);
@@ -102,19 +99,17 @@ int xg_wt_chunk_docs(struct xg_wt_gpu *g, const struct xg_wt_chunk *c, uint32_t 
                      int lengths);
 int xg_wt_read_small(struct xg_wt_gpu *g);
 int xg_wt_check_docs(struct xg_wt_gpu *g, const struct xg_wt_chunk *c);
-/* Step timing: mark the end of `step` on the stream; at the end of a
- * pass, add each interval to seconds[] (after a stream sync). */
-int xg_wt_mark(struct xg_wt_gpu *g, int step);
-int xg_wt_marks_done(struct xg_wt_gpu *g, double *seconds);
 /* Pass 2 of one chunk on the device (wt_cuda_pass.c): *np postings
  * sorted by term then document, their terms in d_start, documents in
  * d_aux2 and weights in *d_w, and their runs (xg_wt_term_runs_gpu) in
  * d_len (terms), d_doc (lengths), d_aux3 (first postings), d_v (packed)
  * and d_small[6] (count), all on the stream; the runs after a step mark
- * (xg_wt_mark), so that the caller's next step's time includes them. */
+ * (xg_device_timer_start), so that the caller's next step's time includes them. */
 int xg_wt_pass2_device(struct xg_wt_gpu *g, const struct xg_wt_chunk *c,
                        const struct xg_wt_tables *t, uint32_t *np, double **d_w,
                        double *seconds);
+/* Frees the pass-2 tables (wt_cuda.c). */
+void xg_wt_free_tables(struct xg_wt_gpu *g);
 /* Frees the placement's device arrays and unlocks the result (after a
  * stream sync; wt_cuda_place.c). */
 void xg_wt_place_release(struct xg_wt_gpu *g);

@@ -120,7 +120,7 @@ int xg_wt_gpu_place_reserve(xg_wt_gpu *g, uint32_t *doc, double *w, uint64_t cap
     a->doc = doc;
     a->w = w;
     a->cap = cap;
-    a->threads = g->stage.threads > 3 ? g->stage.threads / 2 : 1;
+    a->threads = g->dev.stage.threads > 3 ? g->dev.stage.threads / 2 : 1;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->cv, NULL);
     if (pthread_create(&a->tid, NULL, locker_main, a)) {
@@ -166,7 +166,7 @@ void xg_wt_gpu_place_drop(xg_wt_gpu *g)
     pthread_mutex_unlock(&a->mu);
     pthread_join(a->tid, NULL);
     if (a->n_reg) {
-        if (g->stream) cudaStreamSynchronize(g->stream);  /* the kernels write them */
+        if (g->dev.stream) cudaStreamSynchronize(g->dev.stream);  /* the kernels write them */
         for (size_t i = 0; i < a->n_reg; ++i) cudaHostUnregister(a->reg[i]);
         cudaGetLastError();
     }
@@ -184,11 +184,11 @@ static void free_arrays(struct xg_wt_gpu *g)
 {
     struct xg_wt_place *p = &g->place;
     const uint64_t nt = g->place_nt;
-    xg_wt_dfree(g, (void **)&p->cur, nt * 8 + 8);
-    xg_wt_dfree(g, (void **)&p->shift, nt * 8 + 8);
-    xg_wt_dfree(g, (void **)&p->toff, nt * 8 + 8);
-    xg_wt_dfree(g, (void **)&p->map, g->place_docs * 4 + 4);
-    xg_wt_dfree(g, (void **)&p->err, 8);
+    xg_pool_free_async(&g->dev.pool, (void **)&p->cur, nt * 8 + 8);
+    xg_pool_free_async(&g->dev.pool, (void **)&p->shift, nt * 8 + 8);
+    xg_pool_free_async(&g->dev.pool, (void **)&p->toff, nt * 8 + 8);
+    xg_pool_free_async(&g->dev.pool, (void **)&p->map, g->place_docs * 4 + 4);
+    xg_pool_free_async(&g->dev.pool, (void **)&p->err, 8);
     memset(p, 0, sizeof *p);
     g->place_nt = g->place_docs = 0;
 }
@@ -205,21 +205,23 @@ static int open_place(struct xg_wt_gpu *g, struct xg_wt_result *r, const uint32_
     const uint64_t nt = r->n_terms, np = r->n_postings;
     const uint64_t need = 3 * (nt * 8 + 8) + (docids ? n_docs * 4 + 4 : 0) + 8;
     /* The chunks must still fit: placing is not worth a run that fails. */
-    if (g->used + need + keep > g->budget) return declined("no room on the device");
+    if (!xg_pool_fits(&g->dev.pool, need + keep)) return declined("no room on the device");
     struct xg_wt_place *p = &g->place;
+    struct xg_pool *pool = &g->dev.pool;
     g->place_nt = nt;
     g->place_docs = docids ? n_docs : 0;
-    int rc = xg_wt_dalloc(g, (void **)&p->cur, nt * 8 + 8, "placement");
-    if (!rc) rc = xg_wt_dalloc(g, (void **)&p->shift, nt * 8 + 8, "placement");
-    if (!rc) rc = xg_wt_dalloc(g, (void **)&p->toff, nt * 8 + 8, "placement");
-    if (!rc) rc = xg_wt_dalloc(g, (void **)&p->err, 8, "placement");
-    if (!rc && docids) rc = xg_wt_dalloc(g, (void **)&p->map, n_docs * 4 + 4, "placement");
-    if (!rc) rc = xg_staging_htod(&g->stage, (void *)p->toff, r->term_off, (nt + 1) * 8);
-    if (!rc && docids) rc = xg_staging_htod(&g->stage, (void *)p->map, docids, n_docs * 4);
+    int rc = xg_pool_alloc_async(pool, (void **)&p->cur, nt * 8 + 8, "placement");
+    if (!rc) rc = xg_pool_alloc_async(pool, (void **)&p->shift, nt * 8 + 8, "placement");
+    if (!rc) rc = xg_pool_alloc_async(pool, (void **)&p->toff, nt * 8 + 8, "placement");
+    if (!rc) rc = xg_pool_alloc_async(pool, (void **)&p->err, 8, "placement");
+    if (!rc && docids)
+        rc = xg_pool_alloc_async(pool, (void **)&p->map, n_docs * 4 + 4, "placement");
+    if (!rc) rc = xg_staging_htod(&g->dev.stage, (void *)p->toff, r->term_off, (nt + 1) * 8);
+    if (!rc && docids) rc = xg_staging_htod(&g->dev.stage, (void *)p->map, docids, n_docs * 4);
     if (!rc) {
         XG_CUDA_CHECK(cudaMemcpyAsync(p->cur, p->toff, nt * 8, cudaMemcpyDeviceToDevice,
-                                      g->stream), "placement");
-        XG_CUDA_CHECK(cudaMemsetAsync(p->err, 0, 8, g->stream), "placement");
+                                      g->dev.stream), "placement");
+        XG_CUDA_CHECK(cudaMemsetAsync(p->err, 0, 8, g->dev.stream), "placement");
     }
     if (rc) return rc;
     p->nt = (uint32_t)nt;
@@ -257,12 +259,12 @@ int xg_wt_gpu_place_chunk(xg_wt_gpu *g, const struct xg_wt_chunk *c,
     struct xg_wt_place p = g->place;
     p.doc_base = c->doc_base;
     XG_CUDA_CHECK(xg_wt_place_gpu(g->d_start, g->d_aux2, d_w, np, g->d_len, g->d_doc,
-                                  g->d_aux3, g->d_small + 6, p, g->stream), "placement");
+                                  g->d_aux3, g->d_small + 6, p, g->dev.stream), "placement");
     /* Runs: at most 24 bytes per posting read; postings: 16 read and 28
      * with their cursors, 12 written over the bus. */
     xg_wt_count(XG_WT_STEP_PLACE, 52.0 * np);
-    if ((rc = xg_wt_mark(g, XG_WT_STEP_PLACE))) return rc;
-    return xg_wt_marks_done(g, seconds);
+    if ((rc = xg_device_mark(&g->dev, XG_WT_STEP_PLACE, NULL))) return rc;
+    return xg_device_marks_done(&g->dev, seconds);
 }
 
 /* Every term's cursor at its end, no chunk past it. */
@@ -270,10 +272,10 @@ static int check_place(struct xg_wt_gpu *g)
 {
     const struct xg_wt_place *p = &g->place;
     uint32_t *h = g->h_small + 15;
-    XG_CUDA_CHECK(xg_wt_place_check_gpu(*p, g->stream), "placement");
-    XG_CUDA_CHECK(cudaMemcpyAsync(h, p->err, 4, cudaMemcpyDeviceToHost, g->stream),
+    XG_CUDA_CHECK(xg_wt_place_check_gpu(*p, g->dev.stream), "placement");
+    XG_CUDA_CHECK(cudaMemcpyAsync(h, p->err, 4, cudaMemcpyDeviceToHost, g->dev.stream),
                   "placement");
-    XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "placement");
+    XG_CUDA_CHECK(cudaStreamSynchronize(g->dev.stream), "placement");
     if (*h & 1)
         return xg_set_error(XG_ERR_FORMAT, "weight GPU: a chunk has more postings of a term "
                             "than pass 1 counted");

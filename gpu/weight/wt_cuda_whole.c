@@ -19,24 +19,25 @@
 
 #include "../runtime/big_alloc.h"
 #include "../text/dict_gpu.h"
+#include "../runtime/knobs.h"
 #include "wt_cuda_int.h"
 #include "wt_kern.h"
 
 void xg_wt_whole_release(struct xg_wt_gpu *g)
 {
-    if (g->d_pairs) cudaFreeAsync(g->d_pairs, g->stream);
-    if (g->d_toff) cudaFreeAsync(g->d_toff, g->stream);
+    if (g->d_pairs) cudaFreeAsync(g->d_pairs, g->dev.stream);
+    if (g->d_toff) cudaFreeAsync(g->d_toff, g->dev.stream);
     g->d_pairs = NULL;
     g->d_toff = NULL;
     const uint64_t n = g->whole_words;
-    xg_wt_dfree(g, (void **)&g->d_uniq, n * 8 + 8);
-    xg_wt_dfree(g, (void **)&g->d_tf, n * 4 + 4);
-    xg_wt_dfree(g, (void **)&g->d_docs, n * 4 + 4);
-    xg_wt_dfree(g, (void **)&g->d_first, g->whole_terms * 4 + 4);
-    xg_wt_dfree(g, (void **)&g->d_tout, g->whole_terms * 8 + 8);
-    xg_wt_dfree(g, (void **)&g->d_tptr, g->whole_terms * 8 + 8);
-    xg_wt_dfree(g, (void **)&g->d_map, g->whole_docs * 4 + 4);
-    xg_wt_dfree(g, &g->d_wtmp, g->wtmp_bytes);
+    xg_pool_free_async(&g->dev.pool, (void **)&g->d_uniq, n * 8 + 8);
+    xg_pool_free_async(&g->dev.pool, (void **)&g->d_tf, n * 4 + 4);
+    xg_pool_free_async(&g->dev.pool, (void **)&g->d_docs, n * 4 + 4);
+    xg_pool_free_async(&g->dev.pool, (void **)&g->d_first, g->whole_terms * 4 + 4);
+    xg_pool_free_async(&g->dev.pool, (void **)&g->d_tout, g->whole_terms * 8 + 8);
+    xg_pool_free_async(&g->dev.pool, (void **)&g->d_tptr, g->whole_terms * 8 + 8);
+    xg_pool_free_async(&g->dev.pool, (void **)&g->d_map, g->whole_docs * 4 + 4);
+    xg_pool_free_async(&g->dev.pool, &g->d_wtmp, g->wtmp_bytes);
     g->whole_words = g->whole_terms = g->whole_docs = g->whole_np = 0;
     g->wtmp_bytes = 0;
 }
@@ -47,13 +48,15 @@ static int alloc_postings(struct xg_wt_gpu *g, uint32_t n, uint32_t nt)
     XG_CUDA_CHECK(xg_wt_tmp_bytes(n, n, &tmp), "CUB workspace size");
     g->whole_words = n;
     g->whole_terms = nt;
-    int rc = xg_wt_dalloc(g, (void **)&g->d_uniq, (size_t)n * 8 + 8, "postings");
-    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tf, (size_t)n * 4 + 4, "postings");
-    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_docs, (size_t)n * 4 + 4, "docids");
-    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_first, (size_t)nt * 4 + 4, "term starts");
-    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tout, (size_t)nt * 8 + 8, "term offsets");
-    if (!rc) rc = xg_wt_dalloc(g, (void **)&g->d_tptr, (size_t)nt * 8 + 8, "terms");
-    if (!rc) rc = xg_wt_dalloc(g, &g->d_wtmp, tmp, "CUB workspace");
+    struct xg_pool *pool = &g->dev.pool;
+    int rc = xg_pool_alloc_async(pool, (void **)&g->d_uniq, (size_t)n * 8 + 8, "postings");
+    if (!rc) rc = xg_pool_alloc_async(pool, (void **)&g->d_tf, (size_t)n * 4 + 4, "postings");
+    if (!rc) rc = xg_pool_alloc_async(pool, (void **)&g->d_docs, (size_t)n * 4 + 4, "docids");
+    const size_t per_term = (size_t)nt * 8 + 8;
+    if (!rc) rc = xg_pool_alloc_async(pool, (void **)&g->d_first, per_term / 2, "term starts");
+    if (!rc) rc = xg_pool_alloc_async(pool, (void **)&g->d_tout, per_term, "term offsets");
+    if (!rc) rc = xg_pool_alloc_async(pool, (void **)&g->d_tptr, (size_t)nt * 8 + 8, "terms");
+    if (!rc) rc = xg_pool_alloc_async(pool, &g->d_wtmp, tmp, "CUB workspace");
     if (!rc) g->wtmp_bytes = tmp;
     return rc;
 }
@@ -68,28 +71,27 @@ static int count(struct xg_wt_gpu *g, const char *text, uint32_t n, uint32_t nt,
 {
     int rc = alloc_postings(g, n, nt);
     if (rc) return rc;
-    g->n_marks = 0;
-    if ((rc = xg_wt_mark(g, -1))) return rc;
+    if ((rc = xg_device_timer_start(&g->dev))) return rc;
     XG_CUDA_CHECK(xg_wt_tf_gpu(g->d_pairs, n, g->d_uniq, g->d_tf, g->d_small + 1,
-                               g->d_wtmp, g->wtmp_bytes, g->stream), "tf");
-    if ((rc = xg_wt_mark(g, XG_WT_STEP_TF))) return rc;
+                               g->d_wtmp, g->wtmp_bytes, g->dev.stream), "tf");
+    if ((rc = xg_device_mark(&g->dev, XG_WT_STEP_TF, NULL))) return rc;
     XG_CUDA_CHECK(cudaMemcpyAsync(g->h_small + 1, g->d_small + 1, 4, cudaMemcpyDeviceToHost,
-                                  g->stream), "posting count");
-    XG_CUDA_CHECK(cudaStreamSynchronize(g->stream), "tf");
+                                  g->dev.stream), "posting count");
+    XG_CUDA_CHECK(cudaStreamSynchronize(g->dev.stream), "tf");
     const uint32_t np = g->h_small[1];
     xg_wt_count(XG_WT_STEP_TF, 8.0 * n + 12.0 * np);
     /* A term without postings would keep this mark (the host checks). */
-    XG_CUDA_CHECK(cudaMemsetAsync(g->d_first, 0xff, (size_t)nt * 4, g->stream), "df");
-    XG_CUDA_CHECK(xg_wt_term_first_gpu(g->d_uniq, np, dbits, g->d_first, g->stream), "df");
-    XG_CUDA_CHECK(cudaMemsetAsync(g->d_small + 4, 0, 8, g->stream), "df");
+    XG_CUDA_CHECK(cudaMemsetAsync(g->d_first, 0xff, (size_t)nt * 4, g->dev.stream), "df");
+    XG_CUDA_CHECK(xg_wt_term_first_gpu(g->d_uniq, np, dbits, g->d_first, g->dev.stream), "df");
+    XG_CUDA_CHECK(cudaMemsetAsync(g->d_small + 4, 0, 8, g->dev.stream), "df");
     XG_CUDA_CHECK(xg_wt_terms_out_gpu(g->d_first, nt, np, g->d_toff, (uint64_t)(uintptr_t)text,
-                                      g->d_tout, g->d_tptr, g->d_small + 4, g->stream),
+                                      g->d_tout, g->d_tptr, g->d_small + 4, g->dev.stream),
                   "df");
     xg_wt_count(XG_WT_STEP_DF, 8.0 * np + 28.0 * nt);    /* first, then term_off, term */
-    if ((rc = xg_wt_mark(g, XG_WT_STEP_DF))) return rc;
+    if ((rc = xg_device_mark(&g->dev, XG_WT_STEP_DF, NULL))) return rc;
     XG_CUDA_CHECK(cudaMemcpyAsync(g->h_small + 4, g->d_small + 4, 8, cudaMemcpyDeviceToHost,
-                                  g->stream), "df");
-    if ((rc = xg_wt_marks_done(g, seconds))) return rc;
+                                  g->dev.stream), "df");
+    if ((rc = xg_device_marks_done(&g->dev, seconds))) return rc;
     g->whole_np = np;
     g->whole_dbits = dbits;
     return XG_OK;
@@ -113,8 +115,7 @@ static void prepare_output(void *arg, uint32_t n_words)
     struct xg_wt_whole *w = o->w;
     /* XG_WT_NO_PREFAULT=1: fresh output after the sort, as before, to
      * measure what this buys (docs/benchmarks.md). */
-    const char *off = getenv("XG_WT_NO_PREFAULT");
-    if (off && off[0] == '1') return;
+    if (xg_knob_wt_no_prefault()) return;
     const size_t n[2] = {((size_t)n_words + 1) * 4, ((size_t)n_words + 1) * 8};
     w->docids = xg_big_alloc(n[0]);
     w->weights = xg_big_alloc(n[1]);
@@ -134,17 +135,17 @@ int xg_wt_gpu_whole_count(xg_wt_gpu *g, const struct xg_wt_chunk *c, struct xg_w
 {
     memset(w, 0, sizeof *w);
     xg_wt_whole_release(g);
-    double t0 = xg_wt_now();
+    double t0 = xg_now();
     struct xg_gdict d;
-    struct out_room room = {w, g->stage.threads};
+    struct out_room room = {w, g->dev.stage.threads};
     struct xg_gdict_device dev = {NULL, 0, NULL, prepare_output, &room};
-    int rc = xg_gdict_build_on_device(c->buf, c->len, &g->stage, &d, &dev);
+    int rc = xg_gdict_build_on_device(c->buf, c->len, &g->dev, &d, &dev);
     if (rc) {
         xg_wt_whole_free(w);    /* the output room it may have made */
         return rc;
     }
     /* The text's upload is its own step, as in the two-pass run. */
-    seconds[XG_WT_STEP_DICT] += xg_wt_now() - t0 - d.upload_seconds;
+    seconds[XG_WT_STEP_DICT] += xg_now() - t0 - d.upload_seconds;
     seconds[XG_WT_STEP_HTOD] += d.upload_seconds;
     xg_wt_count(XG_WT_STEP_HTOD, (double)c->len);
     g->d_pairs = dev.pairs;
@@ -179,12 +180,11 @@ int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
     int rc = xg_wt_gpu_tables(g, t);
     if (!rc && docids) {
         g->whole_docs = t->n_docs;
-        rc = xg_wt_dalloc(g, (void **)&g->d_map, t->n_docs * 4 + 4, "docids");
-        if (!rc) rc = xg_staging_htod(&g->stage, g->d_map, docids, t->n_docs * 4);
+        rc = xg_pool_alloc_async(&g->dev.pool, (void **)&g->d_map, t->n_docs * 4 + 4, "docids");
+        if (!rc) rc = xg_staging_htod(&g->dev.stage, g->d_map, docids, t->n_docs * 4);
     }
     if (rc) return rc;
-    g->n_marks = 0;
-    if ((rc = xg_wt_mark(g, -1))) return rc;
+    if ((rc = xg_device_timer_start(&g->dev))) return rc;
     /* The pairs are run-length encoded into d_uniq: their buffer is
      * free for the weights. */
     double *d_w = (double *)g->d_pairs;
@@ -192,18 +192,18 @@ int xg_wt_gpu_whole_weights(xg_wt_gpu *g, const struct xg_wt_tables *t,
     const struct xg_wt_dconst dc = {g->d_tw, g->d_kd, g->d_extra, 0, t->k1p1, t->seed,
                                     t->n_tw_df ? g->d_first : NULL};
     XG_CUDA_CHECK(xg_wt_weights_gpu(g->d_uniq, g->d_tf, np, g->whole_dbits, dc, NULL, d_doc,
-                                    d_w, g->stream), "weights");
-    XG_CUDA_CHECK(xg_wt_docids_out_gpu(d_doc, np, g->d_map, g->stream), "docids");
+                                    d_w, g->dev.stream), "weights");
+    XG_CUDA_CHECK(xg_wt_docids_out_gpu(d_doc, np, g->d_map, g->dev.stream), "docids");
     xg_wt_count(XG_WT_STEP_WEIGHT, (12.0 + 16.0 + 12.0 + (g->d_extra ? 8 : 0)) * np);
-    if ((rc = xg_wt_mark(g, XG_WT_STEP_WEIGHT))) return rc;
-    if ((rc = xg_wt_marks_done(g, seconds))) return rc;
-    const double t0 = xg_wt_now();
+    if ((rc = xg_device_mark(&g->dev, XG_WT_STEP_WEIGHT, NULL))) return rc;
+    if ((rc = xg_device_marks_done(&g->dev, seconds))) return rc;
+    const double t0 = xg_now();
     _Static_assert(sizeof *r->term == 8, "term addresses are made on the device as 64 bits");
-    rc = xg_staging_dtoh(&g->stage, r->term, g->d_tptr, nt * 8);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, r->term_off, g->d_tout, (nt + 1) * 8);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, r->docids, d_doc, (size_t)np * 4);
-    if (!rc) rc = xg_staging_dtoh(&g->stage, r->weights, d_w, (size_t)np * 8);
-    seconds[XG_WT_STEP_DTOH] += xg_wt_now() - t0;
+    rc = xg_staging_dtoh(&g->dev.stage, r->term, g->d_tptr, nt * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->dev.stage, r->term_off, g->d_tout, (nt + 1) * 8);
+    if (!rc) rc = xg_staging_dtoh(&g->dev.stage, r->docids, d_doc, (size_t)np * 4);
+    if (!rc) rc = xg_staging_dtoh(&g->dev.stage, r->weights, d_w, (size_t)np * 8);
+    seconds[XG_WT_STEP_DTOH] += xg_now() - t0;
     xg_wt_whole_release(g);
     return rc;
 }

@@ -1,6 +1,6 @@
 /** @file wt_int.h
- *  @brief Private to the weight pipeline: the global dictionary (text/dict.c)
- *         and the per-chunk entry points each engine provides (wt_ref.c,
+ *  @brief Private to the weight pipeline: the chunk plan and the per-chunk
+ *         entry points each engine provides (wt_ref.c,
  *         wt_cuda.c / wt_nocuda.c), called by the driver (wt.c).
  */
 #ifndef XG_WT_INT_H
@@ -8,57 +8,11 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
 
+#include "../runtime/clock.h"
+#include "../runtime/threads.h"
+#include "../text/dict.h"
 #include "wt.h"
-
-/* Wall-clock seconds, for the host steps' times. */
-static inline double xg_wt_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* A term: its bytes (in the input), hash, df and, once ranked, its id. */
-struct xg_wt_ent {
-    const char *s;
-    uint32_t len, id;
-    uint64_t hash;
-    uint64_t df;
-    uint64_t last;          /* last document counted (map phase) */
-};
-
-/* Open addressing on the hash, keyed by the bytes. */
-struct xg_wt_dict {
-    struct xg_wt_ent *e;    /* cap slots; s == NULL: empty */
-    uint64_t cap, n;
-    int collision;          /* two different terms share a hash */
-};
-
-int xg_wt_dict_init(struct xg_wt_dict *d, uint64_t expect);
-void xg_wt_dict_free(struct xg_wt_dict *d);
-/* The entry for s (inserted with df 0 when new), or NULL (out of memory). */
-struct xg_wt_ent *xg_wt_dict_get(struct xg_wt_dict *d, const char *s,
-                                 uint32_t len, uint64_t hash);
-/* The entry for s, or NULL. */
-const struct xg_wt_ent *xg_wt_dict_find(const struct xg_wt_dict *d,
-                                        const char *s, uint32_t len,
-                                        uint64_t hash);
-/* Add lists of terms to d (each list's terms distinct; several lists may
- * name one term), summing their df; `threads` split the table's slots. */
-struct xg_wt_p1;
-int xg_wt_dict_merge(struct xg_wt_dict *d, const struct xg_wt_p1 *lists,
-                     uint32_t n_lists, uint32_t threads);
-/* The same, with threads for lists of at least min_parallel terms (tests:
- * 0, so that small lists take the threaded path too). */
-int xg_wt_dict_merge_from(struct xg_wt_dict *d, const struct xg_wt_p1 *lists,
-                          uint32_t n_lists, uint32_t threads,
-                          uint64_t min_parallel);
-/* Ids = ranks in byte order; fills term/term_len (n entries, by id);
- * `threads` read the terms' prefixes. */
-int xg_wt_dict_rank(struct xg_wt_dict *d, const char **term,
-                    uint32_t *term_len, uint32_t threads);
 
 /* One chunk: whole documents, [doc_base, doc_base + n_docs) internally
  * (the in-core run on the device dictionary learns n_docs from it). */
@@ -90,28 +44,9 @@ int xg_wt_plan(const char *b, size_t len, uint64_t avail, uint32_t threads,
 /* Documents starting in b[lo, hi) (lo a document start). */
 uint32_t xg_wt_count_docs(const char *b, size_t lo, size_t hi, uint32_t threads);
 
-/* Pass 1 result: the chunk's distinct terms with their df in the chunk
- * (several lists may name one term: the CPU twin gives one per thread). */
-struct xg_wt_p1 {
-    struct xg_wt_ent *terms;
-    uint64_t n;
-};
-
-/* Run fn on each of the n elements of args (`size` bytes each) on up to
- * 256 threads, the caller's among them, from a pool started once
- * (runtime/threads.c); elements beyond the threads run on the caller's. */
-int xg_wt_run_threads(uint32_t n, void *(*fn)(void *), void *args, size_t size);
-/* How many shares to split `items` into for xg_wt_run_threads: `threads`
- * (1 to XG_WT_MAX_SHARES), but no more than one per 2^shift items plus
- * one, so that small jobs do not wake every thread. */
-#define XG_WT_MAX_SHARES 256
-uint32_t xg_wt_shares(uint32_t threads, uint64_t items, unsigned shift);
-/* memcpy on up to `threads` threads (pieces of at least 1 MB). */
-void xg_wt_memcpy(void *dst, const void *src, size_t n, uint32_t threads);
-
 /* What pass 2 needs: the ranked dictionary and the constant tables. */
 struct xg_wt_tables {
-    const struct xg_wt_dict *dict;  /* NULL: the device dictionary's run */
+    const struct xg_text_dict *dict;  /* NULL: the device dictionary's run */
     uint32_t n_terms;
     const double *tw;       /* per term id */
     const double *kd;       /* per internal document */
@@ -126,7 +61,7 @@ struct xg_wt_tables {
 
 /* The CPU twin. */
 int xg_wt_ref_pass1(const struct xg_wt_chunk *c, uint32_t threads,
-                    uint64_t hash_mask, uint32_t *doclen, struct xg_wt_p1 **lists,
+                    uint64_t hash_mask, uint32_t *doclen, struct xg_text_dict_list **lists,
                     uint32_t *n_lists);
 /* Pass 2 of one chunk, with xg_wt_gpu_pass2's output (below). */
 int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
@@ -151,7 +86,7 @@ void xg_wt_gpu_lock_host(xg_wt_gpu *g, void *p, size_t n);
 void xg_wt_gpu_unlock_host(xg_wt_gpu *g);
 /* XG_ERR_UNSUPPORTED: two different words of the chunk share a hash. */
 int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mask,
-                    uint32_t *doclen, struct xg_wt_p1 *list, double *seconds);
+                    uint32_t *doclen, struct xg_text_dict_list *list, double *seconds);
 int xg_wt_gpu_tables(xg_wt_gpu *g, const struct xg_wt_tables *t);
 /* Pass 2 of one chunk: its n postings (sorted by term id, then
  * chunk-local document: each one's document and weight) and its *nr runs

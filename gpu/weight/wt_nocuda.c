@@ -34,7 +34,7 @@ void xg_wt_gpu_lock_host(xg_wt_gpu *g, void *p, size_t n)
 void xg_wt_gpu_unlock_host(xg_wt_gpu *g) { (void)g; }
 
 int xg_wt_gpu_pass1(xg_wt_gpu *g, const struct xg_wt_chunk *c, uint64_t hash_mask,
-                    uint32_t *doclen, struct xg_wt_p1 *list, double *seconds)
+                    uint32_t *doclen, struct xg_text_dict_list *list, double *seconds)
 {
     (void)g; (void)c; (void)hash_mask; (void)doclen; (void)list; (void)seconds;
     return xg_set_error(XG_ERR_NODEVICE, "weight: no GPU engine in this build");

@@ -55,13 +55,13 @@ uint32_t xg_wt_count_docs(const char *b, size_t lo, size_t hi, uint32_t threads)
 {
     if (lo >= hi) return 0;
     if (hi - lo < 2) return 1;
-    struct count_share c[XG_WT_MAX_SHARES];
-    const uint32_t t = xg_wt_shares(threads, hi - lo, 20);
+    struct count_share c[XG_THREADS_MAX_SHARES];
+    const uint32_t t = xg_threads_shares(threads, hi - lo, 20);
     const size_t first = lo + 2, span = hi - first;
     for (uint32_t i = 0; i < t; ++i)
         c[i] = (struct count_share){(const unsigned char *)b, first + span / t * i,
                                     i + 1 == t ? hi : first + span / t * (i + 1), 1, 0};
-    xg_wt_run_threads(t, count_share, c, sizeof *c);
+    xg_threads_run(t, count_share, c, sizeof *c);
     uint64_t n = 1;     /* lo itself */
     for (uint32_t i = 0; i < t; ++i) n += c[i].n;
     return (uint32_t)n;
@@ -107,11 +107,11 @@ static uint64_t *count_blocks(const char *b, size_t len, uint32_t threads, size_
     uint64_t *pre = calloc(2 * (nb + 1), sizeof *pre);
     if (!pre) return NULL;
     *pre_docs = pre + nb + 1;
-    struct block_share s[XG_WT_MAX_SHARES];
-    const uint32_t t = xg_wt_shares(threads, nb, 0);
+    struct block_share s[XG_THREADS_MAX_SHARES];
+    const uint32_t t = xg_threads_shares(threads, nb, 0);
     for (uint32_t i = 0; i < t; ++i)
         s[i] = (struct block_share){b, len, pre, *pre_docs, nb * i / t, nb * (i + 1) / t};
-    xg_wt_run_threads(t, block_share, s, sizeof *s);
+    xg_threads_run(t, block_share, s, sizeof *s);
     for (size_t k = 0; k < nb; ++k) {
         pre[k + 1] += pre[k];
         (*pre_docs)[k + 1] += (*pre_docs)[k];

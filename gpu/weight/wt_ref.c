@@ -37,7 +37,7 @@ struct p1 {
     const struct xg_wt_chunk *c;
     size_t lo, hi;
     uint64_t mask;
-    struct xg_wt_dict d;
+    struct xg_text_dict d;
     uint32_t *lens;
     uint64_t n_docs, cap;
     int rc;
@@ -47,7 +47,7 @@ static void *pass1(void *arg)
 {
     struct p1 *a = arg;
     const char *b = a->c->buf;
-    a->rc = xg_wt_dict_init(&a->d, 1024);
+    a->rc = xg_text_dict_init(&a->d, 1024);
     uint64_t doc = UINT64_MAX;
     for (size_t p = a->lo; p < a->hi && !a->rc;) {
         if (b[p] == '\n') { ++p; continue; }
@@ -63,8 +63,8 @@ static void *pass1(void *arg)
         }
         const char *e = memchr(b + p, '\n', a->hi - p);
         uint32_t len = (uint32_t)(e - (b + p));
-        struct xg_wt_ent *t = xg_wt_dict_get(&a->d, b + p, len,
-            xg_wt_hash((const unsigned char *)b + p, len, a->mask));
+        struct xg_text_dict_ent *t = xg_text_dict_get(&a->d, b + p, len,
+            xg_text_hash((const unsigned char *)b + p, len, a->mask));
         if (!t) { a->rc = XG_ERR_NOMEM; break; }
         if (t->last != doc) { t->last = doc; ++t->df; }
         ++a->lens[doc];
@@ -74,7 +74,7 @@ static void *pass1(void *arg)
 }
 
 int xg_wt_ref_pass1(const struct xg_wt_chunk *c, uint32_t threads,
-                    uint64_t hash_mask, uint32_t *doclen, struct xg_wt_p1 **lists,
+                    uint64_t hash_mask, uint32_t *doclen, struct xg_text_dict_list **lists,
                     uint32_t *n_lists)
 {
     if (threads < 1) threads = 1;
@@ -82,7 +82,7 @@ int xg_wt_ref_pass1(const struct xg_wt_chunk *c, uint32_t threads,
     size_t lo[MAX_THREADS + 1];
     split(c, threads, lo);
     struct p1 *a = calloc(threads, sizeof *a);
-    struct xg_wt_p1 *l = calloc(threads, sizeof *l);
+    struct xg_text_dict_list *l = calloc(threads, sizeof *l);
     if (!a || !l) {
         free(a);
         free(l);
@@ -90,7 +90,7 @@ int xg_wt_ref_pass1(const struct xg_wt_chunk *c, uint32_t threads,
     }
     for (uint32_t t = 0; t < threads; ++t)
         a[t] = (struct p1){c, lo[t], lo[t + 1], hash_mask, {0}, NULL, 0, 0, 0};
-    xg_wt_run_threads(threads, pass1, a, sizeof *a);
+    xg_threads_run(threads, pass1, a, sizeof *a);
     int rc = XG_OK;
     uint64_t at = 0;
     for (uint32_t t = 0; t < threads; ++t) {
@@ -100,7 +100,7 @@ int xg_wt_ref_pass1(const struct xg_wt_chunk *c, uint32_t threads,
         at += a[t].n_docs;
         free(a[t].lens);
         /* The dictionary's slots become the list (empty slots dropped). */
-        struct xg_wt_ent *e = a[t].d.e;
+        struct xg_text_dict_ent *e = a[t].d.e;
         uint64_t k = 0;
         for (uint64_t i = 0; e && i < a[t].d.cap; ++i)
             if (e[i].s) e[k++] = e[i];
@@ -155,8 +155,8 @@ static void *pass2_map(void *arg)
             if (b[p] == '\n') { ++p; continue; }
             const char *e = memchr(b + p, '\n', a->hi - p);
             uint32_t len = (uint32_t)(e - (b + p));
-            const struct xg_wt_ent *t = xg_wt_dict_find(a->t->dict, b + p, len,
-                xg_wt_hash((const unsigned char *)b + p, len, a->t->hash_mask));
+            const struct xg_text_dict_ent *t = xg_text_dict_find(a->t->dict, b + p, len,
+                xg_text_hash((const unsigned char *)b + p, len, a->t->hash_mask));
             if (!t) { a->rc = XG_ERR_FORMAT; break; }
             if (n_ids == cap_ids) {
                 cap_ids = 2 * cap_ids + 256;
@@ -223,7 +223,7 @@ int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
         a[k].doc = doc;
         a[k].weight = weight;
     }
-    xg_wt_run_threads(threads, pass2_map, a, sizeof *a);
+    xg_threads_run(threads, pass2_map, a, sizeof *a);
     int rc = XG_OK;
     uint64_t n = 0;
     uint32_t docs = 0;
@@ -251,7 +251,7 @@ int xg_wt_ref_pass2(const struct xg_wt_chunk *c, uint32_t threads,
             }
             if (at > start) run[nr++] = (uint64_t)id << 32 | start;
         }
-        xg_wt_run_threads(threads, pass2_place, a, sizeof *a);
+        xg_threads_run(threads, pass2_place, a, sizeof *a);
         *n_out = n;
         *nr_out = nr;
     }

@@ -77,8 +77,8 @@ double xg_cli_now(void);
 /* --vocabulary FILE of weight and qlm (text/vocab.h): every word of *in the
  * file lacks becomes <unk>; a summary line on stderr unless quiet.
  * XG_OK or the loader's error (its message set). */
-struct xg_wt_text;
+struct xg_text;
 int xg_cli_vocabulary(const char *cmd, const char *path, uint32_t threads, int quiet,
-                      struct xg_wt_text *in);
+                      struct xg_text *in);
 
 #endif

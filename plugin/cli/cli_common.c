@@ -266,18 +266,18 @@ double xg_cli_now(void)
 }
 
 int xg_cli_vocabulary(const char *cmd, const char *path, uint32_t threads, int quiet,
-                      struct xg_wt_text *in)
+                      struct xg_text *in)
 {
-    struct xg_wt_vocab *v;
-    int rc = xg_wt_vocab_load(path, threads, &v);
+    struct xg_text_vocab *v;
+    int rc = xg_text_vocab_load(path, threads, &v);
     if (rc) return rc;
     uint64_t unknown = 0;
-    rc = xg_wt_vocab_apply(v, in, threads, &unknown);
+    rc = xg_text_vocab_apply(v, in, threads, &unknown);
     if (!rc && !quiet)
         fprintf(stderr, "xapian-gpu %s: vocabulary of %llu words; %llu words of the input "
                 "are not in it and count as %s\n", cmd,
-                (unsigned long long)xg_wt_vocab_size(v), (unsigned long long)unknown,
-                XG_WT_UNKNOWN);
-    xg_wt_vocab_free(v);
+                (unsigned long long)xg_text_vocab_size(v), (unsigned long long)unknown,
+                XG_TEXT_UNKNOWN);
+    xg_text_vocab_free(v);
     return rc;
 }

@@ -20,6 +20,7 @@
 
 #include "../../gpu/runtime/error.h"
 #include "../../gpu/qlm/qlm.h"
+#include "../../gpu/runtime/threads.h"
 #include "../../gpu/weight/wt.h"
 #include "../../gpu/text/tokenize.h"
 #include "../../shim/xg_positions.h"
@@ -96,7 +97,7 @@ static void db_progress(void *ctx, uint64_t terms, uint64_t of, uint64_t positio
 
 /* --db: the documents' word sequences rebuilt from positions (xg_positions.h). */
 static int load_db(const char **dbs, size_t n_dbs, uint32_t threads, int progress,
-                   struct xg_wt_text *in, struct xg_pos_stats *st)
+                   struct xg_text *in, struct xg_pos_stats *st)
 {
     xg_db *db;
     memset(in, 0, sizeof *in);      /* freed by the caller on every path */
@@ -192,12 +193,12 @@ int xg_cli_qlm(int argc, char **argv)
         return xg_cli_usage("qlm", "unexpected argument '%s'", argv[optind]);
     o.progress = !quiet && isatty(2);
 
-    struct xg_wt_text in;
-    const uint32_t threads = o.threads ? o.threads : xg_wt_cores();
+    struct xg_text in;
+    const uint32_t threads = o.threads ? o.threads : xg_threads_cores();
     const char *name = n_dbs ? dbs[0] : text ? text : tsv;
     struct xg_pos_stats pst;
     int rc = n_dbs ? load_db(dbs, n_dbs, threads, o.progress, &in, &pst)
-             : text ? xg_wt_load_text(text, threads, &in) : xg_wt_load_tsv(tsv, &in);
+             : text ? xg_text_load(text, threads, &in) : xg_text_load_tsv(tsv, &in);
     if (!rc && vocab) rc = xg_cli_vocabulary("qlm", vocab, threads, quiet, &in);
     struct xg_qlm_result r;
     memset(&r, 0, sizeof r);
@@ -221,6 +222,6 @@ int xg_cli_qlm(int argc, char **argv)
                 (unsigned long long)pst.n_positions, (unsigned long long)pst.n_terms,
                 (unsigned long long)pst.n_shared);
     xg_qlm_result_free(&r);
-    xg_wt_text_free(&in);
+    xg_text_free(&in);
     return rc ? xg_cli_fail() : 0;
 }

@@ -20,6 +20,7 @@
 #include "../../gpu/runtime/error.h"
 #include "../../gpu/index/format.h"
 #include "../../gpu/index/format_read.h"
+#include "../../gpu/runtime/threads.h"
 #include "../../gpu/weight/wt.h"
 #include "../../gpu/text/tokenize.h"
 #include "../../shim/xg_export.h"
@@ -264,9 +265,9 @@ int xg_cli_weight(int argc, char **argv)
         if (!rc) rc = rc2;
         if (!rc && impacts) rc = write_impacts(dbs, n_dbs, &o.bm25, index, progress, quiet);
     } else {
-        struct xg_wt_text in;
-        uint32_t threads = o.threads ? o.threads : xg_wt_cores();
-        rc = text ? xg_wt_load_text(text, threads, &in) : xg_wt_load_tsv(tsv, &in);
+        struct xg_text in;
+        uint32_t threads = o.threads ? o.threads : xg_threads_cores();
+        rc = text ? xg_text_load(text, threads, &in) : xg_text_load_tsv(tsv, &in);
         if (!rc && vocab) rc = xg_cli_vocabulary("weight", vocab, threads, quiet, &in);
         struct xg_wt_result r;
         memset(&r, 0, sizeof r);
@@ -293,7 +294,7 @@ int xg_cli_weight(int argc, char **argv)
         n_docs = r.n_docs;
         n_postings = r.n_postings;
         xg_wt_result_free(&r);
-        xg_wt_text_free(&in);
+        xg_text_free(&in);
     }
     if (!rc && !quiet)
         fprintf(stderr, "xapian-gpu weight: %llu postings of %llu documents to %s\n",

@@ -1,9 +1,11 @@
 /** @file cuda_runtime_api.h
  *  @brief A stand-in for the CUDA runtime API on the host, for the tests
- *         that run the qlm GPU engine's host side (gpu/qlm_cuda*.c,
- *         gpu/qlm_score_cuda.c) over the host emulation of its kernels
- *         (tests/qlm_emul.c): "device" memory is malloc'd, copies are
- *         memcpy, the stream and events do nothing.  Only what those files
+ *         that run the GPU engines' host side (gpu/runtime/device.c,
+ *         staging.c, gpu/qlm/qlm_cuda*.c, qlm_score_cuda.c,
+ *         gpu/weight/wt_cuda*.c, gpu/text/dict_gpu_cuda.c) over the host
+ *         emulation of their kernels (tests/qlm_emul.c, wt_emul.c):
+ *         "device" memory is malloc'd, copies are memcpy, the stream and
+ *         events do nothing.  Only what those files
  *         call; everything static inline, so nothing clashes with the real
  *         runtime linked into the library.
  */
@@ -26,6 +28,7 @@ enum cudaMemcpyKind {
 #define cudaStreamNonBlocking 1
 #define cudaHostAllocDefault 0
 #define cudaEventDisableTiming 2
+#define cudaEventBlockingSync 1
 
 static inline const char *cudaGetErrorString(cudaError_t e)
 {
@@ -88,6 +91,26 @@ static inline cudaError_t cudaGetDevice(int *dev)
     *dev = 0;
     return cudaSuccess;
 }
+static inline cudaError_t cudaSetDevice(int dev)
+{
+    return dev == 0 ? cudaSuccess : cudaErrorInvalidValue;
+}
+/* One device: "fake", 1 SM, the memory cudaMemGetInfo reports. */
+struct cudaDeviceProp {
+    char name[256];
+    int multiProcessorCount;
+    size_t totalGlobalMem;
+    int l2CacheSize;
+};
+static inline cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int dev)
+{
+    if (dev != 0) return cudaErrorInvalidValue;
+    memset(p, 0, sizeof *p);
+    strcpy(p->name, "fake");
+    p->multiProcessorCount = 1;
+    p->totalGlobalMem = (size_t)16 << 30;
+    return cudaSuccess;
+}
 typedef struct CUmemPoolHandle_st *cudaMemPool_t;
 #define cudaMemPoolAttrReleaseThreshold 4
 static inline cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *mp, int dev)
@@ -101,6 +124,12 @@ static inline cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t mp, int attr, vo
     (void)mp;
     (void)attr;
     (void)v;
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemPoolTrimTo(cudaMemPool_t mp, size_t keep)
+{
+    (void)mp;
+    (void)keep;
     return cudaSuccess;
 }
 #define cudaHostRegisterDefault 0

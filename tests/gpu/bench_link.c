@@ -64,7 +64,7 @@ static double dma_dtoh(struct ctx *c) { return on_events(c, dtoh_work); }
 static double host_copy(struct ctx *c)
 {
     const double t0 = now();
-    xg_wt_memcpy(c->dst, c->src, c->n, c->threads);
+    xg_threads_memcpy(c->dst, c->src, c->n, c->threads);
     return now() - t0;
 }
 
@@ -73,7 +73,7 @@ static double host_copy_fresh(struct ctx *c)
 {
     char *d = xg_big_alloc(c->n);
     const double t0 = now();
-    xg_wt_memcpy(d, c->src, c->n, c->threads);
+    xg_threads_memcpy(d, c->src, c->n, c->threads);
     const double s = now() - t0;
     free(d);
     return s;
@@ -234,7 +234,7 @@ int main(int argc, char **argv)
     struct ctx c;
     memset(&c, 0, sizeof c);
     c.n = (size_t)((argc > 1 ? atof(argv[1]) : 100) * 1e6);
-    const uint32_t cores = xg_wt_cores();
+    const uint32_t cores = xg_threads_cores();
     cudaStreamCreate(&c.stream);
     if (cudaHostAlloc((void **)&c.pinned, c.n, cudaHostAllocDefault) ||
         cudaMalloc((void **)&c.dev, c.n)) {

@@ -113,7 +113,7 @@ static struct xg_qlm_opts base_opts(uint32_t sigma)
 }
 
 /* Both engines on one input; the GPU must answer. */
-static void check(const char *name, const struct xg_wt_text *in, struct xg_qlm_opts o)
+static void check(const char *name, const struct xg_text *in, struct xg_qlm_opts o)
 {
     struct xg_qlm_result a, b;
     o.engine = XG_QLM_CPU;
@@ -156,7 +156,7 @@ static void check(const char *name, const struct xg_wt_text *in, struct xg_qlm_o
 
 /* sigma 1, 2, 4, 8: doubling and the key sort in core, and both under
  * the budgets given (0: skipped). */
-static void sigmas(const char *name, const struct xg_wt_text *in, uint64_t tiny,
+static void sigmas(const char *name, const struct xg_text *in, uint64_t tiny,
                    uint64_t some, double lambda)
 {
     static const uint32_t S[] = {1, 2, 4, 8};
@@ -193,21 +193,21 @@ static void sigmas(const char *name, const struct xg_wt_text *in, uint64_t tiny,
 
 /* ---- qlm-search: the GPU scorer against the twin -------------------- */
 
-static void search_case(const char *name, const struct xg_wt_text *in, uint32_t sigma,
+static void search_case(const char *name, const struct xg_text *in, uint32_t sigma,
                         char **queries, uint32_t n_queries);
 
 /* ---- random collections -------------------------------------------- */
 
 /* Load a generated text as `qlm --text` does (the loader's checks and
  * document count). */
-static int load(const struct text *t, struct xg_wt_text *in)
+static int load(const struct text *t, struct xg_text *in)
 {
     char path[] = "/tmp/test_qlm_XXXXXX";
     int fd = mkstemp(path);
     if (fd < 0) return XG_ERR_IO;
     int ok = write(fd, t->b, t->len) == (ssize_t)t->len;
     close(fd);
-    int rc = ok ? xg_wt_load_text(path, 2, in) : XG_ERR_IO;
+    int rc = ok ? xg_text_load(path, 2, in) : XG_ERR_IO;
     unlink(path);
     return rc;
 }
@@ -226,7 +226,7 @@ static void random_cases(void)
         struct text t = {0};
         size_t max_doc = 0;
         gen_random(&shapes[i], &t, &max_doc);
-        struct xg_wt_text in;
+        struct xg_text in;
         if (load(&t, &in)) {
             printf("FAIL random %zu: %s\n", i, xg_last_error());
             ++failed;
@@ -255,7 +255,7 @@ static void random_cases(void)
             snprintf(name, sizeof name, "random %zu", i);
             search_case(name, &in, 2, q, 6);
         }
-        xg_wt_text_free(&in);
+        xg_text_free(&in);
         free(t.b);
     }
 }
@@ -281,7 +281,7 @@ static uint32_t read_queries(const char *path, char ***out, uint32_t max)
 
 /* Words of the longest document of a loaded text (lines between empty
  * lines). */
-static uint64_t max_doc_words(const struct xg_wt_text *in)
+static uint64_t max_doc_words(const struct xg_text *in)
 {
     uint64_t best = 0, cur = 0;
     for (size_t i = 0; i < in->len; ++i) {
@@ -300,9 +300,9 @@ static void ir_data(const char *dir)
     for (size_t i = 0; i < sizeof colls / sizeof *colls; ++i) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s/docs.tsv", dir, colls[i]);
-        struct xg_wt_text in;
+        struct xg_text in;
         if (access(path, R_OK)) { printf("--   %s: no %s\n", colls[i], path); continue; }
-        if (xg_wt_load_tsv(path, &in)) {
+        if (xg_text_load_tsv(path, &in)) {
             printf("FAIL %s: %s\n", colls[i], xg_last_error());
             ++failed;
             continue;
@@ -320,7 +320,7 @@ static void ir_data(const char *dir)
         }
         for (uint32_t k = 0; k < nq; ++k) free(q[k]);
         free(q);
-        xg_wt_text_free(&in);
+        xg_text_free(&in);
     }
 }
 
@@ -328,7 +328,7 @@ static void ir_data(const char *dir)
 
 /* Both scorers on every query at k = 10 and 1000: the same hits, the same
  * order, the same score bits. */
-static void search_case(const char *name, const struct xg_wt_text *in, uint32_t sigma,
+static void search_case(const char *name, const struct xg_text *in, uint32_t sigma,
                         char **queries, uint32_t n_queries)
 {
     char nm[200], path[] = "/tmp/test_qlm_tab_XXXXXX";
@@ -392,7 +392,7 @@ static void search_case(const char *name, const struct xg_wt_text *in, uint32_t 
 
 /* Median-of-3 GPU runs (after a warm-up) of one configuration: wall
  * seconds, the median run's steps, and (keep) that run's result. */
-static int gpu_runs(const struct xg_wt_text *in, struct xg_qlm_opts o, double *wall,
+static int gpu_runs(const struct xg_text *in, struct xg_qlm_opts o, double *wall,
                     double *steps, struct xg_qlm_result *keep)
 {
     struct xg_qlm_result r;
@@ -433,7 +433,7 @@ struct bench_row {
     int identical;
 };
 
-static int bench_one(const struct xg_wt_text *in, uint32_t sigma, int cpu_runs,
+static int bench_one(const struct xg_text *in, uint32_t sigma, int cpu_runs,
                      struct bench_row *row)
 {
     struct xg_qlm_opts o = base_opts(sigma);
@@ -464,7 +464,7 @@ static int bench_one(const struct xg_wt_text *in, uint32_t sigma, int cpu_runs,
            "GPU %.3f s (median of 3; key sort %.3f s), CPU twin %.3f s on %u threads; "
            "tables %s; dictionary on the %s\n", sigma, (unsigned long long)g.total_length,
            (unsigned long long)g.n_docs, g.n_terms, (unsigned long long)g.n_grams,
-           (unsigned long long)g.n_rows, wd, wk, cpu, xg_wt_cores(),
+           (unsigned long long)g.n_rows, wd, wk, cpu, xg_threads_cores(),
            row->identical ? "bit-identical" : "DIFFER", g.dict_on_gpu ? "GPU" : "host");
     printf("  %-26s", "ms per step");
     for (int s = 0; s < XG_QLM_N_STEPS; ++s) printf(" %9s", xg_qlm_step_names[s]);
@@ -490,7 +490,7 @@ static int bench(const char *sizes, const char *sigmas_arg, int cpu_runs)
         struct text t = {0};
         double t0 = now();
         gen_synthetic((size_t)(mb * 1e6), &t);
-        struct xg_wt_text in = {t.b, t.len, NULL, 0, 0};
+        struct xg_text in = {t.b, t.len, NULL, 0, 0};
         for (size_t i = 1; i < t.len; ++i) in.n_docs += t.b[i] == '\n' && t.b[i - 1] == '\n';
         printf("\n== %.0f MB synthetic (seed 000 §5.1), %llu documents, generated in "
                "%.1f s\n", t.len / 1e6, (unsigned long long)in.n_docs, now() - t0);

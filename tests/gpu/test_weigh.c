@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "../../gpu/runtime/error.h"
+#include "../../gpu/runtime/knobs.h"
 #include "../../gpu/weight/wt.h"
 #include "../../gpu/weight/wt_int.h"
 #include "../../gpu/text/tokenize.h"
@@ -259,6 +260,7 @@ static void device_dictionary_keys(void)
         {300, 40, 3000, 12, 0, 0},  /* and of 8-12 bytes */
     };
     setenv("XG_TEST_GDICT_MASK", "3", 1);
+    xg_knobs_reload();
     for (int i = 0; i < 2; ++i) {
         struct text t = {0};
         size_t max_doc = 0;
@@ -292,6 +294,7 @@ static void device_dictionary_keys(void)
         free(t.b);
     }
     unsetenv("XG_TEST_GDICT_MASK");
+    xg_knobs_reload();
 }
 
 /* Words that differ only in trailing zero bytes ("ab", "ab\0", ...) tie
@@ -336,8 +339,8 @@ static void zero_bytes_case(void)
 
 static void tsv_case(const char *path, const char *name)
 {
-    struct xg_wt_text in;
-    if (xg_wt_load_tsv(path, &in)) {
+    struct xg_text in;
+    if (xg_text_load_tsv(path, &in)) {
         printf("FAIL %s: %s\n", name, xg_last_error());
         ++failed;
         return;
@@ -349,7 +352,7 @@ static void tsv_case(const char *path, const char *name)
     o.device_memory = 4 << 20;
     snprintf(nm, sizeof nm, "%s 4 MiB budget", name);
     check(nm, &wi, o, 0);
-    xg_wt_text_free(&in);
+    xg_text_free(&in);
 }
 
 static void ir_data(const char *dir)
@@ -446,7 +449,7 @@ static int bench_one(double mb, uint64_t budget, int cpu_runs, struct bench_row 
            "threads; outputs %s; %s%s\n",
            (unsigned long long)g.total_length, (unsigned long long)g.n_docs, g.n_terms,
            (unsigned long long)g.n_postings, g.n_chunks, median, BENCH_RUNS, sorted[0],
-           sorted[BENCH_RUNS - 1], cpu, xg_wt_cores(),
+           sorted[BENCH_RUNS - 1], cpu, xg_threads_cores(),
            row->identical ? "bit-identical" : "DIFFER",
            g.dict_on_gpu ? "dictionary on the GPU" : "host dictionary: ", g.dict_declined);
     if (g.n_chunks > 1)

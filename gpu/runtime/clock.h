@@ -1,0 +1,19 @@
+/** @file clock.h
+ *  @brief xg_now: the monotonic wall clock that every product times its
+ *         host steps with (the device steps are timed with events,
+ *         device.h).
+ */
+#ifndef XG_CLOCK_H
+#define XG_CLOCK_H
+
+#include <time.h>
+
+/* Wall-clock seconds, for the host steps' times. */
+static inline double xg_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#endif

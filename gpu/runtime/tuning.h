@@ -1,0 +1,31 @@
+/** @file tuning.h
+ *  @brief The tuning constants of every product in one place: kernel
+ *         block sizes, the query engine's batch work, the device memory
+ *         budget's default.  Included by C host code and by the .cu
+ *         kernels (plain macros only).  The run-time switches that
+ *         measure or test a choice are knobs.h's.
+ */
+#ifndef XG_TUNING_H
+#define XG_TUNING_H
+
+/* Threads per block of the kernels (kern_util.cuh's THREADS): 256 keeps
+ * 8 blocks of 8 warps resident per SM on the H100. */
+#define XG_THREADS_PER_BLOCK 256
+/* The query engine's finish kernel (finish.cu): one block per query
+ * scores its candidates; most queries have few, so smaller blocks. */
+#define XG_FINISH_THREADS 128
+/* Warps per block of the list decoders (decode.cu, accumulate.cu): one
+ * warp per 128-posting block. */
+#define XG_DECODE_WARPS 8
+
+/* The query engine's default batch work: a batch closes once its
+ * queries' postings reach this many (xg_engine_opts.batch_work;
+ * plugin/context.c's default too). */
+#define XG_BATCH_WORK_DEFAULT (1ull << 27)
+
+/* Without a --device-memory budget an engine may take this share of the
+ * device's free memory at open (device.h's xg_device_budget). */
+#define XG_DEVICE_BUDGET_NUM 9
+#define XG_DEVICE_BUDGET_DEN 10
+
+#endif
