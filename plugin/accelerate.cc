@@ -247,65 +247,81 @@ std::string ResultSource::get_description() const
     return std::string(source_name) + "(" + std::to_string(n) + " documents)";
 }
 
-Xapian::Query xg_accelerate(xg_context *ctx, const Xapian::Query &query,
-                            Xapian::doccount first, Xapian::doccount maxitems,
-                            int *route)
+namespace {
+
+/* Free a result on every way out. */
+struct ResultGuard {
+    xg_result r;
+    ResultGuard() { std::memset(&r, 0, sizeof r); }
+    ~ResultGuard() { xg_result_free(&r); }
+};
+
+/* A thread's handle from the context, given back on every way out. */
+struct HandleGuard {
+    xg_context *ctx;
+    xg_handle *h = nullptr;
+    explicit HandleGuard(xg_context *c) : ctx(c) {}
+    ~HandleGuard()
+    {
+        if (h) xg_context_give(ctx, h);
+    }
+};
+
+/* The router answers (or leaves to stock) the query; an answered one
+ * becomes AND_MAYBE(ResultSource, SCALE_WEIGHT(query, 0)). */
+Xapian::Query accelerate(xg_context *ctx, const Xapian::Query &query,
+                         Xapian::doccount first, Xapian::doccount maxitems,
+                         bool weighting_ok, int *route)
 {
     int r = XG_ROUTE_STOCK_UNSUPPORTED;
     if (route) *route = r;
-    const uint64_t k = uint64_t(first) + maxitems;
     xg_xquery *xq = xg_shim_xquery_wrap(query);
     if (!xq) throw std::bad_alloc();
-    xg_result res;
-    int rc = k > 0xffffffffu ? XG_ERR_UNSUPPORTED
-                             : xg_context_answer(ctx, xq, uint32_t(k), &res, &r);
+    ResultGuard res;
+    int rc = xg_router_answer(xg_context_router(ctx), xq,
+                              uint64_t(first) + maxitems, weighting_ok,
+                              &res.r, &r);
     xg_shim_xquery_free(xq);
     if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
-    if (rc) {
-        /* Too many items, or an engine error: stock Xapian answers. */
-        r = rc == XG_ERR_UNSUPPORTED ? XG_ROUTE_STOCK_UNSUPPORTED
-                                     : XG_ROUTE_STOCK_GPU_ERROR;
-        xg_context_count(ctx, r);
-    }
+    if (rc)
+        throw Xapian::InternalError(std::string("xapian-gpu: ") +
+                                    xg_last_error());
     if (route) *route = r;
     if (r != XG_ROUTE_GPU && r != XG_ROUTE_CPU) return query;
     const xg_index *ix = xg_context_index(ctx);
     std::vector<uint64_t> bounds(3 * size_t(ix->hdr->n_shards));
-    xg_searcher *s = nullptr;
-    rc = xg_context_take(ctx, &s);
-    if (!rc) rc = xg_shim_tree_bounds(xg_searcher_db(s), query, bounds.data());
-    if (s) xg_context_give(ctx, s);
+    HandleGuard h(ctx);
+    rc = xg_context_take(ctx, &h.h);
+    if (!rc) rc = xg_shim_tree_bounds(xg_handle_db(h.h), query, bounds.data());
     if (rc) {
-        xg_result_free(&res);
         if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
         throw Xapian::DatabaseError(std::string("xapian-gpu: ") +
                                     xg_last_error());
     }
-    std::shared_ptr<std::vector<ShardResult>> shards;
-    try {
-        shards = split_by_shard(ix, res, bounds.data());
-    } catch (...) {
-        xg_result_free(&res);
-        throw;
-    }
-    xg_result_free(&res);
-    ResultSource *src = new ResultSource(std::move(shards));
+    ResultSource *src = new ResultSource(split_by_shard(ix, res.r,
+                                                        bounds.data()));
     return Xapian::Query(Xapian::Query::OP_AND_MAYBE,
                          Xapian::Query(src->release()),
                          Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, query,
                                        0.0));
 }
 
+} // namespace
+
+Xapian::Query xg_accelerate(xg_context *ctx, const Xapian::Query &query,
+                            Xapian::doccount first, Xapian::doccount maxitems,
+                            int *route)
+{
+    return accelerate(ctx, query, first, maxitems, true, route);
+}
+
 Xapian::Query xg_accelerate(xg_context *ctx, const Xapian::Query &query,
                             Xapian::doccount first, Xapian::doccount maxitems,
                             const Xapian::Weight &weighting, int *route)
 {
-    if (!same_bm25(weighting, xg_context_options(ctx)->bm25)) {
-        xg_context_count(ctx, XG_ROUTE_STOCK_WEIGHTING);
-        if (route) *route = XG_ROUTE_STOCK_WEIGHTING;
-        return query;
-    }
-    return xg_accelerate(ctx, query, first, maxitems, route);
+    return accelerate(ctx, query, first, maxitems,
+                      same_bm25(weighting, xg_context_options(ctx)->bm25),
+                      route);
 }
 
 extern "C" int xg_context_search(xg_context *ctx, const char *query,
@@ -313,30 +329,44 @@ extern "C" int xg_context_search(xg_context *ctx, const char *query,
                                  uint32_t first, uint32_t maxitems,
                                  struct xg_result *out, int *route)
 {
+    if (!out)
+        return xg_set_error(XG_ERR_ARG, "xg_context_search: NULL argument");
     std::memset(out, 0, sizeof *out);
     if (!ctx || !query || !o)
         return xg_set_error(XG_ERR_ARG, "xg_context_search: NULL argument");
     if (o->default_and != 0 && o->default_and != 1)
         return xg_set_error(XG_ERR_ARG, "xg_context_search: default_and "
                             "must be 0 (OR) or 1 (AND)");
-    xg_searcher *s;
-    int rc = xg_context_take(ctx, &s);
-    if (rc) return rc;
+    /* No exception may reach a C caller: each becomes a status code with
+     * its one-line message. */
+    int rc;
     xg_xquery *xq = nullptr;
-    rc = xg_searcher_parse(s, query, o, &xq);
-    if (!rc) {
-        try {
-            Xapian::Query q =
-                xg_accelerate(ctx, xg_shim_xquery_get(xq), first, maxitems,
-                              route);
-            rc = xg_shim_search_query(xg_searcher_db(s), q,
+    try {
+        HandleGuard h(ctx);
+        rc = xg_context_take(ctx, &h.h);
+        if (!rc) rc = xg_handle_parse(h.h, query, o, &xq);
+        if (!rc) {
+            Xapian::Query q = accelerate(ctx, xg_shim_xquery_get(xq), first,
+                                         maxitems, true, route);
+            rc = xg_shim_search_query(xg_handle_db(h.h), q,
                                       &xg_context_options(ctx)->bm25, first,
                                       maxitems, out);
-        } catch (const std::bad_alloc &) {
-            rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         }
+    } catch (const std::bad_alloc &) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+    } catch (const Xapian::Error &e) {
+        rc = xg_set_error(XG_ERR_XAPIAN, "xg_context_search: %s",
+                          e.get_description().c_str());
+    } catch (const std::exception &e) {
+        rc = xg_set_error(XG_ERR_XAPIAN, "xg_context_search: %s", e.what());
+    } catch (...) {
+        rc = xg_set_error(XG_ERR_XAPIAN, "xg_context_search: unknown "
+                          "exception");
     }
     if (xq) xg_shim_xquery_free(xq);
-    xg_context_give(ctx, s);
+    if (rc) {
+        xg_result_free(out);
+        std::memset(out, 0, sizeof *out);
+    }
     return rc;
 }

@@ -1,60 +1,33 @@
 /** @file context.c
- *  @brief The accelerator context: one verified index and GPU engine for
- *         the whole application, a pool of per-thread searchers, and the
- *         planner that routes each query (docs/plugin.md).
- *
- *  Routing, in order: no usable index -> stock (stale or damaged); a query
- *  shape the engines do not serve -> stock; engine CPU -> the exact CPU
- *  matcher; no usable device -> stock; engine AUTO and the cost model
- *  predicts stock faster, given the GPU's queue and the CPU's contention
- *  (cpu_load.h) -> stock; otherwise the
- *  GPU dispatcher (dispatch.h), where a query the GPU cannot serve exactly
- *  goes to the CPU matcher, and a GPU failure or a missed deadline sends
- *  the query to stock.  Every decision is counted.
- *
- *  Query preparation and the CPU matcher only read the shared index, so
- *  they run in the calling thread; only the dispatcher's thread touches
- *  the GPU engine.
+ *  @brief The accelerator context: what an application keeps open.  A base
+ *         handle on the database and its index, the router that answers
+ *         every query (router.h: which engine, the fallbacks, the counts),
+ *         and a pool of per-thread handles for parsing and for the
+ *         starting bounds of accelerated queries (docs/plugin.md).
  */
 #include "context.h"
 
-#include "cost_model.h"
-#include "cpu_load.h"
-#include "dispatch.h"
-
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../gpu/runtime/error.h"
 
-#define XG_ROUTE_STRIPES 16
 
 struct xg_context {
     char **paths;
     size_t n_paths;
-    xg_searcher *base;              /* owns the index and the GPU engine */
+    xg_handle *base;                /* owns the index and the GPU engine */
+    xg_router *router;
     struct xg_context_opts o;
-    pthread_mutex_t gpu_lock;       /* starting the dispatcher */
-    struct xg_dispatch *dispatch;
-    int dispatch_tried, dispatch_rc;
-    _Atomic int dispatch_ready;     /* dispatch (or its absence) is final */
-    struct xg_cost_model model;
-    struct xg_cpu_load load;        /* scales stock's one-thread time */
     pthread_key_t key;              /* the thread's struct slot */
     int key_ok;
     struct slot *slots;             /* every thread's slot, freed at close */
     pthread_mutex_t pool_lock;
-    xg_searcher **pool;             /* idle searchers not cached by a thread */
+    xg_handle **pool;               /* idle handles not cached by a thread */
     size_t n_pool, cap_pool;
-    xg_searcher **all;              /* every clone, closed with the context */
+    xg_handle **all;                /* every clone, closed with the context */
     size_t n_all, cap_all;
-    /* Route counts, striped so that threads counting every query do not
-     * all write one cache line; summed when read. */
-    struct {
-        _Alignas(128) _Atomic uint64_t n[XG_ROUTE_COUNT];
-    } routes[XG_ROUTE_STRIPES];
 };
 
 /* Each application thread keeps the searcher it used last in its slot
@@ -63,45 +36,11 @@ struct xg_context {
  * latency.  When the thread ends, its searcher goes back to the pool. */
 struct slot {
     xg_context *c;
-    xg_searcher *s;
+    xg_handle *s;
     struct slot *next;
 };
 
 static void slot_release(void *slot);
-
-static _Atomic unsigned next_stripe;
-static _Thread_local int thread_stripe = -1;
-
-const char *xg_route_name(int route)
-{
-    static const char *const names[XG_ROUTE_COUNT] = {
-        "gpu", "cpu", "stock:unsupported", "stock:stale", "stock:damaged",
-        "stock:no-device", "stock:gpu-error", "stock:weighting",
-        "stock:cheaper", "stock:deadline"};
-    return route >= 0 && route < XG_ROUTE_COUNT ? names[route] : "?";
-}
-
-static struct xg_dispatch *dispatcher(xg_context *c);
-
-/* The cost model: the file named in the options (an error if unreadable),
- * else xapian-gpu.model beside the index if there is one, else built in. */
-static int load_model(xg_context *c, const char *index_path)
-{
-    xg_cost_model_default(&c->model);
-    if (c->o.cost_model) return xg_cost_model_load(c->o.cost_model, &c->model);
-    const struct xg_index *ix = xg_searcher_index(c->base);
-    const char *p = ix ? ix->path : index_path;
-    if (!p) return XG_OK;
-    char *path = xg_cost_model_path(p);
-    if (!path) return XG_ERR_NOMEM;
-    int rc = xg_cost_model_load(path, &c->model);
-    if (rc == XG_ERR_IO) {
-        xg_cost_model_default(&c->model); /* no file: the default */
-        rc = XG_OK;
-    }
-    free(path);
-    return rc;
-}
 
 int xg_context_open(const char *const *db_paths, size_t n_paths,
                     const char *index_path, const struct xg_context_opts *o,
@@ -109,19 +48,16 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
 {
     static const struct xg_context_opts defaults = XG_CONTEXT_DEFAULTS;
     *out = NULL;
+    if (!db_paths && n_paths)
+        return xg_set_error(XG_ERR_ARG, "context: NULL database paths");
     if (!o) o = &defaults;
     if (o->engine != XG_ENGINE_AUTO && o->engine != XG_ENGINE_GPU &&
         o->engine != XG_ENGINE_CPU)
         return xg_set_error(XG_ERR_ARG, "context: engine must be auto, gpu "
                             "or cpu");
-    /* Aligned for the striped counters. */
-    const size_t size = (sizeof(xg_context) + 127) / 128 * 128;
-    xg_context *c = aligned_alloc(128, size);
+    xg_context *c = calloc(1, sizeof *c);
     if (!c) return xg_set_error(XG_ERR_NOMEM, "out of memory");
-    memset(c, 0, size);
     c->o = *o;
-    xg_cpu_load_init(&c->load, NULL);
-    pthread_mutex_init(&c->gpu_lock, NULL);
     pthread_mutex_init(&c->pool_lock, NULL);
     c->key_ok = pthread_key_create(&c->key, slot_release) == 0;
     int rc = XG_OK;
@@ -131,22 +67,29 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
         if (!(c->paths[i] = strdup(db_paths[i])))
             rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
     c->n_paths = n_paths;
-    if (!rc) rc = xg_searcher_open(db_paths, n_paths, index_path, &c->base);
+    if (!rc) rc = xg_handle_open(db_paths, n_paths, index_path, &c->base);
     if (!rc) {
         struct xg_engine_opts eo = XG_ENGINE_DEFAULTS;
         eo.device = o->device;
         eo.memory_budget = o->device_memory;
         eo.blocking_sync = 1; /* the application's threads need the cores */
-        xg_searcher_set_engine_opts(c->base, &eo);
-        rc = load_model(c, index_path);
+        xg_handle_set_engine_opts(c->base, &eo);
+        struct xg_router_opts ro;
+        memset(&ro, 0, sizeof ro);
+        ro.front = XG_FRONT_ENQUIRE;
+        ro.engine = o->engine;
+        ro.bm25 = o->bm25;
+        ro.max_wait = o->max_wait_ms > 0 ? o->max_wait_ms / 1e3 : 1e-3;
+        ro.deadline = o->deadline_ms > 0 ? o->deadline_ms / 1e3 : 0.05;
+        ro.cost_model = o->cost_model;
+        /* Loads the index onto the GPU now (engines AUTO and GPU). */
+        rc = xg_router_open(c->base, &ro, &c->router);
     }
     if (rc) {
         xg_context_close(c);
         return rc;
     }
-    /* Load the index onto the GPU now, not in the first query's wait (no
-     * device is not an error: those queries go to stock). */
-    if (c->o.engine != XG_ENGINE_CPU && xg_context_index(c)) dispatcher(c);
+    c->o.cost_model = NULL; /* the caller's string: not kept */
     *out = c;
     return XG_OK;
 }
@@ -154,32 +97,33 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
 void xg_context_close(xg_context *c)
 {
     if (!c) return;
-    xg_dispatch_stop(c->dispatch);
+    xg_router_close(c->router);     /* stops the dispatcher first */
     /* No thread may use the context now: no slot is released after this. */
     if (c->key_ok) pthread_key_delete(c->key);
     for (struct slot *sl = c->slots, *next; sl; sl = next) {
         next = sl->next;
         free(sl);
     }
-    for (size_t i = 0; i < c->n_all; ++i) xg_searcher_close(c->all[i]);
+    for (size_t i = 0; i < c->n_all; ++i) xg_handle_close(c->all[i]);
     free(c->all);
     free(c->pool);
-    xg_searcher_close(c->base);
+    xg_handle_close(c->base);
     for (size_t i = 0; c->paths && i < c->n_paths; ++i) free(c->paths[i]);
     free(c->paths);
-    pthread_mutex_destroy(&c->gpu_lock);
     pthread_mutex_destroy(&c->pool_lock);
     free(c);
 }
 
+xg_router *xg_context_router(xg_context *c) { return c->router; }
+
 const char *xg_context_index_error(const xg_context *c)
 {
-    return xg_searcher_index_error(c->base);
+    return xg_handle_index_error(c->base);
 }
 
 const struct xg_index *xg_context_index(const xg_context *c)
 {
-    return xg_searcher_index(c->base);
+    return xg_handle_index(c->base);
 }
 
 const struct xg_context_opts *xg_context_options(const xg_context *c)
@@ -187,28 +131,13 @@ const struct xg_context_opts *xg_context_options(const xg_context *c)
     return &c->o;
 }
 
-void xg_context_count(xg_context *c, int route)
-{
-    if (thread_stripe < 0)
-        thread_stripe = (int)(atomic_fetch_add(&next_stripe, 1) %
-                              XG_ROUTE_STRIPES);
-    if (route >= 0 && route < XG_ROUTE_COUNT)
-        atomic_fetch_add_explicit(&c->routes[thread_stripe].n[route], 1,
-                                  memory_order_relaxed);
-}
-
 void xg_context_routes(const xg_context *c, uint64_t *counts)
 {
-    xg_context *m = (xg_context *)c;
-    for (int i = 0; i < XG_ROUTE_COUNT; ++i) {
-        counts[i] = 0;
-        for (int s = 0; s < XG_ROUTE_STRIPES; ++s)
-            counts[i] += atomic_load(&m->routes[s].n[i]);
-    }
+    xg_router_routes(c->router, counts);
 }
 
 /* Append s to a growable array under pool_lock; 0 or -1 (no memory). */
-static int push(xg_searcher ***a, size_t *n, size_t *cap, xg_searcher *s);
+static int push(xg_handle ***a, size_t *n, size_t *cap, xg_handle *s);
 
 /* The thread is ending: its searcher goes back to the pool (the slot
  * itself is freed at the close). */
@@ -222,11 +151,11 @@ static void slot_release(void *slot)
     sl->s = NULL;
 }
 
-static int push(xg_searcher ***a, size_t *n, size_t *cap, xg_searcher *s)
+static int push(xg_handle ***a, size_t *n, size_t *cap, xg_handle *s)
 {
     if (*n == *cap) {
         size_t nc = *cap ? 2 * *cap : 8;
-        xg_searcher **p = realloc(*a, nc * sizeof *p);
+        xg_handle **p = realloc(*a, nc * sizeof *p);
         if (!p) return -1;
         *a = p;
         *cap = nc;
@@ -236,23 +165,23 @@ static int push(xg_searcher ***a, size_t *n, size_t *cap, xg_searcher *s)
 }
 
 /* A new searcher, owned by `all` until the close. */
-static int clone_searcher(xg_context *c, xg_searcher **out)
+static int clone_handle(xg_context *c, xg_handle **out)
 {
-    int rc = xg_searcher_clone(c->base, (const char *const *)c->paths,
+    int rc = xg_handle_clone(c->base, (const char *const *)c->paths,
                                c->n_paths, out);
     if (rc) return rc;
     pthread_mutex_lock(&c->pool_lock);
     int full = push(&c->all, &c->n_all, &c->cap_all, *out);
     pthread_mutex_unlock(&c->pool_lock);
     if (full) {
-        xg_searcher_close(*out);
+        xg_handle_close(*out);
         *out = NULL;
         return xg_set_error(XG_ERR_NOMEM, "out of memory");
     }
     return XG_OK;
 }
 
-int xg_context_take(xg_context *c, xg_searcher **out)
+int xg_context_take(xg_context *c, xg_handle **out)
 {
     struct slot *sl = c->key_ok ? pthread_getspecific(c->key) : NULL;
     if (sl && sl->s) {
@@ -267,10 +196,10 @@ int xg_context_take(xg_context *c, xg_searcher **out)
         return XG_OK;
     }
     pthread_mutex_unlock(&c->pool_lock);
-    return clone_searcher(c, out);
+    return clone_handle(c, out);
 }
 
-void xg_context_give(xg_context *c, xg_searcher *s)
+void xg_context_give(xg_context *c, xg_handle *s)
 {
     struct slot *sl = c->key_ok ? pthread_getspecific(c->key) : NULL;
     if (!sl && c->key_ok && (sl = calloc(1, sizeof *sl))) {
@@ -298,126 +227,12 @@ int xg_context_reserve(xg_context *c, unsigned n)
         const size_t have = c->n_pool;
         pthread_mutex_unlock(&c->pool_lock);
         if (have >= n) return XG_OK;
-        xg_searcher *s;
-        int rc = clone_searcher(c, &s);
+        xg_handle *s;
+        int rc = clone_handle(c, &s);
         if (rc) return rc;
         pthread_mutex_lock(&c->pool_lock);
         int full = push(&c->pool, &c->n_pool, &c->cap_pool, s);
         pthread_mutex_unlock(&c->pool_lock);
         if (full) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     }
-}
-
-/* The route for an unusable index, from why it is unusable (the code the
- * searcher just reported). */
-static int index_route(void)
-{
-    return xg_last_error_code() == XG_ERR_STALE ? XG_ROUTE_STOCK_STALE
-                                                : XG_ROUTE_STOCK_DAMAGED;
-}
-
-/* The dispatcher, started on first use; NULL if there is no usable GPU. */
-static struct xg_dispatch *dispatcher(xg_context *c)
-{
-    /* Started once; after that every thread reads it without the lock. */
-    if (atomic_load(&c->dispatch_ready)) return c->dispatch;
-    pthread_mutex_lock(&c->gpu_lock);
-    if (!c->dispatch_tried) {
-        c->dispatch_tried = 1;
-        struct xg_dispatch_opts o;
-        memset(&o, 0, sizeof o);
-        o.max_batch = 256;
-        o.batch_work = 1ull << 27; /* the engine's default threshold */
-        o.max_wait = c->o.max_wait_ms > 0 ? c->o.max_wait_ms / 1e3 : 1e-3;
-        o.deadline = c->o.deadline_ms > 0 ? c->o.deadline_ms / 1e3 : 0.05;
-        o.bm25 = c->o.bm25;
-        c->dispatch_rc = xg_dispatch_start(c->base, &o, &c->dispatch);
-    }
-    struct xg_dispatch *d = c->dispatch;
-    atomic_store(&c->dispatch_ready, 1);
-    pthread_mutex_unlock(&c->gpu_lock);
-    return d;
-}
-
-static int decide(xg_context *c, const xg_xquery *xq, uint32_t k,
-                  struct xg_result *out, int *route)
-{
-    struct xg_prepared *pq = NULL;
-    int rc = xg_searcher_prepare_terms(c->base, xq, &pq);
-    if (rc == XG_ERR_UNSUPPORTED) {
-        *route = XG_ROUTE_STOCK_UNSUPPORTED;
-        return XG_OK;
-    }
-    if (rc == XG_ERR_NOMEM) return rc;
-    if (rc) {
-        /* No usable index (the searcher kept why), or a query the shim
-         * could not read: stock Xapian answers either way. */
-        *route = xg_context_index(c) ? XG_ROUTE_STOCK_UNSUPPORTED
-                                     : index_route();
-        return XG_OK;
-    }
-    struct xg_search_opts so = XG_SEARCH_DEFAULTS;
-    so.k = k;
-    so.bm25 = c->o.bm25;
-    if (c->o.engine == XG_ENGINE_CPU) {
-        rc = xg_searcher_prepare_plans(c->base, pq);
-        if (!rc) rc = xg_searcher_run_cpu(c->base, pq, &so, out);
-        *route = XG_ROUTE_CPU;
-        if (rc == XG_ERR_UNSUPPORTED) {
-            *route = XG_ROUTE_STOCK_UNSUPPORTED;
-            rc = XG_OK;
-        }
-        xg_prepared_free(pq);
-        return rc;
-    }
-    struct xg_dispatch *d = dispatcher(c);
-    if (!d) {
-        *route = XG_ROUTE_STOCK_NO_DEVICE;
-        xg_prepared_free(pq);
-        return XG_OK;
-    }
-    struct xg_query_features f;
-    xg_query_features_of(pq, xg_context_index(c), &f);
-    /* The GPU's latency for it: behind its queue, plus the wait beyond
-     * the model that recent queries saw (the dispatcher measures it, for
-     * every engine, so that AUTO starts from it). */
-    const double wait = c->o.max_wait_ms > 0 ? c->o.max_wait_ms / 1e3 : 1e-3;
-    struct xg_dispatch_load load;
-    xg_dispatch_load(d, &load);
-    const double gpu_s = xg_cost_gpu_seconds(&c->model, &f, load.queued_work,
-                                             load.batch_work, load.running,
-                                             load.batch_seconds, wait);
-    if (c->o.engine == XG_ENGINE_AUTO) {
-        /* Stock's one-thread time at the model's 90th percentile,
-         * stretched when more threads want the cores than there are. */
-        const double pressure = xg_cpu_load_pressure(&c->load);
-        if (xg_cost_stock_seconds_p90(&c->model, &f) *
-                (pressure > 1 ? pressure : 1) <
-            gpu_s + (load.excess > 0 ? load.excess : 0)) {
-            *route = XG_ROUTE_STOCK_CHEAPER;
-            xg_prepared_free(pq);
-            return XG_OK;
-        }
-    }
-    /* Plans only for the queries the engines will run. */
-    rc = xg_searcher_prepare_plans(c->base, pq);
-    if (rc == XG_ERR_UNSUPPORTED) {
-        *route = XG_ROUTE_STOCK_UNSUPPORTED;
-        xg_prepared_free(pq);
-        return XG_OK;
-    }
-    if (!rc) rc = xg_dispatch_submit(d, pq, k, xg_cost_gpu_work(&f), gpu_s,
-                                     out, route);
-    xg_prepared_free(pq);
-    return rc;
-}
-
-int xg_context_answer(xg_context *c, const xg_xquery *xq, uint32_t k,
-                      struct xg_result *out, int *route)
-{
-    memset(out, 0, sizeof *out);
-    *route = XG_ROUTE_STOCK_UNSUPPORTED;
-    int rc = decide(c, xq, k, out, route);
-    if (!rc) xg_context_count(c, *route);
-    return rc;
 }

@@ -29,7 +29,7 @@
 
 #include <stdint.h>
 
-#include "searcher.h"
+#include "handle.h"
 
 #ifdef __cplusplus
 extern "C" {

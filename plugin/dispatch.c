@@ -31,14 +31,14 @@ struct item {
     uint32_t k;
     uint64_t work;
     double t_enq;
-    int state, status, route;
+    int state, status, outcome;
     struct xg_result res;
     struct item *next;
     sem_t done;                     /* posted once, when state is DONE */
 };
 
 struct xg_dispatch {
-    xg_searcher *base;
+    xg_handle *base;
     struct xg_dispatch_opts o;
     pthread_mutex_t mu;
     pthread_cond_t work_cv;
@@ -49,7 +49,7 @@ struct xg_dispatch {
     _Atomic int running;            /* the batch thread is in run_batch */
     _Atomic uint64_t batch_ns;      /* smoothed wall time of a batch */
     struct xg_excess excess;        /* wait beyond the prediction */
-    int stop, gpu_ok;
+    int stop;
     pthread_t thread;
     struct item **items;            /* the running batch */
     struct xg_dispatch_stats st;
@@ -86,60 +86,35 @@ static void unlink_item(struct xg_dispatch *d, struct item *it)
 }
 
 /* Run one batch: items[] are RUNNING and out of the queue; called
- * without the lock. */
+ * without the lock.  Each item gets the engine's status for it. */
 static void run_batch(struct xg_dispatch *d, struct item **items, uint32_t n)
 {
     struct xg_prepared **pqs = malloc(n * sizeof *pqs);
     uint32_t *ks = malloc(n * sizeof *ks);
     struct xg_result *res = calloc(n, sizeof *res);
     int *status = calloc(n, sizeof *status);
-    uint8_t *on_gpu = calloc(n, 1);
     int rc = XG_ERR_NOMEM;
-    uint64_t faults = xg_searcher_gpu_fallbacks(d->base);
-    if (pqs && ks && res && status && on_gpu) {
+    if (pqs && ks && res && status) {
         for (uint32_t i = 0; i < n; ++i) {
             pqs[i] = items[i]->pq;
             ks[i] = items[i]->k;
         }
-        struct xg_search_opts so = XG_SEARCH_DEFAULTS;
-        so.engine = XG_ENGINE_GPU;
-        so.bm25 = d->o.bm25;
-        rc = xg_searcher_run_prepared_ex(d->base, pqs, ks, n, &so, res,
-                                         status, on_gpu);
+        rc = xg_handle_run_gpu(d->base, pqs, ks, 0, n, &d->o.bm25, res,
+                               status);
+    } else {
+        xg_set_error(XG_ERR_NOMEM, "GPU dispatcher: out of memory");
     }
-    const int failed = !rc && xg_searcher_gpu_fallbacks(d->base) != faults;
     for (uint32_t i = 0; i < n; ++i) {
         struct item *it = items[i];
-        memset(&it->res, 0, sizeof it->res);
-        if (rc) {
-            it->status = rc;
-        } else if (failed) {
-            /* The engine failed on this batch: stock Xapian answers. */
-            xg_result_free(&res[i]);
-            it->status = XG_OK;
-            it->route = XG_ROUTE_STOCK_GPU_ERROR;
-        } else if (status[i] == XG_ERR_UNSUPPORTED) {
-            /* Neither engine can serve it exactly. */
-            xg_result_free(&res[i]);
-            it->status = XG_OK;
-            it->route = XG_ROUTE_STOCK_UNSUPPORTED;
-        } else {
-            it->status = status[i];
-            it->route = on_gpu[i] ? XG_ROUTE_GPU : XG_ROUTE_CPU;
-            it->res = res[i];
-        }
-    }
-    if (failed) {
-        const char *why;
-        pthread_mutex_lock(&d->mu);
-        d->gpu_ok = xg_searcher_gpu_status(d->base, &why) == XG_OK;
-        pthread_mutex_unlock(&d->mu);
+        it->status = status ? status[i] : rc;
+        if (!status) continue;
+        if (status[i] == XG_OK) it->res = res[i];
+        else memset(&it->res, 0, sizeof it->res);
     }
     free(pqs);
     free(ks);
     free(res);
     free(status);
-    free(on_gpu);
 }
 
 static void *batch_thread(void *arg)
@@ -188,19 +163,15 @@ static void *batch_thread(void *arg)
     return NULL;
 }
 
-int xg_dispatch_start(xg_searcher *base, const struct xg_dispatch_opts *o,
+int xg_dispatch_start(xg_handle *base, const struct xg_dispatch_opts *o,
                       struct xg_dispatch **out)
 {
     *out = NULL;
-    const char *why;
-    int rc = xg_searcher_gpu_status(base, &why);
-    if (rc) return rc;
     struct xg_dispatch *d = calloc(1, sizeof *d);
     if (!d) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     d->base = base;
     d->o = *o;
     if (!d->o.max_batch) d->o.max_batch = 256;
-    d->gpu_ok = 1;
     d->items = malloc(d->o.max_batch * sizeof *d->items);
     if (!d->items) {
         free(d);
@@ -233,18 +204,19 @@ void xg_dispatch_stop(struct xg_dispatch *d)
 
 int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
                        uint32_t k, uint64_t work, double predicted,
-                       struct xg_result *out, int *route)
+                       struct xg_result *out, int *status, int *outcome)
 {
     struct item it;
     memset(&it, 0, sizeof it);
     memset(out, 0, sizeof *out);
+    *status = XG_OK;
     it.pq = pq;
     it.k = k;
     it.work = work;
     pthread_mutex_lock(&d->mu);
-    if (!d->gpu_ok || d->stop) {
+    if (d->stop) {
         pthread_mutex_unlock(&d->mu);
-        *route = XG_ROUTE_STOCK_NO_DEVICE;
+        *outcome = XG_DISPATCH_STOPPED;
         return XG_OK;
     }
     if (sem_init(&it.done, 0, 0)) {
@@ -275,7 +247,7 @@ int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
                 pthread_cond_signal(&d->work_cv);
                 pthread_mutex_unlock(&d->mu);
                 sem_destroy(&it.done);
-                *route = XG_ROUTE_STOCK_DEADLINE;
+                *outcome = XG_DISPATCH_WITHDRAWN;
                 return XG_OK;
             }
             pthread_mutex_unlock(&d->mu);
@@ -288,8 +260,9 @@ int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
     const double t = now();
     xg_excess_note(&d->excess, t, t - it.t_enq, predicted);
     *out = it.res;
-    *route = it.route;
-    return it.status;
+    *status = it.status;
+    *outcome = XG_DISPATCH_RAN;
+    return XG_OK;
 }
 
 void xg_dispatch_load(struct xg_dispatch *d, struct xg_dispatch_load *l)

@@ -3,16 +3,18 @@
  *         batched for the GPU engine (seed 004 ch. 3): a batch closes when
  *         it holds max_batch queries, when its work (postings) reaches the
  *         computation threshold, or when its oldest query has waited
- *         max_wait.  A query still queued at its deadline is withdrawn and
- *         answered by stock Xapian.  One thread runs the batches; callers
- *         block until their query is answered.
+ *         max_wait.  A query still queued at its deadline is withdrawn.
+ *         One thread runs the batches; callers block until their query is
+ *         answered.  It only batches: each query comes back with the
+ *         engine's status for it, and what to do about a status other
+ *         than XG_OK is the router's (router.c).
  */
 #ifndef XG_DISPATCH_H
 #define XG_DISPATCH_H
 
 #include <stdint.h>
 
-#include "searcher.h"
+#include "handle.h"
 
 struct xg_dispatch_opts {
     uint32_t max_batch;         /* queries per batch */
@@ -24,21 +26,29 @@ struct xg_dispatch_opts {
 
 struct xg_dispatch;
 
-/* Start the batch thread on `base` (whose GPU engine it alone uses).
- * XG_ERR_NODEVICE etc. if the engine cannot open. */
-int xg_dispatch_start(xg_searcher *base, const struct xg_dispatch_opts *o,
+/* Start the batch thread on `base`, whose GPU engine it alone uses from
+ * now on (the caller has opened it: xg_handle_gpu_status). */
+int xg_dispatch_start(xg_handle *base, const struct xg_dispatch_opts *o,
                       struct xg_dispatch **out);
 void xg_dispatch_stop(struct xg_dispatch *d);
 
+/* What became of a submitted query. */
+enum xg_dispatch_outcome {
+    XG_DISPATCH_RAN = 0,        /* in a batch: *status is the engine's */
+    XG_DISPATCH_WITHDRAWN,      /* still queued at its deadline */
+    XG_DISPATCH_STOPPED         /* the dispatcher is stopping */
+};
+
 /* Answer pq (top k, `work` postings) in the next batch; `predicted` is
  * the cost model's latency for it (seconds), against which the caller's
- * actual wait is measured (xg_dispatch_load's excess).  XG_OK with *route:
- * XG_ROUTE_GPU or XG_ROUTE_CPU and `out` filled; XG_ROUTE_STOCK_GPU_ERROR,
- * XG_ROUTE_STOCK_DEADLINE or XG_ROUTE_STOCK_NO_DEVICE with `out` empty.
- * Other returns are errors from the CPU matcher. */
+ * actual wait is measured (xg_dispatch_load's excess).  Returns XG_OK
+ * with *outcome set; for XG_DISPATCH_RAN, *status is the engine's for
+ * this query (xg_handle_run_gpu: XG_OK with `out` filled, else `out`
+ * empty: XG_ERR_UNSUPPORTED, or the batch's fault).  Other returns are
+ * errors (the query was not queued). */
 int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
                        uint32_t k, uint64_t work, double predicted,
-                       struct xg_result *out, int *route);
+                       struct xg_result *out, int *status, int *outcome);
 
 /* What a query submitted now would wait behind (for the cost model), read
  * without the lock. */

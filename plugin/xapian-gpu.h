@@ -38,7 +38,11 @@ enum xg_engine {
     XG_ENGINE_CPU = 1,      /* the exact CPU matcher over the GPU index */
     XG_ENGINE_GPU = 2,      /* the GPU engine; queries it cannot serve
                                exactly go to the CPU matcher */
-    XG_ENGINE_AUTO = 3      /* GPU when a device is usable, else CPU */
+    XG_ENGINE_AUTO = 3      /* the router picks per query: with a usable
+                               device the cost model's GPU or stock;
+                               without, the CPU matcher for ANDs, else
+                               stock (docs/plugin.md).  Answers every
+                               query: stock when the engines cannot */
 };
 
 struct xg_search_opts {

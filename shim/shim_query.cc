@@ -588,7 +588,11 @@ int xg_shim_search(xg_db *db, const xg_xquery *q,
     out->hits = NULL;
     if (!q)
         return xg_set_error(XG_ERR_ARG, "xg_shim_search: NULL argument");
-    return xg_shim_search_query(db, q->q, p, 0, k, out);
+    /* xg_shim_search_query catches its own; this keeps the rule that no
+     * exception leaves an extern "C" function however it changes. */
+    XG_SHIM_TRY
+        return xg_shim_search_query(db, q->q, p, 0, k, out);
+    XG_SHIM_CATCH("query")
 }
 
 } // extern "C"

@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "cli_search_opts.h"
 #include "../context.h"
+#include "../router.h"
 #include "../searcher.h"
 #include "xg_config.h"
 
@@ -134,7 +135,9 @@ static void *matcher_thread(void *arg)
     o.engine = j->run->engine;
     for (uint32_t i; (i = take(j)) < j->qs->n;) {
         double t = xg_cli_now();
-        int rc = xg_searcher_search(s, j->qs->text[i], &o, &j->run->res[i]);
+        int rc = xg_router_search_text(xg_searcher_router(s),
+                                       xg_searcher_handle(s), j->qs->text[i],
+                                       &o, &j->run->res[i], NULL);
         j->run->lat[i] = xg_cli_now() - t;
         if (j->run->start) j->run->start[i] = t - j->run->t0;
         j->run->status[i] = rc;
@@ -264,6 +267,7 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
 struct prep_job {
     struct job j;
     struct xg_prepared **pq;
+    xg_xquery **xq;             /* engine auto: kept for stock's answer */
     uint8_t *done;              /* per query: prepared (or failed) */
 };
 
@@ -279,9 +283,11 @@ static void *prepare_thread(void *arg)
     for (uint32_t i; (i = take(j)) < j->qs->n;) {
         double t = xg_cli_now();
         xg_xquery *xq = NULL;
-        int rc = xg_searcher_parse(s, j->qs->text[i], &o, &xq);
-        if (!rc) rc = xg_searcher_prepare(s, xq, &pj->pq[i]);
-        if (xq) xg_shim_xquery_free(xq);
+        int rc = xg_handle_parse(xg_searcher_handle(s), j->qs->text[i], &o,
+                                 &xq);
+        if (!rc) rc = xg_handle_prepare(xg_searcher_handle(s), xq, &pj->pq[i]);
+        if (xq && pj->xq && !rc) pj->xq[i] = xq;
+        else if (xq) xg_shim_xquery_free(xq);
         j->run->status[i] = rc;
         j->run->lat[i] = xg_cli_now() - t; /* its own preparation */
         if (j->run->start) j->run->start[i] = t - j->run->t0;
@@ -301,7 +307,7 @@ static uint64_t gpu_served(const xg_searcher *s)
     return g ? g->served : 0;
 }
 
-/* Count which matcher answered each query of a batch.  on_gpu says it for
+/* Count which matcher answered each query of a batch.  route says it for
  * the first pass.  With --op andor, the queries whose AND form fell short
  * (rerun[i]) were answered again as OR by xg_searcher_andor_finish(),
  * which does not say per query which matcher served them; the GPU
@@ -309,7 +315,7 @@ static uint64_t gpu_served(const xg_searcher *s)
  * many of them the device answered, and the CPU matcher answered the
  * rest. */
 static void count_routes(const xg_searcher *s, uint64_t served0,
-                         const int *st, const uint8_t *on_gpu,
+                         const int *st, const int *route,
                          const uint8_t *rerun, uint32_t n,
                          struct engine_run *run)
 {
@@ -317,7 +323,9 @@ static void count_routes(const xg_searcher *s, uint64_t served0,
     for (uint32_t i = 0; i < n; ++i) {
         if (st[i] != XG_OK) continue;
         if (rerun && rerun[i]) ++reruns;
-        else ++run->routing[on_gpu[i] ? XG_AB_ROUTE_GPU : XG_AB_ROUTE_CPU];
+        else ++run->routing[route[i] == XG_ROUTE_GPU ? XG_AB_ROUTE_GPU
+                          : route[i] == XG_ROUTE_CPU ? XG_AB_ROUTE_CPU
+                                                     : XG_AB_ROUTE_XAPIAN];
     }
     if (!rerun) return;
     /* A GPU fault closes the engine (its counter reads 0); the CPU matcher
@@ -340,17 +348,25 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
     struct prep_job pj = {{a, qs, run, 0, PTHREAD_MUTEX_INITIALIZER, 0, "",
                            pool, 0, NULL},
                           calloc(qs->n + 1, sizeof(struct xg_prepared *)),
+                          o.engine == XG_ENGINE_AUTO
+                              ? calloc(qs->n + 1, sizeof(xg_xquery *))
+                              : NULL,
                           calloc(qs->n + 1, 1)};
+    const xg_xquery **xready =
+        pj.xq ? calloc(batch, sizeof *xready) : NULL;
+    xg_router *router = xg_searcher_router(s);
+    xg_handle *h = xg_searcher_handle(s);
     struct xg_prepared **ready = calloc(batch, sizeof *ready);
     uint32_t *idx = calloc(batch, sizeof *idx);
     struct xg_result *res = calloc(batch, sizeof *res);
     int *st = calloc(batch, sizeof *st);
-    uint8_t *on_gpu = calloc(batch, 1), *rerun = calloc(batch, 1);
+    int *route = calloc(batch, sizeof *route);
+    uint8_t *rerun = calloc(batch, 1);
     pthread_t *t = calloc(threads, sizeof *t);
     int rc = XG_OK;
     uint32_t started = 0;
-    if (!pj.pq || !pj.done || !ready || !idx || !res || !st || !on_gpu ||
-        !rerun || !t) {
+    if (!pj.pq || !pj.done || !ready || !idx || !res || !st || !route ||
+        !rerun || !t || (o.engine == XG_ENGINE_AUTO && (!pj.xq || !xready))) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -375,6 +391,7 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
             }
             if (!__atomic_load_n(&pj.done[next], __ATOMIC_ACQUIRE)) break;
             if (pj.pq[next]) {
+                if (xready) xready[cnt] = pj.xq[next];
                 ready[cnt] = pj.pq[next];
                 idx[cnt++] = next;
             }
@@ -383,8 +400,8 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
         if (pj.j.rc) break;
         if (!cnt) continue;
         double tb = xg_cli_now();
-        rc = xg_searcher_run_prepared_ex(s, ready, NULL, cnt, &o, res, st,
-                                         on_gpu);
+        rc = xg_router_run_batch(router, h, ready, xready, NULL, o.k, cnt,
+                                 o.engine, &o.bm25, res, st, route);
         uint64_t served0 = gpu_served(s);
         if (!rc && o.default_and == 2) {
             const char *texts[1024];
@@ -392,10 +409,10 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
                 texts[i] = qs->text[idx[i]];
                 rerun[i] = st[i] == XG_OK && res[i].n_hits < o.k;
             }
-            rc = xg_searcher_andor_finish(s, texts, cnt, &o, res, st);
+            rc = xg_router_andor_finish(router, h, texts, cnt, &o, res, st);
         }
         tb = xg_cli_now() - tb;
-        if (!rc) count_routes(s, served0, st, on_gpu,
+        if (!rc) count_routes(s, served0, st, route,
                               o.default_and == 2 ? rerun : NULL, cnt, run);
         for (uint32_t i = 0; i < cnt && !rc; ++i) {
             uint32_t q = idx[i];
@@ -411,13 +428,18 @@ done:
     if (!rc && pj.j.rc) rc = xg_set_error(XG_ERR_IO, "%s", pj.j.err);
     if (pj.pq)
         for (uint32_t i = 0; i < qs->n; ++i) xg_prepared_free(pj.pq[i]);
+    if (pj.xq)
+        for (uint32_t i = 0; i < qs->n; ++i)
+            if (pj.xq[i]) xg_shim_xquery_free(pj.xq[i]);
     free(pj.pq);
+    free(pj.xq);
+    free(xready);
     free(pj.done);
     free(ready);
     free(idx);
     free(res);
     free(st);
-    free(on_gpu);
+    free(route);
     free(rerun);
     free(t);
     return rc;
@@ -498,8 +520,8 @@ static const char *query_costs(xg_searcher *s, const struct xg_search_opts *o,
     for (uint32_t i = 0; i < qs->n; ++i) {
         xg_xquery *xq = NULL;
         struct xg_prepared *pq = NULL;
-        if (!xg_searcher_parse(s, qs->text[i], o, &xq) &&
-            !xg_searcher_prepare(s, xq, &pq))
+        if (!xg_handle_parse(xg_searcher_handle(s), qs->text[i], o, &xq) &&
+            !xg_handle_prepare(xg_searcher_handle(s), xq, &pq))
             for (uint32_t l = 0; l < pq->q.n_leaves; ++l)
                 if (pq->term[l] >= 0) cost[i] += ix->terms[pq->term[l]].df;
         if (xq) xg_shim_xquery_free(xq);
@@ -1110,10 +1132,10 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
         xg_cli_queries_free(&qs);
         return xg_cli_fail();
     }
-    xg_searcher_set_engine_opts(s, &a.engine_opts);
+    xg_handle_set_engine_opts(xg_searcher_handle(s), &a.engine_opts);
     const char *why = NULL;
     int have_gpu = xg_searcher_index_error(s) == NULL &&
-                   xg_searcher_gpu_status(s, &why) == XG_OK;
+                   xg_handle_gpu_status(xg_searcher_handle(s), &why) == XG_OK;
     rc = parse_engines(cmd, a.engines ? a.engines
                             : have_gpu ? "xapian,cpu,gpu,plugin"
                                        : "xapian,cpu,plugin",

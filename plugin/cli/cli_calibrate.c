@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cli_search_opts.h"
 #include "../cost_model.h"
+#include "../router.h"
 #include "../searcher.h"
 
 static const char help[] =
@@ -110,7 +111,10 @@ static int fit_gpu(xg_searcher *s, struct sample *smp, uint32_t n,
                 work += xg_cost_gpu_work(&smp[first + i].f);
             }
             double t0 = xg_cli_now();
-            rc = xg_searcher_run_prepared(s, pqs, cnt, &go, res, status);
+            rc = xg_router_run_batch(xg_searcher_router(s),
+                                     xg_searcher_handle(s), pqs, NULL, NULL,
+                                     go.k, cnt, go.engine, &go.bm25, res,
+                                     status, NULL);
             double t = xg_cli_now() - t0;
             for (uint32_t i = 0; i < cnt; ++i) xg_result_free(&res[i]);
             if (!rc && b > 0 && pts < max_pts) {
@@ -155,8 +159,10 @@ int xg_cli_calibrate(int argc, char **argv)
         struct sample *p = &smp[n];
         struct xg_search_opts po = a.opts;
         po.default_and = (int)(i & 1);
-        if (xg_searcher_parse(s, qs.text[i / 2], &po, &p->xq)) continue;
-        if (xg_searcher_prepare(s, p->xq, &p->pq)) {
+        if (xg_handle_parse(xg_searcher_handle(s), qs.text[i / 2], &po,
+                            &p->xq))
+            continue;
+        if (xg_handle_prepare(xg_searcher_handle(s), p->xq, &p->pq)) {
             xg_shim_xquery_free(p->xq);
             continue;
         }
@@ -169,8 +175,8 @@ int xg_cli_calibrate(int argc, char **argv)
         for (uint32_t i = 0; i < n && !rc; ++i) {
             struct xg_result r;
             double t0 = xg_cli_now();
-            rc = xg_shim_search(xg_searcher_db(s), smp[i].xq, &a.opts.bm25,
-                                a.opts.k, &r);
+            rc = xg_handle_run_stock(xg_searcher_handle(s), smp[i].xq,
+                                     &a.opts.bm25, a.opts.k, &r);
             smp[i].stock = xg_cli_now() - t0;
             xg_result_free(&r);
             if (rc) rc = xg_cli_fail();
@@ -184,7 +190,7 @@ int xg_cli_calibrate(int argc, char **argv)
     if (!rc && a.samples_out && write_samples(a.samples_out, smp, n, &m))
         rc = xg_cli_fail();
     const char *why = NULL;
-    int gpu = !rc && xg_searcher_gpu_status(s, &why) == XG_OK;
+    int gpu = !rc && xg_handle_gpu_status(xg_searcher_handle(s), &why) == XG_OK;
     if (gpu && fit_gpu(s, smp, n, &a.opts, &m)) rc = xg_cli_fail();
     if (!rc) {
         const struct xg_index *ix = xg_searcher_index(s);

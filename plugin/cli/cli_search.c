@@ -1,6 +1,8 @@
 /** @file cli_search.c
- *  @brief xapian-gpu search: answer queries with the stock Xapian matcher
- *         or the exact CPU matcher over the GPU index.
+ *  @brief xapian-gpu search: answer queries with the engine asked for,
+ *         through the router (router.h): xapian, cpu and gpu at its
+ *         matcher front, auto at the context's (the answer stock's MSet
+ *         through Enquire, the JSON naming who answered).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -10,6 +12,7 @@
 #include "../../gpu/runtime/error.h"
 #include "cli.h"
 #include "cli_search_opts.h"
+#include "../router.h"
 #include "../searcher.h"
 
 static const char help[] =
@@ -149,14 +152,16 @@ int xg_cli_search(int argc, char **argv)
     }
     static const char *names[] = {"xapian", "cpu", "gpu", "auto"};
     const char *engine = names[a.opts.engine];
-    xg_searcher_set_engine_opts(s, &a.engine_opts);
+    xg_handle *h = xg_searcher_handle(s);
+    xg_router *router = xg_searcher_router(s);
+    xg_handle_set_engine_opts(h, &a.engine_opts);
     if (a.opts.engine != XG_ENGINE_XAPIAN && xg_searcher_index_error(s)) {
         fprintf(stderr, "xapian-gpu: %s\n", xg_searcher_index_error(s));
         rc = 1;
         goto done;
     }
     const char *why;
-    if (a.opts.engine == XG_ENGINE_GPU && xg_searcher_gpu_status(s, &why)) {
+    if (a.opts.engine == XG_ENGINE_GPU && xg_handle_gpu_status(h, &why)) {
         fprintf(stderr, "xapian-gpu: %s\n", why);
         rc = 1;
         goto done;
@@ -181,10 +186,11 @@ int xg_cli_search(int argc, char **argv)
             xg_xquery *xq = NULL;
             pq[i] = NULL;
             if (batched) {
-                qrc[i] = xg_searcher_parse(s, qs.text[f + i], &a.opts, &xq);
-                if (!qrc[i]) qrc[i] = xg_searcher_prepare(s, xq, &pq[i]);
+                qrc[i] = xg_handle_parse(h, qs.text[f + i], &a.opts, &xq);
+                if (!qrc[i]) qrc[i] = xg_handle_prepare(h, xq, &pq[i]);
             } else {
-                qrc[i] = xg_searcher_search(s, qs.text[f + i], &a.opts, &res[i]);
+                qrc[i] = xg_router_search_text(router, h, qs.text[f + i],
+                                               &a.opts, &res[i], NULL);
             }
             if (xq) xg_shim_xquery_free(xq);
             if (qrc[i]) {
@@ -204,8 +210,11 @@ int xg_cli_search(int argc, char **argv)
             int pst[1024];
             const char *texts[1024];
             for (uint32_t j = 0; j < np; ++j) texts[j] = qs.text[f + where[j]];
-            if (xg_searcher_run_prepared(s, ready, np, &a.opts, pres, pst) ||
-                xg_searcher_andor_finish(s, texts, np, &a.opts, pres, pst)) {
+            if (xg_router_run_batch(router, h, ready, NULL, NULL, a.opts.k,
+                                    np, a.opts.engine, &a.opts.bm25, pres,
+                                    pst, NULL) ||
+                xg_router_andor_finish(router, h, texts, np, &a.opts, pres,
+                                       pst)) {
                 rc = xg_cli_fail();
             } else {
                 for (uint32_t j = 0; j < np; ++j) {

@@ -1,0 +1,327 @@
+/** @file handle.c
+ *  @brief A handle on a database and its GPU index (see handle.h): open and
+ *         verify, parse, prepare, and run the stock matcher, the CPU
+ *         matcher or a GPU batch.  No routing and no fallback: the router
+ *         (router.c) decides those.
+ *
+ *  The index is refused (kept NULL, with why) when it is corrupt or stale.
+ *  The CPU path: QueryParser (shim) -> engine shapes -> term ids and
+ *  per-shard frequencies -> one plan per shard -> xg_match_ref.
+ */
+#include "handle.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../gpu/runtime/error.h"
+#include "../gpu/query/match_ref.h"
+#include "../gpu/query/engine.h"
+
+struct xg_handle {
+    xg_db *db;
+    struct xg_index *ix;        /* NULL if unusable */
+    int ix_borrowed;            /* a clone's: owned by its base */
+    char *index_error;          /* why ix is NULL */
+    int index_rc;               /* and its status code */
+    uint32_t n_shards;
+    uint32_t *shard_doccount;
+    xg_gpu *gpu;                /* opened on first use */
+    int gpu_tried, gpu_rc;
+    char *gpu_error;
+    struct xg_engine_opts gpu_opts;
+};
+
+int xg_handle_open(const char *const *db_paths, size_t n_paths,
+                   const char *index_path, xg_handle **out)
+{
+    int rc;
+    struct xg_db_stats st;
+    xg_handle *s = calloc(1, sizeof *s);
+    struct xg_engine_opts eo = XG_ENGINE_DEFAULTS;
+    *out = NULL;
+    if (!s) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    s->gpu_opts = eo;
+    if (n_paths == 0) {
+        free(s);
+        return xg_set_error(XG_ERR_ARG, "no database given");
+    }
+    if ((rc = xg_shim_db_open(db_paths, n_paths, &s->db))) goto fail;
+    if ((rc = xg_shim_db_stats(s->db, &st))) goto fail;
+    s->n_shards = st.n_shards;
+    s->shard_doccount = calloc(st.n_shards, sizeof *s->shard_doccount);
+    char **uuids = calloc(st.n_shards, sizeof *uuids);
+    uint64_t *revs = calloc(st.n_shards, sizeof *revs);
+    struct xg_shard_info *si = calloc(st.n_shards, sizeof *si);
+    if (!s->shard_doccount || !uuids || !revs || !si) {
+        free(uuids); free(revs); free(si);
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (uint32_t i = 0; i < st.n_shards && !rc; ++i) {
+        rc = xg_shim_db_shard(s->db, i, &si[i]);
+        uuids[i] = si[i].uuid;
+        revs[i] = si[i].revision;
+        s->shard_doccount[i] = si[i].doccount;
+    }
+    if (!rc) {
+        char *path = index_path ? strdup(index_path)
+                                : xg_fmt_default_path(db_paths[0]);
+        int irc = path ? xg_fmt_open(path, &s->ix)
+                       : xg_set_error(XG_ERR_NOMEM, "out of memory");
+        if (!irc) {
+            irc = xg_fmt_check_shards(s->ix, st.n_shards,
+                                      (const char *const *)uuids, revs);
+            if (!irc && s->ix->hdr->n_docs != st.n_docs)
+                irc = xg_set_error(XG_ERR_STALE, "%s: stale index: %llu "
+                                   "documents, the database has %llu",
+                                   path, (unsigned long long)s->ix->hdr->n_docs,
+                                   (unsigned long long)st.n_docs);
+            if (irc) {
+                xg_fmt_close(s->ix);
+                s->ix = NULL;
+            }
+        }
+        if (irc) {
+            s->index_rc = irc;
+            s->index_error = strdup(xg_last_error());
+        }
+        free(path);
+    }
+    free(uuids); free(revs); free(si);
+    if (rc) goto fail;
+    *out = s;
+    return XG_OK;
+fail:
+    xg_handle_close(s);
+    return rc;
+}
+
+void xg_handle_close(xg_handle *s)
+{
+    if (!s) return;
+    xg_engine_close(s->gpu);
+    free(s->gpu_error);
+    if (!s->ix_borrowed) xg_fmt_close(s->ix);
+    if (s->db) xg_shim_db_close(s->db);
+    free(s->index_error);
+    free(s->shard_doccount);
+    free(s);
+}
+
+int xg_handle_clone(const xg_handle *base, const char *const *db_paths,
+                    size_t n_paths, xg_handle **out)
+{
+    int rc;
+    struct xg_db_stats st;
+    xg_handle *s = calloc(1, sizeof *s);
+    *out = NULL;
+    if (!s) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    s->gpu_opts = base->gpu_opts;
+    if ((rc = xg_shim_db_open(db_paths, n_paths, &s->db)) ||
+        (rc = xg_shim_db_stats(s->db, &st)))
+        goto fail;
+    if (st.n_shards != base->n_shards) {
+        rc = xg_set_error(XG_ERR_STALE, "database changed while cloning");
+        goto fail;
+    }
+    s->n_shards = base->n_shards;
+    s->shard_doccount = malloc(s->n_shards * sizeof *s->shard_doccount);
+    if (!s->shard_doccount) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    memcpy(s->shard_doccount, base->shard_doccount,
+           s->n_shards * sizeof *s->shard_doccount);
+    s->ix = base->ix;
+    s->ix_borrowed = 1;
+    s->index_rc = base->index_rc;
+    if (base->index_error && !(s->index_error = strdup(base->index_error))) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    *out = s;
+    return XG_OK;
+fail:
+    xg_handle_close(s);
+    return rc;
+}
+
+const char *xg_handle_index_error(const xg_handle *s)
+{
+    return s->ix ? NULL : s->index_error ? s->index_error : "no index";
+}
+
+int xg_handle_index_rc(const xg_handle *s)
+{
+    return s->ix ? XG_OK : s->index_rc ? s->index_rc : XG_ERR_IO;
+}
+
+xg_db *xg_handle_db(xg_handle *s) { return s->db; }
+
+const struct xg_index *xg_handle_index(const xg_handle *s) { return s->ix; }
+
+int xg_handle_parse(xg_handle *s, const char *text,
+                    const struct xg_search_opts *o, xg_xquery **out)
+{
+    struct xg_parse_opts po;
+    po.stem_english = o->stem_english;
+    po.default_and = o->default_and;
+    po.stopper = o->stopper;
+    po.flags = o->parser_flags;
+    po.omega = o->omega;
+    return xg_shim_parse(s->db, text, &po, out);
+}
+
+void xg_handle_set_engine_opts(xg_handle *s, const struct xg_engine_opts *o)
+{
+    s->gpu_opts = *o;
+}
+
+/* Open the GPU engine once; XG_OK or why not (kept for later calls). */
+static int gpu_ready(xg_handle *s)
+{
+    if (s->gpu_tried) {
+        if (s->gpu_rc)
+            return xg_set_error(s->gpu_rc, "%s", s->gpu_error);
+        return XG_OK;
+    }
+    s->gpu_tried = 1;
+    if (!s->ix) {
+        s->gpu_rc = xg_handle_index_rc(s);
+        s->gpu_error = strdup(xg_handle_index_error(s));
+        return xg_set_error(s->gpu_rc, "%s", s->gpu_error);
+    }
+    /* XG_GPU_TWINS=1 runs the engine's pipeline with the kernels' CPU
+     * twins: how CI, which has no GPU, tests the batching, selection and
+     * exact finish (docs/gpu.md). */
+    const char *twins = getenv("XG_GPU_TWINS");
+    if (twins && !strcmp(twins, "1")) s->gpu_opts.use_device = 0;
+    s->gpu_rc = xg_engine_open(s->ix, &s->gpu_opts, &s->gpu);
+    if (s->gpu_rc) s->gpu_error = strdup(xg_last_error());
+    return s->gpu_rc;
+}
+
+int xg_handle_gpu_status(xg_handle *s, const char **why)
+{
+    int rc = gpu_ready(s);
+    *why = rc ? s->gpu_error : NULL;
+    return rc;
+}
+
+const struct xg_engine_stats *xg_handle_gpu_stats(const xg_handle *s)
+{
+    return s->gpu ? xg_engine_stats(s->gpu) : NULL;
+}
+
+void xg_prepared_free(struct xg_prepared *pq)
+{
+    if (!pq) return;
+    xg_query_free(&pq->q);
+    free(pq->plans);
+    free(pq);
+}
+
+int xg_handle_prepare(xg_handle *s, const xg_xquery *xq,
+                      struct xg_prepared **out)
+{
+    int rc = xg_handle_prepare_terms(s, xq, out);
+    if (!rc && (rc = xg_handle_prepare_plans(s, *out))) {
+        xg_prepared_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+int xg_handle_prepare_terms(xg_handle *s, const xg_xquery *xq,
+                            struct xg_prepared **out)
+{
+    *out = NULL;
+    if (!s->ix)
+        return xg_set_error(xg_handle_index_rc(s), "%s",
+                            xg_handle_index_error(s));
+    /* Not calloc: the leaf and term arrays are only read up to n_leaves,
+     * and clearing 40 KB per query is most of the planner's work. */
+    struct xg_prepared *pq = malloc(sizeof *pq);
+    if (!pq) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    pq->plans = NULL;
+    int rc = xg_shim_xquery_convert(xq, &pq->q);
+    if (rc) {
+        free(pq);
+        return rc;
+    }
+    for (uint32_t i = 0; i < pq->q.n_leaves; ++i)
+        pq->term[i] = xg_fmt_lookup(s->ix, pq->q.leaves[i].term,
+                                    pq->q.leaves[i].term_len);
+    *out = pq;
+    return XG_OK;
+}
+
+int xg_handle_prepare_plans(xg_handle *s, struct xg_prepared *pq)
+{
+    int rc = XG_OK;
+    uint32_t n_sh = s->n_shards, nl = pq->q.n_leaves;
+    uint32_t *sdf = calloc((size_t)n_sh * (nl ? nl : 1), 4);
+    pq->plans = calloc(n_sh, sizeof *pq->plans);
+    if (!sdf || !pq->plans) {
+        free(sdf);
+        return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < nl; ++i)
+        for (uint32_t sh = 0; sh < n_sh; ++sh)
+            sdf[sh * nl + i] = pq->term[i] < 0
+                ? 0 : s->ix->shard_df[(uint64_t)pq->term[i] * n_sh + sh];
+    for (uint32_t sh = 0; sh < n_sh && !rc; ++sh)
+        rc = xg_shim_plan(&pq->q, sdf + (size_t)sh * nl, s->shard_doccount[sh],
+                          &pq->plans[sh]);
+    free(sdf);
+    return rc;
+}
+
+int xg_handle_run_stock(xg_handle *s, const xg_xquery *xq,
+                        const struct xg_bm25_params *p, uint32_t k,
+                        struct xg_result *out)
+{
+    return xg_shim_search(s->db, xq, p, k, out);
+}
+
+int xg_handle_run_cpu(xg_handle *s, const struct xg_prepared *pq,
+                      const struct xg_bm25_params *p, uint32_t k,
+                      struct xg_result *out)
+{
+    return xg_match_ref(s->ix, &pq->q, pq->term, pq->plans, p, k, out);
+}
+
+int xg_handle_run_gpu(xg_handle *s, struct xg_prepared *const *pqs,
+                      const uint32_t *ks, uint32_t k, uint32_t n,
+                      const struct xg_bm25_params *p, struct xg_result *out,
+                      int *status)
+{
+    int rc = gpu_ready(s);
+    struct xg_engine_query *eq = NULL;
+    if (!rc && !(eq = calloc(n ? n : 1, sizeof *eq)))
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+    if (!rc) {
+        for (uint32_t i = 0; i < n; ++i) {
+            eq[i].q = &pqs[i]->q;
+            eq[i].leaf_term = pqs[i]->term;
+            eq[i].plans = pqs[i]->plans;
+            eq[i].k = ks ? ks[i] : k;
+        }
+        rc = xg_engine_search(s->gpu, eq, n, p, out, status);
+        free(eq);
+        /* A device in an unknown state is not used again. */
+        if (rc == XG_ERR_CUDA || rc == XG_ERR_NODEVICE) {
+            s->gpu_rc = rc;
+            free(s->gpu_error);
+            s->gpu_error = strdup(xg_last_error());
+            xg_engine_close(s->gpu);
+            s->gpu = NULL;
+        }
+    }
+    if (rc)
+        for (uint32_t i = 0; i < n; ++i) {
+            memset(&out[i], 0, sizeof out[i]);
+            status[i] = rc;
+        }
+    return rc;
+}

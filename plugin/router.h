@@ -1,0 +1,131 @@
+/** @file router.h
+ *  @brief The router: for each query, which engine answers it (stock
+ *         Xapian, the exact CPU matcher, the GPU engine), what happens when
+ *         the engine cannot, and why, counted (enum xg_route).
+ *
+ *  Every front door goes through here: the context (xg_context_search,
+ *  xg_accelerate), the searcher (xg_searcher_*), and the commands
+ *  (search, ab, bench, calibrate).  It uses the handle (handle.h) to
+ *  prepare and run, the dispatcher (dispatch.h) to batch the context's
+ *  threads for the GPU, and the cost model (cost_model.h).
+ *
+ *  Engine settings (enum xg_engine) and their routes, docs/plugin.md:
+ *  - XAPIAN: stock Xapian.
+ *  - CPU: the CPU matcher.
+ *  - GPU: the GPU engine when a device is usable.
+ *  - AUTO: with a usable device, the cost model picks the GPU or stock per
+ *    query; without one, the CPU matcher where it is measured faster than
+ *    stock (an AND, answered as the matcher's own top k), else stock.
+ *  A query the GPU engine cannot serve exactly goes to the CPU matcher; a
+ *  query neither engine serves, or any query with an unusable index, goes
+ *  to stock (or, at the matcher front with an explicit engine, is
+ *  refused with the reason, as xg_searcher_search documents).  A GPU
+ *  fault: stock at the Enquire front, the CPU matcher at the matcher
+ *  front, and the fault is counted either way.
+ */
+#ifndef XG_ROUTER_H
+#define XG_ROUTER_H
+
+#include <stdint.h>
+
+#include "handle.h"
+#include "xapian-gpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The route of a query given to engine XAPIAN (not counted: stock was
+ * asked for, there is no reason to count). */
+#define XG_ROUTE_STOCK_ASKED XG_ROUTE_COUNT
+
+/* How the answer reaches the caller. */
+enum xg_router_front {
+    /* The engine's own top k is the answer (searcher, search, ab, bench,
+     * calibrate).  Explicit engines report what they cannot serve. */
+    XG_FRONT_MATCHER = 0,
+    /* The answer goes through Enquire (context, xg_accelerate): every
+     * query is answered, stock when needed, and GPU queries of all threads
+     * are batched by the dispatcher. */
+    XG_FRONT_ENQUIRE
+};
+
+struct xg_router_opts {
+    int front;                  /* enum xg_router_front */
+    int engine;                 /* XG_FRONT_ENQUIRE: enum xg_engine */
+    struct xg_bm25_params bm25; /* XG_FRONT_ENQUIRE */
+    double max_wait;            /* seconds a GPU batch waits for company */
+    double deadline;            /* seconds a query may stay queued */
+    const char *cost_model;     /* NULL: xapian-gpu.model beside the index
+                                   if present, else the built-in model */
+};
+
+typedef struct xg_router xg_router;
+
+/* A router over `base` (not owned; it must outlive the router), whose
+ * index and GPU engine it uses.  XG_FRONT_ENQUIRE with engine GPU or AUTO
+ * loads the index onto the device now (no device is not an error).
+ * Errors: a malformed cost model file, out of memory. */
+int xg_router_open(xg_handle *base, const struct xg_router_opts *o,
+                   xg_router **out);
+void xg_router_close(xg_router *r);
+
+const struct xg_router_opts *xg_router_options(const xg_router *r);
+
+/* XG_FRONT_ENQUIRE: answer xq's top k (k = first + maxitems).  XG_OK with
+ * *route: for XG_ROUTE_GPU and XG_ROUTE_CPU `out` holds the exact top k;
+ * for XG_ROUTE_STOCK_* `out` is empty and stock Xapian answers.
+ * weighting_ok 0: the Enquire's weighting is not the router's BM25.  The
+ * route is counted.  Other returns are errors (out of memory). */
+int xg_router_answer(xg_router *r, const xg_xquery *xq, uint64_t k,
+                     int weighting_ok, struct xg_result *out, int *route);
+
+/* XG_FRONT_MATCHER: answer xq with engine (enum xg_engine) on handle h
+ * (the router's base, or a clone of it: each thread its own).  XG_OK with
+ * `out` and *route (may be NULL), or the reason an explicit engine cannot
+ * answer (XG_ERR_UNSUPPORTED, the index's error, no device ...). */
+int xg_router_search(xg_router *r, xg_handle *h, const xg_xquery *xq,
+                     int engine, const struct xg_bm25_params *p, uint32_t k,
+                     struct xg_result *out, int *route);
+
+/* The same from text (QueryParser with o; o->default_and 2: AND, then OR
+ * when the AND finds fewer than o->k). */
+int xg_router_search_text(xg_router *r, xg_handle *h, const char *text,
+                          const struct xg_search_opts *o,
+                          struct xg_result *out, int *route);
+
+/* XG_FRONT_MATCHER, many prepared queries at once, in the calling thread:
+ * engine GPU runs them as one engine batch on h (no dispatcher, no
+ * waiting); CPU on the CPU matcher; AUTO routes each query (stock only
+ * where xqs, which may be NULL, holds its parsed query; else it gets
+ * XG_ERR_UNSUPPORTED).  ks NULL: k for every query.  XG_OK with
+ * status[i] (XG_OK, or why query i cannot be answered: XG_ERR_UNSUPPORTED)
+ * and, if route is not NULL, route[i]; else an error (and no out[i] is
+ * valid), such as engine GPU without a usable device. */
+int xg_router_run_batch(xg_router *r, xg_handle *h,
+                        struct xg_prepared *const *pqs,
+                        const xg_xquery *const *xqs, const uint32_t *ks,
+                        uint32_t k, uint32_t n, int engine,
+                        const struct xg_bm25_params *p,
+                        struct xg_result *out, int *status, int *route);
+
+/* AND+OR (o->default_and == 2), after a batch answered the AND forms:
+ * rerun as OR, with o->engine, the queries (texts[i], status XG_OK) with
+ * fewer than k results, replacing res[i]/status[i].  No-op otherwise. */
+int xg_router_andor_finish(xg_router *r, xg_handle *h,
+                           const char *const *texts, uint32_t n,
+                           const struct xg_search_opts *o,
+                           struct xg_result *res, int *status);
+
+/* Count a route (XG_ROUTE_*; others are ignored). */
+void xg_router_count(xg_router *r, int route);
+/* Queries routed each way: counts[XG_ROUTE_COUNT]. */
+void xg_router_routes(const xg_router *r, uint64_t *counts);
+/* GPU engine faults taken (batches, at the matcher front; queries, at the
+ * Enquire front). */
+uint64_t xg_router_gpu_faults(const xg_router *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,588 @@
+/** @file test_router.c
+ *  @brief The router's decisions and fault handling (plugin/router.h),
+ *         without a GPU: the engine runs the kernels' CPU twins
+ *         (XG_GPU_TWINS=1) on the bundled Cranfield sample.
+ *
+ *  Checked, for real queries, against stock Xapian's top 10 (docids and
+ *  bit-equal weights) wherever an engine answers:
+ *  - the route of each query for every engine setting (xapian, cpu, gpu,
+ *    auto) at the matcher front (searcher) and the Enquire front
+ *    (context), with and without a usable device, and auto's cost model
+ *    forced each way;
+ *  - a GPU fault in the middle of a batch: every query answered exactly by
+ *    the fallback (the CPU matcher at the matcher front, stock through
+ *    the context) and the fault counted;
+ *  - a stale and a damaged index, and an unsupported shape: stock;
+ *  - xg_context_search on a database whose files were truncated under it:
+ *    a status code, no exception reaching C.
+ *  usage: test_router SAMPLE_DIR WORK_DIR
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../gpu/query/engine.h"
+#include "../gpu/runtime/error.h"
+#include "../plugin/cost_model.h"
+#include "../plugin/handle.h"
+#include "../plugin/router.h"
+#include "../plugin/xapian-gpu.h"
+#include "../shim/tools/indexer.h"
+#include "../shim/xg_export.h"
+#include "../shim/xg_shim.h"
+
+#define NQ 60
+#define K 10
+
+static int failures, checks;
+static uint64_t last_counts[XG_ROUTE_COUNT];   /* the last context's */
+
+#define CHECK(cond, ...)                                                    \
+    do {                                                                    \
+        ++checks;                                                           \
+        if (!(cond)) {                                                      \
+            ++failures;                                                     \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                     \
+            printf(__VA_ARGS__);                                            \
+            printf("\n");                                                   \
+        }                                                                   \
+    } while (0)
+
+static char texts[NQ + 4][512];
+static int n_texts, n_plain;
+static struct xg_result stock_or[NQ + 4], stock_and[NQ + 4];
+
+/* Same docids and bit-equal weights. */
+static int same(const struct xg_result *a, const struct xg_result *b)
+{
+    if (a->n_hits != b->n_hits) return 0;
+    for (uint32_t i = 0; i < a->n_hits; ++i)
+        if (a->hits[i].docid != b->hits[i].docid ||
+            memcmp(&a->hits[i].weight, &b->hits[i].weight, 8))
+            return 0;
+    return 1;
+}
+
+static int make_db(const char *tsv, const char *db, int export_index)
+{
+    char cmd[8400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", db);
+    if (system(cmd) != 0) return 1;
+    struct xg_index_opts io = {1, 0, 1, 1, 0};
+    if (xg_shim_index_tsv(tsv, db, &io)) {
+        printf("FAIL index %s: %s\n", db, xg_last_error());
+        return 1;
+    }
+    if (!export_index) return 0;
+    const char *paths[] = {db};
+    xg_db *xdb;
+    struct xg_export_opts eo;
+    xg_export_opts_init(&eo);
+    struct xg_export_report rep;
+    char idx[4200];
+    snprintf(idx, sizeof idx, "%s/xapian-gpu.idx", db);
+    if (xg_shim_db_open(paths, 1, &xdb) || xg_export(xdb, idx, &eo, &rep)) {
+        printf("FAIL export: %s\n", xg_last_error());
+        return 1;
+    }
+    xg_shim_db_close(xdb);
+    return 0;
+}
+
+static int write_model(const char *path, int stock_cheap)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return 1;
+    /* stock_cheap: stock always predicted faster; else never. */
+    fprintf(f, "stock_or_scale %s\nstock_or_exponent 1\n"
+            "stock_and_scale %s\nstock_and_exponent 1\n"
+            "stock_or_spread 1\nstock_and_spread 1\n"
+            "gpu_batch 1e-3\ngpu_per_posting 1e-9\n",
+            stock_cheap ? "1e-15" : "1e3", stock_cheap ? "1e-15" : "1e3");
+    return fclose(f) != 0;
+}
+
+static struct xg_search_opts opts(int and_op, int engine)
+{
+    struct xg_search_opts o = XG_SEARCH_DEFAULTS;
+    o.k = K;
+    o.default_and = and_op;
+    o.engine = engine;
+    return o;
+}
+
+static const struct xg_result *stock_of(int q, int and_op)
+{
+    return and_op ? &stock_and[q] : &stock_or[q];
+}
+
+/* Is query q an AND of several lists (the cost model's is_and)? */
+static int is_and_query(xg_handle *h, int q, int and_op)
+{
+    struct xg_search_opts o = opts(and_op, XG_ENGINE_CPU);
+    xg_xquery *xq = NULL;
+    struct xg_prepared *pq = NULL;
+    struct xg_query_features f = {0};
+    if (!xg_handle_parse(h, texts[q], &o, &xq) &&
+        !xg_handle_prepare_terms(h, xq, &pq))
+        xg_query_features_of(pq, xg_handle_index(h), &f);
+    xg_prepared_free(pq);
+    if (xq) xg_shim_xquery_free(xq);
+    return f.is_and;
+}
+
+/* The matcher front: every query with `engine`; routes checked by
+ * want(q, and_op, route) returning 1 if the route is right. */
+typedef int (*want_fn)(xg_handle *h, int q, int and_op, int route, int rc);
+
+static void matcher_pass(const char *what, xg_router *r, xg_handle *h,
+                         int engine, want_fn want, uint64_t *routes)
+{
+    for (int and_op = 0; and_op < 2; ++and_op)
+        for (int q = 0; q < n_texts; ++q) {
+            struct xg_search_opts o = opts(and_op, engine);
+            struct xg_result res;
+            int route = -1;
+            int rc = xg_router_search_text(r, h, texts[q], &o, &res, &route);
+            CHECK(want(h, q, and_op, route, rc),
+                  "%s: query %d '%s' (%s): route %s rc %d (%s)", what, q,
+                  texts[q], and_op ? "AND" : "OR", xg_route_name(route), rc,
+                  rc ? xg_last_error() : "");
+            if (rc == XG_OK) {
+                CHECK(same(&res, stock_of(q, and_op)),
+                      "%s: query %d '%s': MSet differs from stock's", what, q,
+                      texts[q]);
+                xg_result_free(&res);
+            }
+            if (routes && route >= 0 && route < XG_ROUTE_COUNT)
+                ++routes[route];
+        }
+}
+
+static int plain(int q) { return q < n_plain; }
+
+static int want_xapian(xg_handle *h, int q, int a, int route, int rc)
+{
+    (void)h, (void)q, (void)a;
+    return rc == XG_OK && route == XG_ROUTE_STOCK_ASKED;
+}
+static int want_cpu(xg_handle *h, int q, int a, int route, int rc)
+{
+    (void)h, (void)a;
+    return plain(q) ? rc == XG_OK && route == XG_ROUTE_CPU
+                    : rc == XG_ERR_UNSUPPORTED;
+}
+static int want_gpu(xg_handle *h, int q, int a, int route, int rc)
+{
+    (void)h, (void)a;
+    return plain(q) ? rc == XG_OK &&
+                          (route == XG_ROUTE_GPU || route == XG_ROUTE_CPU)
+                    : rc == XG_ERR_UNSUPPORTED;
+}
+static int want_auto_gpu(xg_handle *h, int q, int a, int route, int rc)
+{
+    (void)h, (void)a;
+    return rc == XG_OK && (plain(q) ? route == XG_ROUTE_GPU ||
+                                          route == XG_ROUTE_CPU
+                                    : route == XG_ROUTE_STOCK_UNSUPPORTED);
+}
+static int want_auto_cheaper(xg_handle *h, int q, int a, int route, int rc)
+{
+    (void)h, (void)a;
+    return rc == XG_OK && route == (plain(q) ? XG_ROUTE_STOCK_CHEAPER
+                                             : XG_ROUTE_STOCK_UNSUPPORTED);
+}
+static int want_auto_nodev(xg_handle *h, int q, int a, int route, int rc)
+{
+    if (rc != XG_OK) return 0;
+    if (!plain(q)) return route == XG_ROUTE_STOCK_UNSUPPORTED;
+    return route == (is_and_query(h, q, a) ? XG_ROUTE_CPU
+                                           : XG_ROUTE_STOCK_NO_DEVICE);
+}
+static int want_gpu_nodev(xg_handle *h, int q, int a, int route, int rc)
+{
+    (void)h, (void)a, (void)route;
+    return plain(q) ? rc == XG_ERR_NODEVICE || rc == XG_ERR_CUDA
+                    : rc == XG_ERR_UNSUPPORTED;
+}
+static int want_stale(xg_handle *h, int q, int a, int route, int rc)
+{
+    (void)h, (void)q, (void)a;
+    return rc == XG_OK && route == XG_ROUTE_STOCK_STALE;
+}
+static int want_stale_err(xg_handle *h, int q, int a, int route, int rc)
+{
+    (void)h, (void)q, (void)a, (void)route;
+    return rc == XG_ERR_STALE;
+}
+static int want_damaged(xg_handle *h, int q, int a, int route, int rc)
+{
+    (void)h, (void)q, (void)a;
+    return rc == XG_OK && route == XG_ROUTE_STOCK_DAMAGED;
+}
+
+static xg_router *matcher_router(xg_handle *h, const char *model)
+{
+    struct xg_router_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.front = XG_FRONT_MATCHER;
+    ro.engine = XG_ENGINE_AUTO;
+    struct xg_bm25_params bm = XG_BM25_DEFAULTS;
+    ro.bm25 = bm;
+    ro.cost_model = model;
+    xg_router *r = NULL;
+    if (xg_router_open(h, &ro, &r)) {
+        printf("FAIL router open: %s\n", xg_last_error());
+        exit(1);
+    }
+    return r;
+}
+
+/* The Enquire front: every query through xg_context_search; route[] and
+ * the context's counts must agree, every MSet must be stock's. */
+typedef int (*ctx_want_fn)(int q, int and_op, int route);
+
+static void context_pass(const char *what, const char *db, int engine,
+                         const char *model, ctx_want_fn want, int inject)
+{
+    const char *paths[] = {db};
+    struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
+    co.engine = engine;
+    co.cost_model = model;
+    xg_context *ctx;
+    if (xg_context_open(paths, 1, NULL, &co, &ctx)) {
+        CHECK(0, "%s: context open: %s", what, xg_last_error());
+        return;
+    }
+    uint64_t mine[XG_ROUTE_COUNT] = {0}, counted[XG_ROUTE_COUNT];
+    for (int and_op = 0; and_op < 2; ++and_op)
+        for (int q = 0; q < n_texts; ++q) {
+            struct xg_search_opts o = opts(and_op, XG_ENGINE_AUTO);
+            struct xg_result res;
+            int route = -1;
+            if (inject) xg_engine_fail_next_alloc(1);
+            int rc = xg_context_search(ctx, texts[q], &o, 0, K, &res, &route);
+            if (inject) xg_engine_fail_next_alloc(0);
+            CHECK(rc == XG_OK && want(q, and_op, route),
+                  "%s: query %d '%s' (%s): route %s rc %d %s", what, q,
+                  texts[q], and_op ? "AND" : "OR", xg_route_name(route), rc,
+                  rc ? xg_last_error() : "");
+            if (rc) continue;
+            CHECK(same(&res, stock_of(q, and_op)),
+                  "%s: query %d '%s': MSet differs from stock's", what, q,
+                  texts[q]);
+            xg_result_free(&res);
+            if (route >= 0 && route < XG_ROUTE_COUNT) ++mine[route];
+        }
+    xg_context_routes(ctx, counted);
+    memcpy(last_counts, counted, sizeof counted);
+    CHECK(!memcmp(mine, counted, sizeof mine), "%s: the context's route "
+          "counts are not the routes it returned", what);
+    printf("ok %s:", what);
+    for (int i = 0; i < XG_ROUTE_COUNT; ++i)
+        if (counted[i]) printf(" %s %llu", xg_route_name(i),
+                               (unsigned long long)counted[i]);
+    printf("\n");
+    xg_context_close(ctx);
+}
+
+static int c_cpu(int q, int a, int route)
+{
+    (void)a;
+    return route == (plain(q) ? XG_ROUTE_CPU : XG_ROUTE_STOCK_UNSUPPORTED);
+}
+static int c_gpu(int q, int a, int route)
+{
+    (void)a;
+    return plain(q) ? route == XG_ROUTE_GPU || route == XG_ROUTE_CPU
+                    : route == XG_ROUTE_STOCK_UNSUPPORTED;
+}
+static int c_cheaper(int q, int a, int route)
+{
+    (void)a;
+    return route == (plain(q) ? XG_ROUTE_STOCK_CHEAPER
+                              : XG_ROUTE_STOCK_UNSUPPORTED);
+}
+/* A query that cannot match is answered on the host, where no
+ * allocation can fail: the GPU's route. */
+static int c_fault(int q, int a, int route)
+{
+    (void)a;
+    return plain(q) ? route == XG_ROUTE_STOCK_GPU_ERROR ||
+                          route == XG_ROUTE_GPU
+                    : route == XG_ROUTE_STOCK_UNSUPPORTED;
+}
+static int c_nodev(int q, int a, int route)
+{
+    (void)a;
+    return route == (plain(q) ? XG_ROUTE_STOCK_NO_DEVICE
+                              : XG_ROUTE_STOCK_UNSUPPORTED);
+}
+static int c_stale(int q, int a, int route)
+{
+    (void)q, (void)a;
+    return route == XG_ROUTE_STOCK_STALE;
+}
+
+/* A GPU fault mid-batch at the matcher front: the n-th allocation of the
+ * batch fails, for growing n until one reaches the engine. */
+static void batch_fault(xg_router *r, xg_handle *h)
+{
+    struct xg_prepared *pq[NQ];
+    uint32_t n = 0;
+    struct xg_search_opts o = opts(0, XG_ENGINE_GPU);
+    for (int q = 0; q < n_plain; ++q) {
+        xg_xquery *xq = NULL;
+        if (!xg_handle_parse(h, texts[q], &o, &xq) &&
+            !xg_handle_prepare(h, xq, &pq[n]))
+            ++n;
+        if (xq) xg_shim_xquery_free(xq);
+    }
+    struct xg_result res[NQ];
+    int st[NQ], route[NQ], hit = 0;
+    for (int fault = 1; fault <= 12; ++fault) {
+        const uint64_t before = xg_router_gpu_faults(r);
+        xg_engine_fail_next_alloc(fault);
+        int rc = xg_router_run_batch(r, h, pq, NULL, NULL, K, n,
+                                     XG_ENGINE_GPU, &o.bm25, res, st, route);
+        xg_engine_fail_next_alloc(0);
+        const uint64_t took = xg_router_gpu_faults(r) - before;
+        CHECK(rc == XG_OK, "batch fault %d: rc %d (%s)", fault, rc,
+              xg_last_error());
+        if (rc) continue;
+        int all_cpu = 1;
+        for (uint32_t i = 0; i < n; ++i) {
+            CHECK(st[i] == XG_OK && same(&res[i], &stock_or[i]),
+                  "batch fault %d: query %u not stock's MSet", fault, i);
+            all_cpu &= route[i] == XG_ROUTE_CPU;
+            xg_result_free(&res[i]);
+        }
+        CHECK(took <= 1, "batch fault %d: %llu faults counted", fault,
+              (unsigned long long)took);
+        if (took) {
+            CHECK(all_cpu, "batch fault %d: a query was not answered by "
+                  "the CPU matcher after the fault", fault);
+            ++hit;
+        }
+    }
+    CHECK(hit > 0, "no injected fault reached the engine");
+    printf("ok GPU faults mid-batch: %d of 12 injected faults reached the "
+           "engine; every batch answered by the CPU matcher, exactly, each "
+           "fault counted\n", hit);
+    for (uint32_t i = 0; i < n; ++i) xg_prepared_free(pq[i]);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_router SAMPLE_DIR WORK_DIR\n");
+        return 2;
+    }
+    char tsv[4096], db[4096], stale[4096], damaged[4096], bad[4096],
+        qpath[4096], cmd[40000], model_gpu[4200], model_stock[4200];
+    snprintf(tsv, sizeof tsv, "%s/docs.tsv", argv[1]);
+    snprintf(qpath, sizeof qpath, "%s/queries.tsv", argv[1]);
+    snprintf(db, sizeof db, "%s/router-db", argv[2]);
+    snprintf(stale, sizeof stale, "%s/router-stale", argv[2]);
+    snprintf(damaged, sizeof damaged, "%s/router-damaged", argv[2]);
+    snprintf(bad, sizeof bad, "%s/router-bad", argv[2]);
+    snprintf(model_gpu, sizeof model_gpu, "%s/gpu.model", argv[2]);
+    snprintf(model_stock, sizeof model_stock, "%s/stock.model", argv[2]);
+    mkdir(argv[2], 0755);
+    if (make_db(tsv, db, 1) || make_db(tsv, stale, 0) ||
+        write_model(model_gpu, 0) || write_model(model_stock, 1))
+        return 1;
+    /* Another database (its own uuid) with db's index: stale.  A copy
+     * with a truncated index: damaged.  And a copy to break later. */
+    snprintf(cmd, sizeof cmd, "cp '%s/xapian-gpu.idx' '%s/' && rm -rf '%s' "
+             "'%s' && cp -r '%s' '%s' && cp -r '%s' '%s' && "
+             "truncate -s 100 '%s/xapian-gpu.idx'", db, stale, damaged, bad,
+             db, damaged, db, bad, damaged);
+    if (system(cmd) != 0) return 1;
+
+    /* Queries: plain words from the sample, then shapes the engines do
+     * not serve (phrase, NOT, a prefix negation). */
+    FILE *f = fopen(qpath, "r");
+    if (!f) return 1;
+    char line[65536];
+    while (n_texts < NQ && fgets(line, sizeof line, f)) {
+        char *text = strchr(line, '\t');
+        if (!text) continue;
+        char *o = texts[n_texts];
+        int words = 0;
+        for (char *p = ++text; *p && o < texts[n_texts] + 200; ++p)
+            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))
+                *o++ = (char)(*p | 0x20);
+            else if (o > texts[n_texts] && o[-1] != ' ' && ++words < 6)
+                *o++ = ' ';
+            else if (words >= 6)
+                break;
+        *o = '\0';
+        if (o > texts[n_texts]) ++n_texts;
+    }
+    fclose(f);
+    n_plain = n_texts;
+    strcpy(texts[n_texts++], "\"boundary layer\" flow");
+    strcpy(texts[n_texts++], "shock NOT wave");
+    strcpy(texts[n_texts++], "heat -transfer");
+
+    /* Stock's answers: the reference for every engine. */
+    const char *paths[] = {db};
+    xg_handle *h;
+    if (xg_handle_open(paths, 1, NULL, &h)) {
+        printf("FAIL open: %s\n", xg_last_error());
+        return 1;
+    }
+    for (int and_op = 0; and_op < 2; ++and_op)
+        for (int q = 0; q < n_texts; ++q) {
+            struct xg_search_opts o = opts(and_op, XG_ENGINE_XAPIAN);
+            xg_xquery *xq;
+            if (xg_handle_parse(h, texts[q], &o, &xq) ||
+                xg_handle_run_stock(h, xq, &o.bm25, K,
+                                    (struct xg_result *)stock_of(q, and_op))) {
+                printf("FAIL stock on '%s': %s\n", texts[q], xg_last_error());
+                return 1;
+            }
+            xg_shim_xquery_free(xq);
+        }
+    printf("test_router: %d plain queries and %d of other shapes, OR and "
+           "AND, top %d; stock Xapian is the reference\n", n_plain,
+           n_texts - n_plain, K);
+
+    /* ---- No usable device (no twins; a build without CUDA) ---- */
+    unsetenv("XG_GPU_TWINS");
+    const char *why;
+    int have_device = xg_handle_gpu_status(h, &why) == XG_OK;
+    xg_router *r = matcher_router(h, NULL);
+    if (!have_device) {
+        matcher_pass("matcher gpu, no device", r, h, XG_ENGINE_GPU,
+                     want_gpu_nodev, NULL);
+        uint64_t rt[XG_ROUTE_COUNT] = {0};
+        matcher_pass("matcher auto, no device", r, h, XG_ENGINE_AUTO,
+                     want_auto_nodev, rt);
+        CHECK(rt[XG_ROUTE_CPU] > 0 && rt[XG_ROUTE_STOCK_NO_DEVICE] > 0,
+              "auto without a device: %llu to the CPU matcher, %llu to stock",
+              (unsigned long long)rt[XG_ROUTE_CPU],
+              (unsigned long long)rt[XG_ROUTE_STOCK_NO_DEVICE]);
+        printf("ok matcher auto, no device: cpu %llu (ANDs), stock:no-device "
+               "%llu\n", (unsigned long long)rt[XG_ROUTE_CPU],
+               (unsigned long long)rt[XG_ROUTE_STOCK_NO_DEVICE]);
+        context_pass("context auto, no device", db, XG_ENGINE_AUTO, NULL,
+                     c_nodev, 0);
+        context_pass("context gpu, no device", db, XG_ENGINE_GPU, NULL,
+                     c_nodev, 0);
+    } else {
+        printf("skip the no-device checks: a device is usable (%s)\n",
+               "the kernels run on it");
+    }
+    xg_router_close(r);
+    xg_handle_close(h);
+
+    /* ---- The twins: a usable "device" ---- */
+    setenv("XG_GPU_TWINS", "1", 1);
+    if (xg_handle_open(paths, 1, NULL, &h)) return 1;
+    r = matcher_router(h, model_gpu);
+    matcher_pass("matcher xapian", r, h, XG_ENGINE_XAPIAN, want_xapian, NULL);
+    matcher_pass("matcher cpu", r, h, XG_ENGINE_CPU, want_cpu, NULL);
+    uint64_t rt[XG_ROUTE_COUNT] = {0};
+    matcher_pass("matcher gpu", r, h, XG_ENGINE_GPU, want_gpu, rt);
+    CHECK(rt[XG_ROUTE_GPU] > 0, "engine gpu: no query on the GPU");
+    matcher_pass("matcher auto, GPU cheaper", r, h, XG_ENGINE_AUTO,
+                 want_auto_gpu, NULL);
+    printf("ok matcher xapian, cpu, gpu (%llu gpu, %llu cpu), auto\n",
+           (unsigned long long)rt[XG_ROUTE_GPU],
+           (unsigned long long)rt[XG_ROUTE_CPU]);
+    batch_fault(r, h);
+    xg_router_close(r);
+    r = matcher_router(h, model_stock);
+    matcher_pass("matcher auto, stock cheaper", r, h, XG_ENGINE_AUTO,
+                 want_auto_cheaper, NULL);
+    xg_router_close(r);
+    xg_handle_close(h);
+
+    context_pass("context cpu", db, XG_ENGINE_CPU, NULL, c_cpu, 0);
+    context_pass("context gpu", db, XG_ENGINE_GPU, NULL, c_gpu, 0);
+    context_pass("context auto, GPU cheaper", db, XG_ENGINE_AUTO, model_gpu,
+                 c_gpu, 0);
+    context_pass("context auto, stock cheaper", db, XG_ENGINE_AUTO,
+                 model_stock, c_cheaper, 0);
+    context_pass("context gpu, a GPU fault on every batch", db,
+                 XG_ENGINE_GPU, NULL, c_fault, 1);
+    CHECK(last_counts[XG_ROUTE_STOCK_GPU_ERROR] >= (uint64_t)n_plain,
+          "injected faults: only %llu counted as stock:gpu-error",
+          (unsigned long long)last_counts[XG_ROUTE_STOCK_GPU_ERROR]);
+
+    /* ---- Stale and damaged indexes ---- */
+    const char *spaths[] = {stale}, *dpaths[] = {damaged};
+    if (xg_handle_open(spaths, 1, NULL, &h)) return 1;
+    CHECK(xg_handle_index_rc(h) == XG_ERR_STALE, "stale index not refused "
+          "as stale: %s", xg_handle_index_error(h));
+    r = matcher_router(h, NULL);
+    /* The stale copy holds the same documents: stock's answers hold. */
+    matcher_pass("matcher auto, stale index", r, h, XG_ENGINE_AUTO,
+                 want_stale, NULL);
+    for (int e = XG_ENGINE_CPU; e <= XG_ENGINE_GPU; ++e)
+        matcher_pass("matcher cpu/gpu, stale index", r, h, e, want_stale_err,
+                     NULL);
+    xg_router_close(r);
+    xg_handle_close(h);
+    context_pass("context auto, stale index", stale, XG_ENGINE_AUTO, NULL,
+                 c_stale, 0);
+    if (xg_handle_open(dpaths, 1, NULL, &h)) return 1;
+    r = matcher_router(h, NULL);
+    matcher_pass("matcher auto, damaged index", r, h, XG_ENGINE_AUTO,
+                 want_damaged, NULL);
+    xg_router_close(r);
+    xg_handle_close(h);
+    printf("ok stale and damaged indexes: stock answers, or the explicit "
+           "engines say why\n");
+
+    /* ---- A database broken under an open context ---- */
+    {
+        const char *bpaths[] = {bad};
+        struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
+        co.engine = XG_ENGINE_CPU;
+        xg_context *ctx;
+        if (xg_context_open(bpaths, 1, NULL, &co, &ctx)) return 1;
+        struct xg_search_opts o = opts(0, XG_ENGINE_AUTO);
+        struct xg_result res;
+        int route, rc = xg_context_search(ctx, texts[0], &o, 0, K, &res,
+                                          &route);
+        CHECK(rc == XG_OK && same(&res, &stock_or[0]), "bad db: before");
+        if (!rc) xg_result_free(&res);
+        /* Truncate every table under the open handles (same inodes). */
+        snprintf(cmd, sizeof cmd, "for f in '%s'/*.glass; do : > \"$f\"; "
+                 "done", bad);
+        if (system(cmd) != 0) return 1;
+        int errors = 0;
+        for (int q = 0; q < n_texts; ++q) {
+            rc = xg_context_search(ctx, texts[q], &o, 0, K, &res, &route);
+            if (rc) {
+                ++errors;
+                CHECK(*xg_last_error(), "bad db: no message for rc %d", rc);
+            } else {
+                xg_result_free(&res);
+            }
+        }
+        /* And a database removed after the open. */
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", bad);
+        if (system(cmd) != 0) return 1;
+        rc = xg_context_search(ctx, texts[1], &o, 0, K, &res, &route);
+        if (!rc) xg_result_free(&res);
+        else ++errors;
+        CHECK(errors > 0, "bad db: every search succeeded on truncated "
+              "tables");
+        printf("ok broken database under an open context: %d searches "
+               "returned a status code (last: %s), no exception escaped\n",
+               errors, xg_last_error());
+        xg_context_close(ctx);
+    }
+
+    for (int q = 0; q < n_texts; ++q) {
+        xg_result_free(&stock_or[q]);
+        xg_result_free(&stock_and[q]);
+    }
+    printf("%d checks, %d failed\n", checks, failures);
+    return failures ? 1 : 0;
+}
