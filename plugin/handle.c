@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "../gpu/runtime/error.h"
+#include "../gpu/runtime/knobs.h"
 #include "../gpu/query/match_ref.h"
 #include "../gpu/query/engine.h"
 
@@ -194,8 +195,7 @@ static int gpu_ready(xg_handle *s)
     /* XG_GPU_TWINS=1 runs the engine's pipeline with the kernels' CPU
      * twins: how CI, which has no GPU, tests the batching, selection and
      * exact finish (docs/gpu.md). */
-    const char *twins = getenv("XG_GPU_TWINS");
-    if (twins && !strcmp(twins, "1")) s->gpu_opts.use_device = 0;
+    if (xg_knob_gpu_twins()) s->gpu_opts.use_device = 0;
     s->gpu_rc = xg_engine_open(s->ix, &s->gpu_opts, &s->gpu);
     if (s->gpu_rc) s->gpu_error = strdup(xg_last_error());
     return s->gpu_rc;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../gpu/runtime/error.h"
+#include "../gpu/runtime/tuning.h"
 #include "cost_model.h"
 #include "cpu_load.h"
 #include "dispatch.h"
@@ -120,7 +121,7 @@ static struct xg_dispatch *dispatcher(xg_router *r)
             struct xg_dispatch_opts o;
             memset(&o, 0, sizeof o);
             o.max_batch = 256;
-            o.batch_work = 1ull << 27; /* the engine's default threshold */
+            o.batch_work = XG_BATCH_WORK_DEFAULT;
             o.max_wait = r->o.max_wait;
             o.deadline = r->o.deadline;
             o.bm25 = r->o.bm25;

@@ -23,6 +23,7 @@
 
 #include "../gpu/bm25.h"
 #include "../gpu/runtime/buf.h"
+#include "../gpu/runtime/knobs.h"
 #include "../gpu/index/crc32c.h"
 #include "../gpu/index/termdict.h"
 #include "../gpu/runtime/error.h"
@@ -537,7 +538,7 @@ int xg_export(xg_db *db, const char *out_path,
     rep->read_seconds = (t_terms - x.t0) + (t_end - t_terms - x.in_callback);
     double t_write = now();
     if ((rc = write_index(&x, db, out_path, &st, rep))) goto done;
-    if (getenv("XG_EXPORT_TIMING"))
+    if (xg_knob_export_timing())
         fprintf(stderr, "export phases: doclens %.3f s, terms %.3f s (reader "
                 "copying %.3f s, encoder busy %.3f s), write %.3f s\n",
                 t_terms - x.t0, t_end - t_terms, x.in_callback, x.encoding,
