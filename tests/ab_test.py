@@ -177,8 +177,13 @@ def compare(name, binary, db, queries, ops=("or", "and", "andor"), ks=None,
             if ("xapian", op, k) not in res or ("xapian", op, 20) not in res \
                     or op == "andor":
                 continue
-            for r, r20 in zip(res[("xapian", op, k)], res[("xapian", op, 20)]):
-                if "error" not in r and \
+            # Only where the engine answers: stock's weights of a phrase
+            # (which the engines do not serve) can depend on k.
+            for r, r20, g in zip(res[("xapian", op, k)],
+                                 res[("xapian", op, 20)],
+                                 res.get((ENGINE, op, k)) or
+                                 res[(ENGINE, op, ks[0])]):
+                if "error" not in r and "error" not in g and \
                         r["results"] != r20["results"][:k]:
                     sys.exit("FAIL %s op=%s qid %s: stock's top %d is not "
                              "the prefix of its top 20 (the test's premise)"
