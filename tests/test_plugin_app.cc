@@ -11,8 +11,8 @@
  *         printed, not failed (docs/plugin.md).
  *
  *  For each query, OR and AND, (first, maxitems) = (0, 10), (0, 100),
- *  (5, 10), (10, 10), (19, 1) and (3, 4): stock Enquire against Enquire on xg_accelerate()'s query.  Also
- *  per served query: the accelerated query serialised and unserialised
+ *  (5, 10), (10, 10), (19, 1) and (3, 4): stock Enquire against Enquire
+ *  on xg_accelerate()'s query.  Also per served query: the accelerated query serialised and unserialised
  *  with ResultSource registered (what the remote backend does) gives the
  *  same MSet, and a different BM25 on the Enquire is routed to stock.
  *
