@@ -14,7 +14,8 @@
  *  (5, 10), (10, 10), (19, 1) and (3, 4): stock Enquire against Enquire
  *  on xg_accelerate()'s query.  Also per served query: the accelerated
  *  query serialised and unserialised with ResultSource registered (what
- *  the remote backend does) gives the same MSet, and a different BM25 on the Enquire is routed to stock.
+ *  the remote backend does) gives the same MSet, and a different BM25 on
+ *  the Enquire is routed to stock.
  *
  *  usage: test_plugin_app --db DB [--db SHARD2 ...] --queries FILE
  *         [--engine auto|gpu|cpu] [--threads N] [--expect-route NAME]
