@@ -134,7 +134,7 @@ def parse_ks(text):
 
 
 KS = parse_ks("1-20,1000")
-MAX_CPU = 0.02    # --engine gpu: the most (fraction) the CPU matcher answers
+MAX_CPU = 0.05    # --engine gpu: the most (fraction) the CPU matcher answers
 
 
 def op_ks(ks, op):
@@ -317,7 +317,7 @@ def main():
                     "variant and on cacm/cranfield (default 1-20,1000)")
     ap.add_argument("--other-ks", default=None,
                     help="the k compared elsewhere (default: --ks)")
-    ap.add_argument("--max-cpu", type=float, default=0.02,
+    ap.add_argument("--max-cpu", type=float, default=0.05,
                     help="--engine gpu: the largest fraction of the queries "
                     "it serves that the CPU matcher may answer")
     a = ap.parse_args()
