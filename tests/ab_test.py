@@ -111,17 +111,29 @@ IMPACTS = False   # export --impacts: OR candidates from quantized impacts
 CAND_MIN = 0      # the GPU engine's least candidate room (0: its default)
 
 
+RSS_PROBE = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, ru = os.wait4(pid, 0)
+sys.stderr.write("peak-rss-kib %d\\n" % ru.ru_maxrss)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def run_rss(cmd):
-    """Run cmd (FAIL on a nonzero exit); its own peak RSS in KiB (not the
-    largest of every child so far, as RUSAGE_CHILDREN would give)."""
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    out = p.stdout.read()
-    _, status, ru = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode:
-        sys.exit("FAIL: %s exited %d:\n%s" % (" ".join(cmd), p.returncode,
-                                               out.decode(errors="replace")))
-    return ru.ru_maxrss
+    """Run cmd (FAIL on a nonzero exit); its own peak RSS in KiB.  Linux
+    carries the forking process's peak across exec, so the command is
+    started from a fresh small Python (~10 MB), not from this one (which
+    holds every MSet compared: hundreds of MB)."""
+    p = subprocess.run([sys.executable, "-c", RSS_PROBE, *cmd],
+                       capture_output=True, text=True)
+    m = re.search(r"peak-rss-kib (\d+)", p.stderr)
+    if p.returncode or not m:
+        sys.exit("FAIL: %s exited %d:\n%s%s" % (" ".join(cmd), p.returncode,
+                                                 p.stdout, p.stderr))
+    return int(m.group(1))
 
 
 def parse_ks(text):
