@@ -23,7 +23,7 @@ import re
 import struct
 import sys
 
-from testlib import resolve_ir_data, run, run_any
+from testlib import collections, resolve_ir_data, run, run_any
 
 SIGMAS = (1, 2, 4, 8)
 
@@ -273,7 +273,7 @@ def main():
         check_set(a, "random%d" % k, docs, rng, (0.5, 0.3, 1.0))
     a.ir_data = resolve_ir_data(a.ir_data)
     done = 0
-    for name in a.only.split(","):
+    for name in collections(a.ir_data, a.only):
         p = os.path.join(a.ir_data, name, "docs.tsv")
         if not os.path.isfile(p):
             print("skip %s: no %s" % (name, p))

@@ -35,6 +35,7 @@ from testlib import (build, collections, resolve_ir_data, run, xapian_module,
 
 xapian = xapian_module()
 BM25 = (1, 0, 1, 0.5, 0.5)   # the CLI's default --bm25
+QUIRKS = []                  # where stock's MSet at k is not its top k
 
 
 def stock(db, texts, op, k):
@@ -105,6 +106,15 @@ def compare(label, binary, dbpath, queries, ops, ks, tally, seed=None,
                 mine = [(h["docid"], "%.17g" % h["weight"])
                         for h in g["results"]]
                 if mine != w[2]:
+                    # Stock's own answer at k is not its top k (Xapian 1.4's
+                    # pruning on a database with deleted documents): the
+                    # true top k, from stock asked for every document, is
+                    # accepted and reported.
+                    full = stock(db, [text], op, db.get_doccount())[0][2]
+                    if w[2] != full[:k] and mine == full[:k]:
+                        QUIRKS.append(where)
+                        n += 1
+                        continue
                     i = next((i for i, (a, b) in enumerate(zip(mine, w[2]))
                               if a != b), min(len(mine), len(w[2])))
                     sys.exit("FAIL %s: rank %d: Xapian %s, cpu %s (lengths "
@@ -246,6 +256,12 @@ def main():
                        list(range(1, 41)), tally, need_all=True)
         print("ok %-22s %5d MSets identical: %d documents in runs of "
               "identical ones, k = 1..40, absent terms" % (name, n, n_docs))
+    if QUIRKS:
+        print("note: %d MSets where stock Xapian's answer at k is not its own "
+              "top k (it returns another document when asked for more: its "
+              "pruning on a database with deleted documents); the CPU "
+              "matcher gave the true top k.  First: %s" %
+              (len(QUIRKS), QUIRKS[:3]))
     tally.finish("xapian_ab")
     return 0
 
