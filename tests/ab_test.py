@@ -4,33 +4,45 @@
 Proves DESIGN.md's exactness contract ("For every query the plugin serves,
 the MSet equals the stock matcher's: same docids, same order, same weights
 (bit-equal doubles), same tie order") for the CPU engine, on every
-collection of ../shared/ir-data, for OR and AND at k = 10 and k = 1000,
-plus a two-shard variant, a deleted-documents variant and a sparse-docid
-variant (10^4 documents, last docid near 2*10^8).  Weights are compared as
-the %.17g text the CLI prints, which round-trips doubles exactly.
+collection of ../shared/ir-data (or, where it is absent, the bundled
+sample tests/sample/cranfield), for OR, AND and AND-then-OR at every k
+from 1 to 20 and at k = 1000 (--ks), plus a two-shard variant, a
+deleted-documents variant and a sparse-docid variant (up to 10^4
+documents, last docid near 2*10^8; always run).  Weights are compared as
+the %.17g text the CLI prints, which round-trips doubles exactly.  Stock
+Xapian is asked for k = 20 and k = 1000 (and 1 and 10, to check its top k
+is the prefix of its top 20); the engine under test for every k.
 
-Skips (exit 77) when ../shared/ir-data is absent.
+Pages (first > 0) are not compared here: `xapian-gpu search` has no
+--first option (test_plugin_app.cc compares pages through Enquire).
+
+Who answered is required, not assumed: `xapian-gpu ab --json` per
+operator gives the "routing" counts, and every query the engine under
+test can serve must have been answered by it (--engine gpu: by the GPU
+engine, except the queries over its limits, more than 32 AND operands or
+64 leaves, and at most --max-cpu (2%) of the rest, which the CPU matcher
+answers: both counts are printed), none by stock Xapian; zero MSets
+compared is a FAIL.
+
+Skips (exit 77) only for --engine gpu without a CUDA device (or in a
+build without CUDA); any other failure of the GPU engine is a FAIL.
 """
 import argparse
 import json
 import os
 import re
-import resource
+import subprocess
 import shutil
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
-from testlib import build, collections, skip_reason, run
+from testlib import (build, collections, resolve_ir_data, skip_reason,
+                     run)
 
 
 def search(binary, db, queries, engine, op, k):
-    extra = ["--member", MEMBER] if engine == "gpu" else []
-    if engine == "gpu" and LIST_CACHE:
-        extra += ["--list-cache", str(LIST_CACHE)]
-    if engine == "gpu" and CAND_MIN:
-        extra += ["--cand-min", str(CAND_MIN)]
-    if engine == "gpu" and IMPACTS:
-        extra += ["--impacts", "auto"]
+    extra = gpu_extra() if engine == "gpu" else []
     out = run([binary, "search", "--db", db, "--engine", engine, "--op", op,
                "-k", str(k), "--json", "--queries", queries, *extra])
     return [json.loads(line) for line in out.splitlines()]
@@ -78,20 +90,20 @@ def check_impacts_used(binary, db, queries):
           "on the device" % (used, again, again_w))
 
 
-def fold_queries(src, dst):
+def fold_queries(src, dst, append_original=False):
     """Plain-word versions of the queries: punctuation (which QueryParser
     turns into phrases) becomes space and the boolean operator words
     lose their capitals, so every query falls in the shapes the engines
     serve.  The plain pass must compare every single query."""
     ops = re.compile(r"\b(AND|OR|NOT|XOR|NEAR|ADJ)\b")
     with open(src, encoding="utf-8") as f, open(dst, "w", encoding="utf-8") as o:
-        for line in f:
-            if "\t" not in line:
-                continue
-            qid, text = line.rstrip("\n").split("\t", 1)
+        lines = [l.rstrip("\n").split("\t", 1) for l in f if "\t" in l]
+        if append_original:
+            o.writelines("%s\t%s\n" % (q, t) for q, t in lines)
+        for qid, text in lines:
             text = re.sub(r"[^0-9A-Za-z]+", " ", text)
             text = ops.sub(lambda m: m.group(1).lower(), text)
-            o.write("%s\t%s\n" % (qid, text))
+            o.write("plain-%s\t%s\n" % (qid, text))
 
 
 ENGINE = "cpu"
@@ -101,49 +113,211 @@ IMPACTS = False   # export --impacts: OR candidates from quantized impacts
 CAND_MIN = 0      # the GPU engine's least candidate room (0: its default)
 
 
-def compare(name, binary, db, queries, ops=("or", "and", "andor"),
-            ks=(10, 1000)):
-    """Returns (compared, unsupported); exits on the first difference."""
+RSS_PROBE = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+_, status, ru = os.wait4(pid, 0)
+sys.stderr.write("peak-rss-kib %d\\n" % ru.ru_maxrss)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def run_rss(cmd):
+    """Run cmd (FAIL on a nonzero exit); its own peak RSS in KiB.  Linux
+    carries the forking process's peak across exec, so the command is
+    started from a fresh small Python (~10 MB), not from this one (which
+    holds every MSet compared: hundreds of MB)."""
+    p = subprocess.run([sys.executable, "-c", RSS_PROBE, *cmd],
+                       capture_output=True, text=True)
+    m = re.search(r"peak-rss-kib (\d+)", p.stderr)
+    if p.returncode or not m:
+        sys.exit("FAIL: %s exited %d:\n%s%s" % (" ".join(cmd), p.returncode,
+                                                 p.stdout, p.stderr))
+    return int(m.group(1))
+
+
+def parse_ks(text):
+    """"1-20,1000" -> [1, ..., 20, 1000]."""
+    ks = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        ks.update(range(int(lo), int(hi or lo) + 1))
+    return sorted(ks)
+
+
+KS = parse_ks("1-20,1000")
+MAX_CPU = 0.02    # --engine gpu: the most (fraction) the CPU matcher answers
+                  # of the queries within the GPU's limits
+
+
+def op_ks(ks, op):
+    """AND-then-OR is compared at fewer k (1, 2, 5, 10, 20 and those above
+    20): stock is asked for each of them."""
+    return [k for k in ks if op != "andor" or k > 20 or k in (1, 2, 5, 10, 20)]
+
+
+QUIRKS = []       # (name, op, k, qid): stock's MSet at k is not its top k
+
+
+def compare(name, binary, db, queries, ops=("or", "and", "andor"), ks=None,
+            stock_every_k=False):
+    """Returns (compared, unsupported); exits on the first difference.
+    compared counts (query, op, k) MSets.  The searches run two at a time
+    (the suite runs alone: is_parallel false)."""
+    all_ks = ks or KS
     compared = unsupported = 0
+    jobs = {}
     for op in ops:
+        ks = op_ks(all_ks, op)
+        # Stock's MSets: k = 20 (whose prefixes are its smaller k's) and
+        # 1000, 1 and 10 to check the prefix rule.  AND-then-OR depends on
+        # k (OR when AND finds fewer than k), and Xapian's pruning on a
+        # database with deleted documents can miss a document of its top
+        # k (see QUIRKS): there stock is asked for every k.
+        every = stock_every_k or op == "andor"
+        for k in set(ks) | {1000} | (set() if every else {1, 10, 20}):
+            if every or k > 20 or k in (1, 10, 20):
+                jobs[("xapian", op, k)] = None
         for k in ks:
-            ref = search(binary, db, queries, "xapian", op, k)
-            got = search(binary, db, queries, ENGINE, op, k)
+            jobs[(ENGINE, op, k)] = None
+    with ThreadPoolExecutor(2) as pool:
+        futs = {key: pool.submit(search, binary, db, queries, *key)
+                for key in jobs}
+        res = {key: f.result() for key, f in futs.items()}
+    for op in ops:
+        ks = op_ks(all_ks, op)
+        for k in (1, 10):
+            if ("xapian", op, k) not in res or ("xapian", op, 20) not in res \
+                    or op == "andor":
+                continue
+            # Only where the engine answers: stock's weights of a phrase
+            # (which the engines do not serve) can depend on k.
+            for r, r20, g in zip(res[("xapian", op, k)],
+                                 res[("xapian", op, 20)],
+                                 res.get((ENGINE, op, k)) or
+                                 res[(ENGINE, op, ks[0])]):
+                if "error" not in r and "error" not in g and \
+                        r["results"] != r20["results"][:k]:
+                    sys.exit("FAIL %s op=%s qid %s: stock's top %d is not "
+                             "the prefix of its top 20 (the test's premise)"
+                             % (name, op, r["qid"], k))
+        top = res[("xapian", op, 1000)]
+        for k in ks:
+            ref = res.get(("xapian", op, k)) or res[("xapian", op, 20)]
+            got = res[(ENGINE, op, k)]
             if len(ref) != len(got):
                 sys.exit("FAIL %s op=%s k=%d: %d vs %d answers" %
                          (name, op, k, len(ref), len(got)))
-            for r, g in zip(ref, got):
+            for i, (r, g, t) in enumerate(zip(ref, got, top)):
                 if r["qid"] != g["qid"]:
                     sys.exit("FAIL %s: qid order differs" % name)
                 if "error" in r:
                     # QueryParser rejected it: both engines must agree.
                     if "error" not in g:
-                        sys.exit("FAIL %s qid %s: xapian error %r, cpu answered"
-                                 % (name, r["qid"], r["error"]))
+                        sys.exit("FAIL %s qid %s: xapian error %r, %s answered"
+                                 % (name, r["qid"], r["error"], ENGINE))
                     continue
                 if "error" in g:
-                    if not g["error"].startswith("unsupported: "):
-                        sys.exit("FAIL %s qid %s: cpu error %r" %
-                                 (name, r["qid"], g["error"]))
+                    if not g["error"].startswith("unsupported: ") or \
+                            r["qid"].startswith("plain-"):
+                        sys.exit("FAIL %s qid %s: %s error %r" %
+                                 (name, r["qid"], ENGINE, g["error"]))
                     unsupported += 1
                     continue
-                if r["results"] != g["results"]:
-                    for i, (a, b) in enumerate(zip(r["results"], g["results"])):
-                        if a != b:
-                            break
+                want = r["results"][:k]
+                tops = [t["results"][:k]]
+                if op == "andor":   # the AND or the OR form's top k
+                    tops = [x[i]["results"][:k] for x in
+                            (res[("xapian", o, 1000)] for o in ("or", "and")
+                             if ("xapian", o, 1000) in res)
+                            if "results" in x[i]]
+                if want != g["results"] and want not in tops and \
+                        g["results"] in tops:
+                    # Stock's own MSet at k is not its top k: Xapian 1.4
+                    # pruned a document it returns when asked for more.
+                    # The engine gave the true top k; reported, not failed.
+                    QUIRKS.append((name, op, k, r["qid"]))
+                    compared += 1
+                    continue
+                if want != g["results"]:
+                    i = next((i for i, (a, b) in enumerate(
+                        zip(want, g["results"])) if a != b),
+                        min(len(want), len(g["results"])))
                     sys.exit("FAIL %s op=%s k=%d qid %s: MSets differ at rank "
-                             "%d: xapian %s cpu %s (lengths %d/%d)" %
+                             "%d: xapian %s %s %s (lengths %d/%d)" %
                              (name, op, k, r["qid"], i + 1,
-                              r["results"][i:i + 1], g["results"][i:i + 1],
-                              len(r["results"]), len(g["results"])))
+                              want[i:i + 1], ENGINE, g["results"][i:i + 1],
+                              len(want), len(g["results"])))
                 # Xapian's estimate is exact when it returned fewer than k.
-                if len(r["results"]) < k and \
+                if len(want) < k and \
                         r["matches_estimated"] != g["matches_estimated"]:
                     sys.exit("FAIL %s op=%s k=%d qid %s: match count %d vs %d"
                              % (name, op, k, r["qid"], r["matches_estimated"],
                                 g["matches_estimated"]))
                 compared += 1
     return compared, unsupported
+
+
+def gpu_extra():
+    extra = ["--member", MEMBER]
+    if LIST_CACHE:
+        extra += ["--list-cache", str(LIST_CACHE)]
+    if CAND_MIN:
+        extra += ["--cand-min", str(CAND_MIN)]
+    if IMPACTS:
+        extra += ["--impacts", "auto"]
+    return extra
+
+
+def check_routing(name, binary, db, queries, work, ops=("or", "and")):
+    """xapian-gpu ab --engines xapian,ENGINE --json: no MSet differs, and
+    the engine asked for answered every query it serves (its "routing"):
+    for cpu, the CPU matcher all of them; for gpu, the GPU engine all but
+    at most MAX_CPU of them (the CPU matcher the rest, reported), stock
+    none.  Returns a note for the ok line."""
+    notes = []
+    for op in ops:
+        out = os.path.join(work, "routing.json")
+        run([binary, "ab", "--db", db, "--queries", queries, "--engines",
+             "xapian," + ENGINE, "--op", op, "-k", "10", "--json=" + out,
+             *(gpu_extra() if ENGINE == "gpu" else [])])
+        with open(out) as f:
+            rep = json.load(f)
+        served = rep["queries"] - rep["unsupported"] - rep["rejected"]
+        eng = rep["engines"][1]
+        rt = eng["routing"]
+        if eng["engine"] != ENGINE or rep["different"] or served <= 0 or \
+                rep["identical"] != served:
+            sys.exit("FAIL %s op=%s: ab --engines xapian,%s: %d queries, %d "
+                     "identical, %d different, %d unsupported, %d rejected" %
+                     (name, op, ENGINE, rep["queries"], rep["identical"],
+                      rep["different"], rep["unsupported"], rep["rejected"]))
+        # What the GPU engine cannot serve by design goes to the CPU
+        # matcher: more than XG_GPU_MAX_GROUPS (32) AND operands or
+        # XG_GPU_MAX_LEAVES (64) leaves (gpu/query/engine_types.h); each
+        # plain word is a leaf and, with AND, an operand.
+        with open(queries, encoding="utf-8") as f:
+            words = [len(l.split("\t", 1)[1].split()) for l in f if "\t" in l]
+        limit = 32 if op == "and" else 64
+        over = sum(w > limit for w in words)
+        cpu_ok = 0 if ENGINE == "cpu" else over + int(MAX_CPU * served)
+        if rt.get("xapian", 0) or rt.get(ENGINE, 0) + (
+                rt.get("cpu", 0) if ENGINE == "gpu" else 0) != served or \
+                (ENGINE == "gpu" and rt.get("cpu", 0) > cpu_ok):
+            sys.exit("FAIL %s op=%s: engine %s asked for, but the routing of "
+                     "the %d queries it serves is %s (the CPU matcher may "
+                     "answer at most %d: %d over the GPU's %d-%s limit, and "
+                     "%g of the rest)" % (name, op, ENGINE, served, rt,
+                                          cpu_ok, over, limit,
+                                          "operand" if op == "and" else "leaf",
+                                          MAX_CPU))
+        notes.append("%s %d/%d%s" % (op, rt[ENGINE], served,
+                                     " (cpu %d; %d over the GPU's limits)" %
+                                     (rt["cpu"], over)
+                                     if ENGINE == "gpu" and rt["cpu"] else ""))
+    return "answered by %s: %s" % (ENGINE, ", ".join(notes))
 
 
 def main():
@@ -165,29 +339,45 @@ def main():
     ap.add_argument("--cand-min", type=int, default=0, metavar="N",
                     help="the GPU engine's least candidate room (small: the "
                     "selection narrows even on small collections)")
+    ap.add_argument("--ks", default="1-20,1000",
+                    help="the k compared on the first collection's first "
+                    "variant (default 1-20,1000)")
+    ap.add_argument("--other-ks", default=None,
+                    help="the k compared on every other variant and "
+                    "collection (default: --ks; the slower GPU-twin suites "
+                    "pass 10,1000)")
+    ap.add_argument("--max-cpu", type=float, default=0.02,
+                    help="--engine gpu: the largest fraction of the queries "
+                    "within the GPU's limits that the CPU matcher may "
+                    "answer (those over them always may)")
     a = ap.parse_args()
-    global ENGINE, MEMBER, LIST_CACHE, IMPACTS, CAND_MIN
+    global ENGINE, MEMBER, LIST_CACHE, IMPACTS, CAND_MIN, KS, MAX_CPU
     IMPACTS = a.impacts
     CAND_MIN = a.cand_min
     ENGINE = a.engine
     MEMBER = a.member
     LIST_CACHE = a.list_cache
-    print("engine under test: %s%s%s%s" % (
+    MAX_CPU = a.max_cpu
+    KS = parse_ks(a.ks)
+    other_ks = parse_ks(a.other_ks) if a.other_ks else KS
+    print("engine under test: %s%s%s%s; k %s" % (
         a.engine, " (CPU twins of the kernels)"
         if os.environ.get("XG_GPU_TWINS") == "1" else "",
-        ", membership %s" % a.member if a.engine == "gpu" else "",
-        ", impacts" if a.impacts else ""))
-    why = skip_reason(a.bin, a.ir_data, a.work, a.engine)
+        ", membership %s (not reported by the CLI: unverified)" % a.member
+        if a.engine == "gpu" else "",
+        ", impacts" if a.impacts else "", a.ks))
+    ir_data = resolve_ir_data(a.ir_data)
+    why = skip_reason(a.bin, ir_data, a.work, a.engine)
     if why:
         # As every GPU test does without a device.
         print("SKIP: %s" % why)
         return 77
-    colls = collections(a.ir_data, a.only)
+    colls = collections(ir_data, a.only, strict=True)
     passed = 0
     total_cmp = 0
     for c in colls:
-        docs = os.path.join(a.ir_data, c, "docs.tsv")
-        queries = os.path.join(a.ir_data, c, "queries.tsv")
+        docs = os.path.join(ir_data, c, "docs.tsv")
+        queries = os.path.join(ir_data, c, "queries.tsv")
         variants = [("", [])]
         if c in ("cacm", "cranfield"):
             variants += [("-2shards", ["--shards", "2"]),
@@ -196,33 +386,37 @@ def main():
                                                "--delete-every", "5"])]
         for suffix, opts in variants:
             name = c + suffix
+            ks = KS if c == colls[0] and not suffix else other_ks
             db = os.path.join(a.work, name)
             t = time.time()
             build(a.bin, docs, db, *opts,
                   export=["--impacts"] if IMPACTS else [])
-            n, u = compare(name, a.bin, db, queries)
+            # The queries as given, then their plain-word versions (qids
+            # "plain-..."), which must all be served.
+            both = os.path.join(a.work, c + "-queries+plain.tsv")
+            fold_queries(queries, both, append_original=True)
+            plain = os.path.join(a.work, c + "-plain-queries.tsv")
+            fold_queries(queries, plain)
             if LIST_CACHE:
                 check_cache_used(a.bin, db, queries)
             if IMPACTS and a.engine == "gpu":
                 check_impacts_used(a.bin, db, queries)
+            n, u = compare(name, a.bin, db, both, ks=ks,
+                           stock_every_k="deleted" in name)
             if n == 0:
                 sys.exit("FAIL %s: no query was compared" % name)
-            plain = os.path.join(a.work, c + "-plain-queries.tsv")
-            fold_queries(queries, plain)
-            pn, pu = compare(name + " plain", a.bin, db, plain)
-            if pu:
-                sys.exit("FAIL %s: %d plain-word queries unsupported" %
-                         (name, pu))
-            print("ok %-24s %5d MSets identical, %4d unsupported; plain "
-                  "words: all %d identical (%.1fs)" %
-                  (name, n, u, pn, time.time() - t))
+            routed = check_routing(name, a.bin, db, plain, a.work)
+            print("ok %-24s %5d MSets identical (queries and their plain "
+                  "words), %4d unsupported (none plain); k %s; %s (%.1fs)" %
+                  (name, n, u, "%d-%d,%s" % (ks[0], min(ks[-1], 20), ks[-1])
+                   if len(ks) > 2 else ks, routed, time.time() - t))
             passed += 1
-            total_cmp += n + pn
+            total_cmp += n
 
-    # Sparse docids: 10^4 documents, docids 20000 apart (last ~2*10^8).
+    # Sparse docids: up to 10^4 documents, last docid near 2*10^8.
     lines = []
     for c in colls:
-        with open(os.path.join(a.ir_data, c, "docs.tsv"), encoding="utf-8") as f:
+        with open(os.path.join(ir_data, c, "docs.tsv"), encoding="utf-8") as f:
             for line in f:
                 if "\t" in line:
                     lines.append(line.split("\t", 1)[1])
@@ -230,34 +424,47 @@ def main():
                     break
         if len(lines) == 10000:
             break
-    if len(lines) == 10000:
-        tsv = os.path.join(a.work, "sparse.tsv")
-        with open(tsv, "w", encoding="utf-8") as f:
-            for i, text in enumerate(lines):
-                f.write("%d\t%s" % (i + 1, text if text.endswith("\n")
-                                    else text + "\n"))
-        db = os.path.join(a.work, "sparse")
-        shutil.rmtree(db, ignore_errors=True)
-        run([a.bin, "index", "--quiet", "--docid-scale", "20000", tsv, db])
-        before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        run([a.bin, "export", "--quiet", *(["--impacts"] if IMPACTS else []),
-             db])
-        rss_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-        size = os.path.getsize(os.path.join(db, "xapian-gpu.idx"))
-        # A dense array over 2*10^8 docids would be 800 MB of uint32.
-        if size > 16 << 20:
-            sys.exit("FAIL sparse: index is %d bytes" % size)
-        if max(rss_kb, before) > 400 * 1024:
-            sys.exit("FAIL sparse: export peak RSS %d KiB" % rss_kb)
-        qfile = os.path.join(a.ir_data, "cacm", "queries.tsv")
-        n, u = compare("sparse", a.bin, db, qfile)
-        if n == 0:
-            sys.exit("FAIL sparse: no query was compared")
-        print("ok %-24s %5d MSets identical, %4d unsupported; index %d bytes,"
-              " peak RSS %d KiB" % ("sparse-docids", n, u, size, rss_kb))
-        passed += 1
-        total_cmp += n
-    print("%d MSets compared in all" % total_cmp)
+    if len(lines) < 1000:
+        sys.exit("FAIL sparse: only %d documents in %s" % (len(lines), colls))
+    scale = 200000000 // len(lines)
+    tsv = os.path.join(a.work, "sparse.tsv")
+    with open(tsv, "w", encoding="utf-8") as f:
+        for i, text in enumerate(lines):
+            f.write("%d\t%s" % (i + 1, text if text.endswith("\n")
+                                else text + "\n"))
+    db = os.path.join(a.work, "sparse")
+    shutil.rmtree(db, ignore_errors=True)
+    index_kb = run_rss([a.bin, "index", "--quiet", "--docid-scale",
+                        str(scale), tsv, db])
+    rss_kb = run_rss([a.bin, "export", "--quiet",
+                      *(["--impacts"] if IMPACTS else []), db])
+    size = os.path.getsize(os.path.join(db, "xapian-gpu.idx"))
+    # A dense array over 2*10^8 docids would be 800 MB of uint32.
+    if size > 16 << 20:
+        sys.exit("FAIL sparse: index is %d bytes" % size)
+    if max(rss_kb, index_kb) > 400 * 1024:
+        sys.exit("FAIL sparse: peak RSS %d KiB (index), %d KiB (export)" %
+                 (index_kb, rss_kb))
+    qc = "cacm" if "cacm" in colls else colls[0]
+    qfile = os.path.join(ir_data, qc, "queries.tsv")
+    n, u = compare("sparse", a.bin, db, qfile, ks=other_ks)
+    if n == 0:
+        sys.exit("FAIL sparse: no query was compared")
+    print("ok %-24s %5d MSets identical, %4d unsupported; %d documents from "
+          "%s, docids up to %d (step %d), %s queries; index %d bytes, peak RSS "
+          "%d KiB" % ("sparse-docids", n, u, len(lines), ",".join(colls),
+                      len(lines) * scale, scale, qc, size, rss_kb))
+    passed += 1
+    total_cmp += n
+    if total_cmp == 0:
+        sys.exit("FAIL: 0 MSets compared")
+    if QUIRKS:
+        print("note: %d MSets where stock Xapian's answer at k is not its own "
+              "top k (it returns a heavier document when asked for more: its "
+              "pruning on a database with deleted documents); the engine gave "
+              "the true top k.  First: %s" % (len(QUIRKS), QUIRKS[:5]))
+    print("%d MSets compared in all (collections: %s)" %
+          (total_cmp, ", ".join(colls)))
     print("%d passed, 0 failed" % passed)
     return 0
 

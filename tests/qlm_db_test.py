@@ -34,7 +34,7 @@ import random
 import shutil
 import sys
 
-from testlib import collections, run, run_any
+from testlib import collections, resolve_ir_data, run, run_any
 from qlm_test import reference
 
 SIGMAS = (1, 2, 3)
@@ -73,7 +73,7 @@ def read_tsv(path):
 
 
 def check_ir_data(a):
-    for name in collections(a.ir_data, a.only):
+    for name in collections(a.ir_data, a.only, strict=True):
         tsv = os.path.join(a.ir_data, name, "docs.tsv")
         db = os.path.join(a.work, name + ".db")
         shutil.rmtree(db, ignore_errors=True)
@@ -289,11 +289,12 @@ def main():
     check_rules(a)
     check_errors(a)
     check_random(a, random.Random(seed))
-    if not os.path.isdir(a.ir_data):
-        print("skip ir-data: %s not found" % a.ir_data)
-        return 0
+    a.ir_data = resolve_ir_data(a.ir_data)
     check_ir_data(a)
-    check_shards(a, "med")
+    if os.path.isdir(os.path.join(a.ir_data, "med")):
+        check_shards(a, "med")
+    else:
+        check_shards(a, "cranfield")
     check_omindex(a)
     return 0
 

@@ -23,7 +23,7 @@ import re
 import struct
 import sys
 
-from testlib import run, run_any
+from testlib import collections, resolve_ir_data, run, run_any
 
 SIGMAS = (1, 2, 4, 8)
 
@@ -271,15 +271,20 @@ def main():
         docs = [[rng.choice(vocab) for _ in range(rng.choice((1, 2, 3, 9, 40)))]
                 for _ in range(rng.randint(1, 90))]
         check_set(a, "random%d" % k, docs, rng, (0.5, 0.3, 1.0))
-    for name in a.only.split(","):
+    a.ir_data = resolve_ir_data(a.ir_data)
+    done = 0
+    for name in collections(a.ir_data, a.only):
         p = os.path.join(a.ir_data, name, "docs.tsv")
         if not os.path.isfile(p):
             print("skip %s: no %s" % (name, p))
             continue
+        done += 1
         with open(p, encoding="utf-8") as f:
             docs = [re.findall(r"[a-z0-9]+", l.split("\t", 1)[1].lower())
                     for l in f if "\t" in l]
         check_set(a, name, [d for d in docs if d], None, (0.5,))
+    if not done:
+        sys.exit("FAIL: none of the collections %s in %s" % (a.only, a.ir_data))
 
 
 if __name__ == "__main__":

@@ -5,6 +5,9 @@ import shutil
 import subprocess
 import sys
 
+# Each line as it is printed, in order with the FAIL lines on stderr.
+sys.stdout.reconfigure(line_buffering=True)
+
 
 def run(cmd, env=None, **kw):
     """Run cmd; on a nonzero exit, fail the test with its output.  Returns
@@ -29,30 +32,150 @@ def build(binary, tsv, db, *opts, export=()):
     run([binary, "export", "--quiet", *export, db])
 
 
+SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample")
+
+# What the GPU probe says when there is no device to test (the only reason
+# a GPU test may skip); any other failure of the GPU engine is a FAIL.
+NO_DEVICE = ("built without CUDA", "no CUDA device", "not usable")
+
+
+def resolve_ir_data(ir_data):
+    """The collections to test: ir_data, or the bundled sample
+    (tests/sample: cranfield, 1,400 documents, 225 queries) where ir_data
+    does not exist (a plain clone without ../shared).  An ir_data that
+    exists but holds no collection is a FAIL, never a pass on nothing.
+    Prints which one is used."""
+    if not os.path.isdir(ir_data):
+        print("ir-data: %s not found; using the bundled sample %s "
+              "(cranfield)" % (ir_data, SAMPLE))
+        return SAMPLE
+    if not collections(ir_data):
+        sys.exit("FAIL: %s holds no collection (no */docs.tsv)" % ir_data)
+    print("ir-data: %s (%s)" % (ir_data, ", ".join(collections(ir_data))))
+    return ir_data
+
+
 def gpu_unavailable(binary, ir_data, work):
-    """Why the GPU engine cannot run here, or None.  The CPU twins
+    """Why the GPU engine cannot run here (no device, or built without
+    CUDA), or None.  Any other failure of the probe fails the test: a GPU
+    engine that crashes on a device machine is not a skip.  The CPU twins
     (XG_GPU_TWINS=1) always can."""
     if os.environ.get("XG_GPU_TWINS") == "1":
         return None
     probe = os.path.join(work, "probe")
-    build(binary, os.path.join(ir_data, "adi", "docs.tsv"), probe)
+    build(binary, os.path.join(ir_data, collections(ir_data)[0], "docs.tsv"),
+          probe)
     p = run_any([binary, "search", "--db", probe, "--engine", "gpu", "probe"])
-    return p.stderr.strip() or "no GPU" if p.returncode != 0 else None
+    if p.returncode == 0:
+        return None
+    why = p.stderr.strip()
+    if p.returncode == 1 and any(n in why for n in NO_DEVICE):
+        return why
+    sys.exit("FAIL: the GPU engine failed its probe (exit %d), not for want "
+             "of a device:\n%s%s" % (p.returncode, p.stdout, p.stderr))
 
 
 def skip_reason(binary, ir_data, work, engine):
     """Why a driver over the ir-data collections must skip (exit 77), or
-    None; creates work."""
-    if not os.path.isdir(ir_data):
-        return "%s not found" % ir_data
+    None; creates work.  Only a missing GPU is a reason: without ir-data
+    the drivers use the bundled sample (resolve_ir_data)."""
     os.makedirs(work, exist_ok=True)
     why = engine == "gpu" and gpu_unavailable(binary, ir_data, work)
     return "GPU engine unavailable: %s" % why if why else None
 
 
-def collections(ir_data, only=None):
+def collections(ir_data, only=None, strict=False):
     """The ir-data collections with a docs.tsv, sorted; `only` a
-    comma-separated subset."""
+    comma-separated subset.  On the bundled sample, `only` falls back to
+    the sample's collections when none of it is there (said on stdout).
+    strict: FAIL when the result is empty."""
     colls = sorted(d for d in os.listdir(ir_data)
                    if os.path.isfile(os.path.join(ir_data, d, "docs.tsv")))
-    return [c for c in colls if c in only.split(",")] if only else colls
+    picked = [c for c in colls if c in only.split(",")] if only else colls
+    if not picked and only and os.path.abspath(ir_data) == SAMPLE:
+        print("--only %s: not in the bundled sample; using %s" %
+              (only, ", ".join(colls)))
+        picked = colls
+    if strict and not picked:
+        sys.exit("FAIL: no collection to test in %s (only=%s)" %
+                 (ir_data, only))
+    return picked
+
+
+class Tally:
+    """Counts what a driver compared; finish() fails a run that compared
+    nothing."""
+    def __init__(self):
+        self.n = {}
+
+    def add(self, what, n=1):
+        self.n[what] = self.n.get(what, 0) + n
+
+    def finish(self, label):
+        total = sum(self.n.values())
+        if total == 0:
+            sys.exit("FAIL %s: nothing was compared" % label)
+        print("%s: compared %s" % (label, ", ".join(
+            "%d %s" % (v, k) for k, v in sorted(self.n.items()))))
+
+
+def xapian_module():
+    """python3-xapian (Debian's, also from another Python 3 of the same
+    version); a missing one is a FAIL naming tests/deps.sh, which installs
+    it, never a silent skip."""
+    try:
+        import xapian
+    except ImportError:
+        sys.path.append("/usr/lib/python3/dist-packages")
+        try:
+            import xapian
+        except ImportError as e:
+            sys.exit("FAIL: python3-xapian is needed (tests/deps.sh installs "
+                     "it): %s" % e)
+    return xapian
+
+
+def bm25_weight(xapian, bm25):
+    """Xapian's BM25Weight from the CLI's "K1,K2,K3,B,MINLEN" (None: the
+    CLI's default 1,0,1,0.5,0.5)."""
+    return xapian.BM25Weight(*[float(x) for x in
+                               (bm25 or "1,0,1,0.5,0.5").split(",")])
+
+
+def compare_term_weights(label, by_term, db_path, bm25, terms=None):
+    """by_term (term -> {docid: "%.17g" weight}, as weight --db/--tsv
+    write) against stock Xapian's own one-term queries on db_path
+    (Enquire, BM25Weight(bm25)): every posting of each term of `terms`
+    (default: every term), and the same set of terms as the database's
+    (every term with postings).  FAIL on the first difference; returns
+    (terms, postings) compared."""
+    xapian = xapian_module()
+    db = xapian.Database(db_path)
+    indexed = {t.term.decode("utf-8"): t.termfreq for t in db.allterms()}
+    if terms is None:
+        missing = sorted(set(indexed) - set(by_term))[:5]
+        extra = sorted(set(by_term) - set(indexed))[:5]
+        if missing or extra:
+            sys.exit("FAIL %s: terms not as in the database: missing %s, "
+                     "extra %s" % (label, missing, extra))
+        terms = sorted(by_term)
+    weight = bm25_weight(xapian, bm25)
+    postings = 0
+    for term in terms:
+        want = by_term[term]
+        enq = xapian.Enquire(db)
+        enq.set_query(xapian.Query(term))
+        enq.set_weighting_scheme(weight)
+        got = {m.docid: "%.17g" % m.weight
+               for m in enq.get_mset(0, indexed.get(term, 0) + 1)}
+        if got != want:
+            bad = sorted(d for d in set(want) | set(got)
+                         if got.get(d) != want.get(d))[:3]
+            sys.exit("FAIL %s: term %r: %d postings, %d from Xapian's "
+                     "one-term query; e.g. (docid, ours, Xapian's) %s" %
+                     (label, term, len(want), len(got),
+                      [(d, want.get(d), got.get(d)) for d in bad]))
+        postings += len(want)
+    if not terms:
+        sys.exit("FAIL %s: no term compared" % label)
+    return len(terms), postings

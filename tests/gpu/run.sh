@@ -5,7 +5,9 @@
 # build-dev`), Debian's libxapian30 unpacked in .xapian-rt/, and the test
 # collections copied into .device-carry/ir-data/ (the device machine has no
 # Xapian and no ../shared).  Stages, in the order given:
-#   kernels        every kernel against its CPU twin (tests/gpu/test_kernels.c)
+#   kernels        every kernel against its CPU twin: one test per kernel
+#                  (tests/gpu/test_kernel_*.c: decode, intersect, merge,
+#                  accumulate, topk, finish); fails if any fails
 #   ab             --engine gpu against stock Xapian on every collection
 #   bench N [Q]    synthetic collection of N docs, Q queries (10000): export,
 #                  then xapian/cpu (all cores) vs gpu, OR, AND and AND+OR,
@@ -126,11 +128,19 @@ while [ $# -gt 0 ]; do
     case $stage in
     kernels)
         t=$(date +%s)
-        $BD/tests/test_kernels 2>&1 | tee "$OUT/kernels.log"
-        note "kernels: $(tail -1 "$OUT/kernels.log") ($(( $(date +%s) - t )) s)"
+        : > "$OUT/kernels.log"
+        kfail=0
+        for k in decode intersect merge accumulate topk finish; do
+            [ -x $BD/tests/test_kernel_$k ] || { note "kernel_$k: not built"; kfail=1; continue; }
+            $BD/tests/test_kernel_$k 2>&1 | tee -a "$OUT/kernels.log" "$OUT/kernel_$k.log"
+            rc=${PIPESTATUS[0]}
+            note "kernel_$k: $(tail -1 "$OUT/kernel_$k.log") (exit $rc)"
+            [ "$rc" = 0 ] || kfail=1
+        done
+        note "kernels: $([ $kfail = 0 ] && echo all passed || echo FAILED) ($(( $(date +%s) - t )) s)"
         ;;
     kbench)
-        $BD/tests/test_kernels --bench 2>&1 | tee "$OUT/kbench.log"
+        $BD/tests/bench_kernels 2>&1 | tee "$OUT/kbench.log"
         grep '^bench' "$OUT/kbench.log" | sed 's/^/    /' | tee -a "$SUMMARY"
         ;;
     members)

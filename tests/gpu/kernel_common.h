@@ -1,13 +1,15 @@
-/** @file test_kernels.c
- *  @brief Every GPU kernel against its CPU twin on fresh random lists:
- *         decode (every bit width, exceptions, dense numbers near 2^32),
- *         the AND sequence (block selection, merge paths, intersection:
- *         empty, single, identical, disjoint, very unequal lists; every
- *         membership method, with and without Bloom),
- *         accumulation, selection (many ties at the cut) and the exact
- *         finish.  Exits 77 when there is no CUDA device.
- *  usage: test_kernels [--seed N]
+/** @file kernel_common.h
+ *  @brief What the per-kernel GPU tests share (tests/gpu/test_kernel_*.c,
+ *         one file per kernel, split from test_kernels.c): the random
+ *         index on host and device, CHECK/CUDA, the AND batch (and_case)
+ *         and the test bodies run by several files (test_intersect for
+ *         intersect and merge, test_or_pipeline for accumulate, topk and
+ *         finish).  Header-only: everything is static inline.
+ *  usage of each test: test_kernel_NAME [--seed N]; exit 77 without a
+ *  CUDA device.
  */
+#ifndef XG_TESTS_GPU_KERNEL_COMMON_H
+#define XG_TESTS_GPU_KERNEL_COMMON_H
 #include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdio.h>
@@ -66,7 +68,7 @@ struct tindex {
 };
 
 /* Lists stay where the encoder put them: list_off = postings_offset. */
-static void set_list_off(struct tindex *t)
+static inline void set_list_off(struct tindex *t)
 {
     free(t->list_off);
     t->list_off = malloc((t->n_terms + 1) * sizeof *t->list_off);
@@ -75,7 +77,7 @@ static void set_list_off(struct tindex *t)
     t->h.list_off = t->list_off;
 }
 
-static void *dup_to_device(struct tindex *t, int slot, const void *p, size_t n,
+static inline void *dup_to_device(struct tindex *t, int slot, const void *p, size_t n,
                            size_t pad)
 {
     void *d = NULL;
@@ -89,7 +91,7 @@ static void *dup_to_device(struct tindex *t, int slot, const void *p, size_t n,
 /* Lists: n_terms random ascending lists of dense numbers in
  * [base, base + span); gap scale chosen per list so every bit width
  * appears; wdfs with occasional huge values (exceptions). */
-static int build(struct tindex *t, uint32_t n_terms, uint32_t n_docs,
+static inline int build(struct tindex *t, uint32_t n_terms, uint32_t n_docs,
                  uint32_t base, const uint32_t *dfs, int with_docs)
 {
     memset(t, 0, sizeof *t);
@@ -180,7 +182,7 @@ static int build(struct tindex *t, uint32_t n_terms, uint32_t n_docs,
     return 0;
 }
 
-static void release(struct tindex *t)
+static inline void release(struct tindex *t)
 {
     for (int i = 0; i < 10; ++i) cudaFree(t->dmem[i]);
     free(t->list_off);
@@ -195,7 +197,7 @@ static void release(struct tindex *t)
     xg_buf_free(&t->bloom); xg_buf_free(&t->hashseg);
 }
 
-static void *to_dev(const void *p, size_t n)
+static inline void *to_dev(const void *p, size_t n)
 {
     void *d = NULL;
     if (cudaMalloc(&d, n + 8) != cudaSuccess) return NULL;
@@ -204,7 +206,7 @@ static void *to_dev(const void *p, size_t n)
 }
 
 /* Lists of one batch over every term (decoded = prefix of df). */
-static struct xg_dlist *all_lists(const struct tindex *t, uint64_t *total,
+static inline struct xg_dlist *all_lists(const struct tindex *t, uint64_t *total,
                                   uint64_t *blocks)
 {
     struct xg_dlist *l = calloc(t->n_terms, sizeof *l);
@@ -223,50 +225,8 @@ static struct xg_dlist *all_lists(const struct tindex *t, uint64_t *total,
     return l;
 }
 
-static int test_decode(void)
-{
-    /* Dense numbers up to 2^32 - 1, gap scales from 1 to 2^30. */
-    uint32_t dfs[40];
-    for (int i = 0; i < 40; ++i) dfs[i] = 1 + (uint32_t)(rnd() % 5000);
-    dfs[0] = 1; dfs[1] = 128; dfs[2] = 129; dfs[3] = 127; dfs[4] = 256;
-    struct tindex t;
-    if (build(&t, 40, 0xFFFFFFFFu, 0xFFFFFFFFu - 4000000000u, dfs, 0)) return 1;
-    uint64_t total, blocks;
-    struct xg_dlist *l = all_lists(&t, &total, &blocks);
-    uint32_t *hd = malloc(total * 4), *hw = malloc(total * 4);
-    uint32_t *gd = malloc(total * 4), *gw = malloc(total * 4);
-    CHECK(xg_decode_lists_ref(&t.h, l, 0, t.n_terms, NULL, hd, hw) == XG_OK,
-          "twin decode: %s", xg_last_error());
-    for (uint32_t i = 0, o = 0; i < t.n_terms; o += t.df[i], ++i)
-        CHECK(!memcmp(hd + o, t.lists[i], t.df[i] * 4) &&
-              !memcmp(hw + o, t.wdfs[i], t.df[i] * 4),
-              "twin decode differs from the input list %u", i);
-    struct xg_dlist *dl = to_dev(l, t.n_terms * sizeof *l);
-    uint32_t *dd, *dw;
-    CUDA(cudaMalloc((void **)&dd, total * 4));
-    CUDA(cudaMalloc((void **)&dw, total * 4));
-    CUDA(cudaMemset(dd, 0xAB, total * 4)); /* poison */
-    CUDA(cudaMemset(dw, 0xAB, total * 4));
-    CUDA(xg_decode_lists_gpu(&t.d, dl, 0, t.n_terms, 0, blocks, NULL, dd, dw,
-                             0));
-    CUDA(cudaDeviceSynchronize());
-    CUDA(cudaMemcpy(gd, dd, total * 4, cudaMemcpyDeviceToHost));
-    CUDA(cudaMemcpy(gw, dw, total * 4, cudaMemcpyDeviceToHost));
-    for (uint64_t i = 0; i < total; ++i)
-        CHECK(gd[i] == hd[i] && gw[i] == hw[i],
-              "decode: posting %llu: gpu (%u,%u) twin (%u,%u)",
-              (unsigned long long)i, gd[i], gw[i], hd[i], hw[i]);
-    printf("ok decode: %llu postings in %llu blocks, dense numbers up to %u\n",
-           (unsigned long long)total, (unsigned long long)blocks,
-           hd[total - 1]);
-    cudaFree(dd); cudaFree(dw); cudaFree(dl);
-    free(hd); free(hw); free(gd); free(gw); free(l);
-    release(&t);
-    ++passed;
-    return 0;
-}
 
-static int cmp_cand(const void *x, const void *y)
+static inline int cmp_cand(const void *x, const void *y)
 {
     const struct xg_dcand *a = x, *b = y;
     return a->doc < b->doc ? -1 : a->doc > b->doc;
@@ -290,7 +250,7 @@ struct and_case {
     uint32_t *dd, *dw;
 };
 
-static int and_case_build(struct and_case *c, const struct tindex *t,
+static inline int and_case_build(struct and_case *c, const struct tindex *t,
                           const uint32_t (*pairs)[2], uint32_t nq,
                           uint32_t method)
 {
@@ -382,7 +342,7 @@ static int and_case_build(struct and_case *c, const struct tindex *t,
 }
 
 /* The device's AND sequence, as engine_cuda.c runs it. */
-static int and_case_launch(const struct tindex *t, struct and_case *c)
+static inline int and_case_launch(const struct tindex *t, struct and_case *c)
 {
     CUDA(cudaMemsetAsync(c->dm.bsel, 0, c->blocks, 0));
     CUDA(cudaMemsetAsync(c->di.icount, 0, c->nq * 4, 0));
@@ -398,7 +358,7 @@ static int and_case_launch(const struct tindex *t, struct and_case *c)
 
 /* The twins' AND sequence: matches per query into count/cand, and the
  * block marks and merge positions for comparison. */
-static int and_case_ref(const struct tindex *t, const struct and_case *c,
+static inline int and_case_ref(const struct tindex *t, const struct and_case *c,
                         uint32_t *count, struct xg_dcand *cand,
                         uint8_t *bsel, uint32_t *mpos)
 {
@@ -424,7 +384,7 @@ static int and_case_ref(const struct tindex *t, const struct and_case *c,
     return 0;
 }
 
-static void and_case_free(struct and_case *c)
+static inline void and_case_free(struct and_case *c)
 {
     cudaFree((void *)c->di.queries); cudaFree((void *)c->di.lists);
     cudaFree((void *)c->di.iq); cudaFree((void *)c->di.iprefix);
@@ -438,7 +398,7 @@ static void and_case_free(struct and_case *c)
     free(c->mprefix);
 }
 
-static const char *member_name(uint32_t m)
+static inline const char *member_name(uint32_t m)
 {
     static const char *kinds[] = {"binary", "lr", "hashseg", "merge", "block",
                                   "?", "?", "auto"};
@@ -449,7 +409,7 @@ static const char *member_name(uint32_t m)
 }
 
 /* AND of every pair shape, for one membership method. */
-static int test_intersect(uint32_t method)
+static inline int test_intersect(uint32_t method)
 {
     /* Lists: 0 tiny, 1 huge, 2 = copy of 0 (identical), 3 disjoint from 0,
      * 4 single element, 5 medium. */
@@ -563,8 +523,12 @@ static int test_intersect(uint32_t method)
     return 0;
 }
 
-/* OR: accumulate, select (with ties), finish; kernels against twins. */
-static int test_or_pipeline(void)
+
+/* OR: accumulate, select (with ties), finish; kernels against twins.
+ * Each stage's input is its twin's output, so any stage runs alone:
+ * `stages` picks whose kernel is launched and compared (OR_*). */
+enum { OR_ACCUMULATE = 1, OR_IMPACTS = 2, OR_SELECT = 4, OR_FINISH = 8 };
+static inline int test_or_pipeline(unsigned stages)
 {
     uint32_t n_docs = 200000, nt = 12;
     uint32_t dfs[12];
@@ -633,6 +597,7 @@ static int test_or_pipeline(void)
     CUDA(cudaMalloc((void **)&dmask, cells * 4));
     CUDA(cudaMemset(dacc, 0, cells * 8));
     CUDA(cudaMemset(dmask, 0, cells * 4));
+    if (stages & OR_ACCUMULATE) {
     CUDA(xg_accumulate_gpu(&t.d, dl, dq, 0, li, 0, blk, dacc, dmask, 0));
     CUDA(cudaDeviceSynchronize());
     CUDA(cudaMemcpy(gacc, dacc, cells * 8, cudaMemcpyDeviceToHost));
@@ -649,11 +614,12 @@ static int test_or_pipeline(void)
            "difference %.2g (atomics add in any order)\n",
            (unsigned long long)cells, worst);
     ++passed;
+    }
 
     /* Impacts: the same lists' codes for the twin's K_d, each query as an
      * OR from impacts; the GPU's integer rows equal the twin's exactly,
      * and each lies in [exact, exact + margin] units (impact.h). */
-    {
+    if (stages & OR_IMPACTS) {
         struct xg_buf codes = {0};
         struct xg_fmt_impact *im = calloc(nt, sizeof *im);
         for (uint32_t k = 0; k < nt; ++k)
@@ -731,6 +697,7 @@ static int test_or_pipeline(void)
 
     /* Selection on the twin's rows (so both see identical input). */
     CUDA(cudaMemcpy(dacc, hacc, cells * 8, cudaMemcpyHostToDevice));
+    CUDA(cudaMemcpy(dmask, hmask, cells * 4, cudaMemcpyHostToDevice));
     struct xg_dcand *hc = calloc(cand, sizeof *hc), *gc = calloc(cand, sizeof *gc);
     struct xg_dqresult hr[4], gr[4];
     struct xg_select_args hs = {q, hacc, hmask, n_docs, NULL, NULL, 1e-12, hc, hr,
@@ -746,6 +713,14 @@ static int test_or_pipeline(void)
     CUDA(cudaMalloc((void **)&dhist, nq * 2048 * 4));
     struct xg_select_args gs = {dq, dacc, dmask, n_docs, NULL, NULL, 1e-12, dc, dr,
                                 dst, dhist};
+    if (!(stages & OR_SELECT)) {
+        /* The finish alone: the twin's candidates, in docid order. */
+        memcpy(gr, hr, sizeof gr);
+        for (uint32_t i = 0; i < nq; ++i)
+            qsort(hc + q[i].cand_first, hr[i].n_cand, sizeof *hc, cmp_cand);
+        memcpy(gc, hc, cand * sizeof *gc);
+        CUDA(cudaMemcpy(dr, hr, sizeof hr, cudaMemcpyHostToDevice));
+    } else {
     CUDA(xg_select_gpu(&gs, nq, n_docs, 0));
     CUDA(cudaDeviceSynchronize());
     CUDA(cudaMemcpy(gr, dr, sizeof gr, cudaMemcpyDeviceToHost));
@@ -769,6 +744,8 @@ static int test_or_pipeline(void)
            "(%u, %u, %u, %u candidates)\n", nq, gr[0].n_cand, gr[1].n_cand,
            gr[2].n_cand, gr[3].n_cand);
     ++passed;
+    }
+    if (!(stages & OR_FINISH)) goto out;
 
     /* Finish: exact rescoring, bit for bit. */
     struct xg_bm25_query bq;
@@ -795,6 +772,7 @@ static int test_or_pipeline(void)
     printf("ok finish: %llu candidates rescored bit-equal\n",
            (unsigned long long)checked);
     ++passed;
+out:
     cudaFree(dq); cudaFree(dl); cudaFree(dacc); cudaFree(dmask);
     cudaFree(dc); cudaFree(dr); cudaFree(dst); cudaFree(dhist);
     free(hacc); free(gacc); free(hmask); free(gmask); free(hc); free(gc);
@@ -802,218 +780,10 @@ static int test_or_pipeline(void)
     return 0;
 }
 
-static int cmp_f(const void *a, const void *b)
-{
-    float x = *(const float *)a, y = *(const float *)b;
-    return x < y ? -1 : x > y;
-}
 
-/* Median of `reps` timed launches of `fn` after one warm-up. */
-#define TIME_MEDIAN(reps, out_ms, launch)                                   \
-    do {                                                                    \
-        cudaEvent_t e0_, e1_;                                               \
-        float ms_[32];                                                      \
-        cudaEventCreate(&e0_);                                              \
-        cudaEventCreate(&e1_);                                              \
-        launch;                                                             \
-        cudaDeviceSynchronize();                                            \
-        for (int r_ = 0; r_ < (reps); ++r_) {                               \
-            cudaEventRecord(e0_, 0);                                        \
-            launch;                                                         \
-            cudaEventRecord(e1_, 0);                                        \
-            cudaEventSynchronize(e1_);                                      \
-            cudaEventElapsedTime(&ms_[r_], e0_, e1_);                       \
-        }                                                                   \
-        qsort(ms_, (reps), sizeof(float), cmp_f);                           \
-        out_ms = ms_[(reps) / 2];                                           \
-        cudaEventDestroy(e0_);                                              \
-        cudaEventDestroy(e1_);                                              \
-    } while (0)
-
-/* The whole AND sequence (decode, block selection, merge paths,
- * intersection) with each membership method, at three length ratios of
- * the probing list to the probed one: where each method pays. */
-static int bench_and(void)
-{
-    enum { NT = 10 };
-    uint32_t dfs[NT] = {2500000, 100000, 5000};
-    for (int i = 3; i < NT; ++i) dfs[i] = 5000000;
-    struct tindex t;
-    if (build(&t, NT, 50000000, 0, dfs, 0)) return 1;
-    double *kd = calloc(t.n_docs, 8);
-    uint32_t *docids = malloc((size_t)t.n_docs * 4);
-    for (uint32_t d = 0; d < t.n_docs; ++d) { kd[d] = 1.0; docids[d] = d + 1; }
-    t.d.kd = to_dev(kd, (size_t)t.n_docs * 8);
-    t.d.docids = to_dev(docids, (size_t)t.n_docs * 4);
-    t.d.n_shards = 1;
-    static const uint32_t methods[] = {XG_MEMBER_BINARY, XG_MEMBER_LR,
-                                       XG_MEMBER_HASHSEG, XG_MEMBER_MERGE,
-                                       XG_MEMBER_BLOCK, XG_MEMBER_AUTO};
-    for (uint32_t r = 0; r < 3; ++r) {
-        uint32_t pairs[NT - 3][2];
-        for (uint32_t i = 0; i < NT - 3; ++i) {
-            pairs[i][0] = r;
-            pairs[i][1] = 3 + i;
-        }
-        for (size_t m = 0; m < sizeof methods / sizeof methods[0]; ++m) {
-            struct and_case c;
-            if (and_case_build(&c, &t, (const uint32_t (*)[2])pairs, NT - 3,
-                               methods[m]))
-                return 1;
-            float ms, ms_step = 0;
-            TIME_MEDIAN(9, ms, and_case_launch(&t, &c));
-            /* The step the method adds: merge paths or block selection. */
-            if (methods[m] == XG_MEMBER_MERGE)
-                TIME_MEDIAN(9, ms_step,
-                            xg_mergepath_gpu(&c.dm, c.mprefix[c.n_ml], 0));
-            else if (methods[m] == XG_MEMBER_BLOCK)
-                TIME_MEDIAN(9, ms_step,
-                            xg_block_select_gpu(&t.d, &c.dm, c.iprefix[c.nq], 0));
-            float ms_int;
-            TIME_MEDIAN(9, ms_int,
-                        (cudaMemsetAsync(c.di.icount, 0, c.nq * 4, 0),
-                         xg_intersect_gpu(&t.d, &c.di, c.iprefix[c.nq], 0)));
-            /* Leave the counts of one whole sequence for the report. */
-            if (and_case_launch(&t, &c)) return 1;
-            uint32_t cnt[NT];
-            CUDA(cudaMemcpy(cnt, c.di.icount, (NT - 3) * 4,
-                            cudaMemcpyDeviceToHost));
-            uint64_t found = 0;
-            for (int i = 0; i < NT - 3; ++i) found += cnt[i];
-            printf("bench and 1:%-5u %-8s %7llu probes x %u lists of %u: "
-                   "%.3f ms, %.2f G probes/s (%llu matches); of which "
-                   "intersect %.3f ms, %s %.3f ms\n",
-                   dfs[3] / t.df[r], member_name(methods[m]),
-                   (unsigned long long)c.iprefix[c.nq], NT - 3, dfs[3], ms,
-                   c.iprefix[c.nq] / (ms * 1e6), (unsigned long long)found,
-                   ms_int, methods[m] == XG_MEMBER_MERGE ? "merge path"
-                                                         : "selection",
-                   ms_step);
-            and_case_free(&c);
-        }
-    }
-    cudaFree((void *)t.d.kd); cudaFree((void *)t.d.docids);
-    free(kd); free(docids);
-    release(&t);
-    return 0;
-}
-
-/* Throughput of decode and intersection on large random lists
- * (--bench): medians of 9 launches timed with events. */
-static int bench(void)
-{
-    enum { NT = 10 };
-    uint32_t n_docs = 50000000, dfs[NT];
-    /* Decode set: 10 lists of 5M postings (50M postings). */
-    for (int i = 0; i < NT; ++i) dfs[i] = 5000000;
-    struct tindex t;
-    if (build(&t, NT, n_docs, 0, dfs, 0)) return 1;
-    uint64_t total, blocks;
-    struct xg_dlist *l = all_lists(&t, &total, &blocks);
-    struct xg_dlist *dl = to_dev(l, NT * sizeof *l);
-    uint32_t *dd, *dw;
-    CUDA(cudaMalloc((void **)&dd, total * 4));
-    CUDA(cudaMalloc((void **)&dw, total * 4));
-    float ms;
-    TIME_MEDIAN(9, ms, xg_decode_lists_gpu(&t.d, dl, 0, NT, 0, blocks, NULL, dd,
-                                          dw, 0));
-    double bytes = (double)t.post.len + t.skip.len + total * 8.0;
-    printf("bench decode: %llu postings (%llu integers) in %.3f ms: %.1f G "
-           "integers/s; %.0f GB/s moved (compressed in + skips + decoded "
-           "out)\n", (unsigned long long)total, (unsigned long long)total * 2,
-           ms, total * 2 / (ms * 1e6), bytes / (ms * 1e6));
-    /* Intersection: the first list against each other one, every method. */
-    struct xg_dquery q[NT - 1];
-    struct xg_dlist ql[2 * (NT - 1)];
-    uint32_t leaf_list[2 * (NT - 1)], iq[NT - 1];
-    double leaf_tw[2 * (NT - 1)];
-    struct xg_plan_op plan[(NT - 1) * 3 * 2];
-    uint64_t iprefix[NT] = {0}, icand = 0;
-    memset(q, 0, sizeof q);
-    memset(ql, 0, sizeof ql);
-    /* Short list: a 1-in-50 sample of list 0, so every probe is a hit in
-     * list 0's copy and a ~10% hit in the others. */
-    for (uint32_t i = 0; i < NT - 1; ++i) {
-        q[i].path = XG_DPATH_INTERSECT;
-        q[i].n_lists = 2;
-        q[i].list_first = 2 * i;
-        q[i].n_leaves = 2;
-        q[i].leaf_first = 2 * i;
-        q[i].plan_first = 6 * i;
-        q[i].plan_stride = 3;
-        q[i].plan_len = 3;
-        q[i].shortest = 0;
-        q[i].icand_first = icand;
-        ql[2 * i] = l[0];
-        ql[2 * i + 1] = l[i + 1];
-        leaf_list[2 * i] = 0;
-        leaf_list[2 * i + 1] = 1;
-        leaf_tw[2 * i] = leaf_tw[2 * i + 1] = 1.0;
-        for (uint32_t sh = 0; sh < 2; ++sh) {
-            plan[6 * i + 3 * sh] = (struct xg_plan_op){XG_PLAN_LEAF, 0};
-            plan[6 * i + 3 * sh + 1] = (struct xg_plan_op){XG_PLAN_LEAF, 1};
-            plan[6 * i + 3 * sh + 2] = (struct xg_plan_op){XG_PLAN_AND, 2};
-        }
-        iq[i] = i;
-        iprefix[i + 1] = iprefix[i] + l[0].df;
-        icand += l[0].df;
-    }
-    /* kd for scoring matches. */
-    double *kd = calloc(n_docs, 8);
-    uint32_t *docids = malloc((size_t)n_docs * 4);
-    for (uint32_t d = 0; d < n_docs; ++d) { kd[d] = 1.0; docids[d] = d + 1; }
-    t.d.kd = to_dev(kd, (size_t)n_docs * 8);
-    t.d.docids = to_dev(docids, (size_t)n_docs * 4);
-    t.d.n_shards = 1;
-    struct xg_dcand *dc;
-    uint32_t *dcount;
-    CUDA(cudaMalloc((void **)&dc, (icand + 1) * sizeof *dc));
-    CUDA(cudaMalloc((void **)&dcount, NT * 4));
-    static const uint32_t methods[] = {
-        XG_MEMBER_BINARY, XG_MEMBER_LR, XG_MEMBER_HASHSEG,
-        XG_MEMBER_BINARY | XG_MEMBER_BLOOM, XG_MEMBER_LR | XG_MEMBER_BLOOM,
-        XG_MEMBER_HASHSEG | XG_MEMBER_BLOOM};
-    static const char *names[] = {"binary", "lr", "hashseg", "binary+bloom",
-                                  "lr+bloom", "hashseg+bloom"};
-    for (int m = 0; m < 6; ++m) {
-        for (uint32_t i = 0; i < 2 * (NT - 1); ++i) ql[i].method = methods[m];
-        struct xg_intersect_args da;
-        memset(&da, 0, sizeof da);
-        da.queries = to_dev(q, sizeof q);
-        da.lists = to_dev(ql, sizeof ql);
-        da.iq = to_dev(iq, sizeof iq);
-        da.iprefix = to_dev(iprefix, sizeof iprefix);
-        da.n_iq = NT - 1;
-        da.docs = dd;
-        da.wdfs = dw;
-        da.leaf_list = to_dev(leaf_list, sizeof leaf_list);
-        da.leaf_tw = to_dev(leaf_tw, sizeof leaf_tw);
-        da.plan = to_dev(plan, sizeof plan);
-        da.icount = dcount;
-        da.icand = dc;
-        TIME_MEDIAN(9, ms, (cudaMemsetAsync(dcount, 0, NT * 4, 0),
-                            xg_intersect_gpu(&t.d, &da, iprefix[NT - 1], 0)));
-        uint32_t cnt[NT];
-        cudaMemcpy(cnt, dcount, sizeof cnt, cudaMemcpyDeviceToHost);
-        uint64_t found = 0;
-        for (int i = 0; i < NT - 1; ++i) found += cnt[i];
-        printf("bench intersect %-14s %llu candidate tests in %.3f ms: %.2f G "
-               "tests/s (%llu matches)\n", names[m],
-               (unsigned long long)iprefix[NT - 1], ms,
-               iprefix[NT - 1] / (ms * 1e6), (unsigned long long)found);
-        cudaFree((void *)da.queries); cudaFree((void *)da.lists);
-        cudaFree((void *)da.iq); cudaFree((void *)da.iprefix);
-        cudaFree((void *)da.leaf_list); cudaFree((void *)da.leaf_tw);
-        cudaFree((void *)da.plan);
-    }
-    cudaFree(dc); cudaFree(dcount); cudaFree(dd); cudaFree(dw); cudaFree(dl);
-    cudaFree((void *)t.d.kd); cudaFree((void *)t.d.docids);
-    free(kd); free(docids); free(l);
-    release(&t);
-    return bench_and();
-}
-
-int main(int argc, char **argv)
+/* Seed (--seed N, else the clock; printed for a replay) and the device
+ * check: 0 to go on, or 77 (no CUDA device) for main to return. */
+static inline int kernel_start(const char *name, int argc, char **argv)
 {
     uint64_t seed = (uint64_t)time(NULL);
     for (int i = 1; i + 1 < argc; ++i)
@@ -1023,22 +793,17 @@ int main(int argc, char **argv)
         printf("SKIP: no CUDA device\n");
         return 77;
     }
-    printf("test_kernels: seed %llu\n", (unsigned long long)seed);
+    printf("%s: seed %llu (--seed %llu replays)\n", name,
+           (unsigned long long)seed, (unsigned long long)seed);
     rng = seed;
-    for (int i = 1; i < argc; ++i)
-        if (!strcmp(argv[i], "--bench")) {
-            full_span = 1;
-            return bench();
-        }
-    int bad = test_decode();
-    static const uint32_t methods[] = {
-        XG_MEMBER_BINARY, XG_MEMBER_LR, XG_MEMBER_HASHSEG,
-        XG_MEMBER_BINARY | XG_MEMBER_BLOOM, XG_MEMBER_LR | XG_MEMBER_BLOOM,
-        XG_MEMBER_HASHSEG | XG_MEMBER_BLOOM, XG_MEMBER_MERGE, XG_MEMBER_BLOCK,
-        XG_MEMBER_BLOCK | XG_MEMBER_BLOOM, XG_MEMBER_AUTO};
-    for (size_t m = 0; m < sizeof methods / sizeof methods[0] && !bad; ++m)
-        bad = test_intersect(methods[m]);
-    if (!bad) bad = test_or_pipeline();
+    return 0;
+}
+
+/* The last line and the exit status of every kernel test. */
+static inline int kernel_finish(int bad)
+{
     printf("%d passed, %d failed\n", passed, failed + (bad && !failed));
     return bad || failed ? 1 : 0;
 }
+
+#endif
