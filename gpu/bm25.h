@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "query.h"
+#include "query_shape.h"
 
 #include "runtime/host_device.h"
 

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../gpu/query.h"
+#include "../gpu/query_shape.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,7 +97,7 @@ int xg_shim_parse(xg_db *db, const char *text, const struct xg_parse_opts *o,
                   xg_xquery **out);
 void xg_shim_xquery_free(xg_xquery *q);
 
-/* Convert to the engine shapes (query.h).  XG_ERR_UNSUPPORTED with the
+/* Convert to the engine shapes (query_shape.h).  XG_ERR_UNSUPPORTED with the
  * message "unsupported: <what>" (e.g. "unsupported: OP_PHRASE") for
  * anything else. */
 int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out);

@@ -18,7 +18,7 @@
 
 #include "../index/format_read.h"
 #include "engine_types.h"
-#include "../query.h"
+#include "../query_shape.h"
 #include "../runtime/tuning.h"
 
 #ifdef __cplusplus

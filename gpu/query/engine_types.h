@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "../index/format.h"
-#include "../query.h"
+#include "../query_shape.h"
 
 /* Most leaves / AND operands a query may have on the GPU; more goes to the
  * CPU matcher (still exact). */

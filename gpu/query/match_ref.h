@@ -4,7 +4,7 @@
  *
  *  Document-at-a-time over the query's lists: every matching document is
  *  scored with BM25 (bm25.h) summed in the order of its shard's plan
- *  (query.h), so weights are bit-equal to Xapian's; the top k are kept with
+ *  (query_shape.h), so weights are bit-equal to Xapian's; the top k are kept with
  *  Xapian's MSet order (weight descending, then docid ascending).
  */
 #ifndef XG_MATCH_REF_H
@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "../index/format_read.h"
-#include "../query.h"
+#include "../query_shape.h"
 
 /* Match `q` on `ix`.  leaf_term[i] is leaf i's term id (-1: not in the
  * index), plans[s] the plan for shard s (ix->hdr->n_shards of them).

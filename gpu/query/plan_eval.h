@@ -1,5 +1,5 @@
 /** @file plan_eval.h
- *  @brief Evaluate a summation plan (query.h) for one document: the one
+ *  @brief Evaluate a summation plan (query_shape.h) for one document: the one
  *         place that adds leaf weights in Xapian's postlist-tree order.
  *
  *  Used by the CPU matcher (match_ref.c) and by the GPU exact-finish kernel
@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "../query.h"
+#include "../query_shape.h"
 
 #include "../runtime/host_device.h"
 

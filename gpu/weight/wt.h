@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../query.h"
+#include "../query_shape.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,7 +1,7 @@
-/** @file query.c
- *  @brief Release functions for the structs of query.h.
+/** @file query_shape.c
+ *  @brief Release functions for the structs of query_shape.h.
  */
-#include "query.h"
+#include "query_shape.h"
 
 #include <stdlib.h>
 

@@ -1,4 +1,4 @@
-/** @file query.h
+/** @file query_shape.h
  *  @brief A parsed query in the shapes the engines serve, its summation plan,
  *         and the result of a search.
  *
