@@ -15,7 +15,7 @@
  *  within a shard, and a document lives in one shard, so at a position
  *  held by several terms the first kept is the first in byte order.
  *
- *  Called by plugin/cli_qlm.c; rules and limits in xg_positions.h and
+ *  Called by plugin/cli/cli_qlm.c; rules and limits in xg_positions.h and
  *  docs/qlm.md.
  */
 #include "shim_int.h"

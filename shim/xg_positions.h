@@ -16,7 +16,7 @@
  *    document (counted in n_empty, no words);
  *  - docids are the database's (combined docids for shards).
  *  The result is the loaded-text form of text/tokenize.h (struct xg_text),
- *  so the n-gram pipeline (gpu/qlm.h) runs on it unchanged.
+ *  so the n-gram pipeline (gpu/qlm/qlm.h) runs on it unchanged.
  */
 #ifndef XG_POSITIONS_H
 #define XG_POSITIONS_H

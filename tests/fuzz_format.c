@@ -1,5 +1,5 @@
 /** @file fuzz_format.c
- *  @brief Fuzz target for the index reader (gpu/format_read.c).
+ *  @brief Fuzz target for the index reader (gpu/index/format_read.c).
  *
  *  Takes a valid index, mutates it (random bytes, header counts, offsets),
  *  recomputes every CRC so the mutation reaches the structural checks and

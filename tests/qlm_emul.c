@@ -1,8 +1,8 @@
 /** @file qlm_emul.c
- *  @brief The launchers of gpu/qlm_kern.h on the host: the same sequence
- *         of steps as gpu/qlm.cu and gpu/qlm_score.cu, each kernel run as a
+ *  @brief The launchers of gpu/qlm/qlm_kern.h on the host: the same sequence
+ *         of steps as gpu/qlm/qlm.cu and gpu/qlm/qlm_score.cu, each kernel run as a
  *         loop over its items through the very item functions the kernels
- *         call (gpu/qlm_items.h), and each CUB primitive (stable radix
+ *         call (gpu/qlm/qlm_items.h), and each CUB primitive (stable radix
  *         sort, scans, select, run-length encoding, unique) as a plain
  *         sequential loop.  With tests/fakecuda it lets the GPU engine's
  *         host side run and be compared with the CPU twin where there is

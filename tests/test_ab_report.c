@@ -1,5 +1,5 @@
 /** @file test_ab_report.c
- *  @brief Tests of plugin/ab_report.{h,c}: the TREC qrels reader and its
+ *  @brief Tests of plugin/cli/ab_report.{h,c}: the TREC qrels reader and its
  *         errors, AP / P@k / nDCG@k and overlap@k against values worked
  *         out by hand below, and the HTML writer's atomic write.
  *

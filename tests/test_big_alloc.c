@@ -1,5 +1,5 @@
 /** @file test_big_alloc.c
- *  @brief Large host allocations (gpu/big_alloc.c): a prefault on
+ *  @brief Large host allocations (gpu/runtime/big_alloc.c): a prefault on
  *         background threads (or on the pool, xg_big_alloc_touched)
  *         leaves every page of its regions resident
  *         (mincore) and their memory usable, whatever the thread count and

@@ -1,5 +1,5 @@
 /** @file test_bloom.c
- *  @brief Tests of gpu/bloom.{h,c}: sizing, the pinned hash values, build
+ *  @brief Tests of gpu/index/bloom.{h,c}: sizing, the pinned hash values, build
  *         zeroing its words, no false negatives ever, and the measured
  *         false-positive rate against (1 - e^(-k/bits))^k.
  *

@@ -1,5 +1,5 @@
 /** @file test_crc32c.c
- *  @brief Tests of gpu/crc32c.c: known vectors, chaining, hardware path vs
+ *  @brief Tests of gpu/index/crc32c.c: known vectors, chaining, hardware path vs
  *         table path vs a bit-at-a-time reference on random buffers.
  *
  *  Usage: test_crc32c [--seed N].  Prints the seed (replay with --seed),

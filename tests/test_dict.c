@@ -1,5 +1,5 @@
 /** @file test_dict.c
- *  @brief The front-coded dictionary (gpu/dict.c): every term is found at
+ *  @brief The front-coded dictionary (gpu/index/termdict.c): every term is found at
  *         its rank and absent terms are not, with and without the bucket
  *         search keys, on terms that share long prefixes (so many buckets
  *         have equal 8-byte keys), contain zero bytes, or are 1 byte long.

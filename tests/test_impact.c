@@ -1,5 +1,5 @@
 /** @file test_impact.c
- *  @brief The impact encoder (gpu/impact.c): for random lists of BM25
+ *  @brief The impact encoder (gpu/index/impact.c): for random lists of BM25
  *         parts, every code c satisfies (c - 1) * scale < g <= c * scale
  *         in double arithmetic, codes stay within 0..255, the largest part
  *         gets the top code, and zero parts get code 0; then the same on

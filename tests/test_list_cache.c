@@ -1,5 +1,5 @@
 /** @file test_list_cache.c
- *  @brief Tests of gpu/list_cache.{h,c}: arguments and errors, pinned
+ *  @brief Tests of gpu/query/list_cache.{h,c}: arguments and errors, pinned
  *         buddy offsets, coalescing, exact LRU victims, and a long random
  *         workload checked against a naive model and brute-force scans.
  *

@@ -1,5 +1,5 @@
 /** @file test_listmeta.c
- *  @brief Tests of gpu/listmeta.{h,c}: every element of a list is found by
+ *  @brief Tests of gpu/index/listmeta.{h,c}: every element of a list is found by
  *         binary search inside its linear-regression range and inside its
  *         hash segment; non-members get valid ranges; shift/count/build
  *         match their definitions.

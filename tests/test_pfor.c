@@ -1,5 +1,5 @@
 /** @file test_pfor.c
- *  @brief Tests of gpu/pfor.c: layout against an independent bit-by-bit
+ *  @brief Tests of gpu/index/pfor.c: layout against an independent bit-by-bit
  *         packer, round trips for every b, choose_b optimality, docid-gap
  *         streams (synthetic Zipf-like and real CACM lists), rejection of
  *         truncated and corrupt blocks, a 100k-buffer fuzz behind a guard

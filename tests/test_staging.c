@@ -1,5 +1,5 @@
 /** @file test_staging.c
- *  @brief The pinned staging's copies (gpu/staging.c) over the host
+ *  @brief The pinned staging's copies (gpu/runtime/staging.c) over the host
  *         runtime of tests/fakecuda: copies back and up of random sizes
  *         across the piece and direct-copy limits, empty ones, and
  *         destinations page-locked by xg_staging_lock (DMA alone): every

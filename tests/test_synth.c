@@ -1,5 +1,5 @@
 /** @file test_synth.c
- *  @brief Tests of plugin/synth.{h,c}: word spelling, the RNG, the Zipf
+ *  @brief Tests of shim/tools/synth.{h,c}: word spelling, the RNG, the Zipf
  *         alias table, document generation (determinism, ranks, wdfs,
  *         log-normal lengths) and the query generator.
  *

@@ -1,5 +1,5 @@
 /** @file test_wt_plan.c
- *  @brief The weight pipeline's chunk plan (gpu/wt_plan.c) on random texts
+ *  @brief The weight pipeline's chunk plan (gpu/weight/wt_plan.c) on random texts
  *         in the seed format (leading and trailing blank lines, runs of
  *         them, documents across the 64 KB counting blocks) and budgets
  *         from one document to all: the chunks cover the text from its

@@ -1,9 +1,9 @@
 /** @file wt_emul.c
- *  @brief The launchers of gpu/wt_kern.h on the host, as plain loops that
- *         do what each kernel and CUB call of gpu/wt.cu does (selects,
+ *  @brief The launchers of gpu/weight/wt_kern.h on the host, as plain loops that
+ *         do what each kernel and CUB call of gpu/weight/wt.cu does (selects,
  *         scans, stable radix sorts on a bit range, run-length encoding).
  *         With tests/fakecuda and tests/qlm_emul.c (the GPU dictionary)
- *         it lets the weight engine's host side (gpu/wt_cuda*.c: both the
+ *         it lets the weight engine's host side (gpu/weight/wt_cuda*.c: both the
  *         two-pass and the device-dictionary run, their buffers, swaps and
  *         checks) run against the CPU twin where there is no device
  *         (test_weigh_emul).  The kernels themselves are checked on the

@@ -11,7 +11,7 @@
  *  avalanche) and XG_BLOOM_SEED are 16 fixed odd constants (so k <= 16).
  *  The multiply-shift maps the hash onto [0, n_bits) without a division.
  *  Bit p of the filter is bit (p % 64) of uint64 word p / 64 (little-endian
- *  in the file, section XG_SEC_BLOOM of gpu/format.h).
+ *  in the file, section XG_SEC_BLOOM of gpu/index/format.h).
  *
  *  A filter answers "maybe present" or "certainly absent"; its false
  *  positives must be removed by an exact search before results go out.  A

@@ -9,8 +9,8 @@
  *      xg_crc32c(xg_crc32c(0, a, n), b, m) == xg_crc32c(0, a||b, n + m)
  *
  *  and xg_crc32c(0, "123456789", 9) == 0xE3069283.  Called by the index
- *  writer (shim/) and reader (gpu/format_read.c) for every section's crc and
- *  the header_crc of gpu/format.h.  Thread-safe; no allocation.
+ *  writer (shim/) and reader (gpu/index/format_read.c) for every section's crc and
+ *  the header_crc of gpu/index/format.h.  Thread-safe; no allocation.
  */
 #ifndef XG_CRC32C_H
 #define XG_CRC32C_H

@@ -1,7 +1,7 @@
 /** @file format.h
  *  @brief The GPU index file format: the one definition (spec: docs/format.md).
  *
- *  Included by the writer (shim/export.c) and the reader (gpu/format_read.c).
+ *  Included by the writer (shim/export.c) and the reader (gpu/index/format_read.c).
  *  All integers are little-endian; the file is read in place (mmap), so every
  *  struct below has a fixed size and natural alignment, checked with
  *  _Static_assert.  A layout change bumps XG_FMT_VERSION in the same diff as

@@ -7,7 +7,7 @@
  *  [lo, hi) that contains the key's index whenever the key is in the list.
  *  The writer (shim/ export) computes them with xg_lr_fit() and
  *  xg_hashseg_build() and stores them in struct xg_fmt_term /
- *  xg_fmt_term_lr and section XG_SEC_HASHSEG (gpu/format.h); the ranges are
+ *  xg_fmt_term_lr and section XG_SEC_HASHSEG (gpu/index/format.h); the ranges are
  *  static inline XG_HOST_DEVICE functions so the GPU kernel and the CPU
  *  twin compute the very same bounds.
  *

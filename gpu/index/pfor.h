@@ -6,7 +6,7 @@
  *  ("exceptions") keep their low b bits in their slot and store the rest
  *  apart, so every value has a fixed b-bit slot and a GPU thread can unpack
  *  value i without looking at any other.  Postings are stored as docid gaps
- *  (and wdfs) in blocks of XG_FMT_BLOCK = 128 (gpu/format.h, section
+ *  (and wdfs) in blocks of XG_FMT_BLOCK = 128 (gpu/index/format.h, section
  *  XG_SEC_POSTINGS).
  *
  *  Encoded layout, all uint32 words little-endian:

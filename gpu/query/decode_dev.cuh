@@ -1,7 +1,7 @@
 /** @file decode_dev.cuh
  *  @brief Device-side PForDelta decoding (seed 003 §6): a warp decodes a
  *         128-posting block cooperatively; one thread can also look a single
- *         document up in a block.  Layout: gpu/pfor.h; twin: pfor.c.
+ *         document up in a block.  Layout: gpu/index/pfor.h; twin: pfor.c.
  *
  *  Every block was verified on the CPU when the index was loaded
  *  (xg_gpu_open), so these functions trust the headers; they still mask

@@ -108,7 +108,7 @@ int xg_wt_tf_gpu(const uint64_t *d_keys, uint32_t n, uint64_t *d_uniq,
                  size_t tmp_bytes, struct CUstream_st *stream);
 
 /* Pass 2, step 8: each posting's term (unless d_term is NULL), document
- * and weight (xg_wt_weight of gpu/wt_formula.h, the twin's operation
+ * and weight (xg_wt_weight of gpu/weight/wt_formula.h, the twin's operation
  * order). */
 struct xg_wt_dconst {
     const double *tw;       /* per term id; per df with first */

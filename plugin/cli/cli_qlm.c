@@ -2,7 +2,7 @@
  *  @brief xapian-gpu qlm: the n-gram query-likelihood table of a text
  *         collection (issue 6, seed 002): for every n in 1..sigma and every
  *         (n-gram, document) pair, eq. 2 with Jelinek-Mercer smoothing,
- *         computed by the CPU twin of gpu/qlm.h from the inputs of `weight`
+ *         computed by the CPU twin of gpu/qlm/qlm.h from the inputs of `weight`
  *         (--text in the seed format, --tsv docid<TAB>text tokenized as
  *         TermGenerator does).
  *

@@ -1,7 +1,7 @@
 /** @file cli_qlm_search.c
  *  @brief xapian-gpu qlm-search: rank documents for queries by n-gram
  *         query likelihood from a binary table of `xapian-gpu qlm`
- *         (issue 6, "Query time"): gpu/qlm_score.h's CPU twin or its GPU
+ *         (issue 6, "Query time"): gpu/qlm/qlm_score.h's CPU twin or its GPU
  *         scorer (--engine), which give the same scores bit for bit and so
  *         the same ranking.
  *

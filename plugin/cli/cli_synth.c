@@ -3,9 +3,9 @@
  *         seed paper 000 (section 5.1) into a Xapian database, or a
  *         matching query file.
  *
- *  `synth docs` calls xg_shim_synth_db() (shim/shim_synth.cc); `synth
+ *  `synth docs` calls xg_shim_synth_db() (shim/tools/shim_synth.cc); `synth
  *  queries` writes "qid<TAB>word word ..." lines from xg_synth_query()
- *  (plugin/synth.c), qids 1..N, to a file (through a temporary renamed into
+ *  (shim/tools/synth.c), qids 1..N, to a file (through a temporary renamed into
  *  place, so a reader never sees half a file) or to stdout for "-".
  *  Both are deterministic in their options.
  */

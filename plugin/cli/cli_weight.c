@@ -92,7 +92,7 @@ static int weigh_db(const char **dbs, size_t n_dbs, const struct xg_bm25_params 
 }
 
 /* --impacts: the GPU index of the database with its postings' BM25 parts
- * for these parameters, quantized (gpu/impact.h); the export computes
+ * for these parameters, quantized (gpu/index/impact.h); the export computes
  * them with the same bm25.h functions as the weights above. */
 static int write_impacts(const char **dbs, size_t n_dbs, const struct xg_bm25_params *p,
                          const char *index, int progress, int quiet)

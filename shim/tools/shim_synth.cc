@@ -1,5 +1,5 @@
 /** @file shim_synth.cc
- *  @brief Write the synthetic collection of plugin/synth.h into a compacted
+ *  @brief Write the synthetic collection of shim/tools/synth.h into a compacted
  *         glass database, with one builder thread per core.
  *
  *  The documents 0..n-1 are cut into T contiguous slices; thread t writes
@@ -199,7 +199,7 @@ double now_seconds()
 
 extern "C" {
 
-/* See plugin/synth.h. */
+/* See shim/tools/synth.h. */
 int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
                      uint32_t threads, int quiet)
 {

@@ -2,8 +2,8 @@
  *  @brief Synthetic collection and query sampling (see synth.h): the RNG,
  *         the word spelling, the Zipf alias table, documents and queries.
  *
- *  Plain C, no Xapian.  Callers: shim/shim_synth.cc (one thread per slice
- *  of documents, sharing one read-only Zipf table), plugin/cli_synth.c
+ *  Plain C, no Xapian.  Callers: shim/tools/shim_synth.cc (one thread per slice
+ *  of documents, sharing one read-only Zipf table), plugin/cli/cli_synth.c
  *  (queries) and tests/test_synth.c.  Invariants: a document's RNG is a
  *  pure function of (seed, doc_index), so the collection does not depend
  *  on the thread count; its ranks come back ascending and distinct, with

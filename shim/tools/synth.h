@@ -16,7 +16,7 @@
  *  threads, in any order, produce the same collection.  The sampling code
  *  (synth.c) is plain C with no Xapian; xg_shim_synth_db() (shim/
  *  shim_synth.cc) writes a collection into a glass database, and
- *  `xapian-gpu synth` (plugin/cli_synth.c) is the command line for both.
+ *  `xapian-gpu synth` (plugin/cli/cli_synth.c) is the command line for both.
  */
 #ifndef XG_SYNTH_H
 #define XG_SYNTH_H
@@ -133,7 +133,7 @@ uint32_t xg_synth_doc(const struct xg_synth_params *p,
 void xg_synth_query(uint64_t seed, uint64_t qi, uint32_t vocab,
                     uint32_t *ranks, uint32_t *n);
 
-/* ---- database (shim/shim_synth.cc) ------------------------------------ */
+/* ---- database (shim/tools/shim_synth.cc) ------------------------------------ */
 
 /* Write the collection p (documents 0..n_docs-1 as docids 1..n_docs, each
  * word added with add_term(word, wdf), no positions, no data) into a new
