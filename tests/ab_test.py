@@ -271,6 +271,26 @@ def gpu_extra():
     return extra
 
 
+def check_members(name, stdout):
+    """The GPU engine's membership tests of an AND run, from ab's line
+    "membership tests (AND lists probed): binary N, lr N, ...": some
+    lists were probed, and with --member M forced, all by M."""
+    m = re.search(r"^membership tests \(AND lists probed\): (.*); behind a "
+                  r"Bloom filter (\d+)$", stdout, re.M)
+    if not m:
+        sys.exit("FAIL %s: ab printed no membership line:\n%s" % (name, stdout))
+    counts = {k: int(v) for k, v in
+              (kv.strip().split() for kv in m.group(1).split(","))}
+    probed = sum(counts.values())
+    if probed == 0:
+        sys.exit("FAIL %s op=and: the GPU engine probed no AND list (%s)"
+                 % (name, m.group(1)))
+    if MEMBER != "auto" and counts.get(MEMBER, 0) != probed:
+        sys.exit("FAIL %s op=and: --member %s asked for, but the lists were "
+                 "probed by %s" % (name, MEMBER, m.group(1)))
+    return "members: " + ", ".join("%s %d" % kv for kv in counts.items() if kv[1])
+
+
 def check_routing(name, binary, db, queries, work, ops=("or", "and")):
     """xapian-gpu ab --engines xapian,ENGINE --json: no MSet differs, and
     the engine asked for answered every query it serves (its "routing"):
@@ -280,9 +300,12 @@ def check_routing(name, binary, db, queries, work, ops=("or", "and")):
     notes = []
     for op in ops:
         out = os.path.join(work, "routing.json")
-        run([binary, "ab", "--db", db, "--queries", queries, "--engines",
-             "xapian," + ENGINE, "--op", op, "-k", "10", "--json=" + out,
-             *(gpu_extra() if ENGINE == "gpu" else [])])
+        stdout = run([binary, "ab", "--db", db, "--queries", queries,
+                      "--engines", "xapian," + ENGINE, "--op", op, "-k", "10",
+                      "--json=" + out,
+                      *(gpu_extra() if ENGINE == "gpu" else [])])
+        if ENGINE == "gpu" and op == "and":
+            notes.append(check_members(name, stdout))
         with open(out) as f:
             rep = json.load(f)
         served = rep["queries"] - rep["unsupported"] - rep["rejected"]
@@ -363,7 +386,7 @@ def main():
     print("engine under test: %s%s%s%s; k %s" % (
         a.engine, " (CPU twins of the kernels)"
         if os.environ.get("XG_GPU_TWINS") == "1" else "",
-        ", membership %s (not reported by the CLI: unverified)" % a.member
+        ", membership %s (checked from ab's counts)" % a.member
         if a.engine == "gpu" else "",
         ", impacts" if a.impacts else "", a.ks))
     ir_data = resolve_ir_data(a.ir_data)

@@ -161,6 +161,8 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
             m != XG_MEMBER_MERGE)
             m |= XG_MEMBER_BLOOM;
         l->method = m;
+        ++b->member_lists[m & 7u];
+        b->bloom_lists += (m & XG_MEMBER_BLOOM) != 0;
         if (m == XG_MEMBER_MERGE) {
             l->mpos = b->mpos_total;
             b->mpos_total += shortest_df;
@@ -238,6 +240,8 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     b->icand_total = b->cand_total = b->mpos_total = 0;
     b->n_ml = 0;
     b->exact_rows = 0;
+    memset(b->member_lists, 0, sizeof b->member_lists);
+    b->bloom_lists = 0;
     xg_bm25_query_init(p, ix->hdr->n_docs, ix->hdr->total_length, 0,
                        &b->bm25);
     /* Two passes: DENSE queries, then INTERSECT ones. */

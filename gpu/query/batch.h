@@ -38,6 +38,8 @@ struct xg_batch {
     struct xg_bm25_query bm25;
     int impacts;                    /* OR queries accumulate impact bounds */
     uint32_t exact_rows;            /* DENSE queries with a double row */
+    uint64_t member_lists[XG_MEMBER_KINDS]; /* lists probed, by method */
+    uint64_t bloom_lists;           /* of which behind a Bloom filter */
     uint32_t cand_min;
     double impact_slack;
 };

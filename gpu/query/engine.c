@@ -386,6 +386,9 @@ static int search_batches(xg_gpu *e, const struct xg_engine_query *qs,
         if (rc) return rc;
         ++e->st.batches;
         e->st.postings_decoded += e->batch.total_blocks * XG_FMT_BLOCK;
+        for (int m = 0; m < XG_MEMBER_KINDS; ++m)
+            e->st.member_lists[m] += e->batch.member_lists[m];
+        e->st.bloom_lists += e->batch.bloom_lists;
         for (uint32_t i = 0; i < e->batch.n_queries; ++i) {
             e->st.candidates += e->h_res[i].n_cand;
             if (!e->batch.queries[i].impact_row) continue;

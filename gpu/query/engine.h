@@ -83,6 +83,10 @@ struct xg_engine_stats {
     uint64_t impact_retries;        /* of which overflowed and ran again
                                        on exact sums */
     int impacts_resident;           /* the index's impacts are in use */
+    uint64_t member_lists[XG_MEMBER_KINDS]; /* AND lists probed, by membership
+                                       method (enum xg_member_method,
+                                       BINARY .. BLOCK) */
+    uint64_t bloom_lists;           /* of which behind a Bloom filter */
 };
 
 typedef struct xg_gpu xg_gpu;

@@ -56,6 +56,7 @@ enum xg_member_method {
     XG_MEMBER_AUTO = 7      /* chosen per list by xg_member_choose() */
 };
 #define XG_MEMBER_KIND 7u   /* mask of the kind */
+#define XG_MEMBER_KINDS 5   /* BINARY .. BLOCK */
 #define XG_MEMBER_BLOOM 8u  /* flag: Bloom prefilter before the search */
 
 /* One list of the batch: a distinct term of a query. */

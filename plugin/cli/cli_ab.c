@@ -1167,6 +1167,15 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
                (unsigned long long)gs->batches, gs->device_seconds);
         printf("candidates: %llu rescored exactly\n",
                (unsigned long long)gs->candidates);
+        /* enum xg_member_method's order. */
+        static const char *const member_names[XG_MEMBER_KINDS] = {
+            "binary", "lr", "hashseg", "merge", "block"};
+        printf("membership tests (AND lists probed):");
+        for (int m = 0; m < XG_MEMBER_KINDS; ++m)
+            printf("%s %s %llu", m ? "," : "", member_names[m],
+                   (unsigned long long)gs->member_lists[m]);
+        printf("; behind a Bloom filter %llu\n",
+               (unsigned long long)gs->bloom_lists);
         if (gs->impacts_resident)
             printf("impacts: %llu queries chose their candidates from the "
                    "index's impacts (%llu overflowed and ran again on exact "
