@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -254,6 +255,10 @@ int xg_serve_run(const struct xg_serve_opts *o)
                 if (i == unix_at) {
                     snprintf(c->peer, sizeof c->peer, "unix");
                 } else {
+                    /* As Xapian's own sockets: each reply frame goes out
+                     * at once, not held back by Nagle's algorithm. */
+                    int one = 1;
+                    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
                     char h[NI_MAXHOST], p[NI_MAXSERV];
                     if (getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, p,
                                     sizeof p, NI_NUMERICHOST | NI_NUMERICSERV))
