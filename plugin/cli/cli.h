@@ -24,6 +24,8 @@ int xg_cli_calibrate(int argc, char **argv);
 int xg_cli_weight(int argc, char **argv);
 int xg_cli_qlm(int argc, char **argv);
 int xg_cli_qlm_search(int argc, char **argv);
+int xg_cli_serve(int argc, char **argv);
+int xg_cli_connect(int argc, char **argv);
 
 /* "xapian-gpu: <last error>" on stderr; returns 1. */
 int xg_cli_fail(void);

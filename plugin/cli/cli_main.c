@@ -23,6 +23,8 @@ static const struct {
     {"weight", xg_cli_weight, "BM25 weight of every posting of a database"},
     {"qlm", xg_cli_qlm, "n-gram query likelihood of every (n-gram, document)"},
     {"qlm-search", xg_cli_qlm_search, "rank documents by n-gram query likelihood"},
+    {"serve", xg_cli_serve, "serve databases over Xapian's remote protocol"},
+    {"connect", xg_cli_connect, "bridge stdin/stdout to a serve Unix socket"},
 };
 
 static void usage(FILE *f)

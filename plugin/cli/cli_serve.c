@@ -1,0 +1,125 @@
+/** @file cli_serve.c
+ *  @brief xapian-gpu serve: a Xapian remote-protocol server over TCP and a
+ *         Unix socket (plugin/serve/server.h, docs/server.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../shim/xg_shim.h"
+#include "../serve/server.h"
+#include "cli.h"
+
+static const char help[] =
+    "usage: xapian-gpu serve [OPTIONS] DB [DB...]\n"
+    "Serve the databases (several combine, as xapian-tcpsrv DB DB...) over\n"
+    "Xapian 1.4's remote protocol, on a TCP port and/or a Unix socket. Each\n"
+    "connection is answered by a xapian-progsrv child (docs/server.md).\n"
+    "Clients: remote_open(HOST, PORT), or a stub file holding\n"
+    "'remote HOST:PORT' or 'remote :xapian-gpu connect SOCKET'.\n"
+    "  -p, --port N              TCP port (0: a free one, named on stderr)\n"
+    "  -I, --host, --interface H TCP address to listen on (default: all)\n"
+    "  -u, --unix PATH           Unix socket to listen on\n"
+    "  -t, --timeout SECS        close a connection idle this long (60;\n"
+    "                            0: never)\n"
+    "  -m, --max-connections N   connections at once; more are closed at\n"
+    "                            once with a line on stderr (1024; 0: no\n"
+    "                            limit)\n"
+    "  --max-message BYTES       a client message's size limit (67108864)\n"
+    "  --drain SECS              on SIGTERM, how long requests in flight\n"
+    "                            may take to finish (10)\n"
+    "  --progsrv PROGRAM         the stock server to relay to\n"
+    "                            (xapian-progsrv)\n"
+    "  --verbose                 a line for each connection opened/closed\n"
+    "Databases are served read-only: writes get Xapian's error, as from\n"
+    "xapian-tcpsrv without --writable. SIGTERM or SIGINT stops the server:\n"
+    "requests in flight finish, the children are reaped, exit status 0.\n";
+
+static int parse_secs(const char *opt, const char *v, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (!*v || *end || errno || !(x >= 0) || x > 1e7)
+        return xg_cli_usage("serve", "%s expects seconds (>= 0), got '%s'", opt,
+                            v), -1;
+    *out = x;
+    return 0;
+}
+
+int xg_cli_serve(int argc, char **argv)
+{
+    struct xg_serve_opts o;
+    memset(&o, 0, sizeof o);
+    o.port = -1;
+    o.timeout = 60;
+    o.max_conn = 1024;
+    o.max_message = 64u << 20;
+    o.drain = 10;
+    o.progsrv = "xapian-progsrv";
+    static const struct option opts[] = {
+        {"port", required_argument, 0, 'p'},
+        {"host", required_argument, 0, 'I'},
+        {"interface", required_argument, 0, 'I'},
+        {"unix", required_argument, 0, 'u'},
+        {"timeout", required_argument, 0, 't'},
+        {"max-connections", required_argument, 0, 'm'},
+        {"max-message", required_argument, 0, 'M'},
+        {"drain", required_argument, 0, 'D'},
+        {"progsrv", required_argument, 0, 'P'},
+        {"verbose", no_argument, 0, 'V'},
+        {"writable", no_argument, 0, 'w'},
+        {0, 0, 0, 0}};
+    int c, status;
+    uint32_t u;
+    optind = 1;
+    while ((c = xg_cli_getopt("serve", help, argc, argv, "p:I:u:t:m:", opts,
+                              &status)) != -1) {
+        switch (c) {
+        case 'p':
+            if (xg_cli_uint("serve", "--port", optarg, 0, 65535, &u)) return 2;
+            o.port = (int)u;
+            break;
+        case 'I': o.host = optarg; break;
+        case 'u': o.unix_path = optarg; break;
+        case 't':
+            if (parse_secs("--timeout", optarg, &o.timeout)) return 2;
+            break;
+        case 'm':
+            if (xg_cli_uint("serve", "--max-connections", optarg, 0, 1u << 20,
+                            &u)) return 2;
+            o.max_conn = u;
+            break;
+        case 'M':
+            if (xg_cli_uint("serve", "--max-message", optarg, 1, UINT32_MAX,
+                            &u)) return 2;
+            o.max_message = u;
+            break;
+        case 'D':
+            if (parse_secs("--drain", optarg, &o.drain)) return 2;
+            break;
+        case 'P': o.progsrv = optarg; break;
+        case 'V': o.verbose = 1; break;
+        case 'w':
+            return xg_cli_usage("serve", "--writable is not supported: serve "
+                                "is read-only");
+        default: return status;     /* --help, --version, bad usage */
+        }
+    }
+    if (optind >= argc) return xg_cli_usage("serve", "no database given");
+    if (o.port < 0 && !o.unix_path)
+        return xg_cli_usage("serve", "give --port N or --unix PATH");
+    if (o.host && o.port < 0)
+        return xg_cli_usage("serve", "--host needs --port");
+    o.dbs = argv + optind;
+    o.ndb = argc - optind;
+    /* Open the databases once now, as xapian-tcpsrv does, so that a wrong
+     * path is one line and exit 1 rather than an error per client. */
+    xg_db *db;
+    if (xg_shim_db_open((const char *const *)o.dbs, (size_t)o.ndb, &db))
+        return xg_cli_fail();
+    xg_shim_db_close(db);
+    return xg_serve_run(&o);
+}

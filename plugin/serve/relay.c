@@ -1,0 +1,478 @@
+/** @file relay.c
+ *  @brief One connection of `xapian-gpu serve`: a xapian-progsrv child,
+ *         and the frame-aware relay between it and the client.
+ *
+ *  Both directions are parsed into whole frames (wire.h).  Each client
+ *  message goes to xg_serve_intercept first, then, not handled, to the
+ *  child; each reply frame goes back whole.  The relay tracks the requests
+ *  awaiting their last reply (a FIFO of message types) so that it knows
+ *  when the connection is idle: for the idle timeout and for a graceful
+ *  stop, which waits for the requests in flight.  Any fault closes this
+ *  connection alone, with one line on stderr.
+ */
+#include "server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "intercept.h"
+#include "wire.h"
+
+extern char **environ;
+
+/* Stop reading a side while this much waits to go the other way. */
+#define HIGH_WATER (1u << 20)
+/* A reply frame larger than this is a broken child. */
+#define MAX_REPLY ((uint64_t)1 << 32)
+/* Requests awaiting their last reply (a client does not pipeline). */
+#define FIFO_MAX 256
+
+struct relay {
+    struct xg_serve_conn *c;
+    const struct xg_serve_opts *o;
+    pid_t child;
+    int to_child, from_child;
+    struct xg_sbuf cin, cout;   /* from the client; to the client */
+    struct xg_sbuf kin, kout;   /* to the child; from the child */
+    struct xg_serve_icpt *icpt;
+    unsigned char fifo[FIFO_MAX];
+    unsigned head, count;
+    int shutdown_sent;          /* the client sent MSG_SHUTDOWN */
+    int child_eof;
+    double last;                /* last byte from the client */
+};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -1 : 0;
+}
+
+static size_t pending(const struct xg_sbuf *b)
+{
+    return b->len - b->off;
+}
+
+/* Start `progsrv --timeout 0 DB...` on two pipes.  The relay keeps the
+ * timeouts, so the child has none of its own; it gets default signal
+ * handling and its own process group (a terminal's ^C or a unit's
+ * SIGTERM reaches the server, which stops its children itself). */
+static int spawn_child(struct relay *r)
+{
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC)) return -1;
+    if (pipe2(out, O_CLOEXEC)) {
+        close(in[0]); close(in[1]);
+        return -1;
+    }
+    const struct xg_serve_opts *o = r->o;
+    char **argv = calloc((size_t)o->ndb + 4, sizeof *argv);
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    int rc = -1, fa_ok = 0, at_ok = 0;
+    if (!argv) goto out;
+    argv[0] = (char *)o->progsrv;
+    argv[1] = (char *)"--timeout";
+    argv[2] = (char *)"0";
+    for (int i = 0; i < o->ndb; ++i) argv[3 + i] = o->dbs[i];
+    if (posix_spawn_file_actions_init(&fa)) goto out;
+    fa_ok = 1;
+    if (posix_spawnattr_init(&at)) goto out;
+    at_ok = 1;
+    sigset_t def, none;
+    sigemptyset(&none);
+    sigemptyset(&def);
+    sigaddset(&def, SIGPIPE);
+    sigaddset(&def, SIGTERM);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGHUP);
+    /* fds 0..2 are always open in the server (server.c), so the pipes are
+     * never 0 or 1 themselves and dup2 clears their close-on-exec. */
+    if (posix_spawn_file_actions_adddup2(&fa, in[0], 0) ||
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1) ||
+        posix_spawnattr_setsigdefault(&at, &def) ||
+        posix_spawnattr_setsigmask(&at, &none) ||
+        posix_spawnattr_setpgroup(&at, 0) ||
+        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF |
+                                          POSIX_SPAWN_SETSIGMASK |
+                                          POSIX_SPAWN_SETPGROUP))
+        goto out;
+    rc = posix_spawnp(&r->child, o->progsrv, &fa, &at, argv, environ);
+    if (rc) {
+        errno = rc;
+        rc = -1;
+    }
+out:
+    if (fa_ok) posix_spawn_file_actions_destroy(&fa);
+    if (at_ok) posix_spawnattr_destroy(&at);
+    free(argv);
+    close(in[0]);
+    close(out[1]);
+    if (rc) {
+        int e = errno;
+        close(in[1]);
+        close(out[0]);
+        errno = e;
+        return -1;
+    }
+    r->to_child = in[1];
+    r->from_child = out[0];
+    if (set_nonblock(r->to_child) || set_nonblock(r->from_child)) return -1;
+    return 0;
+}
+
+/* Close the child's stdin (xapian-progsrv exits on end of input), give it
+ * a moment, then kill it; always reaped.  Returns its wait status. */
+static int reap_child(struct relay *r)
+{
+    int st = 0;
+    if (r->to_child >= 0) close(r->to_child);
+    r->to_child = -1;
+    if (r->from_child >= 0) close(r->from_child);
+    r->from_child = -1;
+    if (r->child <= 0) return 0;
+    for (int i = 0; i < 100; ++i) {     /* up to 2 s */
+        pid_t p = waitpid(r->child, &st, WNOHANG);
+        if (p == r->child || (p < 0 && errno != EINTR)) {
+            r->child = 0;
+            return st;
+        }
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    kill(r->child, SIGKILL);
+    while (waitpid(r->child, &st, 0) < 0 && errno == EINTR) {
+    }
+    r->child = 0;
+    return st;
+}
+
+static void fifo_push(struct relay *r, unsigned type)
+{
+    r->fifo[(r->head + r->count) % FIFO_MAX] = (unsigned char)type;
+    ++r->count;
+}
+
+/* Whether reply `type` is the last one for the request `req`. */
+static int is_last_reply(unsigned req, unsigned type)
+{
+    if (type == XG_REPLY_EXCEPTION) return 1;
+    switch (req) {
+    case XG_MSG_ALLTERMS:
+    case XG_MSG_DOCUMENT:
+    case XG_MSG_TERMLIST:
+    case XG_MSG_POSITIONLIST:
+    case XG_MSG_POSTLIST:
+    case XG_MSG_METADATAKEYLIST:
+        return type == XG_REPLY_DONE;
+    case XG_MSG_QUERY:   /* REPLY_STATS, the client's MSG_GETMSET, then: */
+        return type == XG_REPLY_RESULTS;
+    default:
+        return 1;
+    }
+}
+
+static void log_conn(const struct relay *r, const char *what)
+{
+    xg_serve_log("connection %lu (%s): %s", r->c->id, r->c->peer, what);
+}
+
+/* Every whole client message in cin: intercepted, or forwarded.  0, or
+ * -1 after logging why the connection must close. */
+static int client_frames(struct relay *r)
+{
+    for (;;) {
+        const unsigned char *p = r->cin.p + r->cin.off;
+        size_t n = pending(&r->cin);
+        struct xg_wire_frame f;
+        int rc = xg_wire_parse_header(p, n, r->o->max_message, &f);
+        if (rc == XG_WIRE_NEED_MORE) return 0;
+        if (rc == XG_WIRE_BAD) {
+            log_conn(r, "malformed message length; closed");
+            return -1;
+        }
+        if (rc == XG_WIRE_TOO_LONG) {
+            char m[160];
+            snprintf(m, sizeof m, "message type %u of %llu bytes exceeds the "
+                     "%llu-byte limit; closed", f.type,
+                     (unsigned long long)f.payload,
+                     (unsigned long long)r->o->max_message);
+            log_conn(r, m);
+            return -1;
+        }
+        if (n - f.header < f.payload) return 0;
+        size_t whole = f.header + (size_t)f.payload;
+        if (r->shutdown_sent) {
+            log_conn(r, "message after MSG_SHUTDOWN; closed");
+            return -1;
+        }
+        if (xg_serve_intercept(r->icpt, f.type, p + f.header, (size_t)f.payload,
+                               &r->cout) == XG_SERVE_HANDLED) {
+            r->cin.off += whole;
+            continue;
+        }
+        if (xg_sbuf_append(&r->kin, p, whole)) {
+            log_conn(r, "out of memory; closed");
+            return -1;
+        }
+        r->cin.off += whole;
+        if (f.type == XG_MSG_SHUTDOWN) {
+            r->shutdown_sent = 1;
+        } else if (f.type != XG_MSG_GETMSET || !r->count ||
+                   r->fifo[r->head] != XG_MSG_QUERY) {
+            if (r->count == FIFO_MAX) {
+                log_conn(r, "too many requests in flight; closed");
+                return -1;
+            }
+            fifo_push(r, f.type);
+        }
+    }
+}
+
+/* Every whole reply in kout goes to cout; the FIFO learns which requests
+ * are answered.  0, or -1 after logging. */
+static int child_frames(struct relay *r)
+{
+    for (;;) {
+        const unsigned char *p = r->kout.p + r->kout.off;
+        size_t n = pending(&r->kout);
+        struct xg_wire_frame f;
+        int rc = xg_wire_parse_header(p, n, MAX_REPLY, &f);
+        if (rc == XG_WIRE_NEED_MORE) return 0;
+        if (rc != XG_WIRE_OK) {
+            log_conn(r, "xapian-progsrv sent a malformed reply; closed");
+            return -1;
+        }
+        if (n - f.header < f.payload) return 0;
+        size_t whole = f.header + (size_t)f.payload;
+        if (xg_sbuf_append(&r->cout, p, whole)) {
+            log_conn(r, "out of memory; closed");
+            return -1;
+        }
+        r->kout.off += whole;
+        if (r->count && is_last_reply(r->fifo[r->head], f.type)) {
+            r->head = (r->head + 1) % FIFO_MAX;
+            --r->count;
+        }
+    }
+}
+
+/* Read what fd has into b: >0 bytes read, 0 end of input, -1 error (errno),
+ * -2 nothing now. */
+static ssize_t fill(int fd, struct xg_sbuf *b)
+{
+    unsigned char tmp[65536];
+    ssize_t got = read(fd, tmp, sizeof tmp);
+    if (got < 0) return errno == EAGAIN || errno == EINTR ? -2 : -1;
+    if (got > 0 && xg_sbuf_append(b, tmp, (size_t)got)) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return got;
+}
+
+/* Write what b holds to fd: 0, or -1 error (errno). */
+static int drain(int fd, struct xg_sbuf *b, int sock)
+{
+    while (pending(b)) {
+        ssize_t w = sock ? send(fd, b->p + b->off, pending(b), MSG_NOSIGNAL)
+                         : write(fd, b->p + b->off, pending(b));
+        if (w < 0) return errno == EAGAIN || errno == EINTR ? 0 : -1;
+        b->off += (size_t)w;
+    }
+    return 0;
+}
+
+static void describe_exit(char *m, size_t size, const char *what, int st)
+{
+    if (WIFSIGNALED(st))
+        snprintf(m, size, "%s (xapian-progsrv killed by signal %d); closed",
+                 what, WTERMSIG(st));
+    else
+        snprintf(m, size, "%s (xapian-progsrv exit status %d); closed", what,
+                 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
+static void relay_loop(struct relay *r)
+{
+    const struct xg_serve_opts *o = r->o;
+    int stopping = 0, client_eof = 0;
+    double drain_end = 0;
+    r->last = now();
+    fifo_push(r, XG_MSG_UPDATE);    /* the greeting, REPLY_UPDATE */
+    for (;;) {
+        int idle = !r->count && !pending(&r->cin) && !pending(&r->cout) &&
+                   !pending(&r->kin);
+        if (r->child_eof && !pending(&r->cout)) {
+            if (r->shutdown_sent) return;       /* the normal end */
+            int st = reap_child(r);
+            char m[160];
+            describe_exit(m, sizeof m, pending(&r->kout) ?
+                          "reply cut short" : "the child ended", st);
+            log_conn(r, m);
+            return;
+        }
+        if (stopping && idle) {
+            if (o->verbose) log_conn(r, "closed: the server stops");
+            return;
+        }
+        double t = now(), wake = -1;
+        if (stopping) {
+            if (t >= drain_end) {
+                log_conn(r, "requests still in flight when the server "
+                         "stopped; closed");
+                return;
+            }
+            wake = drain_end;
+        }
+        if (o->timeout > 0 && !r->count && !pending(&r->cout) &&
+            !r->shutdown_sent) {
+            /* Idle, or a message arriving too slowly. */
+            double end = r->last + o->timeout;
+            if (t >= end) {
+                log_conn(r, pending(&r->cin) ? "message cut short: no more "
+                         "data within the timeout; closed" : "idle timeout; "
+                         "closed");
+                return;
+            }
+            if (wake < 0 || end < wake) wake = end;
+        }
+        struct pollfd pf[4];
+        int n = 0, ic = -1, ik = -1, ok = -1, is = -1;
+        short ev = 0;
+        if (!client_eof && pending(&r->kin) < HIGH_WATER && !r->shutdown_sent)
+            ev |= POLLIN;
+        if (pending(&r->cout)) ev |= POLLOUT;
+        if (ev) {
+            ic = n;
+            pf[n++] = (struct pollfd){r->c->fd, ev, 0};
+        }
+        if (!r->child_eof && pending(&r->cout) < HIGH_WATER) {
+            ik = n;
+            pf[n++] = (struct pollfd){r->from_child, POLLIN, 0};
+        }
+        if (pending(&r->kin) && r->to_child >= 0) {
+            ok = n;
+            pf[n++] = (struct pollfd){r->to_child, POLLOUT, 0};
+        }
+        if (!stopping) {
+            is = n;
+            pf[n++] = (struct pollfd){r->c->sh->stop_fd, POLLIN, 0};
+        }
+        int ms = -1;
+        if (wake >= 0) ms = (int)((wake - t) * 1000) + 1;
+        int got = poll(pf, (nfds_t)n, ms);
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            log_conn(r, "poll failed; closed");
+            return;
+        }
+        if (is >= 0 && pf[is].revents) {
+            stopping = 1;
+            drain_end = now() + o->drain;
+        }
+        if (ic >= 0 && (pf[ic].revents & (POLLIN | POLLHUP | POLLERR))) {
+            ssize_t g = (pf[ic].events & POLLIN) ? fill(r->c->fd, &r->cin) : -2;
+            if (g > 0) {
+                r->last = now();
+                if (client_frames(r)) return;
+            } else if (g == 0 || (g == -1 && (errno == ECONNRESET))) {
+                client_eof = 1;
+                if (pending(&r->cin)) {
+                    log_conn(r, "client closed the connection mid-message; "
+                             "closed");
+                    return;
+                }
+                if (r->count && !r->shutdown_sent) {
+                    log_conn(r, "client closed the connection with a request "
+                             "in flight; closed");
+                    return;
+                }
+                if (!r->shutdown_sent) {
+                    /* Gone without MSG_SHUTDOWN, between requests. */
+                    if (o->verbose) log_conn(r, "client left");
+                    return;
+                }
+            } else if (g == -1) {
+                char m[120];
+                snprintf(m, sizeof m, "read from client: %s; closed",
+                         strerror(errno));
+                log_conn(r, m);
+                return;
+            }
+        }
+        if (ik >= 0 && (pf[ik].revents & (POLLIN | POLLHUP | POLLERR))) {
+            ssize_t g = fill(r->from_child, &r->kout);
+            if (g > 0) {
+                if (child_frames(r)) return;
+            } else if (g == 0 || g == -1) {
+                r->child_eof = 1;
+            }
+        }
+        if (ok >= 0 && pf[ok].revents) {
+            if (drain(r->to_child, &r->kin, 0)) {
+                /* The child's end closed: it ended; its stdout tells. */
+                r->kin.off = r->kin.len;
+                r->child_eof = 1;
+            }
+        }
+        if (ic >= 0 && (pf[ic].events & POLLOUT) &&
+            (pf[ic].revents & (POLLOUT | POLLHUP | POLLERR))) {
+            if (drain(r->c->fd, &r->cout, 1)) {
+                char m[120];
+                snprintf(m, sizeof m, "client went away mid-reply (%s); closed",
+                         strerror(errno));
+                log_conn(r, m);
+                return;
+            }
+        }
+    }
+}
+
+void xg_serve_relay(struct xg_serve_conn *c)
+{
+    struct relay r;
+    memset(&r, 0, sizeof r);
+    r.c = c;
+    r.o = c->sh->o;
+    r.to_child = r.from_child = -1;
+    if (set_nonblock(c->fd)) {
+        log_conn(&r, "cannot set the socket non-blocking; closed");
+    } else if (!(r.icpt = xg_serve_icpt_open())) {
+        log_conn(&r, "out of memory; closed");
+    } else if (spawn_child(&r)) {
+        char m[200];
+        snprintf(m, sizeof m, "cannot start %s: %s; closed", r.o->progsrv,
+                 strerror(errno));
+        log_conn(&r, m);
+    } else {
+        if (r.o->verbose) log_conn(&r, "open");
+        relay_loop(&r);
+    }
+    shutdown(c->fd, SHUT_RDWR);
+    close(c->fd);
+    reap_child(&r);
+    xg_serve_icpt_close(r.icpt);
+    xg_sbuf_free(&r.cin);
+    xg_sbuf_free(&r.cout);
+    xg_sbuf_free(&r.kin);
+    xg_sbuf_free(&r.kout);
+    free(c);
+}

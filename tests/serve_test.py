@@ -1,0 +1,558 @@
+#!/usr/bin/env python3
+"""xapian-gpu serve and connect (docs/server.md) against stock xapian-tcpsrv
+on the bundled sample, through python3-xapian, and its faults.
+
+- Every MSet field an application reads is identical between serve (TCP
+  and a `remote :xapian-gpu connect SOCK` stub) and xapian-tcpsrv: the
+  sample's 225 queries, OR and AND, k 10 and 100: docids, weights,
+  percentages, get_termweight of each query term, termfreqs, matching
+  terms, matches_lower/estimated/upper.  So are documents, values,
+  termlists, positions, postlists and allterms; and every reply byte of
+  one search recorded through a proxy.
+- Faults: a malformed length, a length over the limit, a truncated frame
+  (end of input and a stall past --timeout), a client gone mid-message
+  and mid-request, a child killed, --max-connections, 200 idle
+  connections at once, a writable open refused as by xapian-tcpsrv, and
+  SIGTERM with a request in flight (it finishes; exit status 0; children
+  reaped).  After each fault the server still answers.
+"""
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+try:
+    import xapian
+except ImportError:
+    # The Debian bindings live in the system interpreter's dist-packages.
+    if os.path.exists("/usr/bin/python3") and sys.executable != "/usr/bin/python3" \
+            and not os.environ.get("XG_SERVE_TEST_REEXEC"):
+        os.environ["XG_SERVE_TEST_REEXEC"] = "1"
+        os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
+    print("SKIP: python3-xapian not installed")
+    sys.exit(77)
+
+CHECKS = 0
+MSG_ALLTERMS, MSG_QUERY, MSG_GETMSET, MSG_SHUTDOWN = 0, 8, 26, 27
+REPLY_UPDATE, REPLY_DONE, REPLY_RESULTS = 0, 2, 18
+
+
+def ok(what, detail=""):
+    global CHECKS
+    CHECKS += 1
+    print("ok %-44s %s" % (what, detail))
+    sys.stdout.flush()
+
+
+def fail(msg):
+    sys.exit("FAIL " + msg)
+
+
+def enc_len(n):
+    if n < 255:
+        return bytes([n])
+    out, n = bytearray([0xff]), n - 255
+    while True:
+        b, n = n & 0x7f, n >> 7
+        if not n:
+            out.append(b | 0x80)
+            return bytes(out)
+        out.append(b)
+
+
+def frames(data):
+    """Split bytes into (type, payload) frames (all must be whole)."""
+    out, i = [], 0
+    while i < len(data):
+        t, n = data[i], data[i + 1]
+        i += 2
+        if n == 0xff:
+            n, shift = 0, 0
+            while True:
+                c = data[i]
+                i += 1
+                n |= (c & 0x7f) << shift
+                shift += 7
+                if c & 0x80:
+                    break
+            n += 255
+        out.append((t, data[i:i + n]))
+        i += n
+    return out
+
+
+def recv_frame(s, timeout=30):
+    """One whole frame from socket s: (type, payload), or None at EOF."""
+    s.settimeout(timeout)
+    buf = b""
+
+    def need(k):
+        nonlocal buf
+        while len(buf) < k:
+            got = s.recv(65536 if k - len(buf) > 65536 else k - len(buf))
+            if not got:
+                return False
+            buf += got
+        return True
+    if not need(2):
+        return None
+    t, n, hdr = buf[0], buf[1], 2
+    if n == 0xff:
+        n, shift = 0, 0
+        while True:
+            if not need(hdr + 1):
+                return None
+            c = buf[hdr]
+            hdr += 1
+            n |= (c & 0x7f) << shift
+            shift += 7
+            if c & 0x80:
+                break
+        n += 255
+    if not need(hdr + n):
+        return None
+    return t, buf[hdr:hdr + n]
+
+
+def at_eof(s, timeout=10):
+    """Whether the server closes s (reading and dropping what comes)."""
+    s.settimeout(timeout)
+    try:
+        while True:
+            if not s.recv(65536):
+                return True
+    except socket.timeout:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+class Server:
+    """xapian-gpu serve, its stderr in a file."""
+
+    def __init__(self, binary, work, name, db, *opts):
+        self.log = os.path.join(work, name + ".log")
+        self.sock = os.path.join(work, name + ".sock")
+        self.err = open(self.log, "w")
+        self.p = subprocess.Popen([binary, "serve", "--host", "127.0.0.1",
+                                   "--port", "0", "--unix", self.sock, *opts, db],
+                                  stdout=subprocess.DEVNULL, stderr=self.err)
+        end = time.time() + 30
+        while "ready:" not in self.text():
+            if self.p.poll() is not None or time.time() > end:
+                fail("%s did not start: %r" % (name, self.text()))
+            time.sleep(0.02)
+        self.port = int(self.text().split(" port ")[1].split(",")[0])
+
+    def text(self):
+        with open(self.log) as f:
+            return f.read()
+
+    def wait_log(self, needle, timeout=10):
+        end = time.time() + timeout
+        while needle not in self.text():
+            if time.time() > end:
+                fail("no %r in the server's log: %r" % (needle, self.text()[-800:]))
+            time.sleep(0.02)
+
+    def unix(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(self.sock)
+        return s
+
+    def tcp(self):
+        return socket.create_connection(("127.0.0.1", self.port), timeout=30)
+
+    def children(self):
+        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(self.p.pid)],
+                             capture_output=True, text=True).stdout
+        return [int(x) for x in out.split()]
+
+    def stop(self):
+        self.p.send_signal(signal.SIGTERM)
+        rc = self.p.wait(timeout=60)
+        self.err.close()
+        return rc
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def parser(op):
+    qp = xapian.QueryParser()
+    qp.set_stemmer(xapian.Stem("english"))
+    qp.set_stemming_strategy(xapian.QueryParser.STEM_SOME)
+    qp.set_default_op(op)
+    return qp
+
+
+def mset_fields(db, query, k):
+    e = xapian.Enquire(db)
+    e.set_query(query)
+    m = e.get_mset(0, k)
+    terms = sorted(set(query))
+    items = [(it.docid, it.weight, it.percent, it.rank,
+              tuple(e.matching_terms(it))) for it in m]
+    return (items, [(t, m.get_termweight(t), m.get_termfreq(t)) for t in terms],
+            m.get_matches_lower_bound(), m.get_matches_estimated(),
+            m.get_matches_upper_bound(), m.get_max_possible(), m.get_max_attained(),
+            m.size())
+
+
+def doc_fields(db, did):
+    d = db.get_document(did)
+    tl = []
+    for t in d.termlist():
+        tl.append((t.term, t.wdf, t.termfreq, tuple(db.positionlist(did, t.term))))
+    vals = [(v.num, v.value) for v in d.values()]
+    return d.get_data(), tl, vals, db.get_doclength(did), db.get_unique_terms(did)
+
+
+def db_fields(db):
+    terms = [(t.term, t.termfreq) for t in db.allterms()]
+    post = [(p.docid, p.wdf, p.doclength) for p in db.postlist("Zflow")]
+    return (db.get_doccount(), db.get_lastdocid(), db.get_avlength(),
+            db.get_doclength_lower_bound(), db.get_doclength_upper_bound(),
+            db.has_positions(), db.get_total_length(), db.get_uuid(), terms, post,
+            db.get_collection_freq("Zflow"), db.get_termfreq("Zflow"))
+
+
+def compare(a, refdb, dbs, sample):
+    queries = []
+    with open(os.path.join(sample, "queries.tsv")) as f:
+        for line in f:
+            qid, _, text = line.rstrip("\n").partition("\t")
+            if text:
+                queries.append(text)
+    for opname, op in (("OR", xapian.Query.OP_OR), ("AND", xapian.Query.OP_AND)):
+        qp = parser(op)
+        for k in (10, 100):
+            nonempty = 0
+            for text in queries:
+                q = qp.parse_query(text)
+                ref = mset_fields(refdb, q, k)
+                nonempty += ref[-1] > 0
+                for name, db in dbs:
+                    got = mset_fields(db, q, k)
+                    if got != ref:
+                        fail("%s k %d %r: %s differs from xapian-tcpsrv:\n%r\n%r" %
+                             (opname, k, text, name, got[:1], ref[:1]))
+            ok("%s k=%d, %d queries" % (opname, k, len(queries)),
+               "%d with matches; serve tcp and unix == xapian-tcpsrv" % nonempty)
+    ref = db_fields(refdb)
+    for name, db in dbs:
+        if db_fields(db) != ref:
+            fail("database statistics, allterms or a postlist differ via %s" % name)
+    ok("stats, allterms, postlist", "%d terms identical" % len(ref[8]))
+    n = refdb.get_lastdocid()
+    dids = sorted(set(list(range(1, n + 1, max(1, n // 60))) + [n]))
+    for did in dids:
+        ref = doc_fields(refdb, did)
+        for name, db in dbs:
+            if doc_fields(db, did) != ref:
+                fail("document %d differs via %s" % (did, name))
+    ok("documents, termlists, positions", "%d documents identical" % len(dids))
+
+
+class Recorder:
+    """A TCP proxy that records the bytes of one connection each way."""
+
+    def __init__(self, port):
+        self.up = port
+        self.ls = socket.socket()
+        self.ls.bind(("127.0.0.1", 0))
+        self.ls.listen(1)
+        self.port = self.ls.getsockname()[1]
+        self.sent, self.got = bytearray(), bytearray()
+        self.t = threading.Thread(target=self.run)
+        self.t.start()
+
+    def pump(self, src, dst, rec):
+        while True:
+            try:
+                d = src.recv(65536)
+            except OSError:
+                d = b""
+            if not d:
+                try:
+                    dst.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+                return
+            rec += d
+            dst.sendall(d)
+
+    def run(self):
+        c, _ = self.ls.accept()
+        u = socket.create_connection(("127.0.0.1", self.up))
+        t = threading.Thread(target=self.pump, args=(c, u, self.sent))
+        t.start()
+        self.pump(u, c, self.got)
+        t.join()
+        c.close()
+        u.close()
+        self.ls.close()
+
+
+def record_search(port, text):
+    r = Recorder(port)
+    db = xapian.remote_open("127.0.0.1", r.port)
+    e = xapian.Enquire(db)
+    e.set_query(parser(xapian.Query.OP_OR).parse_query(text))
+    e.get_mset(0, 10)
+    db.close()
+    r.t.join(30)
+    return bytes(r.sent), bytes(r.got)
+
+
+def serve_alive(srv, what):
+    """A fresh client still gets answers (TCP and Unix)."""
+    db = xapian.remote_open("127.0.0.1", srv.port)
+    e = xapian.Enquire(db)
+    e.set_query(xapian.Query("Zflow"))
+    n = e.get_mset(0, 10).size()
+    stub = xapian.Database(srv.stub)
+    if n != 10 or stub.get_doccount() != db.get_doccount():
+        fail("after %s: the server answers wrongly" % what)
+    db.close()
+    stub.close()
+
+
+def faults(a, srv, binary, dbpath, work):
+    s = srv.unix()
+    if recv_frame(s)[0] != REPLY_UPDATE:
+        fail("no greeting")
+    s.sendall(b"\x08\xff" + b"\x7f" * 12)
+    if not at_eof(s):
+        fail("a malformed length did not close the connection")
+    srv.wait_log("malformed message length")
+    serve_alive(srv, "a malformed length")
+    ok("malformed length: closed, logged")
+
+    s = srv.unix()
+    recv_frame(s)
+    s.sendall(bytes([MSG_QUERY]) + enc_len(1 << 40))
+    if not at_eof(s):
+        fail("a message over the limit did not close the connection")
+    srv.wait_log("exceeds the")
+    serve_alive(srv, "an over-long message")
+    ok("length over the limit: closed, logged")
+
+    s = srv.tcp()
+    recv_frame(s)
+    s.sendall(bytes([MSG_QUERY]) + enc_len(100) + b"x" * 10)
+    s.shutdown(socket.SHUT_WR)
+    if not at_eof(s):
+        fail("a truncated frame did not close the connection")
+    srv.wait_log("mid-message")
+    ok("truncated frame then end of input: closed")
+
+    s = srv.unix()
+    recv_frame(s)
+    s.sendall(bytes([MSG_QUERY]) + enc_len(300) + b"x" * 20)
+    s.close()
+    time.sleep(0.2)
+    serve_alive(srv, "a client gone mid-message")
+    ok("client gone mid-message: others served")
+
+    s = srv.unix()
+    recv_frame(s)
+    s.sendall(bytes([MSG_ALLTERMS]) + enc_len(0))
+    s.close()
+    time.sleep(0.2)
+    serve_alive(srv, "a client gone mid-request")
+    ok("client gone mid-request: others served")
+
+    before = set(srv.children())
+    s = srv.unix()
+    recv_frame(s)
+    end = time.time() + 10
+    new = []
+    while not new and time.time() < end:
+        new = sorted(set(srv.children()) - before)
+        time.sleep(0.02)
+    if len(new) != 1:
+        fail("cannot find the connection's child: %r" % new)
+    os.kill(new[0], signal.SIGKILL)
+    if not at_eof(s):
+        fail("a killed child did not close its connection")
+    srv.wait_log("killed by signal 9")
+    serve_alive(srv, "a child killed")
+    ok("child killed: its connection closed, logged")
+
+    # 200 idle connections at once, half TCP, half Unix: every one greeted,
+    # then a search still answered.
+    t0 = time.time()
+    conns = [srv.tcp() if i % 2 else srv.unix() for i in range(200)]
+    for c in conns:
+        f = recv_frame(c, timeout=60)
+        if not f or f[0] != REPLY_UPDATE:
+            fail("an idle connection got no greeting")
+    serve_alive(srv, "200 idle connections")
+    for c in conns:
+        c.close()
+    ok("200 simultaneous idle connections", "greeted in %.2f s" % (time.time() - t0))
+
+    # Writable access is refused as xapian-tcpsrv refuses it.
+    errs = []
+    for port in (srv.port, a.tcpsrv_port):
+        try:
+            xapian.remote_open_writable("127.0.0.1", port)
+            errs.append(None)
+        except xapian.Error as e:
+            errs.append((type(e).__name__, e.get_msg()))
+    if errs[0] is None or errs[0] != errs[1]:
+        fail("writable open: serve %r, xapian-tcpsrv %r" % tuple(errs))
+    ok("writable open refused", "%s: %s" % errs[0])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--sample", required=True)
+    ap.add_argument("--work", required=True)
+    a = ap.parse_args()
+    for prog in ("xapian-tcpsrv", "xapian-progsrv"):
+        if not shutil.which(prog):
+            print("SKIP: %s not installed" % prog)
+            return 77
+    binary = os.path.abspath(a.bin)
+    work = os.path.abspath(a.work)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    dbpath = os.path.join(work, "db")
+    subprocess.run([binary, "index", "--quiet",
+                    os.path.join(a.sample, "docs.tsv"), dbpath], check=True)
+
+    # The command line.
+    for cmd in ("serve", "connect"):
+        p = subprocess.run([binary, cmd, "--help"], capture_output=True, text=True)
+        if p.returncode or not p.stdout.startswith("usage: xapian-gpu %s" % cmd):
+            fail("%s --help" % cmd)
+        p = subprocess.run([binary, cmd, "-v"], capture_output=True, text=True)
+        if p.returncode or not p.stdout.startswith("xapian-gpu %s - xapian-gpu " % cmd):
+            fail("%s -v" % cmd)
+        p = subprocess.run([binary, cmd, "--frobnicate"], capture_output=True, text=True)
+        if p.returncode != 2 or "unknown option '--frobnicate'" not in p.stderr:
+            fail("%s --frobnicate" % cmd)
+    p = subprocess.run([binary, "serve", "--port", "0", os.path.join(work, "nodb")],
+                       capture_output=True, text=True, timeout=30)
+    if p.returncode != 1 or len(p.stderr.strip().splitlines()) != 1:
+        fail("serve of a missing database: %d %r" % (p.returncode, p.stderr))
+    p = subprocess.run([binary, "connect", os.path.join(work, "none.sock")],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    if p.returncode != 1 or "none.sock" not in p.stderr:
+        fail("connect to no socket: %d %r" % (p.returncode, p.stderr))
+    ok("serve/connect usage and errors")
+
+    a.tcpsrv_port = free_port()
+    tcpsrv = subprocess.Popen(["xapian-tcpsrv", "--interface", "127.0.0.1",
+                               "--port", str(a.tcpsrv_port), dbpath],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              # On SIGTERM it signals its whole process group.
+                              start_new_session=True)
+    srv = Server(binary, work, "serve", dbpath, "--timeout", "60")
+    srv.stub = os.path.join(work, "serve.stub")
+    with open(srv.stub, "w") as f:
+        f.write("remote :%s connect %s\n" % (binary, srv.sock))
+    try:
+        end = time.time() + 30
+        while True:
+            try:
+                refdb = xapian.remote_open("127.0.0.1", a.tcpsrv_port)
+                break
+            except xapian.NetworkError:
+                if time.time() > end or tcpsrv.poll() is not None:
+                    fail("xapian-tcpsrv did not start")
+                time.sleep(0.1)
+        dbs = [("serve tcp", xapian.remote_open("127.0.0.1", srv.port)),
+               ("serve unix stub", xapian.Database(srv.stub))]
+        compare(a, refdb, dbs, a.sample)
+        for _, db in dbs:
+            db.close()
+        text = "boundary layer flow in a supersonic wind tunnel"
+        ref = record_search(a.tcpsrv_port, text)
+        got = record_search(srv.port, text)
+        kinds = [t for t, _ in frames(got[1])]
+        if got != ref or REPLY_RESULTS not in kinds:
+            fail("a recorded search differs in its bytes from xapian-tcpsrv's")
+        ok("one search, bytes both ways", "%d reply frames identical to "
+           "xapian-tcpsrv's" % len(kinds))
+        a.conversation = got[0]
+        faults(a, srv, binary, dbpath, work)
+
+        # SIGTERM with a search in flight: MSG_QUERY answered with
+        # REPLY_STATS, then the signal, then MSG_GETMSET still answered with
+        # xapian-tcpsrv's REPLY_RESULTS; the connection then closes and the
+        # server exits 0 with no child left.
+        msgs = frames(a.conversation)
+        q = [m for m in msgs if m[0] == MSG_QUERY][0]
+        g = [m for m in msgs if m[0] == MSG_GETMSET][0]
+        want = [m for m in frames(ref[1]) if m[0] == REPLY_RESULTS][0]
+        other = srv.unix()
+        recv_frame(other)
+        s = srv.unix()
+        recv_frame(s)
+        s.sendall(bytes([MSG_QUERY]) + enc_len(len(q[1])) + q[1])
+        stats = recv_frame(s)
+        kids = srv.children()
+        srv.p.send_signal(signal.SIGTERM)
+        srv.wait_log("stopping on signal 15")
+        s.sendall(bytes([MSG_GETMSET]) + enc_len(len(g[1])) + g[1])
+        res = recv_frame(s)
+        if not stats or not res or res != want:
+            fail("the search in flight at SIGTERM did not finish as "
+                 "xapian-tcpsrv answers it")
+        if not at_eof(s) or not at_eof(other):
+            fail("connections stay open after SIGTERM")
+        rc = srv.p.wait(timeout=60)
+        alive = [k for k in kids if os.path.exists("/proc/%d" % k) and
+                 "zombie" not in open("/proc/%d/status" % k).read().lower()]
+        if rc != 0 or alive or os.path.exists(srv.sock):
+            fail("after SIGTERM: exit %d, children alive %r, socket left %r" %
+                 (rc, alive, os.path.exists(srv.sock)))
+        ok("SIGTERM with a search in flight", "REPLY_RESULTS as xapian-tcpsrv's, "
+           "exit 0, %d children reaped" % len(kids))
+        srv.err.close()
+
+        # A stalled message meets --timeout; --max-connections refuses.
+        s2 = Server(binary, work, "small", dbpath, "--timeout", "1",
+                    "--max-connections", "2")
+        c1, c2 = s2.unix(), s2.tcp()
+        recv_frame(c1)
+        recv_frame(c2)
+        c3 = s2.unix()
+        if not at_eof(c3, 10):
+            fail("a third connection over --max-connections 2 stayed open")
+        s2.wait_log("refused: 2 connections")
+        ok("--max-connections 2: the third closed, logged")
+        c1.sendall(bytes([MSG_QUERY]) + enc_len(100) + b"x" * 10)
+        t0 = time.time()
+        if not at_eof(c1, 10) or not at_eof(c2, 10):
+            fail("--timeout 1 did not close a stalled and an idle connection")
+        s2.wait_log("message cut short")
+        s2.wait_log("idle timeout")
+        ok("--timeout 1: stalled and idle closed", "in %.1f s" % (time.time() - t0))
+        if s2.stop() != 0:
+            fail("the second server's exit status")
+    finally:
+        if srv.p.poll() is None:
+            srv.p.kill()
+        tcpsrv.terminate()
+        tcpsrv.wait()
+    print("%d checks passed" % CHECKS)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
