@@ -30,6 +30,7 @@ COMMANDS = [
     ("qlm-search", "--qlm", False),
     ("synth docs", "--docs", False),
     ("synth queries", "--queries", False),
+    ("serve", "--port", False),
 ]
 
 
