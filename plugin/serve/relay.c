@@ -10,13 +10,14 @@
  *  stop, which waits for the requests in flight.  Any fault closes this
  *  connection alone, with one line on stderr.
  */
-#include "server.h"
+#include "relay.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,4 +476,14 @@ void xg_serve_relay(struct xg_serve_conn *c)
     xg_sbuf_free(&r.kin);
     xg_sbuf_free(&r.kout);
     free(c);
+}
+
+void xg_serve_log(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "xapian-gpu serve: %s\n", line);
 }

@@ -13,7 +13,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,15 +21,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-void xg_serve_log(const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "xapian-gpu serve: %s\n", line);
-}
 
 static int sig_pipe[2] = {-1, -1};
 

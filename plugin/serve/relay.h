@@ -1,0 +1,48 @@
+/** @file relay.h
+ *  @brief One connection of `xapian-gpu serve`: the server's options, the
+ *         state its connections share, and the relay that runs each of
+ *         them (relay.c) between the client and its xapian-progsrv child.
+ */
+#ifndef XG_SERVE_RELAY_H
+#define XG_SERVE_RELAY_H
+
+#include <stdint.h>
+
+struct xg_serve_opts {
+    const char *host;       /* TCP address to bind; NULL: every address */
+    int port;               /* TCP port, 0: any free one, -1: no TCP */
+    const char *unix_path;  /* Unix socket path, NULL: none */
+    double timeout;         /* seconds a connection may be idle, 0: no limit */
+    unsigned max_conn;      /* connections at once; more are closed at once */
+    uint64_t max_message;   /* a client message's payload limit, bytes */
+    double drain;           /* seconds in-flight requests get after SIGTERM */
+    const char *progsrv;    /* the xapian-progsrv program */
+    char **dbs;             /* the databases, ndb of them */
+    int ndb;
+    int verbose;            /* log each connection's open and close */
+};
+
+/* The relay's shared state (relay.c, server.c). */
+struct xg_serve_shared {
+    const struct xg_serve_opts *o;
+    int stop_fd;            /* readable once the server stops */
+};
+
+/* One accepted connection: relay it until it ends, then close it, reap
+ * its child and free c (relay.c). */
+struct xg_serve_conn {
+    const struct xg_serve_shared *sh;
+    int fd;
+    unsigned long id;
+    char peer[80];
+};
+void xg_serve_relay(struct xg_serve_conn *c);
+
+/* "xapian-gpu serve: " + the message, one line on stderr. */
+void xg_serve_log(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+#endif
