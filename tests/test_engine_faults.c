@@ -18,7 +18,6 @@
 
 #include "../gpu/query/engine.h"
 #include "../gpu/runtime/error.h"
-#include "../gpu/runtime/knobs.h"
 #include "../plugin/searcher.h"
 #include "../shim/tools/indexer.h"
 #include "../shim/xg_export.h"
@@ -73,7 +72,6 @@ int main(int argc, char **argv)
     xg_shim_db_close(xdb);
 
     setenv("XG_GPU_TWINS", "1", 1);
-    xg_knobs_reload(); /* the export above read the knobs already */
     xg_searcher *s;
     if (xg_searcher_open(paths, 1, NULL, &s)) {
         printf("FAIL open: %s\n", xg_last_error());

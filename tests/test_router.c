@@ -24,7 +24,6 @@
 
 #include "../gpu/query/engine.h"
 #include "../gpu/runtime/error.h"
-#include "../gpu/runtime/knobs.h"
 #include "../plugin/cost_model.h"
 #include "../plugin/handle.h"
 #include "../plugin/router.h"
@@ -453,7 +452,6 @@ int main(int argc, char **argv)
 
     /* ---- No usable device (no twins; a build without CUDA) ---- */
     unsetenv("XG_GPU_TWINS");
-    xg_knobs_reload();
     const char *why;
     int have_device = xg_handle_gpu_status(h, &why) == XG_OK;
     xg_router *r = matcher_router(h, NULL);
@@ -483,7 +481,6 @@ int main(int argc, char **argv)
 
     /* ---- The twins: a usable "device" ---- */
     setenv("XG_GPU_TWINS", "1", 1);
-    xg_knobs_reload();
     if (xg_handle_open(paths, 1, NULL, &h)) return 1;
     r = matcher_router(h, model_gpu);
     matcher_pass("matcher xapian", r, h, XG_ENGINE_XAPIAN, want_xapian, NULL);

@@ -1,7 +1,8 @@
 /** @file knobs.h
  *  @brief Every environment switch of the production code, read in one
- *         place (knobs.c): one function per knob, each read once, at its
- *         first use, and kept.  They turn off an optimisation so that a
+ *         place (knobs.c): one function per knob, read from the
+ *         environment at each call (every call site is once per run,
+ *         engine open or large copy, never per posting).  They turn off an optimisation so that a
  *         run on the same machine measures what it buys
  *         (docs/benchmarks.md), or let tests reach a path that real data
  *         rarely takes.  Unset, every knob gives the default behaviour.
@@ -19,7 +20,7 @@ extern "C" {
  * the host's gather instead of placing by the device (weight/wt.c). */
 int xg_knob_wt_no_place(void);
 /* XG_WT_NO_AHEAD=1: weight in chunks on one stream, no copy of the next
- * chunk's text ahead (weight/wt_cuda.c). */
+ * chunk's text ahead (weight/wt_cuda_open.c). */
 int xg_knob_wt_no_ahead(void);
 /* XG_WT_NO_PREFAULT=1: weight in core without faulting the output in
  * while the device works (weight/wt_cuda_whole.c). */
@@ -28,7 +29,7 @@ int xg_knob_wt_no_prefault(void);
  * non-temporal stores (runtime/threads.c). */
 int xg_knob_wt_no_stream(void);
 /* XG_GPU_TWINS=1: the query engine's pipeline on the kernels' CPU twins,
- * no device needed (tests, CI; plugin/searcher.c). */
+ * no device needed (tests, CI; plugin/handle.c). */
 int xg_knob_gpu_twins(void);
 /* XG_EXPORT_TIMING set (any value): the export prints its phases' times
  * (shim/export.c). */
@@ -41,10 +42,6 @@ double xg_knob_test_impact_slack(void);
  * dictionary's hash of long words to force collisions
  * (text/dict_gpu_cuda.c). */
 uint64_t xg_knob_test_gdict_mask(void);
-
-/* Read the environment again at the knobs' next use: for tests that
- * change it within one process. */
-void xg_knobs_reload(void);
 
 #ifdef __cplusplus
 }

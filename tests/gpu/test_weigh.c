@@ -21,7 +21,6 @@
 #include <time.h>
 
 #include "../../gpu/runtime/error.h"
-#include "../../gpu/runtime/knobs.h"
 #include "../../gpu/weight/wt.h"
 #include "../../gpu/weight/wt_int.h"
 #include "../../gpu/text/tokenize.h"
@@ -260,7 +259,6 @@ static void device_dictionary_keys(void)
         {300, 40, 3000, 12, 0, 0},  /* and of 8-12 bytes */
     };
     setenv("XG_TEST_GDICT_MASK", "3", 1);
-    xg_knobs_reload();
     for (int i = 0; i < 2; ++i) {
         struct text t = {0};
         size_t max_doc = 0;
@@ -294,7 +292,6 @@ static void device_dictionary_keys(void)
         free(t.b);
     }
     unsetenv("XG_TEST_GDICT_MASK");
-    xg_knobs_reload();
 }
 
 /* Words that differ only in trailing zero bytes ("ab", "ab\0", ...) tie
