@@ -19,7 +19,7 @@
 #include "../gpu/query/engine.h"
 #include "../gpu/runtime/error.h"
 #include "../plugin/searcher.h"
-#include "../shim/tools/indexer.h"
+#include "sample_db.h"
 #include "../shim/xg_export.h"
 #include "../shim/xg_shim.h"
 
@@ -53,23 +53,8 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", db);
     if (system(cmd) != 0) return 1;
     mkdir(argv[2], 0755);
-    struct xg_index_opts io = {1, 0, 1, 1, 0};
-    if (xg_shim_index_tsv(tsv, db, &io)) {
-        printf("FAIL index: %s\n", xg_last_error());
-        return 1;
-    }
+    if (make_db(tsv, db, 1)) return 1;
     const char *paths[] = {db};
-    xg_db *xdb;
-    struct xg_export_opts eo;
-    xg_export_opts_init(&eo);
-    struct xg_export_report rep;
-    char idx[4200];
-    snprintf(idx, sizeof idx, "%s/xapian-gpu.idx", db);
-    if (xg_shim_db_open(paths, 1, &xdb) || xg_export(xdb, idx, &eo, &rep)) {
-        printf("FAIL export: %s\n", xg_last_error());
-        return 1;
-    }
-    xg_shim_db_close(xdb);
 
     setenv("XG_GPU_TWINS", "1", 1);
     xg_searcher *s;
