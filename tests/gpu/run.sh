@@ -383,9 +383,11 @@ PY
         # compared with stock Xapian's by bench itself.
         n=$1; shift
         old=${XG_OLD:?XG_OLD names the other build\'s xapian-gpu}
-        synth_db "$n" || exit 1
-        [ -f "$db/xapian-gpu.idx" ] || $B export --quiet "$db" || exit 1
-        [ -f /tmp/xg-q10k.tsv ] || $B synth queries --queries 10000 /tmp/xg-q10k.tsv
+        case " ${XG_COLLS:-syn rt} " in *" syn "*)
+            synth_db "$n" || exit 1
+            [ -f "$db/xapian-gpu.idx" ] || $B export --quiet "$db" || exit 1
+            [ -f /tmp/xg-q10k.tsv ] || $B synth queries --queries 10000 /tmp/xg-q10k.tsv
+        esac
         rt=/tmp/xg-realtext
         if [ ! -d "$rt" ] && [ "${XG_COLLS:-syn rt}" != syn ]; then
             t=$(date +%s)
@@ -415,5 +417,10 @@ PY
     *) echo "unknown stage $stage"; exit 2;;
     esac
 done
+# The device tool brings back only a few files: every log but the summary
+# travels in one archive.
+(cd "$OUT" && ls | grep -v -e '^summary.txt$' -e '^logs.tar.xz$' > /tmp/xg-logs.list &&
+    [ -s /tmp/xg-logs.list ] && tar -cJf logs.tar.xz -T /tmp/xg-logs.list &&
+    xargs rm -rf < /tmp/xg-logs.list)
 echo "==== summary"
 cat "$SUMMARY"
