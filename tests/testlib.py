@@ -135,39 +135,28 @@ def xapian_module():
     return xapian
 
 
-def bm25_weight(xapian, bm25):
-    """Xapian's BM25Weight from the CLI's "K1,K2,K3,B,MINLEN" (None: the
-    CLI's default 1,0,1,0.5,0.5)."""
-    return xapian.BM25Weight(*[float(x) for x in
-                               (bm25 or "1,0,1,0.5,0.5").split(",")])
-
-
-def compare_term_weights(label, by_term, db_path, bm25, terms=None):
+def compare_term_weights(label, by_term, db_path, bm25, ref_bin, terms=None):
     """by_term (term -> {docid: "%.17g" weight}, as weight --db/--tsv
     write) against stock Xapian's own one-term queries on db_path
-    (Enquire, BM25Weight(bm25)): every posting of each term of `terms`
-    (default: every term), and the same set of terms as the database's
-    (every term with postings).  FAIL on the first difference; returns
-    (terms, postings) compared."""
-    xapian = xapian_module()
-    db = xapian.Database(db_path)
-    indexed = {t.term.decode("utf-8"): t.termfreq for t in db.allterms()}
+    (Enquire, BM25Weight(bm25)), as tests/term_weights.cc (ref_bin) prints
+    them: every posting of each term of `terms` (default: every term), and
+    the same set of terms as the database's (every term with postings).
+    FAIL on the first difference; returns (terms, postings) compared."""
+    out = run([ref_bin, db_path] + ([bm25] if bm25 else []))
+    stock = {}
+    for line in out.splitlines():
+        term, docid, w = line.split("\t")
+        stock.setdefault(term, {})[int(docid)] = w
     if terms is None:
-        missing = sorted(set(indexed) - set(by_term))[:5]
-        extra = sorted(set(by_term) - set(indexed))[:5]
+        missing = sorted(set(stock) - set(by_term))[:5]
+        extra = sorted(set(by_term) - set(stock))[:5]
         if missing or extra:
             sys.exit("FAIL %s: terms not as in the database: missing %s, "
                      "extra %s" % (label, missing, extra))
         terms = sorted(by_term)
-    weight = bm25_weight(xapian, bm25)
     postings = 0
     for term in terms:
-        want = by_term[term]
-        enq = xapian.Enquire(db)
-        enq.set_query(xapian.Query(term))
-        enq.set_weighting_scheme(weight)
-        got = {m.docid: "%.17g" % m.weight
-               for m in enq.get_mset(0, indexed.get(term, 0) + 1)}
+        want, got = by_term[term], stock.get(term, {})
         if got != want:
             bad = sorted(d for d in set(want) | set(got)
                          if got.get(d) != want.get(d))[:3]

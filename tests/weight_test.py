@@ -10,7 +10,8 @@ database stock Xapian's TermGenerator builds from it without a stemmer
 the tokenizer's edge cases: the tokenizer is Xapian's, whose weights the
 --db check above ties to Xapian's own.
 
-usage: weight_test.py --bin XAPIAN_GPU --ir-data DIR --work DIR"""
+usage: weight_test.py --bin XAPIAN_GPU --ir-data DIR --work DIR
+                      --term-weights TERM_WEIGHTS"""
 import argparse
 import json
 import math
@@ -35,7 +36,8 @@ def check(a, db, bm25, label):
             by_term.setdefault(term, {})[int(docid)] = w
     # Every term (stems, prefixes, short words, digits, the rare and the
     # frequent), every posting: Xapian's own one-term query weights.
-    n_cmp, postings = compare_term_weights(label, by_term, db, bm25)
+    n_cmp, postings = compare_term_weights(label, by_term, db, bm25,
+                                          a.term_weights)
     # The binary form holds exactly the same records (docs/weight.md).
     binf = os.path.join(a.work, "weights.bin")
     run([a.bin, "weight", "--quiet", "--format", "bin", "--db", db, "-o",
@@ -229,7 +231,8 @@ def check_tsv_xapian(a):
                 term, docid, wt = line.decode("utf-8").split("\t")
                 tsv_terms.setdefault(term, {})[int(docid)] = wt
             n_x, p_x = compare_term_weights("--tsv %s (bm25 %s)" % (name, bm25),
-                                            tsv_terms, db, bm25)
+                                            tsv_terms, db, bm25,
+                                            a.term_weights)
             for k, how in ((1, "in core"), (2, "in chunks")):
                 got, want = outs[k], outs[0]
                 if got == want:
@@ -382,6 +385,8 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--ir-data", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--term-weights", required=True,
+                    help="tests/term_weights (stock Xapian's reference)")
     a = ap.parse_args()
     a.ir_data = resolve_ir_data(a.ir_data)
     docs = os.path.join(a.ir_data, "cranfield", "docs.tsv")

@@ -198,6 +198,7 @@ while [ $# -gt 0 ]; do
         # database, --db against Xapian's one-term weights.
         t=$(date +%s)
         python3 tests/weight_test.py --bin "$B" --ir-data .device-carry/ir-data \
+            --term-weights $BD/tests/term_weights \
             --work /tmp/xg-weight 2>&1 | tee "$OUT/weight_test.log"
         note "weight_test.py (GPU engine): $(tail -1 "$OUT/weight_test.log") ($(( $(date +%s) - t )) s)"
         ;;
