@@ -126,6 +126,11 @@ const struct xg_index *xg_context_index(const xg_context *c)
     return xg_handle_index(c->base);
 }
 
+int xg_context_index_rc(const xg_context *c)
+{
+    return xg_handle_index_rc(c->base);
+}
+
 const struct xg_context_opts *xg_context_options(const xg_context *c)
 {
     return &c->o;
@@ -179,6 +184,12 @@ static int clone_handle(xg_context *c, xg_handle **out)
         return xg_set_error(XG_ERR_NOMEM, "out of memory");
     }
     return XG_OK;
+}
+
+int xg_context_open_handle(xg_context *c, xg_handle **out)
+{
+    return xg_handle_clone(c->base, (const char *const *)c->paths, c->n_paths,
+                           out);
 }
 
 int xg_context_take(xg_context *c, xg_handle **out)

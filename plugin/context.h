@@ -19,6 +19,8 @@ xg_router *xg_context_router(xg_context *ctx);
 
 /* The verified index (NULL when every query goes to stock). */
 const struct xg_index *xg_context_index(const xg_context *ctx);
+/* Why there is none: XG_ERR_STALE, another status, or XG_OK. */
+int xg_context_index_rc(const xg_context *ctx);
 const struct xg_context_opts *xg_context_options(const xg_context *ctx);
 
 /* A handle with its own Xapian handles for this thread's parsing and
@@ -27,6 +29,11 @@ const struct xg_context_opts *xg_context_options(const xg_context *ctx);
  * the thread ends, and the context closes every handle it made. */
 int xg_context_take(xg_context *ctx, xg_handle **out);
 void xg_context_give(xg_context *ctx, xg_handle *h);
+
+/* A handle of the caller's own, opened now (so at the database's current
+ * revision; with no index when that is not the index's), never pooled:
+ * xg_handle_close() it. */
+int xg_context_open_handle(xg_context *ctx, xg_handle **out);
 
 /* Open handles until n are idle in the pool (a harness opens them for
  * its threads before its clock starts, as xapian-gpu ab does). */

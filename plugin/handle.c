@@ -32,6 +32,36 @@ struct xg_handle {
     struct xg_engine_opts gpu_opts;
 };
 
+/* XG_OK when every shard of s->db is at the uuid and revision, and the
+ * database has the documents, that s->ix (read from path) was exported
+ * from; else XG_ERR_STALE (or XG_ERR_NOMEM) with the reason. */
+static int same_revisions(xg_handle *s, uint64_t n_docs, const char *path)
+{
+    char **uuids = calloc(s->n_shards, sizeof *uuids);
+    uint64_t *revs = calloc(s->n_shards, sizeof *revs);
+    struct xg_shard_info *si = calloc(s->n_shards, sizeof *si);
+    int rc = uuids && revs && si ? XG_OK
+                                 : xg_set_error(XG_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < s->n_shards && !rc; ++i) {
+        rc = xg_shim_db_shard(s->db, i, &si[i]);
+        uuids[i] = si[i].uuid;
+        revs[i] = si[i].revision;
+    }
+    if (!rc)
+        rc = xg_fmt_check_shards(s->ix, s->n_shards,
+                                 (const char *const *)uuids, revs);
+    if (!rc && s->ix->hdr->n_docs != n_docs)
+        rc = xg_set_error(XG_ERR_STALE, "%s: stale index: %llu documents, "
+                          "the database has %llu", path,
+                          (unsigned long long)s->ix->hdr->n_docs,
+                          (unsigned long long)n_docs);
+    if (rc && rc != XG_ERR_NOMEM) rc = XG_ERR_STALE;
+    free(uuids);
+    free(revs);
+    free(si);
+    return rc;
+}
+
 int xg_handle_open(const char *const *db_paths, size_t n_paths,
                    const char *index_path, xg_handle **out)
 {
@@ -50,37 +80,23 @@ int xg_handle_open(const char *const *db_paths, size_t n_paths,
     if ((rc = xg_shim_db_stats(s->db, &st))) goto fail;
     s->n_shards = st.n_shards;
     s->shard_doccount = calloc(st.n_shards, sizeof *s->shard_doccount);
-    char **uuids = calloc(st.n_shards, sizeof *uuids);
-    uint64_t *revs = calloc(st.n_shards, sizeof *revs);
-    struct xg_shard_info *si = calloc(st.n_shards, sizeof *si);
-    if (!s->shard_doccount || !uuids || !revs || !si) {
-        free(uuids); free(revs); free(si);
+    if (!s->shard_doccount) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         goto fail;
     }
     for (uint32_t i = 0; i < st.n_shards && !rc; ++i) {
-        rc = xg_shim_db_shard(s->db, i, &si[i]);
-        uuids[i] = si[i].uuid;
-        revs[i] = si[i].revision;
-        s->shard_doccount[i] = si[i].doccount;
+        struct xg_shard_info si;
+        rc = xg_shim_db_shard(s->db, i, &si);
+        s->shard_doccount[i] = si.doccount;
     }
     if (!rc) {
         char *path = index_path ? strdup(index_path)
                                 : xg_fmt_default_path(db_paths[0]);
         int irc = path ? xg_fmt_open(path, &s->ix)
                        : xg_set_error(XG_ERR_NOMEM, "out of memory");
-        if (!irc) {
-            irc = xg_fmt_check_shards(s->ix, st.n_shards,
-                                      (const char *const *)uuids, revs);
-            if (!irc && s->ix->hdr->n_docs != st.n_docs)
-                irc = xg_set_error(XG_ERR_STALE, "%s: stale index: %llu "
-                                   "documents, the database has %llu",
-                                   path, (unsigned long long)s->ix->hdr->n_docs,
-                                   (unsigned long long)st.n_docs);
-            if (irc) {
-                xg_fmt_close(s->ix);
-                s->ix = NULL;
-            }
+        if (!irc && (irc = same_revisions(s, st.n_docs, path))) {
+            xg_fmt_close(s->ix);
+            s->ix = NULL;
         }
         if (irc) {
             s->index_rc = irc;
@@ -88,7 +104,6 @@ int xg_handle_open(const char *const *db_paths, size_t n_paths,
         }
         free(path);
     }
-    free(uuids); free(revs); free(si);
     if (rc) goto fail;
     *out = s;
     return XG_OK;
@@ -136,7 +151,20 @@ int xg_handle_clone(const xg_handle *base, const char *const *db_paths,
     s->ix = base->ix;
     s->ix_borrowed = 1;
     s->index_rc = base->index_rc;
-    if (base->index_error && !(s->index_error = strdup(base->index_error))) {
+    /* The database may have moved on since the base opened it: then this
+     * handle's Xapian reads and the index disagree, and it has none. */
+    if (s->ix && (rc = same_revisions(s, st.n_docs, "index"))) {
+        if (rc == XG_ERR_NOMEM) goto fail;
+        s->ix = NULL;
+        s->index_rc = rc;
+        rc = XG_OK;
+        if (!(s->index_error = strdup(xg_last_error()))) {
+            rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+            goto fail;
+        }
+    }
+    if (!s->index_error && base->index_error &&
+        !(s->index_error = strdup(base->index_error))) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         goto fail;
     }

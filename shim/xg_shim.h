@@ -110,6 +110,46 @@ int xg_shim_search(xg_db *db, const xg_xquery *q,
                    const struct xg_bm25_params *p, uint32_t k,
                    struct xg_result *out);
 
+/* ---- shim_remote.cc: what a remote-protocol search needs of Xapian ---- */
+
+/* Xapian::Query::unserialise of the query in a client's MSG_QUERY (the
+ * default Registry).  XG_ERR_ARG when Xapian cannot read it. */
+int xg_shim_query_unserialise(const void *bytes, size_t n, xg_xquery **out);
+
+/* The statistics Xapian's server gathers for a query before it matches
+ * (Weight::Internal::accumulate_stats, no relevance set): the database's
+ * size and total length and, for each distinct term of the query in byte
+ * order, its termfreq and collection frequency.  xg_shim_query_bounds
+ * adds what the match itself reports. */
+struct xg_query_stats {
+    uint64_t total_length;
+    uint64_t doccount;
+    uint32_t n_terms;
+    char **terms;           /* NUL-terminated copies (a term may hold NUL: */
+    uint32_t *term_len;     /* its length is term_len[i]) */
+    uint64_t *termfreq;
+    uint64_t *collfreq;
+    double *max_part;       /* xg_shim_query_bounds: MSet::get_termweight */
+    double max_possible;    /* xg_shim_query_bounds: get_max_possible() */
+};
+int xg_shim_query_stats(xg_db *db, const xg_xquery *q,
+                        struct xg_query_stats *out);
+void xg_shim_query_stats_free(struct xg_query_stats *s);
+
+/* max_possible and each term's max_part, as Xapian's matcher computes them
+ * for q under BM25Weight(p) from the database's own statistics: read from
+ * an Enquire that asks for no document (its postlist tree is built and
+ * weighed, nothing is matched). */
+int xg_shim_query_bounds(xg_db *db, const xg_xquery *q,
+                         const struct xg_bm25_params *p,
+                         struct xg_query_stats *s);
+
+/* How many of q's leaves index document `did` (Xapian's
+ * count_matching_subqs() for that document, in the shapes the engines
+ * serve: every leaf is a weighted term). */
+int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
+                       uint32_t *n);
+
 /* ---- shim_plan.cc ---------------------------------------------------- */
 
 /* Build the summation plan Xapian builds for `q` on one shard, from each

@@ -196,17 +196,43 @@ def parser(op):
     return qp
 
 
-def mset_fields(db, query, k):
+def mset_fields(db, query, k, first=0, check_at_least=0):
+    """Every field of an MSet an application reads, and apart from them
+    the match counts (lower, estimated, upper)."""
     e = xapian.Enquire(db)
     e.set_query(query)
-    m = e.get_mset(0, k)
+    m = e.get_mset(first, k, check_at_least)
     terms = sorted(set(query))
     items = [(it.docid, it.weight, it.percent, it.rank,
               tuple(e.matching_terms(it))) for it in m]
-    return (items, [(t, m.get_termweight(t), m.get_termfreq(t)) for t in terms],
-            m.get_matches_lower_bound(), m.get_matches_estimated(),
-            m.get_matches_upper_bound(), m.get_max_possible(), m.get_max_attained(),
-            m.size())
+    return ((items, [(t, m.get_termweight(t), m.get_termfreq(t)) for t in terms],
+             m.get_max_possible(), m.get_max_attained(), m.size(),
+             m.get_firstitem()),
+            (m.get_matches_lower_bound(), m.get_matches_estimated(),
+             m.get_matches_upper_bound()))
+
+
+def counts_agree(got, ref):
+    """docs/server.md: where stock's counts are estimates (lower < upper),
+    serve may give the exact count as all three, within stock's bounds.
+    Returns None (they disagree), "same" or "exact"."""
+    if got == ref:
+        return "same"
+    if ref[0] < ref[2] and got[0] == got[1] == got[2] and ref[0] <= got[0] <= ref[2]:
+        return "exact"
+    return None
+
+
+# What the engines serve (docs/server.md): OR and AND of terms, an AND's
+# operands terms or ORs of terms, weights scaled or not.  Anything else
+# (phrases, NEAR, AND_NOT, filters, synonyms ...) goes to stock.
+NOT_SERVED = ("PHRASE", "NEAR", "AND_NOT", "FILTER", "AND_MAYBE", "SYNONYM",
+              "XOR", "ELITE_SET", "VALUE", "WILDCARD", "MAX", "<alldocuments>")
+
+
+def served_shape(q):
+    d = str(q)
+    return not q.empty() and not any(w in d for w in NOT_SERVED)
 
 
 def doc_fields(db, did):
@@ -227,28 +253,47 @@ def db_fields(db):
             db.get_collection_freq("Zflow"), db.get_termfreq("Zflow"))
 
 
-def compare(a, refdb, dbs, sample):
+def read_queries(sample):
     queries = []
     with open(os.path.join(sample, "queries.tsv")) as f:
         for line in f:
             qid, _, text = line.rstrip("\n").partition("\t")
             if text:
                 queries.append(text)
+    return queries
+
+
+def compare(a, refdb, dbs, sample):
+    """Returns the searches each client made: (served, not served)."""
+    queries = read_queries(sample)
+    served = unserved = 0
     for opname, op in (("OR", xapian.Query.OP_OR), ("AND", xapian.Query.OP_AND)):
         qp = parser(op)
-        for k in (10, 100):
-            nonempty = 0
+        for k, first, cal in ((10, 0, 0), (10, 0, 11), (100, 0, 0),
+                              (100, 0, 101), (10, 7, 0), (10, 95, 0)):
+            nonempty = exact = 0
             for text in queries:
                 q = qp.parse_query(text)
-                ref = mset_fields(refdb, q, k)
-                nonempty += ref[-1] > 0
+                ref, ref_counts = mset_fields(refdb, q, k, first, cal)
+                nonempty += ref[4] > 0
+                if served_shape(q):
+                    served += 1
+                else:
+                    unserved += 1
                 for name, db in dbs:
-                    got = mset_fields(db, q, k)
-                    if got != ref:
-                        fail("%s k %d %r: %s differs from xapian-tcpsrv:\n%r\n%r" %
-                             (opname, k, text, name, got[:1], ref[:1]))
-            ok("%s k=%d, %d queries" % (opname, k, len(queries)),
-               "%d with matches; serve tcp and unix == xapian-tcpsrv" % nonempty)
+                    got, got_counts = mset_fields(db, q, k, first, cal)
+                    how = counts_agree(got_counts, ref_counts)
+                    if got != ref or not how:
+                        fail("%s k %d first %d check_at_least %d %r: %s differs "
+                             "from xapian-tcpsrv:\n%r %r\n%r %r" %
+                             (opname, k, first, cal, text, name, got, got_counts,
+                              ref, ref_counts))
+                    exact += how == "exact"
+            ok("%s k=%d first=%d check_at_least=%d, %d queries" %
+               (opname, k, first, cal, len(queries)),
+               "%d with matches; serve tcp and unix == xapian-tcpsrv (%d exact "
+               "counts where stock's are estimates)" % (nonempty, exact))
+    return served, unserved
     ref = db_fields(refdb)
     for name, db in dbs:
         if db_fields(db) != ref:
@@ -304,15 +349,146 @@ class Recorder:
         self.ls.close()
 
 
-def record_search(port, text):
+def record_search(port, text, op=xapian.Query.OP_OR, first=0, k=10):
+    """The bytes of one search each way; check_at_least is the database's
+    size, so stock's counts are exact and every reply byte must agree."""
     r = Recorder(port)
     db = xapian.remote_open("127.0.0.1", r.port)
     e = xapian.Enquire(db)
-    e.set_query(parser(xapian.Query.OP_OR).parse_query(text))
-    e.get_mset(0, 10)
+    e.set_query(parser(op).parse_query(text))
+    e.get_mset(first, k, db.get_doccount())
     db.close()
     r.t.join(30)
     return bytes(r.sent), bytes(r.got)
+
+
+def routes(srv):
+    """The counts of the routes line serve logs when it stops."""
+    line = [l for l in srv.text().splitlines() if " routes:" in l][-1]
+    w = line.split(" routes:")[1].split()
+    return {w[i]: int(w[i + 1]) for i in range(0, len(w), 2)}
+
+
+def updated(binary, work, dbpath):
+    """The database updated under a running serve: a connection opened
+    before keeps its revision (the index's: the engine answers); one
+    opened after, and the first after its reopen(), get stock's answer at
+    the new revision, as from the database itself; never a stale one."""
+    path = os.path.join(work, "updated")
+    shutil.copytree(dbpath, path)
+    srv = Server(binary, work, "updated", path, "--engine", "cpu")
+    q = parser(xapian.Query.OP_OR).parse_query("boundary layer flow")
+    def same(got, want):
+        return got[0] == want[0] and counts_agree(got[1], want[1])
+
+    try:
+        before = xapian.remote_open("127.0.0.1", srv.port)
+        old = mset_fields(xapian.Database(path), q, 10)
+        if not same(mset_fields(before, q, 10), old):
+            fail("updated: a search before the update differs from stock's")
+        w = xapian.WritableDatabase(path, xapian.DB_OPEN)
+        for i in range(30):
+            d = xapian.Document()
+            for t in ("boundary", "layer", "flow"):
+                d.add_term(t, 50 + i)
+            w.add_document(d)
+        w.commit()
+        w.close()
+        new = mset_fields(xapian.Database(path), q, 10)
+        if new[0] == old[0]:
+            fail("updated: the update did not change the MSet")
+        after = xapian.remote_open("127.0.0.1", srv.port)
+        if not same(mset_fields(after, q, 10), new):
+            fail("updated: a connection opened after the update got a stale MSet")
+        if not same(mset_fields(before, q, 10), old):
+            fail("updated: the earlier connection lost its revision")
+        before.reopen()
+        if not same(mset_fields(before, q, 10), new):
+            fail("updated: a search after reopen() got a stale MSet")
+        before.close()
+        after.close()
+        if srv.stop() != 0:
+            fail("updated: exit status")
+        r = routes(srv)
+        if r.get("cpu") != 2 or r.get("stock:stale") != 2:
+            fail("updated: routes %r, expected cpu 2 and stock:stale 2" % r)
+        ok("database updated under serve", "before: the engine; after, and "
+           "after reopen(): stock at the new revision (routes %r)" % r)
+    finally:
+        if srv.p.poll() is None:
+            srv.p.kill()
+
+
+def shards(binary, work, sample):
+    """Three shard servers against three xapian-tcpsrv on the same shards,
+    through Xapian's own client merging, and two of each with the third
+    shard local: identical MSets.  Each serve gets the client's global
+    statistics, not its own, so it hands the search to stock: counted."""
+    with open(os.path.join(sample, "docs.tsv")) as f:
+        lines = f.readlines()
+    paths, servers, tcps = [], [], []
+    try:
+        for i in range(3):
+            tsv = os.path.join(work, "shard%d.tsv" % i)
+            with open(tsv, "w") as f:
+                f.writelines(lines[i::3])
+            p = os.path.join(work, "shard%d" % i)
+            subprocess.run([binary, "index", "--quiet", tsv, p], check=True)
+            subprocess.run([binary, "export", "--quiet", p], check=True)
+            paths.append(p)
+            servers.append(Server(binary, work, "shard%d" % i, p, "--engine", "cpu"))
+            port = free_port()
+            tcps.append((port, subprocess.Popen(
+                ["xapian-tcpsrv", "--interface", "127.0.0.1", "--port", str(port), p],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                start_new_session=True)))
+        time.sleep(0.5)
+        ref, got = xapian.Database(), xapian.Database()
+        mixed, mixed_ref = xapian.Database(), xapian.Database()
+        for i in range(3):
+            end = time.time() + 30
+            while True:
+                try:
+                    ref.add_database(xapian.remote_open("127.0.0.1", tcps[i][0]))
+                    break
+                except xapian.NetworkError:
+                    if time.time() > end:
+                        fail("xapian-tcpsrv on shard %d did not start" % i)
+                    time.sleep(0.1)
+            got.add_database(xapian.remote_open("127.0.0.1", servers[i].port))
+            mixed.add_database(xapian.remote_open("127.0.0.1", servers[i].port)
+                               if i < 2 else xapian.Database(paths[i]))
+            mixed_ref.add_database(xapian.remote_open("127.0.0.1", tcps[i][0])
+                                   if i < 2 else xapian.Database(paths[i]))
+        n = 0
+        for op in (xapian.Query.OP_OR, xapian.Query.OP_AND):
+            qp = parser(op)
+            for text in read_queries(sample)[:60]:
+                q = qp.parse_query(text)
+                for name, db, base in (("three serve", got, ref),
+                                       ("two serve + local", mixed, mixed_ref)):
+                    want = mset_fields(base, q, 10)
+                    if mset_fields(db, q, 10) != want:
+                        fail("shards, %r: %s differs from xapian-tcpsrv in its "
+                             "place" % (text, name))
+                n += 1
+        for db in (ref, got, mixed, mixed_ref):
+            db.close()
+        for srv in servers:
+            if srv.stop() != 0:
+                fail("a shard server's exit status")
+            r = routes(srv)
+            if r.get("cpu") or not r.get("stock:unsupported"):
+                fail("shard server routes %r: a sharded search must go to stock" % r)
+        ok("3 shards: serve == xapian-tcpsrv, and with a local shard",
+           "%d queries; every shard search handed to stock" % n)
+    finally:
+        for srv in servers:
+            if srv.p.poll() is None:
+                srv.p.kill()
+        for _, t in tcps:
+            t.terminate()
+            t.wait()
 
 
 def serve_alive(srv, what):
@@ -433,6 +609,7 @@ def main():
     dbpath = os.path.join(work, "db")
     subprocess.run([binary, "index", "--quiet",
                     os.path.join(a.sample, "docs.tsv"), dbpath], check=True)
+    subprocess.run([binary, "export", "--quiet", dbpath], check=True)
 
     # The command line.
     for cmd in ("serve", "connect"):
@@ -461,7 +638,14 @@ def main():
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               # On SIGTERM it signals its whole process group.
                               start_new_session=True)
-    srv = Server(binary, work, "serve", dbpath, "--timeout", "60")
+    # Every search through serve --engine cpu: the CPU matcher (the GPU
+    # engine's exact twin) answers the shapes it serves, counted.
+    eng = Server(binary, work, "engine", dbpath, "--engine", "cpu")
+    eng.stub = os.path.join(work, "engine.stub")
+    with open(eng.stub, "w") as f:
+        f.write("remote :%s connect %s\n" % (binary, eng.sock))
+    srv = Server(binary, work, "serve", dbpath, "--timeout", "60",
+                 "--engine", "cpu")
     srv.stub = os.path.join(work, "serve.stub")
     with open(srv.stub, "w") as f:
         f.write("remote :%s connect %s\n" % (binary, srv.sock))
@@ -475,19 +659,45 @@ def main():
                 if time.time() > end or tcpsrv.poll() is not None:
                     fail("xapian-tcpsrv did not start")
                 time.sleep(0.1)
-        dbs = [("serve tcp", xapian.remote_open("127.0.0.1", srv.port)),
-               ("serve unix stub", xapian.Database(srv.stub))]
-        compare(a, refdb, dbs, a.sample)
+        dbs = [("serve tcp", xapian.remote_open("127.0.0.1", eng.port)),
+               ("serve unix stub", xapian.Database(eng.stub))]
+        served, unserved = compare(a, refdb, dbs, a.sample)
+        served, unserved = 2 * served, 2 * unserved     # two clients
         for _, db in dbs:
             db.close()
+        texts = read_queries(a.sample)[:40]
+        n_frames = 0
+        for op in (xapian.Query.OP_OR, xapian.Query.OP_AND):
+            for first in (0, 3):
+                for text in texts:
+                    ref = record_search(a.tcpsrv_port, text, op, first)
+                    got = record_search(eng.port, text, op, first)
+                    kinds = [t for t, _ in frames(got[1])]
+                    if got != ref or REPLY_RESULTS not in kinds:
+                        fail("search %r (first %d) differs in its bytes from "
+                             "xapian-tcpsrv's:\n%r\n%r" % (text, first, got, ref))
+                    n_frames += len(kinds)
+                    if served_shape(parser(op).parse_query(text)):
+                        served += 1
+                    else:
+                        unserved += 1
+        ok("%d searches, bytes both ways" % (4 * len(texts)),
+           "%d reply frames identical to xapian-tcpsrv's" % n_frames)
+        if eng.stop() != 0:
+            fail("serve --engine cpu's exit status")
+        r = routes(eng)
+        want = {"gpu": 0, "cpu": served}
+        if unserved:
+            want["stock:unsupported"] = unserved
+        if r != want:
+            fail("routes %r, expected %r: every search of a shape the engines "
+             "serve answered by the engine, the rest by stock" % (r, want))
+        ok("every search routed as expected", "routes %r" % r)
         text = "boundary layer flow in a supersonic wind tunnel"
         ref = record_search(a.tcpsrv_port, text)
         got = record_search(srv.port, text)
-        kinds = [t for t, _ in frames(got[1])]
-        if got != ref or REPLY_RESULTS not in kinds:
+        if got != ref:
             fail("a recorded search differs in its bytes from xapian-tcpsrv's")
-        ok("one search, bytes both ways", "%d reply frames identical to "
-           "xapian-tcpsrv's" % len(kinds))
         a.conversation = got[0]
         faults(a, srv, binary, dbpath, work)
 
@@ -545,9 +755,12 @@ def main():
         ok("--timeout 1: stalled and idle closed", "in %.1f s" % (time.time() - t0))
         if s2.stop() != 0:
             fail("the second server's exit status")
+        updated(binary, work, dbpath)
+        shards(binary, work, a.sample)
     finally:
-        if srv.p.poll() is None:
-            srv.p.kill()
+        for p in (eng.p, srv.p):
+            if p.poll() is None:
+                p.kill()
         tcpsrv.terminate()
         tcpsrv.wait()
     print("%d checks passed" % CHECKS)

@@ -11,7 +11,13 @@
  *  Regenerate with:
  *    /usr/bin/python3 -c "import xapian; print(xapian.Query('', 2,
  *        383).serialise()[2:].hex())"
+ *  The doubles' bytes are serialise_double's, taken the same way from
+ *  Query(OP_SCALE_WEIGHT, Query('a'), d).serialise(): b'\r', the double,
+ *  b'Qa'.
  */
+#include <float.h>
+#include <math.h>
+
 #include "../plugin/serve/wire.h"
 
 #include "test_util.h"
@@ -26,6 +32,29 @@ static const struct {
     {383, "ff0081"},     {16638, "ff7fff"},   {16639, "ff000081"},
     {16640, "ff010081"}, {2097406, "ff7f7fff"}, {2097407, "ff00000081"},
     {4294967295u, "ff007e7f7f8f"},
+};
+
+static const struct {
+    double v;
+    const char *hex;
+} xapian_doubles[] = {
+    {0.0, "0600"},
+    {1.0, "0701"},
+    {2.5, "170280"},
+    {0.1, "661999999999999a"},
+    {1.0 / 3, "6655555555555554"},
+    {3.141592653589793, "6703243f6a8885a3"},
+    {12345.678, "683039ad916872b0"},
+    {256.0, "0801"},
+    {255.5, "17ff80"},
+    {1e-300, "7e030ab70fe17c79ac80"},
+    {1e300, "6efc17e43c8800759c"},
+    {5e-324, "0f797f40"},
+    {1.7976931348623157e308, "6f7f80fffffffffffff8"},
+    {2.2250738585072014e-308, "0e0004"},
+    {0.0009765625, "0540"},
+    {7.0e-3, "7601cac083126e9790"},
+    {1e20, "6e88056bc75e2d6310"},
 };
 
 static size_t unhex(const char *h, unsigned char *out)
@@ -54,6 +83,47 @@ static void test_xapian_bytes(void)
               xapian_known[i].hex);
     }
     group_ok("Xapian 1.4.22's encode_length bytes of 16 values, both ways");
+}
+
+static void test_doubles(void)
+{
+    const size_t nk = sizeof xapian_doubles / sizeof xapian_doubles[0];
+    for (size_t i = 0; i < nk; ++i) {
+        unsigned char want[XG_WIRE_DOUBLE_MAX + 1], got[XG_WIRE_DOUBLE_MAX];
+        size_t wn = unhex(xapian_doubles[i].hex, want);
+        size_t gn = xg_wire_encode_double(xapian_doubles[i].v, got);
+        CHECK(gn == wn && !memcmp(got, want, wn), "encode %.17g != %s",
+              xapian_doubles[i].v, xapian_doubles[i].hex);
+        struct xg_wire_reader r = {want, want + wn, 0};
+        double d = xg_wire_read_double(&r);
+        CHECK(!r.bad && r.p == want + wn && d == xapian_doubles[i].v,
+              "decode %s: %.17g", xapian_doubles[i].hex, d);
+    }
+    /* Random bit patterns: every finite double, either sign, goes through
+     * and back unchanged, and every cut of its bytes is refused. */
+    for (int i = 0; i < 200000; ++i) {
+        uint64_t bits = rng_next();
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        if (!isfinite(v)) continue;
+        unsigned char b[XG_WIRE_DOUBLE_MAX];
+        size_t n = xg_wire_encode_double(v, b);
+        CHECK(n >= 2 && n <= XG_WIRE_DOUBLE_MAX, "size of %a: %zu", v, n);
+        struct xg_wire_reader r = {b, b + n, 0};
+        double d = xg_wire_read_double(&r);
+        CHECK(!r.bad && r.p == b + n && (d == v || (v == 0 && d == 0)),
+              "round trip %a: %a", v, d);
+        for (size_t k = 0; k < n; ++k) {
+            struct xg_wire_reader c = {b, b + k, 0};
+            (void)xg_wire_read_double(&c);
+            CHECK(c.bad, "prefix %zu of %a read", k, v);
+        }
+    }
+    unsigned char b[XG_WIRE_DOUBLE_MAX];
+    CHECK(xg_wire_encode_double(INFINITY, b) == 0 &&
+          xg_wire_encode_double(NAN, b) == 0, "infinity and NaN refused");
+    group_ok("serialise_double: Xapian's bytes of 17 values both ways; "
+             "random doubles round trip; cut values refused");
 }
 
 static void test_round_trips(void)
@@ -138,6 +208,7 @@ int main(int argc, char **argv)
     rng_state = seed_used;
     printf("test_wire: seed %" PRIu64 "\n", seed_used);
     test_xapian_bytes();
+    test_doubles();
     test_round_trips();
     test_frames();
     test_refused();

@@ -15,13 +15,21 @@
 static const char help[] =
     "usage: xapian-gpu serve [OPTIONS] DB [DB...]\n"
     "Serve the databases (several combine, as xapian-tcpsrv DB DB...) over\n"
-    "Xapian 1.4's remote protocol, on a TCP port and/or a Unix socket. Each\n"
-    "connection is answered by a xapian-progsrv child (docs/server.md).\n"
+    "Xapian 1.4's remote protocol, on a TCP port and/or a Unix socket.\n"
+    "Searches the engines serve are answered from the index `xapian-gpu\n"
+    "export` wrote, with the bytes xapian-tcpsrv would send; everything else\n"
+    "by a xapian-progsrv child per connection (docs/server.md).\n"
     "Clients: remote_open(HOST, PORT), or a stub file holding\n"
     "'remote HOST:PORT' or 'remote :xapian-gpu connect SOCKET'.\n"
     "  -p, --port N              TCP port (0: a free one, named on stderr)\n"
     "  -I, --host, --interface H TCP address to listen on (default: all)\n"
     "  -u, --unix PATH           Unix socket to listen on\n"
+    "  --engine E                who answers searches: auto (the GPU where\n"
+    "                            the cost model says it is faster, else\n"
+    "                            stock), gpu, cpu (the exact CPU matcher),\n"
+    "                            xapian (every message to xapian-progsrv);\n"
+    "                            default auto\n"
+    "  --device-memory MIB       GPU memory budget (default: 90% of free)\n"
     "  -t, --timeout SECS        close a connection idle this long (60;\n"
     "                            0: never)\n"
     "  -m, --max-connections N   connections at once; more are closed at\n"
@@ -59,6 +67,7 @@ int xg_cli_serve(int argc, char **argv)
     o.max_message = 64u << 20;
     o.drain = 10;
     o.progsrv = "xapian-progsrv";
+    o.engine = XG_ENGINE_AUTO;
     static const struct option opts[] = {
         {"port", required_argument, 0, 'p'},
         {"host", required_argument, 0, 'I'},
@@ -70,6 +79,8 @@ int xg_cli_serve(int argc, char **argv)
         {"drain", required_argument, 0, 'D'},
         {"progsrv", required_argument, 0, 'P'},
         {"verbose", no_argument, 0, 'V'},
+        {"engine", required_argument, 0, 'E'},
+        {"device-memory", required_argument, 0, 'G'},
         {"writable", no_argument, 0, 'w'},
         {0, 0, 0, 0}};
     int c, status;
@@ -102,6 +113,20 @@ int xg_cli_serve(int argc, char **argv)
             break;
         case 'P': o.progsrv = optarg; break;
         case 'V': o.verbose = 1; break;
+        case 'E':
+            if (!strcmp(optarg, "auto")) o.engine = XG_ENGINE_AUTO;
+            else if (!strcmp(optarg, "gpu")) o.engine = XG_ENGINE_GPU;
+            else if (!strcmp(optarg, "cpu")) o.engine = XG_ENGINE_CPU;
+            else if (!strcmp(optarg, "xapian")) o.engine = XG_ENGINE_XAPIAN;
+            else
+                return xg_cli_usage("serve", "--engine must be auto, gpu, cpu "
+                                    "or xapian, got '%s'", optarg);
+            break;
+        case 'G':
+            if (xg_cli_uint("serve", "--device-memory (MiB)", optarg, 1,
+                            1u << 24, &u)) return 2;
+            o.device_memory = (uint64_t)u << 20;
+            break;
         case 'w':
             return xg_cli_usage("serve", "--writable is not supported: serve "
                                 "is read-only");

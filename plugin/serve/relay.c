@@ -4,7 +4,10 @@
  *
  *  Both directions are parsed into whole frames (wire.h).  Each client
  *  message goes to xg_serve_intercept first, then, not handled, to the
- *  child; each reply frame goes back whole.  The relay tracks the requests
+ *  child; each reply frame goes back whole.  A search the engines did not
+ *  answer after all is replayed: the child gets its MSG_QUERY, its
+ *  REPLY_STATS (which the client already has) is dropped, then it gets
+ *  the MSG_GETMSET.  The relay tracks the requests
  *  awaiting their last reply (a FIFO of message types) so that it knows
  *  when the connection is idle: for the idle timeout and for a graceful
  *  stop, which waits for the requests in flight.  Any fault closes this
@@ -26,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../gpu/runtime/error.h"
 #include "intercept.h"
 #include "wire.h"
 
@@ -46,6 +50,9 @@ struct relay {
     struct xg_sbuf cin, cout;   /* from the client; to the client */
     struct xg_sbuf kin, kout;   /* to the child; from the child */
     struct xg_serve_icpt *icpt;
+    struct xg_sbuf held;        /* a replayed search's MSG_GETMSET, sent
+                                   once the child's REPLY_STATS is dropped */
+    int replaying;
     unsigned char fifo[FIFO_MAX];
     unsigned head, count;
     int shutdown_sent;          /* the client sent MSG_SHUTDOWN */
@@ -224,9 +231,32 @@ static int client_frames(struct relay *r)
             log_conn(r, "message after MSG_SHUTDOWN; closed");
             return -1;
         }
-        if (xg_serve_intercept(r->icpt, f.type, p + f.header, (size_t)f.payload,
-                               &r->cout) == XG_SERVE_HANDLED) {
+        const int v = xg_serve_intercept(r->icpt, f.type, p + f.header,
+                                         (size_t)f.payload, &r->cout, &r->kin);
+        if (v == XG_SERVE_CLOSE) {
+            char m[300];
+            snprintf(m, sizeof m, "%s; closed", xg_last_error());
+            log_conn(r, m);
+            return -1;
+        }
+        if (v == XG_SERVE_HANDLED) {
             r->cin.off += whole;
+            continue;
+        }
+        if (v == XG_SERVE_REPLAY) {
+            /* kin now ends with the MSG_QUERY; this MSG_GETMSET waits
+             * for the child's REPLY_STATS. */
+            if (xg_sbuf_append(&r->held, p, whole)) {
+                log_conn(r, "out of memory; closed");
+                return -1;
+            }
+            r->replaying = 1;
+            r->cin.off += whole;
+            if (r->count == FIFO_MAX) {
+                log_conn(r, "too many requests in flight; closed");
+                return -1;
+            }
+            fifo_push(r, XG_MSG_QUERY);
             continue;
         }
         if (xg_sbuf_append(&r->kin, p, whole)) {
@@ -263,6 +293,24 @@ static int child_frames(struct relay *r)
         }
         if (n - f.header < f.payload) return 0;
         size_t whole = f.header + (size_t)f.payload;
+        if (r->replaying) {
+            /* The client has this search's REPLY_STATS from us already
+             * (the child's are the same statistics): drop it, and send
+             * the MSG_GETMSET that waited.  An exception instead ends the
+             * search: the client gets it, the MSG_GETMSET is dropped. */
+            r->replaying = 0;
+            int stats = f.type == XG_REPLY_STATS;
+            if (stats && xg_sbuf_append(&r->kin, r->held.p + r->held.off,
+                                        pending(&r->held))) {
+                log_conn(r, "out of memory; closed");
+                return -1;
+            }
+            r->held.off = r->held.len = 0;
+            if (stats) {
+                r->kout.off += whole;
+                continue;
+            }
+        }
         if (xg_sbuf_append(&r->cout, p, whole)) {
             log_conn(r, "out of memory; closed");
             return -1;
@@ -320,7 +368,7 @@ static void relay_loop(struct relay *r)
     fifo_push(r, XG_MSG_UPDATE);    /* the greeting, REPLY_UPDATE */
     for (;;) {
         int idle = !r->count && !pending(&r->cin) && !pending(&r->cout) &&
-                   !pending(&r->kin);
+                   !pending(&r->kin) && !xg_serve_icpt_busy(r->icpt);
         if (r->child_eof && !pending(&r->cout)) {
             if (r->shutdown_sent) return;       /* the normal end */
             int st = reap_child(r);
@@ -344,7 +392,7 @@ static void relay_loop(struct relay *r)
             wake = drain_end;
         }
         if (o->timeout > 0 && !r->count && !pending(&r->cout) &&
-            !r->shutdown_sent) {
+            !r->shutdown_sent && !xg_serve_icpt_busy(r->icpt)) {
             /* Idle, or a message arriving too slowly. */
             double end = r->last + o->timeout;
             if (t >= end) {
@@ -456,7 +504,7 @@ void xg_serve_relay(struct xg_serve_conn *c)
     r.to_child = r.from_child = -1;
     if (set_nonblock(c->fd)) {
         log_conn(&r, "cannot set the socket non-blocking; closed");
-    } else if (!(r.icpt = xg_serve_icpt_open())) {
+    } else if (!(r.icpt = xg_serve_icpt_open(c->sh->ctx))) {
         log_conn(&r, "out of memory; closed");
     } else if (spawn_child(&r)) {
         char m[200];
@@ -471,6 +519,7 @@ void xg_serve_relay(struct xg_serve_conn *c)
     close(c->fd);
     reap_child(&r);
     xg_serve_icpt_close(r.icpt);
+    xg_sbuf_free(&r.held);
     xg_sbuf_free(&r.cin);
     xg_sbuf_free(&r.cout);
     xg_sbuf_free(&r.kin);

@@ -8,6 +8,8 @@
 
 #include <stdint.h>
 
+#include "../xapian-gpu.h"
+
 struct xg_serve_opts {
     const char *host;       /* TCP address to bind; NULL: every address */
     int port;               /* TCP port, 0: any free one, -1: no TCP */
@@ -17,6 +19,10 @@ struct xg_serve_opts {
     uint64_t max_message;   /* a client message's payload limit, bytes */
     double drain;           /* seconds in-flight requests get after SIGTERM */
     const char *progsrv;    /* the xapian-progsrv program */
+    int engine;             /* enum xg_engine: XG_ENGINE_XAPIAN relays
+                               every message; AUTO, GPU or CPU answer the
+                               searches they serve (search.h) */
+    uint64_t device_memory; /* bytes of GPU memory; 0: the default */
     char **dbs;             /* the databases, ndb of them */
     int ndb;
     int verbose;            /* log each connection's open and close */
@@ -26,6 +32,7 @@ struct xg_serve_opts {
 struct xg_serve_shared {
     const struct xg_serve_opts *o;
     int stop_fd;            /* readable once the server stops */
+    xg_context *ctx;        /* the engines (NULL: relay everything) */
 };
 
 /* One accepted connection: relay it until it ends, then close it, reap

@@ -1,13 +1,16 @@
 /** @file wire.h
  *  @brief Xapian 1.4's remote-protocol framing: the variable-length
- *         integer of net/length.h and the message frame built on it.
+ *         integer of net/length.h, the message frame built on it, and
+ *         the doubles of common/serialise-double.cc.
  *
  *  A message is one type byte, encode_length(payload size), the payload.
  *  encode_length(n): n < 255 is the one byte n; otherwise 0xff, then
  *  n - 255 in 7-bit groups, least significant first, the last group's
  *  byte with its top bit set (the other groups' top bits clear).
- *  Reimplemented from the protocol's description (docs/server.md), not
- *  copied; tests/test_wire.c checks it against bytes Xapian wrote.
+ *  Also the payload codec (lengths, doubles, strings) messages are made
+ *  of, and the byte buffer they are built in.  Reimplemented from the
+ *  protocol's description (docs/server.md), not copied;
+ *  tests/test_wire.c checks it against bytes Xapian wrote.
  */
 #ifndef XG_SERVE_WIRE_H
 #define XG_SERVE_WIRE_H
@@ -53,5 +56,49 @@ int xg_wire_parse_header(const unsigned char *p, size_t n, uint64_t max_payload,
 /* Write the header of a frame of `type` with a payload of `len` bytes to
  * out (XG_WIRE_HDR_MAX bytes of room); returns its size. */
 size_t xg_wire_encode_header(unsigned type, uint64_t len, unsigned char *out);
+
+/* The longest serialise_double: a type byte, two exponent bytes, eight
+ * mantissa bytes. */
+#define XG_WIRE_DOUBLE_MAX 11
+
+/* Xapian's serialise_double(v) (common/serialise-double.cc): a first byte
+ * with the sign, the mantissa's length and a small exponent (or 14/15:
+ * one or two exponent bytes follow), then the mantissa base 256, most
+ * significant byte first, at most eight bytes, no trailing zero bytes.
+ * Writes to out (XG_WIRE_DOUBLE_MAX bytes of room); returns the size, or
+ * 0 for a value it cannot encode (infinite or NaN). */
+size_t xg_wire_encode_double(double v, unsigned char *out);
+
+/* A growable byte buffer holding p[off, len). */
+struct xg_sbuf {
+    unsigned char *p;
+    size_t off, len, cap;
+};
+/* Append n bytes; 0, or -1 when out of memory. */
+int xg_sbuf_append(struct xg_sbuf *b, const void *data, size_t n);
+/* Append encode_length(v), serialise_double(v), or a length-prefixed
+ * string; 0, or -1 (out of memory, or a double that cannot be encoded). */
+int xg_sbuf_put_length(struct xg_sbuf *b, uint64_t v);
+int xg_sbuf_put_double(struct xg_sbuf *b, double v);
+int xg_sbuf_put_string(struct xg_sbuf *b, const void *s, size_t n);
+/* Append a whole frame: type, encode_length(n), the payload. */
+int xg_sbuf_frame(struct xg_sbuf *b, unsigned type, const void *payload,
+                  size_t n);
+void xg_sbuf_free(struct xg_sbuf *b);
+
+/* A message payload being read.  Any read past the end or of a malformed
+ * value sets `bad`; later reads then return zeros, so a decoder checks
+ * once at the end. */
+struct xg_wire_reader {
+    const unsigned char *p, *end;
+    int bad;
+};
+uint64_t xg_wire_read_length(struct xg_wire_reader *r);
+/* unserialise_double; 0.0 and `bad` on a short or malformed value. */
+double xg_wire_read_double(struct xg_wire_reader *r);
+/* A length, then that many bytes: *n and a pointer into the payload. */
+const unsigned char *xg_wire_read_string(struct xg_wire_reader *r, size_t *n);
+/* One byte. */
+unsigned xg_wire_read_byte(struct xg_wire_reader *r);
 
 #endif

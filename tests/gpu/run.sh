@@ -57,6 +57,9 @@
 #                  by $XG_OLD and with this one, in turns, on the N-doc
 #                  synthetic collection and the real-text one
 #                  ($XG_COLLS: syn, rt or both; $XG_TURNS: turns, 2)
+#   servebench     xapian-gpu serve (engine gpu, auto) against
+#                  xapian-tcpsrv on the real-text collection: 1, 16, 64
+#                  C++ clients (tests/bench_remote.cc), OR and AND, top 10
 #   impacts N [Q]  the N-doc synthetic collection exported with --impacts:
 #                  Q OR queries (10000) on the GPU with the impacts and
 #                  without (--impacts off), each 3 times in turns; then
@@ -414,6 +417,52 @@ PY
                 done
             done
         done
+        ;;
+    servebench)
+        # xapian-gpu serve (--engine gpu and auto) against xapian-tcpsrv on
+        # the real-text collection, C++ clients over TCP loopback
+        # (tests/bench_remote.cc): 1, 16 and 64 clients, OR and AND, top
+        # 10, $XG_SQ TREC queries (3000).  Each line's digest covers every
+        # MSet's docids, weights and percentages: equal digests, identical
+        # answers.  Xapian's tools come from .xapian-rt (xapian-tools).
+        t=$(date +%s)
+        prepare_collections 0 rt || exit 1
+        rtbin=$PWD/.xapian-rt/usr/bin
+        head -${XG_SQ:-3000} .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-sq.tsv
+        $rtbin/xapian-tcpsrv --port 42001 --interface 127.0.0.1 "$rt" \
+            > "$OUT/tcpsrv.log" 2>&1 &
+        tpid=$!
+        $B serve --engine gpu --port 42002 --host 127.0.0.1 --progsrv \
+            $rtbin/xapian-progsrv "$rt" 2> "$OUT/serve-gpu.log" &
+        gpid=$!
+        $B serve --engine auto --port 42003 --host 127.0.0.1 --progsrv \
+            $rtbin/xapian-progsrv "$rt" 2> "$OUT/serve-auto.log" &
+        apid=$!
+        for i in $(seq 100); do
+            grep -q ready "$OUT/serve-gpu.log" && grep -q ready "$OUT/serve-auto.log" && break
+            sleep 0.2
+        done
+        note "servebench: $(grep ready "$OUT/serve-gpu.log")"
+        for op in or and; do
+            $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op \
+                --clients ${XG_CLIENTS:-1,16,64} tcpsrv=127.0.0.1:42001 \
+                serve-gpu=127.0.0.1:42002 serve-auto=127.0.0.1:42003 \
+                2>&1 | tee -a "$OUT/servebench.log" "$SUMMARY"
+        done
+        # Match counts too: stock counts every match (check_at_least = the
+        # database's size), so its counts are exact and must equal serve's.
+        for op in or and; do
+            $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op --max 1000 \
+                --clients 16 --exact-counts tcpsrv=127.0.0.1:42001 \
+                serve-gpu=127.0.0.1:42002 2>&1 | sed 's/^/exact counts: /' \
+                | tee -a "$OUT/servebench.log" "$SUMMARY"
+        done
+        kill -TERM $gpid $apid
+        wait $gpid $apid
+        kill -TERM $tpid
+        note "serve-gpu $(grep -o 'routes:.*' "$OUT/serve-gpu.log")"
+        note "serve-auto $(grep -o 'routes:.*' "$OUT/serve-auto.log")"
+        note "servebench: $(( $(date +%s) - t )) s"
         ;;
     *) echo "unknown stage $stage"; exit 2;;
     esac

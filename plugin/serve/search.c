@@ -1,0 +1,276 @@
+/** @file search.c
+ *  @brief A client's search answered by the engines (search.h).
+ *
+ *  The reply layouts are Xapian 1.4.22's (net/serialise.cc): the stats
+ *  are total length, document count, relevance set size, total length
+ *  again, a have-max-part byte, then per term (byte order) its name,
+ *  termfreq, collection frequency and, with the byte set, its max_part;
+ *  the MSet is the first item, three match counts, the same three
+ *  uncollapsed, max_possible, max_attained, the percent factor, the items
+ *  (weight, docid, sort key, collapse key, collapse count), then the
+ *  stats the match used.
+ */
+#include "search.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../gpu/query_shape.h"
+#include "../../shim/xg_shim.h"
+#include "../context.h"
+#include "../router.h"
+#include "intercept.h"
+
+struct xg_serve_search {
+    xg_context *ctx;
+    xg_handle *h;               /* this connection's Xapian handles, at
+                                   its first search's revision */
+    int pending;
+    int reopened;               /* the client reopened: its child may see a
+                                   newer revision than the index */
+    struct xg_sbuf query_msg;   /* the MSG_QUERY's payload, for a replay */
+    xg_xquery *xq;
+    struct xg_query *q;
+    struct xg_query_stats st;
+    struct xg_sbuf stats;       /* the REPLY_STATS payload sent */
+};
+
+struct xg_serve_search *xg_serve_search_open(xg_context *ctx)
+{
+    struct xg_serve_search *s = calloc(1, sizeof *s);
+    if (s) s->ctx = ctx;
+    return s;
+}
+
+static void forget(struct xg_serve_search *s)
+{
+    s->pending = 0;
+    s->query_msg.off = s->query_msg.len = 0;
+    s->stats.off = s->stats.len = 0;
+    if (s->xq) xg_shim_xquery_free(s->xq);
+    s->xq = NULL;
+    if (s->q) xg_query_free(s->q);
+    free(s->q);
+    s->q = NULL;
+    xg_shim_query_stats_free(&s->st);
+}
+
+void xg_serve_search_close(struct xg_serve_search *s)
+{
+    if (!s) return;
+    forget(s);
+    xg_sbuf_free(&s->query_msg);
+    xg_sbuf_free(&s->stats);
+    xg_handle_close(s->h);
+    free(s);
+}
+
+void xg_serve_search_reopened(struct xg_serve_search *s)
+{
+    s->reopened = 1;
+}
+
+int xg_serve_search_pending(const struct xg_serve_search *s)
+{
+    return s->pending;
+}
+
+static int same_bm25(const struct xg_bm25_params *a,
+                     const struct xg_bm25_params *b)
+{
+    return a->k1 == b->k1 && a->k2 == b->k2 && a->k3 == b->k3 &&
+           a->b == b->b && a->min_normlen == b->min_normlen;
+}
+
+/* The MSG_QUERY fields (remoteserver.cc's msg_query); 1 when the engines
+ * serve these settings, with the query's bytes in *qp, *qn. */
+static int settings_served(const unsigned char *p, size_t n,
+                           const struct xg_bm25_params *server_bm25,
+                           const unsigned char **qp, size_t *qn,
+                           uint64_t *qlen)
+{
+    struct xg_wire_reader r = {p, p + n, 0};
+    *qp = xg_wire_read_string(&r, qn);
+    *qlen = xg_wire_read_length(&r);
+    if (xg_wire_read_length(&r) != 0) return 0;         /* collapse_max */
+    if (xg_wire_read_byte(&r) != '1') return 0;         /* ASCENDING docids */
+    (void)xg_wire_read_length(&r);                      /* sort_key */
+    if (xg_wire_read_byte(&r) != '0') return 0;         /* sort_by REL */
+    const unsigned fwd = xg_wire_read_byte(&r);         /* sort direction */
+    if (fwd != '0' && fwd != '1') return 0;
+    if (xg_wire_read_double(&r) != 0.0) return 0;       /* time_limit */
+    if (xg_wire_read_byte(&r) != 0) return 0;           /* percent_cutoff */
+    if (xg_wire_read_double(&r) != 0.0) return 0;       /* weight_cutoff */
+    size_t wn, pn, rn;
+    const unsigned char *w = xg_wire_read_string(&r, &wn);
+    static const char bm25[] = "Xapian::BM25Weight";
+    if (r.bad || wn != sizeof bm25 - 1 || memcmp(w, bm25, wn)) return 0;
+    const unsigned char *params = xg_wire_read_string(&r, &pn);
+    struct xg_wire_reader pr = {params, params + pn, r.bad};
+    struct xg_bm25_params b;
+    b.k1 = xg_wire_read_double(&pr);
+    b.k2 = xg_wire_read_double(&pr);
+    b.k3 = xg_wire_read_double(&pr);
+    b.b = xg_wire_read_double(&pr);
+    b.min_normlen = xg_wire_read_double(&pr);
+    if (pr.bad || pr.p != pr.end || !same_bm25(&b, server_bm25)) return 0;
+    (void)xg_wire_read_string(&r, &rn);                 /* the RSet */
+    if (rn != 0) return 0;
+    /* Nothing may follow: a match spy would. */
+    return !r.bad && r.p == r.end;
+}
+
+/* serialise_stats of the database's own statistics; with max_part when
+ * have_max_part. */
+static int put_stats(struct xg_sbuf *b, const struct xg_query_stats *st,
+                     int have_max_part)
+{
+    int e = xg_sbuf_put_length(b, st->total_length) ||
+            xg_sbuf_put_length(b, st->doccount) ||
+            xg_sbuf_put_length(b, 0) ||                 /* rset_size */
+            xg_sbuf_put_length(b, st->total_length) ||
+            xg_sbuf_append(b, have_max_part ? "\1" : "\0", 1) ||
+            xg_sbuf_put_length(b, st->n_terms);
+    for (uint32_t i = 0; !e && i < st->n_terms; ++i) {
+        e = xg_sbuf_put_string(b, st->terms[i], st->term_len[i]) ||
+            xg_sbuf_put_length(b, st->termfreq[i]) ||
+            xg_sbuf_put_length(b, st->collfreq[i]) ||
+            (have_max_part && xg_sbuf_put_double(b, st->max_part[i]));
+    }
+    return e ? -1 : 0;
+}
+
+int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
+                          size_t n, struct xg_sbuf *reply)
+{
+    forget(s);
+    if (!s->ctx) return 0;
+    xg_router *router = xg_context_router(s->ctx);
+    if (!xg_context_index(s->ctx)) {
+        xg_router_count(router, xg_context_index_rc(s->ctx) == XG_ERR_STALE
+                                    ? XG_ROUTE_STOCK_STALE
+                                    : XG_ROUTE_STOCK_DAMAGED);
+        return 0;
+    }
+    /* This connection's Xapian handles, opened at its first search: the
+     * database may have changed since the index was exported (the handle
+     * then has no index), or since the client's reopen. */
+    if (!s->h && xg_context_open_handle(s->ctx, &s->h)) return -1;
+    if (!xg_handle_index(s->h) || s->reopened) {
+        xg_router_count(router, XG_ROUTE_STOCK_STALE);
+        return 0;
+    }
+    const unsigned char *qp;
+    size_t qn;
+    uint64_t qlen;
+    int served = settings_served(p, n, &xg_context_options(s->ctx)->bm25,
+                                 &qp, &qn, &qlen);
+    /* A query Xapian cannot read goes to the child, which reports it. */
+    if (served && xg_shim_query_unserialise(qp, qn, &s->xq)) served = 0;
+    if (served && !(s->q = calloc(1, sizeof *s->q))) return -1;
+    if (served && (xg_shim_xquery_convert(s->xq, s->q) ||
+                   s->q->n_leaves == 0 || s->q->query_length != qlen))
+        served = 0;
+    if (!served) {
+        forget(s);
+        xg_router_count(router, XG_ROUTE_STOCK_UNSUPPORTED);
+        return 0;
+    }
+    if (xg_shim_query_stats(xg_handle_db(s->h), s->xq, &s->st) ||
+        put_stats(&s->stats, &s->st, 0) ||
+        xg_sbuf_append(&s->query_msg, p, n) ||
+        xg_sbuf_frame(reply, XG_REPLY_STATS, s->stats.p + s->stats.off,
+                      s->stats.len - s->stats.off))
+        return -1;
+    s->pending = 1;
+    return 1;
+}
+
+/* Whether any leaf's term indexes a document: Xapian sets a max_part (and
+ * sends them) only then. */
+static int any_leaf_present(const struct xg_query_stats *st)
+{
+    for (uint32_t i = 0; i < st->n_terms; ++i)
+        if (st->termfreq[i]) return 1;
+    return 0;
+}
+
+static int put_results(struct xg_sbuf *b, const struct xg_serve_search *s,
+                       uint64_t first, const struct xg_result *res,
+                       double percent_factor)
+{
+    const uint64_t count = res->matches_estimated;
+    const double max_attained = res->n_hits ? res->hits[0].weight : 0.0;
+    int e = xg_sbuf_put_length(b, first);
+    for (int i = 0; !e && i < 6; ++i) e = xg_sbuf_put_length(b, count);
+    e = e || xg_sbuf_put_double(b, s->st.max_possible) ||
+        xg_sbuf_put_double(b, max_attained) ||
+        xg_sbuf_put_double(b, percent_factor);
+    const uint32_t from = first < res->n_hits ? (uint32_t)first : res->n_hits;
+    e = e || xg_sbuf_put_length(b, res->n_hits - from);
+    for (uint32_t i = from; !e && i < res->n_hits; ++i)
+        e = xg_sbuf_put_double(b, res->hits[i].weight) ||
+            xg_sbuf_put_length(b, res->hits[i].docid) ||
+            xg_sbuf_put_length(b, 0) ||                 /* sort key */
+            xg_sbuf_put_length(b, 0) ||                 /* collapse key */
+            xg_sbuf_put_length(b, 0);                   /* collapse count */
+    return e || put_stats(b, &s->st, any_leaf_present(&s->st)) ? -1 : 0;
+}
+
+int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
+                            size_t n, struct xg_sbuf *reply,
+                            struct xg_sbuf *replay)
+{
+    struct xg_wire_reader r = {p, p + n, 0};
+    const uint64_t first = xg_wire_read_length(&r);
+    const uint64_t maxitems = xg_wire_read_length(&r);
+    (void)xg_wire_read_length(&r);      /* check_at_least: counts are exact */
+    const size_t stats_n = s->stats.len - s->stats.off;
+    struct xg_result res;
+    memset(&res, 0, sizeof res);
+    int route = XG_ROUTE_STOCK_UNSUPPORTED, rc = 0;
+    /* The engines weigh with this database's statistics: the client's
+     * global ones must be exactly those (one shard, or shards combined
+     * by this server). */
+    if (!r.bad && (size_t)(r.end - r.p) == stats_n &&
+        !memcmp(r.p, s->stats.p + s->stats.off, stats_n) &&
+        first + maxitems > 0 && first + maxitems >= first) {
+        if (xg_router_answer(xg_context_router(s->ctx), s->xq,
+                             first + maxitems, 1, &res, &route))
+            rc = -1;
+    } else {
+        /* Several shards' statistics, or no document asked for: stock's. */
+        xg_router_count(xg_context_router(s->ctx), route);
+    }
+    if (!rc && (route == XG_ROUTE_GPU || route == XG_ROUTE_CPU)) {
+        xg_db *db = xg_handle_db(s->h);
+        double percent = 0.0;
+        uint32_t matched = 0;
+        struct xg_sbuf body = {0};
+        if (xg_shim_query_bounds(db, s->xq, &xg_context_options(s->ctx)->bm25,
+                                 &s->st) ||
+            (res.n_hits &&
+             xg_shim_doc_leaves(db, s->q, res.hits[0].docid, &matched))) {
+            rc = -1;
+        } else {
+            /* multimatch.cc: the share of subqueries the best document
+             * matches, over its weight, as a percentage factor. */
+            if (res.n_hits && res.hits[0].weight > 0) {
+                double scale = matched / (double)s->q->n_leaves;
+                scale /= res.hits[0].weight;
+                percent = scale * 100.0;
+            }
+            rc = put_results(&body, s, first, &res, percent) ||
+                 xg_sbuf_frame(reply, XG_REPLY_RESULTS, body.p + body.off,
+                               body.len - body.off) ? -1 : 1;
+        }
+        xg_sbuf_free(&body);
+    } else if (!rc) {
+        rc = xg_sbuf_frame(replay, XG_MSG_QUERY,
+                           s->query_msg.p + s->query_msg.off,
+                           s->query_msg.len - s->query_msg.off) ? -1 : 0;
+    }
+    xg_result_free(&res);
+    forget(s);
+    return rc;
+}

@@ -1,0 +1,55 @@
+/** @file search.h
+ *  @brief A client's search (MSG_QUERY, then MSG_GETMSET) answered by the
+ *         engines, with the reply bytes the stock server would send.
+ *
+ *  MSG_QUERY: a query in the shapes the engines serve, with the settings
+ *  they serve (BM25Weight with the server's parameters, relevance order,
+ *  ascending docids, no collapse, cutoff, time limit, relevance set or
+ *  match spy), gets its REPLY_STATS here: the statistics xapian-progsrv
+ *  would send (shim_remote.cc).  Anything else is not handled and goes to
+ *  the child whole.
+ *
+ *  MSG_GETMSET: when the client's global statistics are this database's
+ *  own and the router answers with an engine, REPLY_RESULTS is built from
+ *  the engine's exact top k and Xapian's bounds: the MSet xapian-progsrv
+ *  would send, except that the match counts are exact where stock's are
+ *  estimates (docs/server.md).  Otherwise the search is replayed to the
+ *  child (the relay sends it the MSG_QUERY, drops the child's REPLY_STATS,
+ *  which equal ours, and relays its REPLY_RESULTS).
+ */
+#ifndef XG_SERVE_SEARCH_H
+#define XG_SERVE_SEARCH_H
+
+#include <stddef.h>
+
+#include "../xapian-gpu.h"
+#include "wire.h"
+
+struct xg_serve_search;
+
+/* One connection's search state over ctx (not owned; NULL: nothing is
+ * handled).  NULL only when out of memory. */
+struct xg_serve_search *xg_serve_search_open(xg_context *ctx);
+void xg_serve_search_close(struct xg_serve_search *s);
+
+/* The client sent MSG_REOPEN: its child may now read a newer revision
+ * than the index holds, so its searches go to the child from now on. */
+void xg_serve_search_reopened(struct xg_serve_search *s);
+
+/* Whether a MSG_QUERY was answered here and its MSG_GETMSET is due. */
+int xg_serve_search_pending(const struct xg_serve_search *s);
+
+/* MSG_QUERY: 1 after appending REPLY_STATS to *reply; 0: not handled
+ * (relay it); -1: out of memory or a database error (logged by the
+ * caller from xg_last_error(); the connection closes). */
+int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
+                          size_t n, struct xg_sbuf *reply);
+
+/* MSG_GETMSET of the pending query: 1 after appending REPLY_RESULTS to
+ * *reply; 0: replay (the MSG_QUERY frame is appended to *replay: the child
+ * must get it first); -1 as above. */
+int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
+                            size_t n, struct xg_sbuf *reply,
+                            struct xg_sbuf *replay);
+
+#endif

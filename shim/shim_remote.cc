@@ -1,0 +1,136 @@
+/** @file shim_remote.cc
+ *  @brief What `xapian-gpu serve` needs of Xapian to answer a client's
+ *         search itself (xg_shim.h, "shim_remote.cc").
+ *
+ *  The engines give the documents and their weights; everything else a
+ *  remote reply carries comes from Xapian itself here: the query as the
+ *  client serialised it, the statistics the stock server sends before
+ *  matching, the bounds its matcher computes (max_possible, each term's
+ *  max_part), and which terms the best document holds (for the percent
+ *  factor).  Nothing is recomputed from formulas, so each value is the
+ *  stock server's by construction.
+ */
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "shim_int.h"
+#include "xg_shim.hh"
+
+extern "C" {
+
+int xg_shim_query_unserialise(const void *bytes, size_t n, xg_xquery **out)
+{
+    *out = NULL;
+    XG_SHIM_TRY
+        Xapian::Query q = Xapian::Query::unserialise(
+            std::string(static_cast<const char *>(bytes), n));
+        *out = xg_shim_xquery_wrap(q);
+        return *out ? XG_OK : xg_set_error(XG_ERR_NOMEM, "out of memory");
+    XG_SHIM_CATCH("MSG_QUERY's query")
+}
+
+void xg_shim_query_stats_free(struct xg_query_stats *s)
+{
+    for (uint32_t i = 0; s->terms && i < s->n_terms; ++i) free(s->terms[i]);
+    free(s->terms);
+    free(s->term_len);
+    free(s->termfreq);
+    free(s->collfreq);
+    free(s->max_part);
+    memset(s, 0, sizeof *s);
+}
+
+int xg_shim_query_stats(xg_db *db, const xg_xquery *xq,
+                        struct xg_query_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!db || !xq) return xg_set_error(XG_ERR_ARG, "xg_shim_query_stats: NULL");
+    const char *where = db->name.c_str();
+    XG_SHIM_TRY
+        const Xapian::Query &q = xg_shim_xquery_get(xq);
+        const Xapian::Database &d = db->combined;
+        /* The unique terms come out in byte order, as the stats' map
+         * holds them. */
+        std::vector<std::string> terms(q.get_unique_terms_begin(),
+                                       q.get_unique_terms_end());
+        const size_t n = terms.size();
+        out->total_length = d.get_total_length();
+        out->doccount = d.get_doccount();
+        out->n_terms = (uint32_t)n;
+        out->terms = (char **)calloc(n ? n : 1, sizeof(char *));
+        out->term_len = (uint32_t *)calloc(n ? n : 1, sizeof(uint32_t));
+        out->termfreq = (uint64_t *)calloc(n ? n : 1, sizeof(uint64_t));
+        out->collfreq = (uint64_t *)calloc(n ? n : 1, sizeof(uint64_t));
+        out->max_part = (double *)calloc(n ? n : 1, sizeof(double));
+        if (!out->terms || !out->term_len || !out->termfreq ||
+            !out->collfreq || !out->max_part) {
+            xg_shim_query_stats_free(out);
+            return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < n; ++i) {
+            out->terms[i] = (char *)malloc(terms[i].size() + 1);
+            if (!out->terms[i]) {
+                xg_shim_query_stats_free(out);
+                return xg_set_error(XG_ERR_NOMEM, "out of memory");
+            }
+            memcpy(out->terms[i], terms[i].data(), terms[i].size());
+            out->terms[i][terms[i].size()] = '\0';
+            out->term_len[i] = (uint32_t)terms[i].size();
+            out->termfreq[i] = d.get_termfreq(terms[i]);
+            out->collfreq[i] = d.get_collection_freq(terms[i]);
+        }
+        return XG_OK;
+    XG_SHIM_CATCH(where)
+}
+
+int xg_shim_query_bounds(xg_db *db, const xg_xquery *xq,
+                         const struct xg_bm25_params *p,
+                         struct xg_query_stats *s)
+{
+    if (!db || !xq || !p || !s)
+        return xg_set_error(XG_ERR_ARG, "xg_shim_query_bounds: NULL");
+    const char *where = db->name.c_str();
+    XG_SHIM_TRY
+        Xapian::Enquire enquire(db->combined);
+        enquire.set_query(xg_shim_xquery_get(xq));
+        enquire.set_weighting_scheme(
+            Xapian::BM25Weight(p->k1, p->k2, p->k3, p->b, p->min_normlen));
+        const Xapian::MSet m = enquire.get_mset(0, 0);
+        s->max_possible = m.get_max_possible();
+        for (uint32_t i = 0; i < s->n_terms; ++i)
+            s->max_part[i] = m.get_termweight(
+                std::string(s->terms[i], s->term_len[i]));
+        return XG_OK;
+    XG_SHIM_CATCH(where)
+}
+
+int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
+                       uint32_t *n)
+{
+    *n = 0;
+    if (!db || !q) return xg_set_error(XG_ERR_ARG, "xg_shim_doc_leaves: NULL");
+    const char *where = db->name.c_str();
+    XG_SHIM_TRY
+        std::set<std::string> in_doc, not_in_doc;
+        for (uint32_t i = 0; i < q->n_leaves; ++i) {
+            const std::string term(q->leaves[i].term, q->leaves[i].term_len);
+            bool has;
+            if (in_doc.count(term)) {
+                has = true;
+            } else if (not_in_doc.count(term)) {
+                has = false;
+            } else {
+                Xapian::PostingIterator it = db->combined.postlist_begin(term);
+                it.skip_to(did);
+                has = it != db->combined.postlist_end(term) && *it == did;
+                (has ? in_doc : not_in_doc).insert(term);
+            }
+            *n += has;
+        }
+        return XG_OK;
+    XG_SHIM_CATCH(where)
+}
+
+} // extern "C"
