@@ -30,6 +30,10 @@ static const char help[] =
     "                            xapian (every message to xapian-progsrv);\n"
     "                            default auto\n"
     "  --device-memory MIB       GPU memory budget (default: 90% of free)\n"
+    "  --batch-wait MS           how long a GPU batch waits for more\n"
+    "                            searches (default 0: it leaves as soon as\n"
+    "                            the GPU is free; batches form while it is\n"
+    "                            busy)\n"
     "  -t, --timeout SECS        close a connection idle this long (60;\n"
     "                            0: never)\n"
     "  -m, --max-connections N   connections at once; more are closed at\n"
@@ -45,14 +49,15 @@ static const char help[] =
     "xapian-tcpsrv without --writable. SIGTERM or SIGINT stops the server:\n"
     "requests in flight finish, the children are reaped, exit status 0.\n";
 
-static int parse_secs(const char *opt, const char *v, double *out)
+static int parse_amount(const char *opt, const char *v, const char *unit,
+                        double *out)
 {
     char *end;
     errno = 0;
     double x = strtod(v, &end);
     if (!*v || *end || errno || !(x >= 0) || x > 1e7)
-        return xg_cli_usage("serve", "%s expects seconds (>= 0), got '%s'", opt,
-                            v), -1;
+        return xg_cli_usage("serve", "%s expects %s (>= 0), got '%s'", opt,
+                            unit, v), -1;
     *out = x;
     return 0;
 }
@@ -68,6 +73,7 @@ int xg_cli_serve(int argc, char **argv)
     o.drain = 10;
     o.progsrv = "xapian-progsrv";
     o.engine = XG_ENGINE_AUTO;
+    o.batch_wait_ms = -1;
     static const struct option opts[] = {
         {"port", required_argument, 0, 'p'},
         {"host", required_argument, 0, 'I'},
@@ -81,6 +87,7 @@ int xg_cli_serve(int argc, char **argv)
         {"verbose", no_argument, 0, 'V'},
         {"engine", required_argument, 0, 'E'},
         {"device-memory", required_argument, 0, 'G'},
+        {"batch-wait", required_argument, 0, 'B'},
         {"writable", no_argument, 0, 'w'},
         {0, 0, 0, 0}};
     int c, status;
@@ -96,7 +103,7 @@ int xg_cli_serve(int argc, char **argv)
         case 'I': o.host = optarg; break;
         case 'u': o.unix_path = optarg; break;
         case 't':
-            if (parse_secs("--timeout", optarg, &o.timeout)) return 2;
+            if (parse_amount("--timeout", optarg, "seconds", &o.timeout)) return 2;
             break;
         case 'm':
             if (xg_cli_uint("serve", "--max-connections", optarg, 0, 1u << 20,
@@ -109,7 +116,7 @@ int xg_cli_serve(int argc, char **argv)
             o.max_message = u;
             break;
         case 'D':
-            if (parse_secs("--drain", optarg, &o.drain)) return 2;
+            if (parse_amount("--drain", optarg, "seconds", &o.drain)) return 2;
             break;
         case 'P': o.progsrv = optarg; break;
         case 'V': o.verbose = 1; break;
@@ -122,6 +129,12 @@ int xg_cli_serve(int argc, char **argv)
                 return xg_cli_usage("serve", "--engine must be auto, gpu, cpu "
                                     "or xapian, got '%s'", optarg);
             break;
+        case 'B': {
+            double ms;
+            if (parse_amount("--batch-wait", optarg, "milliseconds", &ms)) return 2;
+            o.batch_wait_ms = ms > 0 ? ms : -1;
+            break;
+        }
         case 'G':
             if (xg_cli_uint("serve", "--device-memory (MiB)", optarg, 1,
                             1u << 24, &u)) return 2;

@@ -176,6 +176,15 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
         xg_router_count(router, XG_ROUTE_STOCK_UNSUPPORTED);
         return 0;
     }
+    /* A query the router would give to stock goes to the child now,
+     * whole, rather than after our REPLY_STATS as a replay. */
+    int route;
+    if (xg_router_preview(router, s->xq, &route)) return -1;
+    if (route != XG_ROUTE_GPU && route != XG_ROUTE_CPU) {
+        forget(s);
+        xg_router_count(router, route);
+        return 0;
+    }
     if (xg_shim_query_stats(xg_handle_db(s->h), s->xq, &s->st) ||
         put_stats(&s->stats, &s->st, 0) ||
         xg_sbuf_append(&s->query_msg, p, n) ||

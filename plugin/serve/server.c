@@ -178,6 +178,7 @@ static int open_engines(const struct xg_serve_opts *o, xg_context **ctx)
     struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
     co.engine = o->engine;
     co.device_memory = o->device_memory;
+    co.max_wait_ms = o->batch_wait_ms;
     if (xg_context_open((const char *const *)o->dbs, (size_t)o->ndb, NULL, &co,
                         ctx)) {
         xg_serve_log("%s", xg_last_error());
