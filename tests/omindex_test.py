@@ -129,6 +129,103 @@ def check_omega(binary, work, db, queries):
     print("   Omega's own top 10 equals the --omega query's for %d queries" % n)
 
 
+def omega_page(conf, text, minhits, defaultop):
+    env = dict(os.environ, OMEGA_CONFIG_FILE=conf)
+    args = [OMEGA_CGI, "P=" + text]
+    if minhits:
+        args.append("MINHITS=" + minhits)
+    if defaultop:
+        args.append("DEFAULTOP=" + defaultop)
+    return run(args, env=env)
+
+
+# The lines of Omega's default result page that may differ between two
+# servers: the time taken, and (stock estimating, serve counting exactly,
+# docs/server.md) the number of matches.
+TOOK = re.compile(r"Search took [0-9.]+ seconds")
+COUNT = re.compile(r"(of about [0-9,]+ matches|of exactly [0-9,]+ matches|"
+                   r"All [0-9,]+ matches)")
+
+
+def check_omega_serve(binary, work, db, queries):
+    """Omega's CGI with its default template, through a stub file in its
+    database_dir: the result pages of `xapian-gpu serve --engine cpu` and
+    of xapian-tcpsrv on the same database are identical except "Search
+    took" (Omega's MINHITS at the database's size, so stock's counts are
+    exact), and except the match count too at Omega's default MINHITS.
+    The pages show each hit's document data (read through the server's
+    child) and percentage; serve's routes show the engine answered."""
+    import signal
+    import socket
+    import subprocess
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    tcp = subprocess.Popen(["xapian-tcpsrv", "--interface", "127.0.0.1",
+                            "--port", str(port), db], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL, start_new_session=True)
+    sock = os.path.join(work, "omega-serve.sock")
+    log = os.path.join(work, "omega-serve.log")
+    with open(log, "w") as err:
+        srv = subprocess.Popen([binary, "serve", "--engine", "cpu", "--unix",
+                                sock, db], stderr=err)
+    try:
+        end = time.time() + 30
+        while "ready:" not in open(log).read():
+            if srv.poll() is not None or time.time() > end:
+                sys.exit("FAIL: serve did not start: %s" % open(log).read())
+            time.sleep(0.05)
+        time.sleep(0.5)     # xapian-tcpsrv's listen
+        confs = {}
+        for name, stub in (("serve", "remote :%s connect %s" % (binary, sock)),
+                           ("tcpsrv", "remote 127.0.0.1:%d" % port)):
+            d = os.path.join(work, "omega-" + name)
+            os.makedirs(os.path.join(d, "data"))
+            with open(os.path.join(d, "data", "default"), "w") as f:
+                f.write(stub + "\n")
+            confs[name] = os.path.join(d, "omega.conf")
+            with open(confs[name], "w") as f:
+                f.write("database_dir %s\ntemplate_dir "
+                        "/usr/share/xapian-omega/templates\nlog_dir %s\n" %
+                        (os.path.join(d, "data"), d))
+        texts = []
+        with open(queries, encoding="utf-8") as f:
+            for line in f:
+                if "\t" in line:
+                    texts.append(line.rstrip("\n").split("\t", 1)[1])
+        texts = texts[:60]
+        hits = 0
+        for minhits in ("1000000", None):
+            for op in (None, "or"):     # Omega's default (AND), and OR
+                for text in texts:
+                    got, want = (TOOK.sub("", omega_page(confs[n], text, minhits, op))
+                                 for n in ("serve", "tcpsrv"))
+                    if not minhits:
+                        # The count's branch of the template also differs
+                        # in its blank lines.
+                        got, want = (re.sub(r"\s+", " ", COUNT.sub("", x))
+                                     for x in (got, want))
+                    if got != want:
+                        sys.exit("FAIL: Omega's page for %r (MINHITS %s, "
+                                 "DEFAULTOP %s) through serve differs from "
+                                 "xapian-tcpsrv's" % (text, minhits, op))
+                    hits += got.count("<tr><td valign=top>")
+        if hits == 0:
+            sys.exit("FAIL: Omega's pages showed no hit")
+    finally:
+        srv.send_signal(signal.SIGTERM)
+        srv.wait(timeout=60)
+        tcp.terminate()
+        tcp.wait()
+    m = re.search(r"routes: gpu (\d+) cpu (\d+)", open(log).read())
+    if not m or int(m.group(2)) == 0:
+        sys.exit("FAIL: serve's routes: %s" % open(log).read()[-300:])
+    print("   Omega's default pages through serve equal xapian-tcpsrv's for %d "
+          "queries x 2 MINHITS x AND/OR (%d hits shown); routes cpu %s" %
+          (len(texts), hits, m.group(2)))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -167,6 +264,10 @@ def main():
         ab(a.bin, db, queries, k, "xapian,plugin-gpu", env=env)
     if not a.prebuilt and os.access(OMEGA_CGI, os.X_OK):
         check_omega(a.bin, a.work, db, queries)
+        if shutil.which("xapian-tcpsrv") and shutil.which("xapian-progsrv"):
+            check_omega_serve(a.bin, a.work, db, queries)
+        else:
+            print("   (no xapian-tcpsrv: Omega through serve not checked)")
     elif not a.prebuilt:
         print("   (no %s: Omega's own answers not checked)" % OMEGA_CGI)
     print("PASS in %.1f s" % (time.time() - t0))

@@ -26,6 +26,8 @@ import sys
 import threading
 import time
 
+from testlib import resolve_ir_data
+
 try:
     import xapian
 except ImportError:
@@ -419,6 +421,54 @@ def updated(binary, work, dbpath):
             srv.p.kill()
 
 
+def collections_ab(binary, work, ir_data):
+    """Every ../shared/ir-data collection: serve --engine cpu against
+    xapian-tcpsrv on the database `xapian-gpu index` builds, through
+    compare()'s every setting, one TCP client; routes as predicted."""
+    from testlib import collections
+    for name in collections(ir_data):
+        coll = os.path.join(ir_data, name)
+        db = os.path.join(work, "coll-" + name)
+        subprocess.run([binary, "index", "--quiet", os.path.join(coll, "docs.tsv"),
+                        db], check=True)
+        subprocess.run([binary, "export", "--quiet", db], check=True)
+        port = free_port()
+        tcp = subprocess.Popen(["xapian-tcpsrv", "--interface", "127.0.0.1",
+                                "--port", str(port), db],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
+        srv = Server(binary, work, "coll-" + name, db, "--engine", "cpu")
+        try:
+            end = time.time() + 30
+            while True:
+                try:
+                    ref = xapian.remote_open("127.0.0.1", port)
+                    break
+                except xapian.NetworkError:
+                    if time.time() > end:
+                        fail("xapian-tcpsrv on %s did not start" % name)
+                    time.sleep(0.1)
+            got = xapian.remote_open("127.0.0.1", srv.port)
+            print("%s:" % name)
+            served, unserved = compare(None, ref, [("serve tcp", got)], coll)
+            got.close()
+            ref.close()
+            if srv.stop() != 0:
+                fail("%s: serve's exit status" % name)
+            r = routes(srv)
+            want = {"gpu": 0, "cpu": served}
+            if unserved:
+                want["stock:unsupported"] = unserved
+            if r != want:
+                fail("%s: routes %r, expected %r" % (name, r, want))
+            ok("%s: routes as predicted" % name, "routes %r" % r)
+        finally:
+            if srv.p.poll() is None:
+                srv.p.kill()
+            tcp.terminate()
+            tcp.wait()
+
+
 def shards(binary, work, sample):
     """Three shard servers against three xapian-tcpsrv on the same shards,
     through Xapian's own client merging, and two of each with the third
@@ -597,6 +647,8 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--sample", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--ir-data", help="also every collection here "
+                    "(../shared/ir-data), when it exists")
     a = ap.parse_args()
     for prog in ("xapian-tcpsrv", "xapian-progsrv"):
         if not shutil.which(prog):
@@ -757,6 +809,8 @@ def main():
             fail("the second server's exit status")
         updated(binary, work, dbpath)
         shards(binary, work, a.sample)
+        if a.ir_data and os.path.isdir(a.ir_data):
+            collections_ab(binary, work, resolve_ir_data(a.ir_data))
     finally:
         for p in (eng.p, srv.p):
             if p.poll() is None:
