@@ -225,34 +225,43 @@ def counts_agree(got, ref):
     return None
 
 
-# What the engines serve (docs/server.md): OR and AND of terms, an AND's
-# operands terms or ORs of terms, weights scaled or not.  Anything else
-# (phrases, NEAR, AND_NOT, filters, synonyms ...) goes to stock.
-NOT_SERVED = ("PHRASE", "NEAR", "AND_NOT", "FILTER", "AND_MAYBE", "SYNONYM",
-              "XOR", "ELITE_SET", "VALUE", "WILDCARD", "MAX", "<alldocuments>")
+# What the engines serve (docs/server.md, docs/cli.md): an OR of terms, or
+# an AND whose operands are terms or ORs of terms; nested ORs in an OR and
+# ANDs in an AND flatten, scaled weights are looked through.  Anything
+# else (phrases, NEAR, AND_NOT, filters, synonyms, an AND inside an OR ...)
+# goes to stock.
+LEAF_TERM = 100     # Xapian::Query::LEAF_TERM
+
+
+def _children(q, op):
+    """q's operands with nested `op` nodes and scale weights looked
+    through."""
+    out = []
+    for i in range(q.get_num_subqueries()):
+        c = q.get_subquery(i)
+        while c.get_type() == xapian.Query.OP_SCALE_WEIGHT:
+            c = c.get_subquery(0)
+        out.extend(_children(c, op) if c.get_type() == op else [c])
+    return out
 
 
 def served_shape(q):
-    d = str(q)
-    return not q.empty() and not any(w in d for w in NOT_SERVED)
-
-
-def doc_fields(db, did):
-    d = db.get_document(did)
-    tl = []
-    for t in d.termlist():
-        tl.append((t.term, t.wdf, t.termfreq, tuple(db.positionlist(did, t.term))))
-    vals = [(v.num, v.value) for v in d.values()]
-    return d.get_data(), tl, vals, db.get_doclength(did), db.get_unique_terms(did)
-
-
-def db_fields(db):
-    terms = [(t.term, t.termfreq) for t in db.allterms()]
-    post = [(p.docid, p.wdf, p.doclength) for p in db.postlist("Zflow")]
-    return (db.get_doccount(), db.get_lastdocid(), db.get_avlength(),
-            db.get_doclength_lower_bound(), db.get_doclength_upper_bound(),
-            db.has_positions(), db.get_total_length(), db.get_uuid(), terms, post,
-            db.get_collection_freq("Zflow"), db.get_termfreq("Zflow"))
+    while not q.empty() and q.get_type() == xapian.Query.OP_SCALE_WEIGHT:
+        q = q.get_subquery(0)
+    if q.empty():
+        return False
+    t = q.get_type()
+    if t == LEAF_TERM:
+        return True
+    if t == xapian.Query.OP_OR:
+        return all(c.get_type() == LEAF_TERM for c in _children(q, t))
+    if t == xapian.Query.OP_AND:
+        return all(c.get_type() == LEAF_TERM or
+                   (c.get_type() == xapian.Query.OP_OR and
+                    all(g.get_type() == LEAF_TERM
+                        for g in _children(c, xapian.Query.OP_OR)))
+                   for c in _children(q, t))
+    return False
 
 
 def read_queries(sample):
