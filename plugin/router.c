@@ -322,21 +322,6 @@ static int answer(xg_router *r, const xg_xquery *xq, uint64_t k64,
     return rc;
 }
 
-int xg_router_preview(xg_router *r, const xg_xquery *xq, int *route)
-{
-    struct xg_prepared *pq = NULL;
-    int rc = xg_handle_prepare_terms(r->base, xq, &pq);
-    if (rc == XG_ERR_NOMEM) return rc;
-    if (rc) {
-        *route = unprepared_route(r->base, rc);
-        return XG_OK;
-    }
-    double gpu_s;
-    *route = choose(r, r->base, pq, r->o.engine, NULL, &gpu_s);
-    xg_prepared_free(pq);
-    return XG_OK;
-}
-
 int xg_router_answer(xg_router *r, const xg_xquery *xq, uint64_t k,
                      int weighting_ok, struct xg_result *out, int *route)
 {

@@ -80,11 +80,6 @@ const struct xg_router_opts *xg_router_options(const xg_router *r);
 int xg_router_answer(xg_router *r, const xg_xquery *xq, uint64_t k,
                      int weighting_ok, struct xg_result *out, int *route);
 
-/* XG_FRONT_ENQUIRE: the route xg_router_answer would take for xq now
- * (XG_ROUTE_GPU, XG_ROUTE_CPU or a stock reason), with nothing run and
- * nothing counted.  XG_OK, or XG_ERR_NOMEM. */
-int xg_router_preview(xg_router *r, const xg_xquery *xq, int *route);
-
 /* XG_FRONT_MATCHER: answer xq with engine (enum xg_engine) on handle h
  * (the router's base, or a clone of it: each thread its own).  XG_OK with
  * `out` and *route (may be NULL), or the reason an explicit engine cannot

@@ -85,6 +85,29 @@ int xg_shim_query_stats(xg_db *db, const xg_xquery *xq,
     XG_SHIM_CATCH(where)
 }
 
+} // extern "C"
+
+/* Stock's match of q under BM25Weight(p), the top k with check_at_least,
+ * and from the same match max_possible and each term's max_part in s. */
+static Xapian::MSet stock_match(xg_db *db, const xg_xquery *xq,
+                                const struct xg_bm25_params *p, uint32_t k,
+                                uint32_t check_at_least,
+                                struct xg_query_stats *s)
+{
+    Xapian::Enquire enquire(db->combined);
+    enquire.set_query(xg_shim_xquery_get(xq));
+    enquire.set_weighting_scheme(
+        Xapian::BM25Weight(p->k1, p->k2, p->k3, p->b, p->min_normlen));
+    Xapian::MSet m = enquire.get_mset(0, k, check_at_least);
+    s->max_possible = m.get_max_possible();
+    for (uint32_t i = 0; i < s->n_terms; ++i)
+        s->max_part[i] =
+            m.get_termweight(std::string(s->terms[i], s->term_len[i]));
+    return m;
+}
+
+extern "C" {
+
 int xg_shim_query_bounds(xg_db *db, const xg_xquery *xq,
                          const struct xg_bm25_params *p,
                          struct xg_query_stats *s)
@@ -93,15 +116,36 @@ int xg_shim_query_bounds(xg_db *db, const xg_xquery *xq,
         return xg_set_error(XG_ERR_ARG, "xg_shim_query_bounds: NULL");
     const char *where = db->name.c_str();
     XG_SHIM_TRY
-        Xapian::Enquire enquire(db->combined);
-        enquire.set_query(xg_shim_xquery_get(xq));
-        enquire.set_weighting_scheme(
-            Xapian::BM25Weight(p->k1, p->k2, p->k3, p->b, p->min_normlen));
-        const Xapian::MSet m = enquire.get_mset(0, 0);
-        s->max_possible = m.get_max_possible();
-        for (uint32_t i = 0; i < s->n_terms; ++i)
-            s->max_part[i] = m.get_termweight(
-                std::string(s->terms[i], s->term_len[i]));
+        (void)stock_match(db, xq, p, 0, 0, s);
+        return XG_OK;
+    XG_SHIM_CATCH(where)
+}
+
+int xg_shim_stock_mset(xg_db *db, const xg_xquery *xq,
+                       const struct xg_bm25_params *p, uint32_t k,
+                       uint32_t check_at_least, struct xg_query_stats *s,
+                       struct xg_stock_mset *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!db || !xq || !p || !s)
+        return xg_set_error(XG_ERR_ARG, "xg_shim_stock_mset: NULL");
+    const char *where = db->name.c_str();
+    XG_SHIM_TRY
+        const Xapian::MSet m = stock_match(db, xq, p, k, check_at_least, s);
+        out->lower = m.get_matches_lower_bound();
+        out->estimated = m.get_uncollapsed_matches_estimated();
+        out->upper = m.get_matches_upper_bound();
+        out->max_attained = m.get_max_attained();
+        out->res.matches_estimated = out->estimated;
+        out->res.hits = (struct xg_hit *)calloc(m.size() ? m.size() : 1,
+                                                sizeof(struct xg_hit));
+        if (!out->res.hits)
+            return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        for (Xapian::MSetIterator i = m.begin(); i != m.end(); ++i) {
+            struct xg_hit &h = out->res.hits[out->res.n_hits++];
+            h.docid = *i;
+            h.weight = i.get_weight();
+        }
         return XG_OK;
     XG_SHIM_CATCH(where)
 }

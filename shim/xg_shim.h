@@ -144,6 +144,23 @@ int xg_shim_query_bounds(xg_db *db, const xg_xquery *q,
                          const struct xg_bm25_params *p,
                          struct xg_query_stats *s);
 
+/* Stock Xapian's own answer, as its remote server computes it: Enquire
+ * with BM25Weight(p), the top k = first + maxitems (the server keeps that
+ * many before it drops the first `first`) with check_at_least, on the
+ * database's own statistics.  Fills res (the top k), the raw match
+ * counts the server sends (MSet::get_uncollapsed_matches_estimated() is
+ * the unrounded estimate), max_attained, and s's max_possible and
+ * max_part, all from the one match. */
+struct xg_stock_mset {
+    struct xg_result res;
+    uint64_t lower, estimated, upper;
+    double max_attained;
+};
+int xg_shim_stock_mset(xg_db *db, const xg_xquery *q,
+                       const struct xg_bm25_params *p, uint32_t k,
+                       uint32_t check_at_least, struct xg_query_stats *s,
+                       struct xg_stock_mset *out);
+
 /* How many of q's leaves index document `did` (Xapian's
  * count_matching_subqs() for that document, in the shapes the engines
  * serve: every leaf is a weighted term). */

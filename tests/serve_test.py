@@ -2,13 +2,20 @@
 """xapian-gpu serve and connect (docs/server.md) against stock xapian-tcpsrv
 on the bundled sample, through python3-xapian, and its faults.
 
-- Every MSet field an application reads is identical between serve (TCP
-  and a `remote :xapian-gpu connect SOCK` stub) and xapian-tcpsrv: the
-  sample's 225 queries, OR and AND, k 10 and 100: docids, weights,
+- Every MSet field an application reads is identical between serve
+  --engine cpu (TCP and a `remote :xapian-gpu connect SOCK` stub) and
+  xapian-tcpsrv: the sample's 225 queries, OR and AND, k 10 and 100,
+  first 0, 7 and 95, check_at_least 0 and k+1: docids, weights,
   percentages, get_termweight of each query term, termfreqs, matching
-  terms, matches_lower/estimated/upper.  So are documents, values,
-  termlists, positions, postlists and allterms; and every reply byte of
-  one search recorded through a proxy.
+  terms, max_possible, max_attained, and matches_lower/estimated/upper
+  (exact from serve where stock's are estimates, within stock's bounds).
+  So are documents, values, termlists, positions, postlists and allterms;
+  every reply byte of 160 searches recorded through a proxy (stock's
+  counts made exact); and the routes line counts every search of a shape
+  the engines serve as theirs.  `--engine auto` without a GPU answers
+  stock's way in-process: every byte equal, estimates too.  The same on
+  every ../shared/ir-data collection (--ir-data); three shard servers;
+  the database updated under a running server.
 - Faults: a malformed length, a length over the limit, a truncated frame
   (end of input and a stall past --timeout), a client gone mid-message
   and mid-request, a child killed, --max-connections, 200 idle
@@ -274,14 +281,20 @@ def read_queries(sample):
     return queries
 
 
-def compare(a, refdb, dbs, sample):
+# (k, first, check_at_least): compare()'s settings on the sample, and the
+# lighter set for every ir-data collection.
+SETTINGS = ((10, 0, 0), (10, 0, 11), (100, 0, 0), (100, 0, 101), (10, 7, 0),
+            (10, 95, 0))
+COLLECTION_SETTINGS = ((10, 0, 0), (100, 0, 101), (10, 7, 0))
+
+
+def compare(a, refdb, dbs, sample, settings=SETTINGS):
     """Returns the searches each client made: (served, not served)."""
     queries = read_queries(sample)
     served = unserved = 0
     for opname, op in (("OR", xapian.Query.OP_OR), ("AND", xapian.Query.OP_AND)):
         qp = parser(op)
-        for k, first, cal in ((10, 0, 0), (10, 0, 11), (100, 0, 0),
-                              (100, 0, 101), (10, 7, 0), (10, 95, 0)):
+        for k, first, cal in settings:
             nonempty = exact = 0
             for text in queries:
                 q = qp.parse_query(text)
@@ -360,14 +373,16 @@ class Recorder:
         self.ls.close()
 
 
-def record_search(port, text, op=xapian.Query.OP_OR, first=0, k=10):
-    """The bytes of one search each way; check_at_least is the database's
-    size, so stock's counts are exact and every reply byte must agree."""
+def record_search(port, text, op=xapian.Query.OP_OR, first=0, k=10,
+                  exact=True):
+    """The bytes of one search each way; with `exact`, check_at_least is
+    the database's size, so stock's counts are exact and every reply byte
+    must agree."""
     r = Recorder(port)
     db = xapian.remote_open("127.0.0.1", r.port)
     e = xapian.Enquire(db)
     e.set_query(parser(op).parse_query(text))
-    e.get_mset(first, k, db.get_doccount())
+    e.get_mset(first, k, db.get_doccount() if exact else 0)
     db.close()
     r.t.join(30)
     return bytes(r.sent), bytes(r.got)
@@ -432,8 +447,9 @@ def updated(binary, work, dbpath):
 
 def collections_ab(binary, work, ir_data):
     """Every ../shared/ir-data collection: serve --engine cpu against
-    xapian-tcpsrv on the database `xapian-gpu index` builds, through
-    compare()'s every setting, one TCP client; routes as predicted."""
+    xapian-tcpsrv on the database `xapian-gpu index` builds (k 10 and 100,
+    first 0 and 7, check_at_least 0 and k+1), one TCP client; routes as
+    predicted."""
     from testlib import collections
     for name in collections(ir_data):
         coll = os.path.join(ir_data, name)
@@ -459,7 +475,8 @@ def collections_ab(binary, work, ir_data):
                     time.sleep(0.1)
             got = xapian.remote_open("127.0.0.1", srv.port)
             print("%s:" % name)
-            served, unserved = compare(None, ref, [("serve tcp", got)], coll)
+            served, unserved = compare(None, ref, [("serve tcp", got)], coll,
+                                       COLLECTION_SETTINGS)
             got.close()
             ref.close()
             if srv.stop() != 0:
@@ -701,6 +718,7 @@ def main():
                               start_new_session=True)
     # Every search through serve --engine cpu: the CPU matcher (the GPU
     # engine's exact twin) answers the shapes it serves, counted.
+    au = None
     eng = Server(binary, work, "engine", dbpath, "--engine", "cpu")
     eng.stub = os.path.join(work, "engine.stub")
     with open(eng.stub, "w") as f:
@@ -754,6 +772,35 @@ def main():
             fail("routes %r, expected %r: every search of a shape the engines "
              "serve answered by the engine, the rest by stock" % (r, want))
         ok("every search routed as expected", "routes %r" % r)
+
+        # --engine auto where no GPU is usable: the router gives each
+        # search to stock, which serve computes in-process as
+        # xapian-progsrv would: every byte equal, estimates included.
+        au = Server(binary, work, "auto", dbpath, "--engine", "auto")
+        recorded = []
+        for op in (xapian.Query.OP_OR, xapian.Query.OP_AND):
+            for first in (0, 3):
+                for text in texts:
+                    recorded.append((text, first,
+                                     record_search(a.tcpsrv_port, text, op, first,
+                                                   exact=False),
+                                     record_search(au.port, text, op, first,
+                                                   exact=False)))
+        if au.stop() != 0:
+            fail("serve --engine auto's exit status")
+        r = routes(au)
+        if r.get("gpu"):
+            print("(a GPU answered under --engine auto: in-process stock "
+                  "not checked byte by byte)")
+        else:
+            for text, first, ref, got in recorded:
+                if got != ref:
+                    fail("--engine auto without a GPU: search %r (first %d) "
+                         "differs in its bytes from xapian-tcpsrv's" % (text, first))
+            if not r.get("stock:no-device"):
+                fail("--engine auto without a GPU: routes %r" % r)
+            ok("%d searches in-process as stock, estimates too" % len(recorded),
+               "bytes identical to xapian-tcpsrv's; routes %r" % r)
         text = "boundary layer flow in a supersonic wind tunnel"
         ref = record_search(a.tcpsrv_port, text)
         got = record_search(srv.port, text)
@@ -821,7 +868,7 @@ def main():
         if a.ir_data and os.path.isdir(a.ir_data):
             collections_ab(binary, work, resolve_ir_data(a.ir_data))
     finally:
-        for p in (eng.p, srv.p):
+        for p in (eng.p, srv.p) + ((au.p,) if au else ()):
             if p.poll() is None:
                 p.kill()
         tcpsrv.terminate()

@@ -176,15 +176,6 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
         xg_router_count(router, XG_ROUTE_STOCK_UNSUPPORTED);
         return 0;
     }
-    /* A query the router would give to stock goes to the child now,
-     * whole, rather than after our REPLY_STATS as a replay. */
-    int route;
-    if (xg_router_preview(router, s->xq, &route)) return -1;
-    if (route != XG_ROUTE_GPU && route != XG_ROUTE_CPU) {
-        forget(s);
-        xg_router_count(router, route);
-        return 0;
-    }
     if (xg_shim_query_stats(xg_handle_db(s->h), s->xq, &s->st) ||
         put_stats(&s->stats, &s->st, 0) ||
         xg_sbuf_append(&s->query_msg, p, n) ||
@@ -204,16 +195,26 @@ static int any_leaf_present(const struct xg_query_stats *st)
     return 0;
 }
 
+/* The MSet a reply carries: the top first + maxitems and the match's
+ * figures (s->st holds max_possible and the max_parts). */
+struct answer {
+    struct xg_result res;
+    uint64_t lower, estimated, upper;   /* collapsed = uncollapsed here */
+    double max_attained;
+};
+
 static int put_results(struct xg_sbuf *b, const struct xg_serve_search *s,
-                       uint64_t first, const struct xg_result *res,
+                       uint64_t first, const struct answer *a,
                        double percent_factor)
 {
-    const uint64_t count = res->matches_estimated;
-    const double max_attained = res->n_hits ? res->hits[0].weight : 0.0;
+    const struct xg_result *res = &a->res;
     int e = xg_sbuf_put_length(b, first);
-    for (int i = 0; !e && i < 6; ++i) e = xg_sbuf_put_length(b, count);
+    for (int i = 0; !e && i < 2; ++i)
+        e = xg_sbuf_put_length(b, a->lower) ||
+            xg_sbuf_put_length(b, a->estimated) ||
+            xg_sbuf_put_length(b, a->upper);
     e = e || xg_sbuf_put_double(b, s->st.max_possible) ||
-        xg_sbuf_put_double(b, max_attained) ||
+        xg_sbuf_put_double(b, a->max_attained) ||
         xg_sbuf_put_double(b, percent_factor);
     const uint32_t from = first < res->n_hits ? (uint32_t)first : res->n_hits;
     e = e || xg_sbuf_put_length(b, res->n_hits - from);
@@ -226,6 +227,32 @@ static int put_results(struct xg_sbuf *b, const struct xg_serve_search *s,
     return e || put_stats(b, &s->st, any_leaf_present(&s->st)) ? -1 : 0;
 }
 
+/* The engine's exact answer: counts exact, the bounds from Xapian's
+ * tree for this query. */
+static int engine_answer(struct xg_serve_search *s, struct answer *a)
+{
+    a->lower = a->estimated = a->upper = a->res.matches_estimated;
+    a->max_attained = a->res.n_hits ? a->res.hits[0].weight : 0.0;
+    return xg_shim_query_bounds(xg_handle_db(s->h), s->xq,
+                                &xg_context_options(s->ctx)->bm25, &s->st);
+}
+
+/* Stock's answer, computed here as xapian-progsrv would. */
+static int stock_answer(struct xg_serve_search *s, uint32_t k, uint32_t cal,
+                        struct answer *a)
+{
+    struct xg_stock_mset m;
+    int rc = xg_shim_stock_mset(xg_handle_db(s->h), s->xq,
+                                &xg_context_options(s->ctx)->bm25, k, cal,
+                                &s->st, &m);
+    a->res = m.res;
+    a->lower = m.lower;
+    a->estimated = m.estimated;
+    a->upper = m.upper;
+    a->max_attained = m.max_attained;
+    return rc;
+}
+
 int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
                             size_t n, struct xg_sbuf *reply,
                             struct xg_sbuf *replay)
@@ -233,53 +260,58 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
     struct xg_wire_reader r = {p, p + n, 0};
     const uint64_t first = xg_wire_read_length(&r);
     const uint64_t maxitems = xg_wire_read_length(&r);
-    (void)xg_wire_read_length(&r);      /* check_at_least: counts are exact */
+    const uint64_t cal = xg_wire_read_length(&r);
+    const uint64_t k = first + maxitems;
     const size_t stats_n = s->stats.len - s->stats.off;
-    struct xg_result res;
-    memset(&res, 0, sizeof res);
+    struct answer a;
+    memset(&a, 0, sizeof a);
     int route = XG_ROUTE_STOCK_UNSUPPORTED, rc = 0;
-    /* The engines weigh with this database's statistics: the client's
-     * global ones must be exactly those (one shard, or shards combined
-     * by this server). */
-    if (!r.bad && (size_t)(r.end - r.p) == stats_n &&
-        !memcmp(r.p, s->stats.p + s->stats.off, stats_n) &&
-        first + maxitems > 0 && first + maxitems >= first) {
-        if (xg_router_answer(xg_context_router(s->ctx), s->xq,
-                             first + maxitems, 1, &res, &route))
-            rc = -1;
-    } else {
-        /* Several shards' statistics, or no document asked for: stock's. */
+    /* The engines and this database's Xapian weigh with its own
+     * statistics: the client's global ones must be exactly those (one
+     * shard, or shards combined by this server).  Otherwise (several
+     * shards), or with no document asked for, the child answers. */
+    const int own_stats = !r.bad && (size_t)(r.end - r.p) == stats_n &&
+                          !memcmp(r.p, s->stats.p + s->stats.off, stats_n) &&
+                          k > 0 && k >= first && k <= UINT32_MAX;
+    if (!own_stats) {
         xg_router_count(xg_context_router(s->ctx), route);
-    }
-    if (!rc && (route == XG_ROUTE_GPU || route == XG_ROUTE_CPU)) {
-        xg_db *db = xg_handle_db(s->h);
-        double percent = 0.0;
-        uint32_t matched = 0;
-        struct xg_sbuf body = {0};
-        if (xg_shim_query_bounds(db, s->xq, &xg_context_options(s->ctx)->bm25,
-                                 &s->st) ||
-            (res.n_hits &&
-             xg_shim_doc_leaves(db, s->q, res.hits[0].docid, &matched))) {
-            rc = -1;
-        } else {
-            /* multimatch.cc: the share of subqueries the best document
-             * matches, over its weight, as a percentage factor. */
-            if (res.n_hits && res.hits[0].weight > 0) {
-                double scale = matched / (double)s->q->n_leaves;
-                scale /= res.hits[0].weight;
-                percent = scale * 100.0;
-            }
-            rc = put_results(&body, s, first, &res, percent) ||
-                 xg_sbuf_frame(reply, XG_REPLY_RESULTS, body.p + body.off,
-                               body.len - body.off) ? -1 : 1;
-        }
-        xg_sbuf_free(&body);
-    } else if (!rc) {
         rc = xg_sbuf_frame(replay, XG_MSG_QUERY,
                            s->query_msg.p + s->query_msg.off,
                            s->query_msg.len - s->query_msg.off) ? -1 : 0;
+        forget(s);
+        return rc;
     }
-    xg_result_free(&res);
+    if (xg_router_answer(xg_context_router(s->ctx), s->xq, k, 1, &a.res,
+                         &route))
+        rc = -1;
+    else if (route == XG_ROUTE_GPU || route == XG_ROUTE_CPU)
+        rc = engine_answer(s, &a) ? -1 : 0;
+    else    /* the router's reason is counted; stock answers here */
+        rc = stock_answer(s, (uint32_t)k,
+                          cal < k ? (uint32_t)k
+                                  : cal > UINT32_MAX ? UINT32_MAX : (uint32_t)cal,
+                          &a) ? -1 : 0;
+    uint32_t matched = 0;
+    if (!rc && a.res.n_hits && a.max_attained > 0 &&
+        xg_shim_doc_leaves(xg_handle_db(s->h), s->q, a.res.hits[0].docid,
+                           &matched))
+        rc = -1;
+    if (!rc) {
+        /* multimatch.cc: the share of subqueries the best document
+         * matches, over its weight, as a percentage factor. */
+        double percent = 0.0;
+        if (a.res.n_hits && a.max_attained > 0) {
+            double scale = matched / (double)s->q->n_leaves;
+            scale /= a.max_attained;
+            percent = scale * 100.0;
+        }
+        struct xg_sbuf body = {0};
+        rc = put_results(&body, s, first, &a, percent) ||
+             xg_sbuf_frame(reply, XG_REPLY_RESULTS, body.p + body.off,
+                           body.len - body.off) ? -1 : 1;
+        xg_sbuf_free(&body);
+    }
+    xg_result_free(&a.res);
     forget(s);
     return rc;
 }

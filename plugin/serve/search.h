@@ -10,12 +10,15 @@
  *  the child whole.
  *
  *  MSG_GETMSET: when the client's global statistics are this database's
- *  own and the router answers with an engine, REPLY_RESULTS is built from
- *  the engine's exact top k and Xapian's bounds: the MSet xapian-progsrv
- *  would send, except that the match counts are exact where stock's are
- *  estimates (docs/server.md).  Otherwise the search is replayed to the
- *  child (the relay sends it the MSG_QUERY, drops the child's REPLY_STATS,
- *  which equal ours, and relays its REPLY_RESULTS).
+ *  own, REPLY_RESULTS is built here: from the engine's exact top k and
+ *  Xapian's bounds when the router gives the query to an engine (the
+ *  MSet xapian-progsrv would send, except that the match counts are
+ *  exact where stock's are estimates: docs/server.md), or from stock
+ *  Xapian's own match run in-process when the router gives it to stock
+ *  (every byte as xapian-progsrv's).  With several shards' statistics the
+ *  search is replayed to the child (the relay sends it the MSG_QUERY,
+ *  drops the child's REPLY_STATS, which equal ours, and relays its
+ *  REPLY_RESULTS).
  */
 #ifndef XG_SERVE_SEARCH_H
 #define XG_SERVE_SEARCH_H
@@ -46,8 +49,8 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
                           size_t n, struct xg_sbuf *reply);
 
 /* MSG_GETMSET of the pending query: 1 after appending REPLY_RESULTS to
- * *reply; 0: replay (the MSG_QUERY frame is appended to *replay: the child
- * must get it first); -1 as above. */
+ * *reply; 0: replay, for several shards' statistics (the MSG_QUERY frame
+ * is appended to *replay: the child must get it first); -1 as above. */
 int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
                             size_t n, struct xg_sbuf *reply,
                             struct xg_sbuf *replay);
