@@ -580,7 +580,44 @@ def serve_alive(srv, what):
     stub.close()
 
 
+def odd_messages(a, srv):
+    """Messages a client should not send (an unknown type, a MSG_QUERY
+    whose query or settings Xapian cannot read, a MSG_GETMSET with no
+    query): serve answers each exactly as xapian-tcpsrv does (its reply
+    bytes, or its closing the connection), and still serves others."""
+    def exchange(connect, frame):
+        s = connect()
+        recv_frame(s)
+        s.sendall(frame)
+        try:
+            got = recv_frame(s, 10)
+        except OSError:
+            got = None
+        s.close()
+        return got
+
+    def tcpsrv():
+        return socket.create_connection(("127.0.0.1", a.tcpsrv_port), timeout=30)
+
+    q = [m for m in frames(a.conversation) if m[0] == MSG_QUERY][0][1]
+    bad_query = enc_len(5) + b"\xff\x00zz\x01" + q[1 + q[0]:]
+    cases = [("unknown type 99", bytes([99]) + enc_len(0)),
+             ("a garbled MSG_QUERY", bytes([MSG_QUERY]) + enc_len(3) + b"abc"),
+             ("an unreadable query", bytes([MSG_QUERY]) + enc_len(len(bad_query)) +
+              bad_query),
+             ("MSG_GETMSET with no query", bytes([MSG_GETMSET]) + enc_len(3) +
+              b"\x00\x0a\x0a")]
+    for what, frame in cases:
+        got, want = exchange(srv.unix, frame), exchange(tcpsrv, frame)
+        if got != want:
+            fail("%s: serve answers %r, xapian-tcpsrv %r" % (what, got, want))
+        serve_alive(srv, what)
+    ok("odd messages answered as xapian-tcpsrv answers them",
+       ", ".join(w for w, _ in cases))
+
+
 def faults(a, srv, binary, dbpath, work):
+    odd_messages(a, srv)
     s = srv.unix()
     if recv_frame(s)[0] != REPLY_UPDATE:
         fail("no greeting")
