@@ -176,8 +176,17 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
         xg_router_count(router, XG_ROUTE_STOCK_UNSUPPORTED);
         return 0;
     }
-    if (xg_shim_query_stats(xg_handle_db(s->h), s->xq, &s->st) ||
-        put_stats(&s->stats, &s->st, 0) ||
+    /* Xapian failing here (a database error, typically the revision
+     * recycled under a writer: counted as stale) is the child's to
+     * report, as the stock server reports it. */
+    int src = xg_shim_query_stats(xg_handle_db(s->h), s->xq, &s->st);
+    if (src) {
+        forget(s);
+        if (src == XG_ERR_NOMEM) return -1;
+        xg_router_count(router, XG_ROUTE_STOCK_STALE);
+        return 0;
+    }
+    if (put_stats(&s->stats, &s->st, 0) ||
         xg_sbuf_append(&s->query_msg, p, n) ||
         xg_sbuf_frame(reply, XG_REPLY_STATS, s->stats.p + s->stats.off,
                       s->stats.len - s->stats.off))
@@ -225,6 +234,16 @@ static int put_results(struct xg_sbuf *b, const struct xg_serve_search *s,
             xg_sbuf_put_length(b, 0) ||                 /* collapse key */
             xg_sbuf_put_length(b, 0);                   /* collapse count */
     return e || put_stats(b, &s->st, any_leaf_present(&s->st)) ? -1 : 0;
+}
+
+/* The search goes to the child after all: its MSG_QUERY to *replay. */
+static int replay_to_child(struct xg_serve_search *s, struct xg_sbuf *replay)
+{
+    int rc = xg_sbuf_frame(replay, XG_MSG_QUERY,
+                           s->query_msg.p + s->query_msg.off,
+                           s->query_msg.len - s->query_msg.off) ? -1 : 0;
+    forget(s);
+    return rc;
 }
 
 /* The engine's exact answer: counts exact, the bounds from Xapian's
@@ -275,42 +294,43 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
                           k > 0 && k >= first && k <= UINT32_MAX;
     if (!own_stats) {
         xg_router_count(xg_context_router(s->ctx), route);
-        rc = xg_sbuf_frame(replay, XG_MSG_QUERY,
-                           s->query_msg.p + s->query_msg.off,
-                           s->query_msg.len - s->query_msg.off) ? -1 : 0;
-        forget(s);
-        return rc;
+        return replay_to_child(s, replay);
     }
     if (xg_router_answer(xg_context_router(s->ctx), s->xq, k, 1, &a.res,
                          &route))
-        rc = -1;
+        rc = XG_ERR_NOMEM;
     else if (route == XG_ROUTE_GPU || route == XG_ROUTE_CPU)
-        rc = engine_answer(s, &a) ? -1 : 0;
+        rc = engine_answer(s, &a);
     else    /* the router's reason is counted; stock answers here */
         rc = stock_answer(s, (uint32_t)k,
                           cal < k ? (uint32_t)k
                                   : cal > UINT32_MAX ? UINT32_MAX : (uint32_t)cal,
-                          &a) ? -1 : 0;
+                          &a);
     uint32_t matched = 0;
-    if (!rc && a.res.n_hits && a.max_attained > 0 &&
-        xg_shim_doc_leaves(xg_handle_db(s->h), s->q, a.res.hits[0].docid,
-                           &matched))
-        rc = -1;
-    if (!rc) {
-        /* multimatch.cc: the share of subqueries the best document
-         * matches, over its weight, as a percentage factor. */
-        double percent = 0.0;
-        if (a.res.n_hits && a.max_attained > 0) {
-            double scale = matched / (double)s->q->n_leaves;
-            scale /= a.max_attained;
-            percent = scale * 100.0;
-        }
-        struct xg_sbuf body = {0};
-        rc = put_results(&body, s, first, &a, percent) ||
-             xg_sbuf_frame(reply, XG_REPLY_RESULTS, body.p + body.off,
-                           body.len - body.off) ? -1 : 1;
-        xg_sbuf_free(&body);
+    if (!rc && a.res.n_hits && a.max_attained > 0)
+        rc = xg_shim_doc_leaves(xg_handle_db(s->h), s->q, a.res.hits[0].docid,
+                                &matched);
+    if (rc) {
+        /* Xapian failed here (a database error): the child answers, as
+         * the stock server does, error and all. */
+        xg_result_free(&a.res);
+        if (rc != XG_ERR_NOMEM) return replay_to_child(s, replay);
+        forget(s);
+        return -1;
     }
+    /* multimatch.cc: the share of subqueries the best document matches,
+     * over its weight, as a percentage factor. */
+    double percent = 0.0;
+    if (a.res.n_hits && a.max_attained > 0) {
+        double scale = matched / (double)s->q->n_leaves;
+        scale /= a.max_attained;
+        percent = scale * 100.0;
+    }
+    struct xg_sbuf body = {0};
+    rc = put_results(&body, s, first, &a, percent) ||
+         xg_sbuf_frame(reply, XG_REPLY_RESULTS, body.p + body.off,
+                       body.len - body.off) ? -1 : 1;
+    xg_sbuf_free(&body);
     xg_result_free(&a.res);
     forget(s);
     return rc;
