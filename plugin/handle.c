@@ -189,15 +189,21 @@ xg_db *xg_handle_db(xg_handle *s) { return s->db; }
 
 const struct xg_index *xg_handle_index(const xg_handle *s) { return s->ix; }
 
+void xg_handle_parse_opts(const struct xg_search_opts *o,
+                          struct xg_parse_opts *po)
+{
+    po->stem_english = o->stem_english;
+    po->default_and = o->default_and;
+    po->stopper = o->stopper;
+    po->flags = o->parser_flags;
+    po->omega = o->omega;
+}
+
 int xg_handle_parse(xg_handle *s, const char *text,
                     const struct xg_search_opts *o, xg_xquery **out)
 {
     struct xg_parse_opts po;
-    po.stem_english = o->stem_english;
-    po.default_and = o->default_and;
-    po.stopper = o->stopper;
-    po.flags = o->parser_flags;
-    po.omega = o->omega;
+    xg_handle_parse_opts(o, &po);
     return xg_shim_parse(s->db, text, &po, out);
 }
 

@@ -43,6 +43,10 @@ const struct xg_index *xg_handle_index(const xg_handle *h);
 const char *xg_handle_index_error(const xg_handle *h);
 int xg_handle_index_rc(const xg_handle *h);
 
+/* The QueryParser settings of the search options o. */
+void xg_handle_parse_opts(const struct xg_search_opts *o,
+                          struct xg_parse_opts *po);
+
 /* QueryParser with o's settings. */
 int xg_handle_parse(xg_handle *h, const char *text,
                     const struct xg_search_opts *o, xg_xquery **out);

@@ -335,6 +335,19 @@ int xg_shim_db_open(const char *const *paths, size_t n_paths, xg_db **out)
     XG_SHIM_CATCH(where)
 }
 
+int xg_shim_db_open_client(const char *stub, xg_db **out)
+{
+    *out = NULL;
+    if (!stub) return xg_set_error(XG_ERR_ARG, "xg_shim_db_open_client: NULL");
+    XG_SHIM_TRY
+        std::unique_ptr<xg_db> db(new xg_db);
+        db->name = stub;
+        db->combined = Xapian::Database(stub);
+        *out = db.release();
+        return XG_OK;
+    XG_SHIM_CATCH(stub)
+}
+
 /* Close; NULL is fine. */
 void xg_shim_db_close(xg_db *db)
 {

@@ -33,6 +33,12 @@ typedef struct xg_xquery xg_xquery;  /* a parsed Xapian::Query */
 int xg_shim_db_open(const char *const *paths, size_t n_paths, xg_db **out);
 void xg_shim_db_close(xg_db *db);
 
+/* A database as a client opens it, from a stub file (Xapian reads it:
+ * `remote HOST:PORT`, `remote :PROGRAM ARGS`, local lines), for
+ * xg_shim_parse and xg_shim_search only: how `ab --engines ...,server`
+ * reaches a remote server the way applications do. */
+int xg_shim_db_open_client(const char *stub, xg_db **out);
+
 struct xg_db_stats {
     uint64_t n_docs;        /* live documents over all shards */
     uint64_t total_length;  /* sum of their lengths */

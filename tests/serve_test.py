@@ -25,6 +25,7 @@ on the bundled sample, through python3-xapian, and its faults.
 """
 import argparse
 import os
+import re
 import shutil
 import signal
 import socket
@@ -756,6 +757,7 @@ def main():
     # Every search through serve --engine cpu: the CPU matcher (the GPU
     # engine's exact twin) answers the shapes it serves, counted.
     au = None
+    served = unserved = 0
     eng = Server(binary, work, "engine", dbpath, "--engine", "cpu")
     eng.stub = os.path.join(work, "engine.stub")
     with open(eng.stub, "w") as f:
@@ -775,10 +777,34 @@ def main():
                 if time.time() > end or tcpsrv.poll() is not None:
                     fail("xapian-tcpsrv did not start")
                 time.sleep(0.1)
+        # xapian-gpu ab with engine server through the stub: every MSet
+        # as stock's on the database itself, at k 10 and 100.
+        for op, k in (("or", 10), ("and", 100)):
+            out = subprocess.run([binary, "ab", "--db", dbpath, "--queries",
+                                  os.path.join(a.sample, "queries.tsv"),
+                                  "--engines", "xapian,server", "--server",
+                                  eng.stub, "--threads", "2", "--op", op, "-k",
+                                  str(k)], capture_output=True, text=True,
+                                 timeout=300)
+            m = re.search(r"compared (\d+) MSets, identical (\d+), different "
+                          r"(\d+); unsupported (\d+)", out.stdout)
+            nq = len(read_queries(a.sample))
+            if (out.returncode or not m or m.group(1) != m.group(2) or
+                    int(m.group(3)) or int(m.group(1)) + int(m.group(4)) != nq):
+                fail("ab --engines xapian,server (%s, k %d): %r %r" %
+                     (op, k, out.stdout[-400:], out.stderr[-400:]))
+            qp = parser(xapian.Query.OP_OR if op == "or" else xapian.Query.OP_AND)
+            n_served = sum(served_shape(qp.parse_query(t))
+                           for t in read_queries(a.sample))
+            served += n_served
+            unserved += nq - n_served
+        ok("ab --engines xapian,server", "OR k 10 and AND k 100 through the "
+           "stub: every MSet identical")
         dbs = [("serve tcp", xapian.remote_open("127.0.0.1", eng.port)),
                ("serve unix stub", xapian.Database(eng.stub))]
-        served, unserved = compare(a, refdb, dbs, a.sample)
-        served, unserved = 2 * served, 2 * unserved     # two clients
+        c_served, c_unserved = compare(a, refdb, dbs, a.sample)
+        served += 2 * c_served      # two clients
+        unserved += 2 * c_unserved
         for _, db in dbs:
             db.close()
         texts = read_queries(a.sample)[:40]

@@ -35,8 +35,12 @@ static const char help_ab[] =
     "  --engines LIST          comma-separated from xapian,cpu,gpu,auto,\n"
     "                          plugin (the planner, as applications call it),\n"
     "                          plugin-gpu (the plugin with every query it can\n"
-    "                          serve sent to the GPU)\n"
+    "                          serve sent to the GPU), server (a remote server\n"
+    "                          through --server, one connection per thread)\n"
     "                          (default xapian,cpu,plugin; and gpu with a GPU)\n"
+    "  --server STUB           the stub file engine server opens, e.g. one\n"
+    "                          line 'remote :xapian-gpu connect SOCKET' or\n"
+    "                          'remote HOST:PORT' (start the server first)\n"
     "  --threads N             matchers in parallel for xapian and cpu (1)\n"
     "  --batch B               queries per GPU batch (256)\n"
     "  --json=OUT              write the figures as JSON to OUT\n"
@@ -84,7 +88,11 @@ struct engine_run {
 #define AB_ENGINE_PLUGIN 4
 #define AB_ENGINE_PLUGIN_GPU 5
 #define AB_ENGINE_PLUGIN_CPU 6
-#define AB_IS_PLUGIN(e) ((e) >= AB_ENGINE_PLUGIN)
+#define AB_IS_PLUGIN(e) ((e) >= AB_ENGINE_PLUGIN && (e) <= AB_ENGINE_PLUGIN_CPU)
+/* A remote server (xapian-gpu serve, xapian-tcpsrv) reached through the
+ * stub file of --server, as an application reaches it: stock Xapian's
+ * client, one connection per thread. */
+#define AB_ENGINE_SERVER 7
 
 struct job {
     struct xg_cli_search_args *a;
@@ -98,6 +106,8 @@ struct job {
     xg_searcher **pool;         /* one opened searcher per thread */
     uint32_t pool_next;
     xg_context *ctx;            /* the plugin engine's context */
+    xg_db **clients;            /* engine server: one connection a thread */
+    uint32_t client_next;
 };
 
 /* The calling thread's searcher from the pool (opened before timing). */
@@ -125,6 +135,20 @@ static void fail(struct job *j)
     pthread_mutex_unlock(&j->lock);
 }
 
+/* Query i, started at t, ended with rc: its latency and status.  1 when
+ * the run must stop (a fault, not a query the engine cannot serve). */
+static int record(struct job *j, uint32_t i, double t, int rc)
+{
+    j->run->lat[i] = xg_cli_now() - t;
+    if (j->run->start) j->run->start[i] = t - j->run->t0;
+    j->run->status[i] = rc;
+    if (rc && rc != XG_ERR_UNSUPPORTED && rc != XG_ERR_ARG) {
+        fail(j);
+        return 1;
+    }
+    return 0;
+}
+
 /* One matcher thread (xapian or cpu): its own searcher, queries from the
  * shared counter. */
 static void *matcher_thread(void *arg)
@@ -138,13 +162,30 @@ static void *matcher_thread(void *arg)
         int rc = xg_router_search_text(xg_searcher_router(s),
                                        xg_searcher_handle(s), j->qs->text[i],
                                        &o, &j->run->res[i], NULL);
-        j->run->lat[i] = xg_cli_now() - t;
-        if (j->run->start) j->run->start[i] = t - j->run->t0;
-        j->run->status[i] = rc;
-        if (rc && rc != XG_ERR_UNSUPPORTED && rc != XG_ERR_ARG) {
-            fail(j);
-            break;
-        }
+        if (record(j, i, t, rc)) break;
+    }
+    return NULL;
+}
+
+/* One client thread of engine server: its own connection, QueryParser as
+ * the other engines parse, stock Xapian's Enquire through the stub. */
+static void *server_thread(void *arg)
+{
+    struct job *j = arg;
+    pthread_mutex_lock(&j->lock);
+    xg_db *db = j->clients[j->client_next++];
+    pthread_mutex_unlock(&j->lock);
+    struct xg_parse_opts po;
+    xg_handle_parse_opts(&j->a->opts, &po);
+    for (uint32_t i; (i = take(j)) < j->qs->n;) {
+        double t = xg_cli_now();
+        xg_xquery *xq = NULL;
+        int rc = xg_shim_parse(db, j->qs->text[i], &po, &xq);
+        if (!rc)
+            rc = xg_shim_search(db, xq, &j->a->opts.bm25, j->a->opts.k,
+                                &j->run->res[i]);
+        if (xq) xg_shim_xquery_free(xq);
+        if (record(j, i, t, rc)) break;
     }
     return NULL;
 }
@@ -186,7 +227,7 @@ static int plugin_warm_up(struct job *j, uint32_t threads)
     warm.lat = calloc(part.n + 1, sizeof *warm.lat);
     warm.route = calloc(part.n + 1, sizeof *warm.route);
     struct job w = {j->a, &part, &warm, 0, PTHREAD_MUTEX_INITIALIZER, 0, "",
-                    j->pool, 0, j->ctx};
+                    j->pool, 0, j->ctx, NULL, 0};
     pthread_t *t = calloc(threads, sizeof *t);
     uint32_t started = 0;
     if (warm.res && warm.status && warm.lat && warm.route && t)
@@ -211,7 +252,7 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
                        xg_searcher **pool)
 {
     struct job j = {a, qs, run, 0, PTHREAD_MUTEX_INITIALIZER, 0, "", pool, 0,
-                    NULL};
+                    NULL, NULL, 0};
     pthread_t *t = calloc(threads, sizeof *t);
     if (!t) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     /* The plugin's context opens (and loads the GPU) before the clock. */
@@ -236,7 +277,23 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
             return xg_last_error_code();
         }
     }
-    void *(*fn)(void *) = j.ctx ? plugin_thread : matcher_thread;
+    /* The server engine's connections open before the clock too. */
+    if (run->engine == AB_ENGINE_SERVER) {
+        j.clients = calloc(threads, sizeof *j.clients);
+        if (!j.clients) {
+            free(t);
+            return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        }
+        for (uint32_t i = 0; i < threads; ++i)
+            if (xg_shim_db_open_client(j.a->server, &j.clients[i])) {
+                for (uint32_t c = 0; c < i; ++c) xg_shim_db_close(j.clients[c]);
+                free(j.clients);
+                free(t);
+                return xg_last_error_code();
+            }
+    }
+    void *(*fn)(void *) = j.ctx ? plugin_thread
+                        : j.clients ? server_thread : matcher_thread;
     uint64_t before[XG_ROUTE_COUNT] = {0};
     if (j.ctx) {
         if (plugin_warm_up(&j, threads)) {
@@ -254,6 +311,9 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
     for (uint32_t i = 0; i < started; ++i) pthread_join(t[i], NULL);
     run->wall = xg_cli_now() - t0;
     free(t);
+    for (uint32_t i = 0; j.clients && i < threads; ++i)
+        xg_shim_db_close(j.clients[i]);
+    free(j.clients);
     if (j.ctx) {
         xg_context_routes(j.ctx, run->reasons);
         for (int r = 0; r < XG_ROUTE_COUNT; ++r) run->reasons[r] -= before[r];
@@ -346,7 +406,7 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
     struct xg_search_opts o = a->opts;
     o.engine = run->engine;
     struct prep_job pj = {{a, qs, run, 0, PTHREAD_MUTEX_INITIALIZER, 0, "",
-                           pool, 0, NULL},
+                           pool, 0, NULL, NULL, 0},
                           calloc(qs->n + 1, sizeof(struct xg_prepared *)),
                           o.engine == XG_ENGINE_AUTO
                               ? calloc(qs->n + 1, sizeof(xg_xquery *))
@@ -463,7 +523,7 @@ static int same_mset(const struct xg_result *a, const struct xg_result *b)
 
 static const char *const engine_names[] = {"xapian", "cpu", "gpu", "auto",
                                            "plugin", "plugin-gpu",
-                                           "plugin-cpu"};
+                                           "plugin-cpu", "server"};
 
 /* Fill runs[] from "--engines LIST"; 0, or the usage exit status.  An
  * engine named twice is refused: the report keys figures by name. */
@@ -482,7 +542,8 @@ static int parse_engines(const char *cmd, const char *engines,
         while (eng < n_names && strcmp(tok, engine_names[eng])) ++eng;
         if (eng == n_names)
             return xg_cli_usage(cmd, "unknown engine '%s' (xapian, cpu, gpu, "
-                                "auto, plugin, plugin-gpu, plugin-cpu)", tok);
+                                "auto, plugin, plugin-gpu, plugin-cpu, "
+                                "server)", tok);
         for (uint32_t e = 0; e < *n_eng; ++e)
             if (runs[e].engine == eng)
                 return xg_cli_usage(cmd, "engine '%s' given twice", tok);
@@ -496,8 +557,12 @@ static int parse_engines(const char *cmd, const char *engines,
  * counted batch by batch in run_gpu). */
 static void count_thread_routes(struct engine_run *r, uint32_t n)
 {
-    enum xg_ab_route t = r->engine == XG_ENGINE_XAPIAN ? XG_AB_ROUTE_XAPIAN
-                                                       : XG_AB_ROUTE_CPU;
+    /* A server is asked through stock's client: its own routes line says
+     * which of its matchers answered. */
+    enum xg_ab_route t = r->engine == XG_ENGINE_XAPIAN ||
+                                 r->engine == AB_ENGINE_SERVER
+                             ? XG_AB_ROUTE_XAPIAN
+                             : XG_AB_ROUTE_CPU;
     for (uint32_t i = 0; i < n; ++i) {
         if (r->status[i] != XG_OK) continue;
         if (r->route) /* the plugin: the planner said who answered */
@@ -1143,7 +1208,14 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
     if (rc) goto out;
     for (uint32_t e = 0; e < n_eng; ++e) {
         int eng = runs[e].engine;
-        if (eng != XG_ENGINE_XAPIAN && xg_searcher_index_error(s)) {
+        if (eng == AB_ENGINE_SERVER && (!a.server || a.opts.default_and == 2)) {
+            rc = xg_cli_usage(cmd, a.server ? "engine server does not take "
+                              "--op andor" : "engine server needs --server "
+                              "STUB (a stub file naming the server)");
+            goto out;
+        }
+        if (eng != XG_ENGINE_XAPIAN && eng != AB_ENGINE_SERVER &&
+            xg_searcher_index_error(s)) {
             fprintf(stderr, "xapian-gpu: %s\n", xg_searcher_index_error(s));
             rc = 1;
             goto out;

@@ -5,7 +5,7 @@
 
 /* Long options without a short letter. */
 enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML, OPT_MODEL, OPT_SAMPLES,
-       OPT_REPEAT, OPT_IMPACTS, OPT_CAND_MIN };
+       OPT_REPEAT, OPT_IMPACTS, OPT_CAND_MIN, OPT_SERVER };
 
 #include <getopt.h>
 #include <string.h>
@@ -49,6 +49,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"model", required_argument, 0, OPT_MODEL},
         {"samples", required_argument, 0, OPT_SAMPLES},
         {"repeat", required_argument, 0, OPT_REPEAT},
+        {"server", required_argument, 0, OPT_SERVER},
         {0, 0, 0, 0}};
     optind = 1;
     while ((c = xg_cli_getopt(cmd, help, argc, argv, "d:k:", opts, &status)) != -1) {
@@ -140,6 +141,11 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             if (strcmp(cmd, "calibrate"))
                 return xg_cli_usage(cmd, "--model is for calibrate");
             a->model = optarg;
+            break;
+        case OPT_SERVER:
+            if (!is_ab)
+                return xg_cli_usage(cmd, "--server is for ab and bench");
+            a->server = optarg;
             break;
         case OPT_QRELS:
         case OPT_HTML:

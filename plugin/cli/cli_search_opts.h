@@ -15,6 +15,7 @@ struct xg_cli_search_args {
     size_t n_dbs;
     const char *index, *queries, *engines, *json_out;
     const char *qrels, *html_out;  /* ab: relevance judgements, report */
+    const char *server;            /* ab: the stub file of engine "server" */
     const char *model;             /* calibrate: the cost model file */
     const char *samples_out;       /* ab, calibrate: per-query TSV */
     int json;
