@@ -171,6 +171,13 @@ def main():
     open(badq, "w").write("1\tfine query\nno tab here\n")
     expect_fault("query file without tab", [b, "search", "--db", db2,
                  "--engine", "xapian", "--queries", badq], [badq + ":2"])
+    nulq = os.path.join(w, "nul-queries.tsv")
+    open(nulq, "wb").write(b"1\tfine query\n2\tbroken\0 query\n3\tlast query\n")
+    expect_fault("query file with a NUL byte", [b, "search", "--db", db2,
+                 "--engine", "xapian", "--queries", nulq], [nulq + ":2", "NUL"])
+    for v in ("nan,0,1,0.5,0.5", "1,inf,1,0.5,0.5", "1,0,1,nan,0.5"):
+        expect_fault("--bm25 " + v, [b, "search", "--db", db2, "--bm25", v,
+                     "flow"], [v], code=2)
     badtsv = os.path.join(w, "bad-docs.tsv")
     open(badtsv, "w").write("1\tgood doc\nx\tbad docid\n")
     expect_fault("index of a malformed TSV", [b, "index", "--quiet", badtsv,

@@ -5,6 +5,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -148,9 +149,10 @@ int xg_cli_bm25(const char *cmd, const char *v, struct xg_bm25_params *p)
         char *end;
         errno = 0;
         vals[i] = strtod(s, &end);
-        if (end == s || errno || (*end && *end != ',') || vals[i] < 0) {
+        if (end == s || errno || (*end && *end != ',') || !isfinite(vals[i]) ||
+            vals[i] < 0) {
             xg_cli_usage(cmd, "--bm25 expects K1,K2,K3,B,MIN_NORMLEN "
-                         "(non-negative numbers), got '%s'", v);
+                         "(finite non-negative numbers), got '%s'", v);
             return -1;
         }
         s = *end ? end + 1 : end;
@@ -212,6 +214,14 @@ int xg_cli_queries_load(const char *path, struct xg_cli_queries *q)
     if (!q->buf && !(q->buf = malloc(1)))
         return xg_set_error(XG_ERR_NOMEM, "out of memory");
     q->buf[len] = '\0';
+    /* A NUL would end the text early and hide every later line. */
+    const char *nul = memchr(q->buf, '\0', len);
+    if (nul) {
+        unsigned line = 1;
+        for (const char *c = q->buf; c < nul; ++c) line += *c == '\n';
+        return xg_set_error(XG_ERR_FORMAT, "%s:%u: a NUL byte in the query "
+                            "file", path, line);
+    }
     char *p = q->buf;
     for (unsigned line = 1; *p; ++line) {
         char *nl = strchr(p, '\n');
