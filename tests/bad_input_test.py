@@ -171,6 +171,18 @@ def main():
     open(badq, "w").write("1\tfine query\nno tab here\n")
     expect_fault("query file without tab", [b, "search", "--db", db2,
                  "--engine", "xapian", "--queries", badq], [badq + ":2"])
+    fifo = os.path.join(w, "fifo.idx")
+    os.mkfifo(fifo)
+    # Opening it must not wait for a writer: cpu refuses it, auto answers
+    # with stock (run() times out, and fails, on a hang).
+    expect_fault("a FIFO as the index", [b, "search", "--db", db2, "--index",
+                 fifo, "--engine", "cpu", "flow"], [fifo, "not a regular file"])
+    p = run([b, "search", "--db", db2, "--index", fifo, "--engine", "auto",
+             "flow"], timeout=30)
+    if p.returncode or "docid" not in p.stdout:
+        sys.exit("FAIL a FIFO as the index, engine auto: exit %d %r" %
+                 (p.returncode, p.stderr))
+    print("ok a FIFO as the index, engine auto: stock answered")
     nulq = os.path.join(w, "nul-queries.tsv")
     open(nulq, "wb").write(b"1\tfine query\n2\tbroken\0 query\n3\tlast query\n")
     expect_fault("query file with a NUL byte", [b, "search", "--db", db2,

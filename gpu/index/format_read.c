@@ -214,7 +214,9 @@ int xg_fmt_open(const char *path, struct xg_index **out)
         free(ix);
         return xg_set_error(XG_ERR_NOMEM, "%s: out of memory", path);
     }
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO (or a device) must not wait for a
+     * writer before fstat refuses it. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) FAIL(XG_ERR_IO, "cannot open index: %s", strerror(errno));
     struct stat st;
     if (fstat(fd, &st) < 0) FAIL(XG_ERR_IO, "cannot stat: %s", strerror(errno));
