@@ -183,6 +183,19 @@ def main():
         sys.exit("FAIL a FIFO as the index, engine auto: exit %d %r" %
                  (p.returncode, p.stderr))
     print("ok a FIFO as the index, engine auto: stock answered")
+    # A query QueryParser rejects is reported, and the next one answered,
+    # by every engine (auto used to stop there with exit 1).
+    rq = os.path.join(w, "rejected-queries.tsv")
+    open(rq, "w").write("1\tflow\n2\tNOT AND\n3\tboundary layer\n")
+    assert run([b, "export", "--quiet", db2]).returncode == 0
+    for eng in ("xapian", "cpu", "auto"):
+        p = run([b, "search", "--db", db2, "--engine", eng, "--queries", rq,
+                 "-k", "1"])
+        if (p.returncode or "query 2: error: query: Syntax" not in p.stdout or
+                "query 3: " not in p.stdout or "query 1: " not in p.stdout):
+            sys.exit("FAIL a rejected query, engine %s: exit %d %r %r" %
+                     (eng, p.returncode, p.stdout, p.stderr))
+    print("ok a rejected query: reported, the next answered (xapian, cpu, auto)")
     nulq = os.path.join(w, "nul-queries.tsv")
     open(nulq, "wb").write(b"1\tfine query\n2\tbroken\0 query\n3\tlast query\n")
     expect_fault("query file with a NUL byte", [b, "search", "--db", db2,

@@ -71,6 +71,22 @@ static void print_result(const char *qid, const char *engine,
                r->hits[i].weight);
 }
 
+/* A query that got no answer, and why (QueryParser's message, or
+ * "unsupported"). */
+static void print_error(const char *qid, const char *engine, const char *why,
+                        int json)
+{
+    if (json) {
+        printf("{\"qid\":");
+        xg_cli_json_string(stdout, qid);
+        printf(",\"engine\":\"%s\",\"error\":", engine);
+        xg_cli_json_string(stdout, why);
+        printf("}\n");
+    } else {
+        printf("query %s: error: %s\n", qid, why);
+    }
+}
+
 /* --engine auto: the plugin's planner answers each query (GPU, CPU
  * matcher or stock Xapian, docs/plugin.md) and the "engine" field says
  * which, with the reason when it is stock. */
@@ -92,8 +108,15 @@ static int search_auto(const struct xg_cli_search_args *a,
     for (uint32_t i = 0; i < qs->n && !rc; ++i) {
         struct xg_result r;
         int route;
-        if (xg_context_search(ctx, qs->text[i], &a->opts, 0, a->opts.k, &r,
-                              &route)) {
+        int qrc = xg_context_search(ctx, qs->text[i], &a->opts, 0, a->opts.k,
+                                    &r, &route);
+        if (qrc == XG_ERR_ARG) {
+            /* QueryParser rejected it: reported, and on to the next, as
+             * the other engines do. */
+            print_error(qs->qid[i], "auto", xg_last_error(), a->json);
+            continue;
+        }
+        if (qrc) {
             rc = xg_cli_fail();
             break;
         }
@@ -226,15 +249,9 @@ int xg_cli_search(int argc, char **argv)
         for (uint32_t i = 0; i < cnt && !rc; ++i) {
             if (!qrc[i]) {
                 print_result(qs.qid[f + i], engine, &res[i], a.json);
-            } else if (a.json) {
-                printf("{\"qid\":");
-                xg_cli_json_string(stdout, qs.qid[f + i]);
-                printf(",\"engine\":\"%s\",\"error\":", engine);
-                xg_cli_json_string(stdout, err[i] ? err[i] : "unsupported");
-                printf("}\n");
             } else {
-                printf("query %s: error: %s\n", qs.qid[f + i],
-                       err[i] ? err[i] : "unsupported");
+                print_error(qs.qid[f + i], engine,
+                            err[i] ? err[i] : "unsupported", a.json);
             }
         }
         for (uint32_t i = 0; i < cnt; ++i) {
