@@ -196,6 +196,9 @@ def main():
             sys.exit("FAIL a rejected query, engine %s: exit %d %r %r" %
                      (eng, p.returncode, p.stdout, p.stderr))
     print("ok a rejected query: reported, the next answered (xapian, cpu, auto)")
+    expect_fault("ab --op andor with the plugin", [b, "ab", "--db", db2,
+                 "--queries", rq, "--engines", "xapian,plugin", "--op",
+                 "andor"], ["plugin", "andor"], code=2)
     nulq = os.path.join(w, "nul-queries.tsv")
     open(nulq, "wb").write(b"1\tfine query\n2\tbroken\0 query\n3\tlast query\n")
     expect_fault("query file with a NUL byte", [b, "search", "--db", db2,

@@ -1201,13 +1201,24 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
     const char *why = NULL;
     int have_gpu = xg_searcher_index_error(s) == NULL &&
                    xg_handle_gpu_status(xg_searcher_handle(s), &why) == XG_OK;
+    /* The plugin answers one query form, so not AND-then-OR. */
+    const int andor = a.opts.default_and == 2;
     rc = parse_engines(cmd, a.engines ? a.engines
-                            : have_gpu ? "xapian,cpu,gpu,plugin"
-                                       : "xapian,cpu,plugin",
+                            : have_gpu ? (andor ? "xapian,cpu,gpu"
+                                                : "xapian,cpu,gpu,plugin")
+                                       : (andor ? "xapian,cpu"
+                                                : "xapian,cpu,plugin"),
                        runs, &n_eng);
     if (rc) goto out;
     for (uint32_t e = 0; e < n_eng; ++e) {
         int eng = runs[e].engine;
+        if (AB_IS_PLUGIN(eng) && andor) {
+            /* It would reject every query: the run would compare
+             * nothing. */
+            rc = xg_cli_usage(cmd, "engine %s does not take --op andor",
+                              runs[e].name);
+            goto out;
+        }
         if (eng == AB_ENGINE_SERVER && (!a.server || a.opts.default_and == 2)) {
             rc = xg_cli_usage(cmd, a.server ? "engine server does not take "
                               "--op andor" : "engine server needs --server "
