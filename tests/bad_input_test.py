@@ -9,6 +9,7 @@ the file and what is wrong, a nonzero exit, and nothing half-written", and
 import argparse
 import os
 import shutil
+import stat
 import struct
 import subprocess
 import sys
@@ -199,6 +200,26 @@ def main():
     expect_fault("ab --op andor with the plugin", [b, "ab", "--db", db2,
                  "--queries", rq, "--engines", "xapian,plugin", "--op",
                  "andor"], ["plugin", "andor"], code=2)
+    # An output path naming a device or a FIFO is refused, never replaced
+    # by a regular file (run as root against /dev/null this broke the
+    # machine); a copy of /dev/null stands in for it.
+    devnull = os.path.join(w, "null-device")
+    try:
+        os.mknod(devnull, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    except PermissionError:
+        devnull = None
+        print("(not root: the device case is checked with a FIFO only)")
+    outfifo = os.path.join(w, "out-fifo")
+    os.mkfifo(outfifo)
+    for target in [t for t in (devnull, outfifo) if t]:
+        kind = stat.S_IFMT(os.stat(target).st_mode)
+        expect_fault("weight -o a non-regular file", [b, "weight", "--quiet",
+                     "--tsv", docs, "-o", target], [target, "not a regular file"])
+        expect_fault("ab --json= a non-regular file", [b, "ab", "--db", db2,
+                     "--queries", rq, "--engines", "xapian", "--json=" + target],
+                     [target, "not a regular file"])
+        if stat.S_IFMT(os.stat(target).st_mode) != kind:
+            sys.exit("FAIL %s was replaced" % target)
     nulq = os.path.join(w, "nul-queries.tsv")
     open(nulq, "wb").write(b"1\tfine query\n2\tbroken\0 query\n3\tlast query\n")
     expect_fault("query file with a NUL byte", [b, "search", "--db", db2,

@@ -1,6 +1,8 @@
 /** @file outfile.h
- *  @brief An output file that appears whole or not at all: written as
- *         PATH.tmp and renamed over PATH only when every write succeeded.
+ *  @brief An output file that appears whole or not at all: written to a
+ *         temporary file of its own beside PATH (PATH.tmpXXXXXX, created
+ *         exclusively), flushed to disk, and renamed over PATH only when
+ *         every write succeeded and PATH is a regular file or absent.
  *
  *  Every file the tools write (weights, n-gram tables, cost models, A/B
  *  reports and samples) goes through this, so a failure leaves no partial
@@ -12,18 +14,20 @@
 #include <stdio.h>
 
 struct xg_outfile {
-    FILE *f;                /* writes go here (PATH.tmp) */
+    FILE *f;                /* writes go here (the temporary file) */
     const char *path;
     char *tmp;
 };
 
-/* Open PATH.tmp for writing (binary).  XG_OK, XG_ERR_IO ("PATH.tmp:
+/* Open a temporary file beside PATH for writing (binary).  XG_OK,
+ * XG_ERR_IO ("PATH: not a regular file; refusing to replace it", "PATH:
  * cannot write: reason") or XG_ERR_NOMEM; nothing to close on error. */
 int xg_outfile_open(struct xg_outfile *o, const char *path);
 
-/* ok: close and rename over PATH; XG_ERR_IO ("PATH.tmp: write failed",
- * "PATH: cannot write: reason") if any write, the close or the rename
- * failed, and then PATH.tmp is removed.  !ok: close and remove, XG_OK. */
+/* ok: flush to disk, close and rename over PATH; XG_ERR_IO ("PATH: write
+ * failed: reason", "PATH: cannot write: reason") if any write, the sync,
+ * the close or the rename failed, and then the temporary file is
+ * removed.  !ok: close and remove, XG_OK. */
 int xg_outfile_close(struct xg_outfile *o, int ok);
 
 #endif
