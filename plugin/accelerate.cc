@@ -73,10 +73,9 @@ split_by_shard(const xg_index *ix, const xg_result &r, const uint64_t *bounds)
 
 bool same_bm25(const Xapian::Weight &w, const xg_bm25_params &p)
 {
-    return w.name() == "Xapian::BM25Weight" &&
-           w.serialise() ==
-               Xapian::BM25Weight(p.k1, p.k2, p.k3, p.b, p.min_normlen)
-                   .serialise();
+    const std::string name = w.name(), params = w.serialise();
+    return xg_shim_weighting_is_bm25(name.data(), name.size(), params.data(),
+                                     params.size(), &p);
 }
 
 } // namespace

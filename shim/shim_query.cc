@@ -559,6 +559,22 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
     XG_SHIM_CATCH("query")
 }
 
+int xg_shim_weighting_is_bm25(const char *name, size_t name_len,
+                              const void *params, size_t params_len,
+                              const struct xg_bm25_params *p)
+{
+    try {
+        const std::string bm25 =
+            Xapian::BM25Weight(p->k1, p->k2, p->k3, p->b, p->min_normlen)
+                .serialise();
+        return std::string(name, name_len) == "Xapian::BM25Weight" &&
+               std::string(static_cast<const char *>(params), params_len) ==
+                   bm25;
+    } catch (...) {
+        return 0;
+    }
+}
+
 /* See xg_shim.h.  NULL on error (message set). */
 char *xg_shim_xquery_describe(const xg_xquery *q)
 {

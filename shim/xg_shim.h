@@ -108,6 +108,14 @@ void xg_shim_xquery_free(xg_xquery *q);
  * anything else. */
 int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out);
 
+/* 1 when a weighting scheme, as Xapian names and serialises it
+ * (Weight::name(), Weight::serialise()), is BM25Weight(p), else 0: the one
+ * test of "the router's BM25" for an Enquire's scheme (the plugin) and a
+ * client's MSG_QUERY (serve).  Never throws. */
+int xg_shim_weighting_is_bm25(const char *name, size_t name_len,
+                              const void *params, size_t params_len,
+                              const struct xg_bm25_params *p);
+
 /* Query::get_description(), malloc'd. */
 char *xg_shim_xquery_describe(const xg_xquery *q);
 

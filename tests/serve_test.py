@@ -75,24 +75,34 @@ def enc_len(n):
         out.append(b)
 
 
+def dec_len(data, i):
+    """Xapian's encode_length at data[i:]: (value, index after it), or None
+    when data ends first."""
+    if i >= len(data):
+        return None
+    n = data[i]
+    i += 1
+    if n != 0xff:
+        return n, i
+    n, shift = 0, 0
+    while True:
+        if i >= len(data):
+            return None
+        c = data[i]
+        i += 1
+        n |= (c & 0x7f) << shift
+        shift += 7
+        if c & 0x80:
+            return n + 255, i
+
+
 def frames(data):
     """Split bytes into (type, payload) frames (all must be whole)."""
     out, i = [], 0
     while i < len(data):
-        t, n = data[i], data[i + 1]
-        i += 2
-        if n == 0xff:
-            n, shift = 0, 0
-            while True:
-                c = data[i]
-                i += 1
-                n |= (c & 0x7f) << shift
-                shift += 7
-                if c & 0x80:
-                    break
-            n += 255
-        out.append((t, data[i:i + n]))
-        i += n
+        n, at = dec_len(data, i + 1)
+        out.append((data[i], data[at:at + n]))
+        i = at + n
     return out
 
 
@@ -100,33 +110,16 @@ def recv_frame(s, timeout=30):
     """One whole frame from socket s: (type, payload), or None at EOF."""
     s.settimeout(timeout)
     buf = b""
-
-    def need(k):
-        nonlocal buf
-        while len(buf) < k:
-            got = s.recv(65536 if k - len(buf) > 65536 else k - len(buf))
-            if not got:
-                return False
-            buf += got
-        return True
-    if not need(2):
-        return None
-    t, n, hdr = buf[0], buf[1], 2
-    if n == 0xff:
-        n, shift = 0, 0
-        while True:
-            if not need(hdr + 1):
-                return None
-            c = buf[hdr]
-            hdr += 1
-            n |= (c & 0x7f) << shift
-            shift += 7
-            if c & 0x80:
-                break
-        n += 255
-    if not need(hdr + n):
-        return None
-    return t, buf[hdr:hdr + n]
+    # Only this frame's bytes are read: the next stays in the socket.
+    while True:
+        head = dec_len(buf, 1)
+        want = 1 + len(buf) if not head else head[1] + head[0]
+        if len(buf) == want and head:
+            return buf[0], buf[head[1]:]
+        got = s.recv(min(65536, want - len(buf)) if head else 1)
+        if not got:
+            return None
+        buf += got
 
 
 def at_eof(s, timeout=10):
@@ -450,7 +443,8 @@ def collections_ab(binary, work, ir_data):
     """Every ../shared/ir-data collection: serve --engine cpu against
     xapian-tcpsrv on the database `xapian-gpu index` builds (k 10 and 100,
     first 0 and 7, check_at_least 0 and k+1), one TCP client; routes as
-    predicted."""
+    predicted.  Then serve --engine auto at k 10 (where no GPU is usable,
+    stock's match in-process)."""
     from testlib import collections
     for name in collections(ir_data):
         coll = os.path.join(ir_data, name)
@@ -478,6 +472,14 @@ def collections_ab(binary, work, ir_data):
             print("%s:" % name)
             served, unserved = compare(None, ref, [("serve tcp", got)], coll,
                                        COLLECTION_SETTINGS)
+            # --engine auto: with no GPU, stock's match run in-process.
+            au = Server(binary, work, "auto-" + name, db, "--engine", "auto")
+            try:
+                compare(None, ref, [("serve auto", xapian.remote_open(
+                    "127.0.0.1", au.port))], coll, ((10, 0, 0),))
+            finally:
+                if au.stop() != 0:
+                    fail("%s: serve --engine auto's exit status" % name)
             got.close()
             ref.close()
             if srv.stop() != 0:
@@ -635,6 +637,27 @@ def odd_messages(a, srv):
         serve_alive(srv, what)
     ok("odd messages answered as xapian-tcpsrv answers them",
        ", ".join(w for w, _ in cases))
+
+    # A raw client asking for 2^32 - 2 items: serve answers with every
+    # match (the engines' arrays are sized by the database, not by it)
+    # and goes on serving.
+    g = [m for m in frames(a.conversation) if m[0] == MSG_GETMSET][0][1]
+    at = 0
+    for _ in range(3):          # first, maxitems, check_at_least
+        _, at = dec_len(g, at)
+    huge = enc_len(0) + enc_len(2 ** 32 - 2) + enc_len(0) + g[at:]
+    s = srv.unix()
+    recv_frame(s)
+    s.sendall(bytes([MSG_QUERY]) + enc_len(len(q)) + q)
+    recv_frame(s)
+    s.sendall(bytes([MSG_GETMSET]) + enc_len(len(huge)) + huge)
+    res = recv_frame(s, 30)
+    s.close()
+    if not res or res[0] != REPLY_RESULTS:
+        fail("MSG_GETMSET for 2^32 - 2 items: %r" % (res,))
+    serve_alive(srv, "a huge maxitems")
+    ok("MSG_GETMSET for 2^32 - 2 items", "answered (%d bytes), still serving"
+       % len(res[1]))
 
 
 def faults(a, srv, binary, dbpath, work):

@@ -75,13 +75,6 @@ int xg_serve_search_pending(const struct xg_serve_search *s)
     return s->pending;
 }
 
-static int same_bm25(const struct xg_bm25_params *a,
-                     const struct xg_bm25_params *b)
-{
-    return a->k1 == b->k1 && a->k2 == b->k2 && a->k3 == b->k3 &&
-           a->b == b->b && a->min_normlen == b->min_normlen;
-}
-
 /* The MSG_QUERY fields (remoteserver.cc's msg_query); 1 when the engines
  * serve these settings, with the query's bytes in *qp, *qn. */
 static int settings_served(const unsigned char *p, size_t n,
@@ -103,17 +96,10 @@ static int settings_served(const unsigned char *p, size_t n,
     if (xg_wire_read_double(&r) != 0.0) return 0;       /* weight_cutoff */
     size_t wn, pn, rn;
     const unsigned char *w = xg_wire_read_string(&r, &wn);
-    static const char bm25[] = "Xapian::BM25Weight";
-    if (r.bad || wn != sizeof bm25 - 1 || memcmp(w, bm25, wn)) return 0;
     const unsigned char *params = xg_wire_read_string(&r, &pn);
-    struct xg_wire_reader pr = {params, params + pn, r.bad};
-    struct xg_bm25_params b;
-    b.k1 = xg_wire_read_double(&pr);
-    b.k2 = xg_wire_read_double(&pr);
-    b.k3 = xg_wire_read_double(&pr);
-    b.b = xg_wire_read_double(&pr);
-    b.min_normlen = xg_wire_read_double(&pr);
-    if (pr.bad || pr.p != pr.end || !same_bm25(&b, server_bm25)) return 0;
+    if (r.bad || !xg_shim_weighting_is_bm25((const char *)w, wn, params, pn,
+                                            server_bm25))
+        return 0;
     (void)xg_wire_read_string(&r, &rn);                 /* the RSet */
     if (rn != 0) return 0;
     /* Nothing may follow: a match spy would. */
@@ -296,7 +282,11 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
         xg_router_count(xg_context_router(s->ctx), route);
         return replay_to_child(s, replay);
     }
-    if (xg_router_answer(xg_context_router(s->ctx), s->xq, k, 1, &a.res,
+    /* No more than every document can match: a raw client's huge
+     * maxitems must not size the engines' arrays (the MSet is the same). */
+    uint64_t kk = k < s->st.doccount ? k : s->st.doccount;
+    if (!kk) kk = 1;
+    if (xg_router_answer(xg_context_router(s->ctx), s->xq, kk, 1, &a.res,
                          &route))
         rc = XG_ERR_NOMEM;
     else if (route == XG_ROUTE_GPU || route == XG_ROUTE_CPU)
@@ -305,7 +295,7 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
         rc = stock_answer(s, (uint32_t)k,
                           cal < k ? (uint32_t)k
                                   : cal > UINT32_MAX ? UINT32_MAX : (uint32_t)cal,
-                          &a);
+                          &a);    /* Enquire clamps k to the size itself */
     uint32_t matched = 0;
     if (!rc && a.res.n_hits && a.max_attained > 0)
         rc = xg_shim_doc_leaves(xg_handle_db(s->h), s->q, a.res.hits[0].docid,
