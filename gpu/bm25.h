@@ -24,6 +24,15 @@ struct xg_bm25_term {
     double termweight;  /* log(tw) * factor * k3 part * (k1 + 1) */
 };
 
+/* The collection statistics a query is weighed with when they are not the
+ * index's own: a remote client that combines several shards sends the
+ * whole collection's with its search (MSG_GETMSET), and every shard weighs
+ * with those.  NULL wherever one is taken means the index's own. */
+struct xg_weigh_stats {
+    uint64_t n_docs, total_length;
+    const uint64_t *leaf_termfreq;  /* per leaf of the query */
+};
+
 /* Per-query constants shared by every leaf. */
 struct xg_bm25_query {
     double k1, k2, b, min_normlen;

@@ -279,7 +279,7 @@ Xapian::Query accelerate(xg_context *ctx, const Xapian::Query &query,
     ResultGuard res;
     int rc = xg_router_answer(xg_context_router(ctx), xq,
                               uint64_t(first) + maxitems, weighting_ok,
-                              &res.r, &r);
+                              NULL, &res.r, &r);
     xg_shim_xquery_free(xq);
     if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
     if (rc)

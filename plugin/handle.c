@@ -278,6 +278,7 @@ int xg_handle_prepare_terms(xg_handle *s, const xg_xquery *xq,
     struct xg_prepared *pq = malloc(sizeof *pq);
     if (!pq) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     pq->plans = NULL;
+    pq->stats = NULL;
     int rc = xg_shim_xquery_convert(xq, &pq->q);
     if (rc) {
         free(pq);
@@ -322,7 +323,8 @@ int xg_handle_run_cpu(xg_handle *s, const struct xg_prepared *pq,
                       const struct xg_bm25_params *p, uint32_t k,
                       struct xg_result *out)
 {
-    return xg_match_ref(s->ix, &pq->q, pq->term, pq->plans, p, k, out);
+    return xg_match_ref(s->ix, &pq->q, pq->term, pq->plans, p, pq->stats, k,
+                        out);
 }
 
 int xg_handle_run_gpu(xg_handle *s, struct xg_prepared *const *pqs,
@@ -340,6 +342,7 @@ int xg_handle_run_gpu(xg_handle *s, struct xg_prepared *const *pqs,
             eq[i].leaf_term = pqs[i]->term;
             eq[i].plans = pqs[i]->plans;
             eq[i].k = ks ? ks[i] : k;
+            eq[i].stats = pqs[i]->stats;
         }
         rc = xg_engine_search(s->gpu, eq, n, p, out, status);
         free(eq);

@@ -56,6 +56,8 @@ struct xg_prepared {
     struct xg_query q;
     int64_t term[XG_QUERY_MAX_LEAVES];
     struct xg_plan *plans;      /* one per shard */
+    const struct xg_weigh_stats *stats; /* what BM25 weighs with (the
+                                   caller's; NULL: the index's own) */
 };
 
 /* The shapes and term ids (enough for the cost model): XG_ERR_UNSUPPORTED

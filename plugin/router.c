@@ -263,7 +263,8 @@ static void note_fault(xg_router *r, int rc)
 /* ---- The Enquire front (the context) --------------------------------- */
 
 static int answer(xg_router *r, const xg_xquery *xq, uint64_t k64,
-                  int weighting_ok, struct xg_result *out, int *route)
+                  int weighting_ok, const struct xg_weigh_stats *ws,
+                  struct xg_result *out, int *route)
 {
     if (!weighting_ok) {
         *route = XG_ROUTE_STOCK_WEIGHTING;
@@ -282,6 +283,7 @@ static int answer(xg_router *r, const xg_xquery *xq, uint64_t k64,
         *route = unprepared_route(r->base, rc);
         return XG_OK;
     }
+    pq->stats = ws;
     double gpu_s;
     struct xg_query_features f;
     *route = choose(r, r->base, pq, r->o.engine, &f, &gpu_s);
@@ -323,11 +325,12 @@ static int answer(xg_router *r, const xg_xquery *xq, uint64_t k64,
 }
 
 int xg_router_answer(xg_router *r, const xg_xquery *xq, uint64_t k,
-                     int weighting_ok, struct xg_result *out, int *route)
+                     int weighting_ok, const struct xg_weigh_stats *ws,
+                     struct xg_result *out, int *route)
 {
     memset(out, 0, sizeof *out);
     *route = XG_ROUTE_STOCK_UNSUPPORTED;
-    int rc = answer(r, xq, k, weighting_ok, out, route);
+    int rc = answer(r, xq, k, weighting_ok, ws, out, route);
     if (rc && rc != XG_ERR_NOMEM) {
         /* An engine's error: stock answers. */
         xg_result_free(out);

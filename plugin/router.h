@@ -75,10 +75,13 @@ const struct xg_router_opts *xg_router_options(const xg_router *r);
 /* XG_FRONT_ENQUIRE: answer xq's top k (k = first + maxitems).  XG_OK with
  * *route: for XG_ROUTE_GPU and XG_ROUTE_CPU `out` holds the exact top k;
  * for XG_ROUTE_STOCK_* `out` is empty and stock Xapian answers.
- * weighting_ok 0: the Enquire's weighting is not the router's BM25.  The
- * route is counted.  Other returns are errors (out of memory). */
+ * weighting_ok 0: the Enquire's weighting is not the router's BM25.
+ * ws: the statistics to weigh with (NULL: the index's own; must live
+ * until the answer).  The route is counted.  Other returns are errors
+ * (out of memory). */
 int xg_router_answer(xg_router *r, const xg_xquery *xq, uint64_t k,
-                     int weighting_ok, struct xg_result *out, int *route);
+                     int weighting_ok, const struct xg_weigh_stats *ws,
+                     struct xg_result *out, int *route);
 
 /* XG_FRONT_MATCHER: answer xq with engine (enum xg_engine) on handle h
  * (the router's base, or a clone of it: each thread its own).  XG_OK with

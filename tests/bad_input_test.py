@@ -233,6 +233,16 @@ def main():
                  os.path.join(w, "never")], [badtsv + ":2"])
     if os.path.exists(os.path.join(w, "never")):
         sys.exit("FAIL: failed index left a database behind")
+    never = os.path.join(w, "never-split")
+    expect_fault("split of a missing database", [b, "split", "--shards", "2",
+                 os.path.join(w, "no-such-db"), never], ["no-such-db"])
+    expect_fault("split onto an existing path", [b, "split", "--shards", "2",
+                 db, db], [db, "already exists"])
+    expect_fault("split --shards 1", [b, "split", "--shards", "1", db, never],
+                 ["--shards"], code=2)
+    if [f for f in os.listdir(w) if f.startswith("never")]:
+        sys.exit("FAIL: a failed split left something behind: %r" %
+                 os.listdir(w))
     print("%d passed, 0 failed" % CHECKS)
     return 0
 

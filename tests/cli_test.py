@@ -20,6 +20,7 @@ CHECKS = 0
 # --db.
 COMMANDS = [
     ("index", "--shards", False),
+    ("split", "--shards", False),
     ("export", "--bloom-hashes", False),
     ("search", "--index", True),
     ("ab", "--queries", True),

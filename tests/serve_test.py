@@ -312,6 +312,29 @@ def compare(a, refdb, dbs, sample, settings=SETTINGS):
                "%d with matches; serve tcp and unix == xapian-tcpsrv (%d exact "
                "counts where stock's are estimates)" % (nonempty, exact))
     return served, unserved
+
+
+def doc_fields(db, did):
+    d = db.get_document(did)
+    tl = []
+    for t in d.termlist():
+        tl.append((t.term, t.wdf, t.termfreq, tuple(db.positionlist(did, t.term))))
+    vals = [(v.num, v.value) for v in d.values()]
+    return d.get_data(), tl, vals, db.get_doclength(did), db.get_unique_terms(did)
+
+
+def db_fields(db):
+    terms = [(t.term, t.termfreq) for t in db.allterms()]
+    post = [(p.docid, p.wdf, p.doclength) for p in db.postlist("Zflow")]
+    return (db.get_doccount(), db.get_lastdocid(), db.get_avlength(),
+            db.get_doclength_lower_bound(), db.get_doclength_upper_bound(),
+            db.has_positions(), db.get_total_length(), db.get_uuid(), terms, post,
+            db.get_collection_freq("Zflow"), db.get_termfreq("Zflow"))
+
+
+def same_database(refdb, dbs):
+    """Everything but searches, through each client, as through
+    xapian-tcpsrv: statistics, allterms, a postlist, documents."""
     ref = db_fields(refdb)
     for name, db in dbs:
         if db_fields(db) != ref:
@@ -382,6 +405,26 @@ def record_search(port, text, op=xapian.Query.OP_OR, first=0, k=10,
     return bytes(r.sent), bytes(r.got)
 
 
+# The engine the servers under test run (--engine): cpu in CI, gpu on the
+# device (where a query the GPU cannot serve exactly goes to the CPU
+# matcher, also an engine route).
+ENGINE = "cpu"
+
+
+def engine_routes(r, served, unserved, **extra):
+    """Whether routes r are every served search on the engine (gpu + cpu,
+    the GPU answering some under --engine gpu), every other one stock's
+    unsupported, plus the counts in extra."""
+    got = dict(r)
+    on_engine = got.pop("gpu", 0) + got.pop("cpu", 0)
+    if ENGINE == "gpu" and served and not r.get("gpu"):
+        return False
+    want = dict(extra)
+    if unserved:
+        want["stock:unsupported"] = unserved
+    return on_engine == served and got == want
+
+
 def routes(srv):
     """The counts of the routes line serve logs when it stops."""
     line = [l for l in srv.text().splitlines() if " routes:" in l][-1]
@@ -396,7 +439,7 @@ def updated(binary, work, dbpath):
     the new revision, as from the database itself; never a stale one."""
     path = os.path.join(work, "updated")
     shutil.copytree(dbpath, path)
-    srv = Server(binary, work, "updated", path, "--engine", "cpu")
+    srv = Server(binary, work, "updated", path, "--engine", ENGINE)
     q = parser(xapian.Query.OP_OR).parse_query("boundary layer flow")
     def same(got, want):
         return got[0] == want[0] and counts_agree(got[1], want[1])
@@ -430,7 +473,7 @@ def updated(binary, work, dbpath):
         if srv.stop() != 0:
             fail("updated: exit status")
         r = routes(srv)
-        if r.get("cpu") != 2 or r.get("stock:stale") != 2:
+        if not engine_routes(r, 2, 0, **{"stock:stale": 2}):
             fail("updated: routes %r, expected cpu 2 and stock:stale 2" % r)
         ok("database updated under serve", "before: the engine; after, and "
            "after reopen(): stock at the new revision (routes %r)" % r)
@@ -457,7 +500,7 @@ def collections_ab(binary, work, ir_data):
                                 "--port", str(port), db],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                start_new_session=True)
-        srv = Server(binary, work, "coll-" + name, db, "--engine", "cpu")
+        srv = Server(binary, work, "coll-" + name, db, "--engine", ENGINE)
         try:
             end = time.time() + 30
             while True:
@@ -485,11 +528,9 @@ def collections_ab(binary, work, ir_data):
             if srv.stop() != 0:
                 fail("%s: serve's exit status" % name)
             r = routes(srv)
-            want = {"gpu": 0, "cpu": served}
-            if unserved:
-                want["stock:unsupported"] = unserved
-            if r != want:
-                fail("%s: routes %r, expected %r" % (name, r, want))
+            if not engine_routes(r, served, unserved):
+                fail("%s: routes %r, expected %d on the engine and %d "
+                     "stock:unsupported" % (name, r, served, unserved))
             ok("%s: routes as predicted" % name, "routes %r" % r)
         finally:
             if srv.p.poll() is None:
@@ -498,24 +539,56 @@ def collections_ab(binary, work, ir_data):
             tcp.wait()
 
 
+def within_stock(got, ref, exact):
+    """A merged MSet's counts where shards answered with exact counts:
+    inside stock's bounds, and bounding the true count."""
+    return (ref[0] <= got[0] <= got[1] <= got[2] <= ref[2] and
+            got[0] <= exact <= got[2])
+
+
+def record_sharded(ports, text, op, k=10):
+    """The bytes of shard 0's connection for one search over three remote
+    shards, with check_at_least the collection's size (stock's counts
+    exact, so every byte must agree)."""
+    r = Recorder(ports[0])
+    db = xapian.Database()
+    db.add_database(xapian.remote_open("127.0.0.1", r.port))
+    for port in ports[1:]:
+        db.add_database(xapian.remote_open("127.0.0.1", port))
+    e = xapian.Enquire(db)
+    e.set_query(parser(op).parse_query(text))
+    e.get_mset(0, k, db.get_doccount())
+    db.close()
+    r.t.join(30)
+    return bytes(r.sent), bytes(r.got)
+
+
 def shards(binary, work, sample):
     """Three shard servers against three xapian-tcpsrv on the same shards,
     through Xapian's own client merging, and two of each with the third
     shard local: identical MSets.  Each serve gets the client's global
-    statistics, not its own, so it hands the search to stock: counted."""
-    with open(os.path.join(sample, "docs.tsv")) as f:
-        lines = f.readlines()
+    statistics and weighs with them on its engine: counted, and every
+    reply byte of shard 0 equal to xapian-tcpsrv's."""
+    # docs/server.md's recipe: split the database, export each shard.
+    whole = os.path.join(work, "whole")
+    subprocess.run([binary, "index", "--quiet", os.path.join(sample, "docs.tsv"),
+                    whole], check=True)
+    split = os.path.join(work, "split")
+    subprocess.run([binary, "split", "--quiet", "--shards", "3", whole, split],
+                   check=True)
+    src, dst = xapian.Database(whole), xapian.Database(split)
+    for did in range(1, src.get_lastdocid() + 1):
+        if doc_fields(src, did) != doc_fields(dst, did):
+            fail("split: document %d differs from the source's" % did)
+    ok("split --shards 3", "%d documents, docids, terms, positions and data "
+       "as the source's" % src.get_doccount())
     paths, servers, tcps = [], [], []
     try:
         for i in range(3):
-            tsv = os.path.join(work, "shard%d.tsv" % i)
-            with open(tsv, "w") as f:
-                f.writelines(lines[i::3])
-            p = os.path.join(work, "shard%d" % i)
-            subprocess.run([binary, "index", "--quiet", tsv, p], check=True)
+            p = os.path.join(split, "shard%d" % i)
             subprocess.run([binary, "export", "--quiet", p], check=True)
             paths.append(p)
-            servers.append(Server(binary, work, "shard%d" % i, p, "--engine", "cpu"))
+            servers.append(Server(binary, work, "shard%d" % i, p, "--engine", ENGINE))
             port = free_port()
             tcps.append((port, subprocess.Popen(
                 ["xapian-tcpsrv", "--interface", "127.0.0.1", "--port", str(port), p],
@@ -539,26 +612,61 @@ def shards(binary, work, sample):
                                if i < 2 else xapian.Database(paths[i]))
             mixed_ref.add_database(xapian.remote_open("127.0.0.1", tcps[i][0])
                                    if i < 2 else xapian.Database(paths[i]))
-        n = 0
+        size = ref.get_doccount()
+        # Searches each shard server gets: [served shape, not served].
+        sent = [[0, 0] for _ in servers]
+        n = exact = 0
         for op in (xapian.Query.OP_OR, xapian.Query.OP_AND):
             qp = parser(op)
             for text in read_queries(sample)[:60]:
                 q = qp.parse_query(text)
-                for name, db, base in (("three serve", got, ref),
-                                       ("two serve + local", mixed, mixed_ref)):
-                    want = mset_fields(base, q, 10)
-                    if mset_fields(db, q, 10) != want:
-                        fail("shards, %r: %s differs from xapian-tcpsrv in its "
-                             "place" % (text, name))
+                shape = 0 if served_shape(q) else 1
+                true_count = xapian.Enquire(ref)
+                true_count.set_query(q)
+                true_count = true_count.get_mset(0, 0, size).get_matches_estimated()
+                for name, db, base, reach in (("three serve", got, ref, 3),
+                                              ("two serve + local", mixed,
+                                               mixed_ref, 2)):
+                    want, want_counts = mset_fields(base, q, 10)
+                    have, have_counts = mset_fields(db, q, 10)
+                    if have != want or not within_stock(have_counts, want_counts,
+                                                        true_count):
+                        fail("shards, %r: %s differs from xapian-tcpsrv:\n%r %r\n"
+                             "%r %r" % (text, name, have, have_counts, want,
+                                        want_counts))
+                    exact += have_counts != want_counts
+                    for i in range(reach):
+                        sent[i][shape] += 1
                 n += 1
-        for srv in servers[1:]:
+        ok("3 shards: serve == xapian-tcpsrv, and with a local shard",
+           "%d queries; %d with exact counts where stock's are estimates"
+           % (n, exact))
+        texts = read_queries(sample)[:30]
+        n_frames = 0
+        for op in (xapian.Query.OP_OR, xapian.Query.OP_AND):
+            for text in texts:
+                want = record_sharded([t[0] for t in tcps], text, op)
+                have = record_sharded([s.port for s in servers], text, op)
+                kinds = [t for t, _ in frames(have[1])]
+                if have != want or REPLY_RESULTS not in kinds:
+                    fail("sharded search %r differs in shard 0's bytes from "
+                         "xapian-tcpsrv's:\n%r\n%r" % (text, have, want))
+                n_frames += len(kinds)
+                shape = 0 if served_shape(parser(op).parse_query(text)) else 1
+                for i in range(3):
+                    sent[i][shape] += 1
+        ok("%d sharded searches, shard 0's bytes both ways" % (2 * len(texts)),
+           "%d reply frames identical to xapian-tcpsrv's, global statistics "
+           "weighed on the engine" % n_frames)
+        for i, srv in enumerate(servers[1:], 1):
             if srv.stop() != 0:
                 fail("a shard server's exit status")
             r = routes(srv)
-            if r.get("cpu") or not r.get("stock:unsupported"):
-                fail("shard server routes %r: a sharded search must go to stock" % r)
-        ok("3 shards: serve == xapian-tcpsrv, and with a local shard",
-           "%d queries; every shard search handed to stock" % n)
+            if not engine_routes(r, sent[i][0], sent[i][1]):
+                fail("shard server %d routes %r, expected %r: every sharded "
+                     "search of a served shape on the engine" % (i, r, sent[i]))
+        ok("sharded searches routed as expected",
+           "shard 1 and 2: %r" % [s[0] for s in sent[1:]])
         # The first shard's servers killed (serve, and xapian-tcpsrv with
         # its children): the client gets the same error from either.
         servers[0].p.kill()
@@ -769,7 +877,12 @@ def main():
     ap.add_argument("--work", required=True)
     ap.add_argument("--ir-data", help="also every collection here "
                     "(../shared/ir-data), when it exists")
+    ap.add_argument("--engine", choices=("cpu", "gpu"), default="cpu",
+                    help="the engine of the servers under test (gpu: on a "
+                    "machine with one)")
     a = ap.parse_args()
+    global ENGINE
+    ENGINE = a.engine
     for prog in ("xapian-tcpsrv", "xapian-progsrv"):
         if not shutil.which(prog):
             print("SKIP: %s not installed" % prog)
@@ -814,12 +927,12 @@ def main():
     # engine's exact twin) answers the shapes it serves, counted.
     au = None
     served = unserved = 0
-    eng = Server(binary, work, "engine", dbpath, "--engine", "cpu")
+    eng = Server(binary, work, "engine", dbpath, "--engine", ENGINE)
     eng.stub = os.path.join(work, "engine.stub")
     with open(eng.stub, "w") as f:
         f.write("remote :%s connect %s\n" % (binary, eng.sock))
     srv = Server(binary, work, "serve", dbpath, "--timeout", "60",
-                 "--engine", "cpu")
+                 "--engine", ENGINE)
     srv.stub = os.path.join(work, "serve.stub")
     with open(srv.stub, "w") as f:
         f.write("remote :%s connect %s\n" % (binary, srv.sock))
@@ -859,6 +972,7 @@ def main():
         dbs = [("serve tcp", xapian.remote_open("127.0.0.1", eng.port)),
                ("serve unix stub", xapian.Database(eng.stub))]
         c_served, c_unserved = compare(a, refdb, dbs, a.sample)
+        same_database(refdb, dbs)
         served += 2 * c_served      # two clients
         unserved += 2 * c_unserved
         for _, db in dbs:
@@ -884,12 +998,10 @@ def main():
         if eng.stop() != 0:
             fail("serve --engine cpu's exit status")
         r = routes(eng)
-        want = {"gpu": 0, "cpu": served}
-        if unserved:
-            want["stock:unsupported"] = unserved
-        if r != want:
-            fail("routes %r, expected %r: every search of a shape the engines "
-             "serve answered by the engine, the rest by stock" % (r, want))
+        if not engine_routes(r, served, unserved):
+            fail("routes %r, expected %d on the engine, %d stock: every search "
+                 "of a shape the engines serve answered by the engine, the "
+                 "rest by stock" % (r, served, unserved))
         ok("every search routed as expected", "routes %r" % r)
 
         # --engine auto where no GPU is usable: the router gives each

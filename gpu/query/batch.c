@@ -111,9 +111,11 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
         double leaf_tw = 0;
         int64_t t = eq->leaf_term[i];
         if (t >= 0) {
-            leaf_tw = xg_bm25_termweight(p, h->n_docs, ix->terms[t].df,
-                                         q->leaves[i].wqf,
-                                         q->leaves[i].factor);
+            const struct xg_weigh_stats *ws = eq->stats;
+            leaf_tw = xg_bm25_termweight(
+                p, ws ? ws->n_docs : h->n_docs,
+                ws ? ws->leaf_termfreq[i] : ix->terms[t].df,
+                q->leaves[i].wqf, q->leaves[i].factor);
             for (uint32_t j = 0; j < n_lists; ++j)
                 if (b->lists[dq->list_first + j].term == (uint32_t)t) li = j;
             if (li == UINT32_MAX) {
@@ -242,8 +244,7 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     b->exact_rows = 0;
     memset(b->member_lists, 0, sizeof b->member_lists);
     b->bloom_lists = 0;
-    xg_bm25_query_init(p, ix->hdr->n_docs, ix->hdr->total_length, 0,
-                       &b->bm25);
+    xg_bm25_query_init(p, o->n_docs, o->total_length, 0, &b->bm25);
     /* Two passes: DENSE queries, then INTERSECT ones. */
     for (int pass = 0; pass < 2; ++pass) {
         for (uint32_t i = first; i < first + n; ++i) {

@@ -55,6 +55,9 @@ struct xg_batch_opts {
     double impact_slack;            /* impact margins times this (1; the
                                        tests widen them to force overflows
                                        and so the engine's retry) */
+    uint64_t n_docs, total_length;  /* the collection statistics every
+                                       query of the batch is weighed with
+                                       (its K_d per document) */
 };
 
 /* Build the batch for queries [first, first + n) of qs.  Queries answered

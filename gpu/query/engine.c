@@ -134,14 +134,21 @@ static int place_lists(struct xg_gpu *e)
     return rc;
 }
 
-static int set_kd(struct xg_gpu *e, const struct xg_bm25_params *p)
+/* K_d of every document for p and the collection statistics n_docs,
+ * total_length (the average length); kept until either changes. */
+static int set_kd(struct xg_gpu *e, const struct xg_bm25_params *p,
+                  uint64_t n_docs, uint64_t total_length)
 {
-    if (e->kd_valid && !memcmp(&e->kd_params, p, sizeof *p)) return XG_OK;
+    if (e->kd_valid && !memcmp(&e->kd_params, p, sizeof *p) &&
+        e->kd_n_docs == n_docs && e->kd_total_length == total_length)
+        return XG_OK;
     struct xg_bm25_query q;
-    xg_bm25_query_init(p, e->ix->hdr->n_docs, e->ix->hdr->total_length, 0, &q);
+    xg_bm25_query_init(p, n_docs, total_length, 0, &q);
     for (uint64_t d = 0; d < e->ix->hdr->n_docs; ++d)
         e->h_kd[d] = xg_bm25_kd(&q, e->ix->doclens[d]);
     e->kd_params = *p;
+    e->kd_n_docs = n_docs;
+    e->kd_total_length = total_length;
     e->kd_valid = 1;
     return e->o.use_device ? xg_engine_dev_set_kd(e) : XG_OK;
 }
@@ -330,12 +337,15 @@ static uint64_t query_work(const struct xg_index *ix,
     return sum;
 }
 
-/* Impacts hold g = wdf / (K_d + wdf) for the header's parameters: they
- * bound this query's weights only when its K_d is the same. */
-static int impacts_fit(const struct xg_gpu *e, const struct xg_bm25_params *p)
+/* Impacts hold g = wdf / (K_d + wdf) for the header's parameters and the
+ * index's own average length: they bound this query's weights only when
+ * its K_d is the same. */
+static int impacts_fit(const struct xg_gpu *e, const struct xg_bm25_params *p,
+                       const struct xg_batch_opts *bo)
 {
     const struct xg_fmt_header *h = e->ix->hdr;
-    return e->hix.impacts && p->k2 == 0 && p->k1 == h->bm25_k1 &&
+    return e->hix.impacts && p->k2 == 0 && bo->n_docs == h->n_docs &&
+           bo->total_length == h->total_length && p->k1 == h->bm25_k1 &&
            p->b == h->bm25_b && p->min_normlen == h->bm25_min_normlen;
 }
 
@@ -400,18 +410,29 @@ static int search_batches(xg_gpu *e, const struct xg_engine_query *qs,
     return XG_OK;
 }
 
-int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
-                     uint32_t n, const struct xg_bm25_params *p,
-                     struct xg_result *out, int *status)
+/* The collection statistics query eq is weighed with. */
+static void weigh_key(const struct xg_gpu *e, const struct xg_engine_query *eq,
+                      uint64_t *n_docs, uint64_t *total_length)
 {
-    int rc = set_kd(e, p);
-    if (rc) return rc;
+    *n_docs = eq->stats ? eq->stats->n_docs : e->ix->hdr->n_docs;
+    *total_length = eq->stats ? eq->stats->total_length
+                              : e->ix->hdr->total_length;
+}
+
+/* xg_engine_search for queries that share one collection's statistics. */
+static int search_one_key(xg_gpu *e, const struct xg_engine_query *qs,
+                          uint32_t n, const struct xg_bm25_params *p,
+                          struct xg_result *out, int *status)
+{
     /* XG_TEST_IMPACT_SLACK=X widens the impact margins X times: a
      * superset of the candidates, so still exact, but overflowing. */
-    struct xg_batch_opts bo = {e->o.member_method, e->o.bloom,
-                               impacts_fit(e, p),
+    struct xg_batch_opts bo = {e->o.member_method, e->o.bloom, 0,
                                e->o.cand_min ? e->o.cand_min : 4096u,
-                               xg_knob_test_impact_slack()};
+                               xg_knob_test_impact_slack(), 0, 0};
+    weigh_key(e, &qs[0], &bo.n_docs, &bo.total_length);
+    int rc = set_kd(e, p, bo.n_docs, bo.total_length);
+    if (rc) return rc;
+    bo.impacts = impacts_fit(e, p, &bo);
     uint32_t *retry = NULL, n_retry = 0;
     struct xg_engine_query *again = NULL;
     struct xg_result *again_out = NULL;
@@ -451,6 +472,62 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
         for (uint32_t i = 0; i < n; ++i) xg_result_free(&out[i]);
         return rc;
     }
+    return XG_OK;
+}
+
+int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
+                     uint32_t n, const struct xg_bm25_params *p,
+                     struct xg_result *out, int *status)
+{
+    if (!n) return XG_OK;
+    /* K_d per document follows the average length: the queries go in
+     * groups of one collection's statistics (one group, but for a server
+     * that answers both its own clients and sharded ones). */
+    uint64_t n0, l0, nq, lq;
+    uint32_t same = 0;
+    weigh_key(e, &qs[0], &n0, &l0);
+    for (uint32_t i = 0; i < n; ++i) {
+        weigh_key(e, &qs[i], &nq, &lq);
+        same += nq == n0 && lq == l0;
+    }
+    int rc = XG_OK;
+    if (same == n) {
+        rc = search_one_key(e, qs, n, p, out, status);
+    } else {
+        struct xg_engine_query *g = malloc(n * sizeof *g);
+        uint32_t *at = malloc(n * sizeof *at);
+        struct xg_result *gout = malloc(n * sizeof *gout);
+        int *gst = malloc(n * sizeof *gst);
+        uint8_t *done = calloc(n, 1);
+        if (!g || !at || !gout || !gst || !done)
+            rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        memset(out, 0, (size_t)n * sizeof *out);
+        for (uint32_t first = 0; !rc && first < n; ++first) {
+            if (done[first]) continue;
+            uint32_t m = 0;
+            weigh_key(e, &qs[first], &n0, &l0);
+            for (uint32_t i = first; i < n; ++i) {
+                weigh_key(e, &qs[i], &nq, &lq);
+                if (done[i] || nq != n0 || lq != l0) continue;
+                done[i] = 1;
+                at[m] = i;
+                g[m++] = qs[i];
+            }
+            rc = search_one_key(e, g, m, p, gout, gst);
+            for (uint32_t j = 0; !rc && j < m; ++j) {
+                out[at[j]] = gout[j];
+                status[at[j]] = gst[j];
+            }
+        }
+        if (rc)
+            for (uint32_t i = 0; i < n; ++i) xg_result_free(&out[i]);
+        free(g);
+        free(at);
+        free(gout);
+        free(gst);
+        free(done);
+    }
+    if (rc) return rc;
     for (uint32_t i = 0; i < n; ++i) {
         ++e->st.queries;
         if (status[i] == XG_OK) ++e->st.served; else ++e->st.to_cpu;

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../bm25.h"
 #include "../index/format_read.h"
 #include "engine_types.h"
 #include "../query_shape.h"
@@ -30,6 +31,7 @@ struct xg_engine_query {
     const int64_t *leaf_term;       /* term id per leaf, -1 if absent */
     const struct xg_plan *plans;    /* one per shard */
     uint32_t k;
+    const struct xg_weigh_stats *stats; /* NULL: the index's own */
 };
 
 struct xg_engine_opts {

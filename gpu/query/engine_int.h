@@ -15,8 +15,11 @@ struct xg_gpu {
     struct xg_engine_opts o;
     struct xg_engine_stats st;
     struct xg_dindex hix;          /* host pointers: the twins' view */
-    double *h_kd;                  /* xg_bm25_kd per doc for kd_params */
+    double *h_kd;                  /* xg_bm25_kd per doc for kd_params
+                                      and the collection kd_n_docs,
+                                      kd_total_length */
     struct xg_bm25_params kd_params;
+    uint64_t kd_n_docs, kd_total_length;
     int kd_valid;
     struct xg_batch batch;
     struct xg_dqresult *h_res;     /* per batch query */

@@ -113,7 +113,8 @@ static int cmp_hits(const void *a, const void *b)
 
 int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
                  const int64_t *leaf_term, const struct xg_plan *plans,
-                 const struct xg_bm25_params *p, uint32_t k,
+                 const struct xg_bm25_params *p,
+                 const struct xg_weigh_stats *ws, uint32_t k,
                  struct xg_result *out)
 {
     const struct xg_fmt_header *h = ix->hdr;
@@ -131,7 +132,9 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
     memset(out, 0, sizeof *out);
     if (nl > XG_QUERY_MAX_LEAVES)
         return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: too many leaves");
-    xg_bm25_query_init(p, h->n_docs, h->total_length, q->query_length, &bq);
+    const uint64_t n_docs = ws ? ws->n_docs : h->n_docs;
+    xg_bm25_query_init(p, n_docs, ws ? ws->total_length : h->total_length,
+                       q->query_length, &bq);
     cur = calloc(nl ? nl : 1, sizeof *cur);
     top.h = malloc((k ? k : 1) * sizeof *top.h);
     if (!cur || !top.h) {
@@ -143,8 +146,9 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
         leaf_cur[i] = UINT32_MAX;
         tw[i] = 0;
         if (leaf_term[i] < 0) continue;
-        tw[i] = xg_bm25_termweight(p, h->n_docs, ix->terms[leaf_term[i]].df,
-                                   q->leaves[i].wqf, q->leaves[i].factor);
+        tw[i] = xg_bm25_termweight(
+            p, n_docs, ws ? ws->leaf_termfreq[i] : ix->terms[leaf_term[i]].df,
+            q->leaves[i].wqf, q->leaves[i].factor);
         for (uint32_t c = 0; c < n_cur; ++c)
             if (cur[c].term == (uint64_t)leaf_term[i]) leaf_cur[i] = c;
         if (leaf_cur[i] != UINT32_MAX) continue;

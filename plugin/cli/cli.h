@@ -15,6 +15,7 @@
 #include "../xapian-gpu.h"
 
 int xg_cli_index(int argc, char **argv);
+int xg_cli_split(int argc, char **argv);
 int xg_cli_export(int argc, char **argv);
 int xg_cli_search(int argc, char **argv);
 int xg_cli_ab(int argc, char **argv);

@@ -14,6 +14,7 @@ static const struct {
     const char *help;
 } commands[] = {
     {"index", xg_cli_index, "index a TSV collection into a Xapian database"},
+    {"split", xg_cli_split, "split a database into N shards, docids kept"},
     {"export", xg_cli_export, "write the GPU index of a Xapian database"},
     {"search", xg_cli_search, "answer queries with the stock or CPU matcher"},
     {"ab", xg_cli_ab, "compare engines on a query file: equality and speed"},

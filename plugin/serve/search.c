@@ -20,6 +20,7 @@
 #include "../context.h"
 #include "../router.h"
 #include "intercept.h"
+#include "remote_stats.h"
 
 struct xg_serve_search {
     xg_context *ctx;
@@ -106,26 +107,6 @@ static int settings_served(const unsigned char *p, size_t n,
     return !r.bad && r.p == r.end;
 }
 
-/* serialise_stats of the database's own statistics; with max_part when
- * have_max_part. */
-static int put_stats(struct xg_sbuf *b, const struct xg_query_stats *st,
-                     int have_max_part)
-{
-    int e = xg_sbuf_put_length(b, st->total_length) ||
-            xg_sbuf_put_length(b, st->doccount) ||
-            xg_sbuf_put_length(b, 0) ||                 /* rset_size */
-            xg_sbuf_put_length(b, st->total_length) ||
-            xg_sbuf_append(b, have_max_part ? "\1" : "\0", 1) ||
-            xg_sbuf_put_length(b, st->n_terms);
-    for (uint32_t i = 0; !e && i < st->n_terms; ++i) {
-        e = xg_sbuf_put_string(b, st->terms[i], st->term_len[i]) ||
-            xg_sbuf_put_length(b, st->termfreq[i]) ||
-            xg_sbuf_put_length(b, st->collfreq[i]) ||
-            (have_max_part && xg_sbuf_put_double(b, st->max_part[i]));
-    }
-    return e ? -1 : 0;
-}
-
 int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
                           size_t n, struct xg_sbuf *reply)
 {
@@ -172,7 +153,7 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
         xg_router_count(router, XG_ROUTE_STOCK_STALE);
         return 0;
     }
-    if (put_stats(&s->stats, &s->st, 0) ||
+    if (xg_remote_stats_put(&s->stats, &s->st, 0) ||
         xg_sbuf_append(&s->query_msg, p, n) ||
         xg_sbuf_frame(reply, XG_REPLY_STATS, s->stats.p + s->stats.off,
                       s->stats.len - s->stats.off))
@@ -191,16 +172,19 @@ static int any_leaf_present(const struct xg_query_stats *st)
 }
 
 /* The MSet a reply carries: the top first + maxitems and the match's
- * figures (s->st holds max_possible and the max_parts). */
+ * figures. */
 struct answer {
     struct xg_result res;
     uint64_t lower, estimated, upper;   /* collapsed = uncollapsed here */
     double max_attained;
+    const struct xg_query_stats *stats; /* the stats the match weighed
+                                           with, its max_possible and
+                                           max_parts */
+    int have_max_part;
 };
 
-static int put_results(struct xg_sbuf *b, const struct xg_serve_search *s,
-                       uint64_t first, const struct answer *a,
-                       double percent_factor)
+static int put_results(struct xg_sbuf *b, uint64_t first,
+                       const struct answer *a, double percent_factor)
 {
     const struct xg_result *res = &a->res;
     int e = xg_sbuf_put_length(b, first);
@@ -208,7 +192,7 @@ static int put_results(struct xg_sbuf *b, const struct xg_serve_search *s,
         e = xg_sbuf_put_length(b, a->lower) ||
             xg_sbuf_put_length(b, a->estimated) ||
             xg_sbuf_put_length(b, a->upper);
-    e = e || xg_sbuf_put_double(b, s->st.max_possible) ||
+    e = e || xg_sbuf_put_double(b, a->stats->max_possible) ||
         xg_sbuf_put_double(b, a->max_attained) ||
         xg_sbuf_put_double(b, percent_factor);
     const uint32_t from = first < res->n_hits ? (uint32_t)first : res->n_hits;
@@ -219,7 +203,7 @@ static int put_results(struct xg_sbuf *b, const struct xg_serve_search *s,
             xg_sbuf_put_length(b, 0) ||                 /* sort key */
             xg_sbuf_put_length(b, 0) ||                 /* collapse key */
             xg_sbuf_put_length(b, 0);                   /* collapse count */
-    return e || put_stats(b, &s->st, any_leaf_present(&s->st)) ? -1 : 0;
+    return e || xg_remote_stats_put(b, a->stats, a->have_max_part) ? -1 : 0;
 }
 
 /* The search goes to the child after all: its MSG_QUERY to *replay. */
@@ -232,14 +216,93 @@ static int replay_to_child(struct xg_serve_search *s, struct xg_sbuf *replay)
     return rc;
 }
 
-/* The engine's exact answer: counts exact, the bounds from Xapian's
- * tree for this query. */
-static int engine_answer(struct xg_serve_search *s, struct answer *a)
+/* What one MSG_GETMSET weighs with: the database's own statistics, or
+ * (global) the client's for the whole collection. */
+struct weighing {
+    int global;
+    struct xg_remote_stats client;
+    struct xg_weigh_stats ws;           /* the totals and per-leaf termfreqs
+                                           BM25 uses */
+    uint64_t *leaf_tf;                  /* ws.leaf_termfreq's storage */
+    uint64_t *local_tf;                 /* each leaf's termfreq here */
+};
+
+static void weighing_free(struct weighing *w)
+{
+    xg_remote_stats_free(&w->client);
+    free(w->leaf_tf);
+    free(w->local_tf);
+}
+
+/* Each leaf's termfreq in st, or -1 when a leaf's term is missing. */
+static int leaf_termfreqs(const struct xg_query *q,
+                          const struct xg_query_stats *st, uint64_t *tf)
+{
+    for (uint32_t i = 0; i < q->n_leaves; ++i) {
+        int64_t t = xg_remote_stats_find(st, q->leaves[i].term,
+                                         q->leaves[i].term_len);
+        if (t < 0) return -1;
+        tf[i] = st->termfreq[t];
+    }
+    return 0;
+}
+
+/* Set w up for the client's statistics (p, n).  0, 1 when the engines
+ * cannot weigh with them (the child answers), -1 out of memory. */
+static int weighing_init(struct xg_serve_search *s, const unsigned char *p,
+                         size_t n, struct weighing *w)
+{
+    const uint32_t nl = s->q->n_leaves;
+    memset(w, 0, sizeof *w);
+    w->local_tf = malloc((nl ? nl : 1) * sizeof *w->local_tf);
+    if (!w->local_tf) return -1;
+    if (leaf_termfreqs(s->q, &s->st, w->local_tf)) return 1;
+    const size_t own_n = s->stats.len - s->stats.off;
+    if (n == own_n && !memcmp(p, s->stats.p + s->stats.off, n)) {
+        w->ws.n_docs = s->st.doccount;
+        w->ws.total_length = s->st.total_length;
+        w->ws.leaf_termfreq = w->local_tf;
+        return 0;
+    }
+    /* Several shards' statistics: the bounds come from this database's
+     * one postlist tree (xg_remote_bounds), so one shard only. */
+    w->global = 1;
+    const struct xg_index *ix = xg_handle_index(s->h);
+    if (!ix || ix->hdr->n_shards != 1) return 1;
+    int rc = xg_remote_stats_parse(p, n, &w->client);
+    if (rc == XG_ERR_NOMEM) return -1;
+    if (rc || w->client.rset_size) return 1;
+    if (!(w->leaf_tf = malloc((nl ? nl : 1) * sizeof *w->leaf_tf))) return -1;
+    if (leaf_termfreqs(s->q, &w->client.st, w->leaf_tf)) return 1;
+    w->ws.n_docs = w->client.st.doccount;
+    w->ws.total_length = w->client.st.total_length;
+    w->ws.leaf_termfreq = w->leaf_tf;
+    return 0;
+}
+
+/* The engine's exact answer: counts exact, the bounds stock's matcher
+ * computes for this query and statistics. */
+static int engine_answer(struct xg_serve_search *s, struct weighing *w,
+                         struct answer *a)
 {
     a->lower = a->estimated = a->upper = a->res.matches_estimated;
     a->max_attained = a->res.n_hits ? a->res.hits[0].weight : 0.0;
-    return xg_shim_query_bounds(xg_handle_db(s->h), s->xq,
-                                &xg_context_options(s->ctx)->bm25, &s->st);
+    struct xg_query_stats *out = w->global ? &w->client.st : &s->st;
+    a->stats = out;
+    const struct xg_bm25_params *p = &xg_context_options(s->ctx)->bm25;
+    const struct xg_index *ix = xg_handle_index(s->h);
+    if (ix->hdr->n_shards != 1) {
+        /* A server over several databases (own statistics only): its
+         * bounds are Xapian's over every shard's tree. */
+        a->have_max_part = any_leaf_present(&s->st);
+        return xg_shim_query_bounds(xg_handle_db(s->h), s->xq, p, &s->st);
+    }
+    int present;
+    int rc = xg_remote_bounds(xg_handle_db(s->h), s->q, p, &w->ws,
+                              w->local_tf, s->st.doccount, out,
+                              &out->max_possible, &present);
+    a->have_max_part = present || (w->global && w->client.have_max_part);
+    return rc;
 }
 
 /* Stock's answer, computed here as xapian-progsrv would. */
@@ -255,6 +318,8 @@ static int stock_answer(struct xg_serve_search *s, uint32_t k, uint32_t cal,
     a->estimated = m.estimated;
     a->upper = m.upper;
     a->max_attained = m.max_attained;
+    a->stats = &s->st;
+    a->have_max_part = any_leaf_present(&s->st);
     return rc;
 }
 
@@ -267,18 +332,22 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
     const uint64_t maxitems = xg_wire_read_length(&r);
     const uint64_t cal = xg_wire_read_length(&r);
     const uint64_t k = first + maxitems;
-    const size_t stats_n = s->stats.len - s->stats.off;
     struct answer a;
     memset(&a, 0, sizeof a);
+    struct weighing w;
+    memset(&w, 0, sizeof w);
     int route = XG_ROUTE_STOCK_UNSUPPORTED, rc = 0;
-    /* The engines and this database's Xapian weigh with its own
-     * statistics: the client's global ones must be exactly those (one
-     * shard, or shards combined by this server).  Otherwise (several
-     * shards), or with no document asked for, the child answers. */
-    const int own_stats = !r.bad && (size_t)(r.end - r.p) == stats_n &&
-                          !memcmp(r.p, s->stats.p + s->stats.off, stats_n) &&
-                          k > 0 && k >= first && k <= UINT32_MAX;
-    if (!own_stats) {
+    /* The engines weigh with this database's own statistics or, on one
+     * shard, with a client's for several.  Anything else, or no document
+     * asked for, the child answers. */
+    int wi = r.bad || k == 0 || k < first || k > UINT32_MAX
+                 ? 1 : weighing_init(s, r.p, (size_t)(r.end - r.p), &w);
+    if (wi) {
+        weighing_free(&w);
+        if (wi < 0) {
+            forget(s);
+            return -1;
+        }
         xg_router_count(xg_context_router(s->ctx), route);
         return replay_to_child(s, replay);
     }
@@ -286,11 +355,13 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
      * maxitems must not size the engines' arrays (the MSet is the same). */
     uint64_t kk = k < s->st.doccount ? k : s->st.doccount;
     if (!kk) kk = 1;
-    if (xg_router_answer(xg_context_router(s->ctx), s->xq, kk, 1, &a.res,
-                         &route))
+    if (xg_router_answer(xg_context_router(s->ctx), s->xq, kk, 1,
+                         w.global ? &w.ws : NULL, &a.res, &route))
         rc = XG_ERR_NOMEM;
     else if (route == XG_ROUTE_GPU || route == XG_ROUTE_CPU)
-        rc = engine_answer(s, &a);
+        rc = engine_answer(s, &w, &a);
+    else if (w.global)  /* stock weighs with these only in the child */
+        rc = XG_ERR_UNSUPPORTED;
     else    /* the router's reason is counted; stock answers here */
         rc = stock_answer(s, (uint32_t)k,
                           cal < k ? (uint32_t)k
@@ -304,6 +375,7 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
         /* Xapian failed here (a database error): the child answers, as
          * the stock server does, error and all. */
         xg_result_free(&a.res);
+        weighing_free(&w);
         if (rc != XG_ERR_NOMEM) return replay_to_child(s, replay);
         forget(s);
         return -1;
@@ -317,11 +389,12 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
         percent = scale * 100.0;
     }
     struct xg_sbuf body = {0};
-    rc = put_results(&body, s, first, &a, percent) ||
+    rc = put_results(&body, first, &a, percent) ||
          xg_sbuf_frame(reply, XG_REPLY_RESULTS, body.p + body.off,
                        body.len - body.off) ? -1 : 1;
     xg_sbuf_free(&body);
     xg_result_free(&a.res);
+    weighing_free(&w);
     forget(s);
     return rc;
 }

@@ -20,11 +20,11 @@
  */
 #include "../shim_int.h"
 #include "indexer.h"
+#include "shard_out.h"
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <unordered_map>
@@ -39,26 +39,6 @@
 #define PROGRESS_EVERY 10000u
 
 namespace {
-
-/* Removes the temporary database unless disarmed: the one cleanup path
- * for every early return and every exception. */
-struct tmp_guard {
-    std::string path;
-    std::vector<Xapian::WritableDatabase> shards;
-    bool keep = false;
-    ~tmp_guard()
-    {
-        /* Close first so no lock or file handle outlives the files. */
-        try {
-            shards.clear();
-        } catch (...) {
-        }
-        if (!keep && !path.empty()) {
-            std::error_code ec;
-            std::filesystem::remove_all(path, ec);
-        }
-    }
-};
 
 /* Longest prefix of at most `max` bytes that does not split a UTF-8
  * sequence, so the stored data is always valid text. */
@@ -149,24 +129,9 @@ int xg_shim_index_tsv(const char *tsv, const char *db_path,
         if (!in)
             return xg_set_error(XG_ERR_IO, "%s: %s", tsv, strerror(errno));
 
-        const uint32_t n = o->n_shards;
-        tmp_guard guard;
-        std::string tmp;
-        if (int rc = xg_shim_tmp_path(db_path, tmp))
+        ShardOut out;
+        if (int rc = out.open(db_path, o->n_shards))
             return rc;
-        const int flags = Xapian::DB_CREATE | Xapian::DB_BACKEND_GLASS;
-        if (n == 1) {
-            guard.path = tmp;
-            guard.shards.emplace_back(tmp, flags);
-        } else {
-            if (mkdir(tmp.c_str(), 0777) != 0)
-                return xg_set_error(XG_ERR_IO, "%s: %s", tmp.c_str(),
-                                    strerror(errno));
-            guard.path = tmp;
-            for (uint32_t s = 0; s < n; ++s)
-                guard.shards.emplace_back(tmp + "/shard" + std::to_string(s),
-                                          flags);
-        }
 
         Xapian::TermGenerator tg;
         if (!o->stem_none)
@@ -209,8 +174,8 @@ int xg_shim_index_tsv(const char *tsv, const char *db_path,
             tg.set_document(doc);
             tg.index_text(text);
             doc.set_data(text.substr(0, utf8_prefix(text, DOC_DATA_BYTES)));
-            guard.shards[(d - 1) % n].replace_document(
-                (Xapian::docid)((d - 1) / n + 1), doc);
+            out.shard_of((Xapian::docid)d).replace_document(
+                out.local((Xapian::docid)d), doc);
             if (o->delete_every)
                 order.push_back((uint32_t)d);
             if (++n_docs % PROGRESS_EVERY == 0 && progress)
@@ -226,31 +191,10 @@ int xg_shim_index_tsv(const char *tsv, const char *db_path,
             for (size_t i = o->delete_every; i <= order.size();
                  i += o->delete_every) {
                 uint32_t d = order[i - 1];
-                guard.shards[(d - 1) % n].delete_document(
-                    (Xapian::docid)((d - 1) / n + 1));
+                out.shard_of(d).delete_document(out.local(d));
             }
         }
-        for (Xapian::WritableDatabase &w : guard.shards) {
-            w.commit();
-            w.close();
-        }
-        if (n > 1) {
-            std::string stub_path = tmp + "/XAPIANDB";
-            FILE *f = fopen(stub_path.c_str(), "w");
-            if (!f)
-                return xg_set_error(XG_ERR_IO, "%s: %s", stub_path.c_str(),
-                                    strerror(errno));
-            for (uint32_t s = 0; s < n; ++s)
-                fprintf(f, "glass shard%u\n", s);
-            if (fclose(f) != 0)
-                return xg_set_error(XG_ERR_IO, "%s: %s", stub_path.c_str(),
-                                    strerror(errno));
-        }
-        int rc = xg_shim_rename_into_place(tmp, db_path);
-        if (rc != XG_OK)
-            return rc;
-        guard.keep = true;
-        return XG_OK;
+        return out.finish();
     XG_SHIM_CATCH(db_path)
 }
 

@@ -60,6 +60,11 @@
 #   servebench     xapian-gpu serve (engine gpu, auto) against
 #                  xapian-tcpsrv on the real-text collection: 1, 16, 64
 #                  C++ clients (tests/bench_remote.cc), OR and AND, top 10
+#   serve          tests/serve_test.py with --engine gpu: the sample in
+#                  depth (bytes, shards weighed with global statistics,
+#                  faults) and every collection against xapian-tcpsrv,
+#                  through unchanged python3-xapian clients (Debian's
+#                  Python 3.11 and bindings from .device-carry/xapian-rt.tar.xz)
 #   impacts N [Q]  the N-doc synthetic collection exported with --impacts:
 #                  Q OR queries (10000) on the GPU with the impacts and
 #                  without (--impacts off), each 3 times in turns; then
@@ -116,6 +121,15 @@ prepare_collections() {
         fi ;;
     esac
     return 0
+}
+
+# Debian's Python 3.11 with python3-xapian and xapian-tools, unpacked into
+# .xapian-rt (the device's own Python has no Xapian bindings): $PY runs it.
+debian_python() {
+    [ -x .xapian-rt/usr/bin/python3.11 ] ||
+        tar -xJf .device-carry/xapian-rt.tar.xz || return 1
+    local r=$PWD/.xapian-rt/usr
+    PY="env PYTHONHOME=$r PYTHONPATH=$r/lib/python3/dist-packages PATH=$r/bin:$PATH $r/bin/python3.11"
 }
 
 # The N-doc synthetic collection in $db, generated once per machine.
@@ -463,6 +477,17 @@ PY
         note "serve-gpu $(grep -o 'routes:.*' "$OUT/serve-gpu.log")"
         note "serve-auto $(grep -o 'routes:.*' "$OUT/serve-auto.log")"
         note "servebench: $(( $(date +%s) - t )) s"
+        ;;
+    serve)
+        t=$(date +%s)
+        debian_python || { note "serve: no Debian Python"; exit 1; }
+        PYTHONUNBUFFERED=1 $PY tests/serve_test.py --bin "$B" \
+            --sample tests/sample/cranfield --ir-data .device-carry/ir-data \
+            --work /tmp/xg-serve --engine gpu 2>&1 | tee "$OUT/serve.log"
+        rc=$?
+        note "serve --engine gpu: $(grep -c '^ok' "$OUT/serve.log") ok, $(grep -c '^FAIL' "$OUT/serve.log") failed, exit $rc ($(( $(date +%s) - t )) s)"
+        grep -E '^(ok|FAIL)' "$OUT/serve.log" | grep -E 'shard|routes|FAIL' \
+            | cut -c1-160 | sed 's/^/    /' | tee -a "$SUMMARY"
         ;;
     *) echo "unknown stage $stage"; exit 2;;
     esac

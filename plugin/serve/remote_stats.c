@@ -1,0 +1,165 @@
+/** @file remote_stats.c
+ *  @brief A remote search's statistics and bounds (remote_stats.h).
+ */
+#include "remote_stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../gpu/query/plan_eval.h"
+#include "../../gpu/runtime/error.h"
+
+void xg_remote_stats_free(struct xg_remote_stats *s)
+{
+    xg_shim_query_stats_free(&s->st);
+    memset(s, 0, sizeof *s);
+}
+
+int xg_remote_stats_parse(const unsigned char *p, size_t n,
+                          struct xg_remote_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    struct xg_wire_reader r = {p, p + n, 0};
+    struct xg_query_stats *st = &out->st;
+    st->total_length = xg_wire_read_length(&r);
+    st->doccount = xg_wire_read_length(&r);
+    out->rset_size = xg_wire_read_length(&r);
+    (void)xg_wire_read_length(&r);          /* total length again */
+    out->have_max_part = xg_wire_read_byte(&r) != 0;
+    const uint64_t nt = xg_wire_read_length(&r);
+    /* Each term takes at least three bytes: no more can follow. */
+    if (r.bad || nt > (uint64_t)(r.end - r.p) / 3) return -1;
+    const size_t m = nt ? (size_t)nt : 1;
+    st->terms = calloc(m, sizeof *st->terms);
+    st->term_len = calloc(m, sizeof *st->term_len);
+    st->termfreq = calloc(m, sizeof *st->termfreq);
+    st->collfreq = calloc(m, sizeof *st->collfreq);
+    st->max_part = calloc(m, sizeof *st->max_part);
+    if (!st->terms || !st->term_len || !st->termfreq || !st->collfreq ||
+        !st->max_part) {
+        xg_remote_stats_free(out);
+        return XG_ERR_NOMEM;
+    }
+    for (uint64_t i = 0; i < nt; ++i) {
+        size_t len;
+        const unsigned char *t = xg_wire_read_string(&r, &len);
+        st->termfreq[i] = xg_wire_read_length(&r);
+        if (out->rset_size) (void)xg_wire_read_length(&r);
+        st->collfreq[i] = xg_wire_read_length(&r);
+        if (out->have_max_part) st->max_part[i] = xg_wire_read_double(&r);
+        if (r.bad || len > UINT32_MAX) break;
+        if (!(st->terms[i] = malloc(len + 1))) {
+            xg_remote_stats_free(out);
+            return XG_ERR_NOMEM;
+        }
+        memcpy(st->terms[i], t, len);
+        st->terms[i][len] = '\0';
+        st->term_len[i] = (uint32_t)len;
+        st->n_terms = (uint32_t)i + 1;
+        /* The map they came from is in byte order, without repeats. */
+        if (i && xg_remote_stats_find(st, st->terms[i],
+                                      st->term_len[i]) != (int64_t)i)
+            r.bad = 1;
+    }
+    if (r.bad || r.p != r.end) {
+        xg_remote_stats_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+int xg_remote_stats_put(struct xg_sbuf *b, const struct xg_query_stats *st,
+                        int have_max_part)
+{
+    int e = xg_sbuf_put_length(b, st->total_length) ||
+            xg_sbuf_put_length(b, st->doccount) ||
+            xg_sbuf_put_length(b, 0) ||                 /* rset_size */
+            xg_sbuf_put_length(b, st->total_length) ||
+            xg_sbuf_append(b, have_max_part ? "\1" : "\0", 1) ||
+            xg_sbuf_put_length(b, st->n_terms);
+    for (uint32_t i = 0; !e && i < st->n_terms; ++i) {
+        e = xg_sbuf_put_string(b, st->terms[i], st->term_len[i]) ||
+            xg_sbuf_put_length(b, st->termfreq[i]) ||
+            xg_sbuf_put_length(b, st->collfreq[i]) ||
+            (have_max_part && xg_sbuf_put_double(b, st->max_part[i]));
+    }
+    return e ? -1 : 0;
+}
+
+/* Byte order, as std::string compares. */
+static int term_cmp(const char *a, uint32_t an, const char *b, uint32_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
+}
+
+int64_t xg_remote_stats_find(const struct xg_query_stats *st,
+                             const char *term, uint32_t len)
+{
+    uint32_t lo = 0, hi = st->n_terms;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        int c = term_cmp(st->terms[mid], st->term_len[mid], term, len);
+        if (c == 0) return mid;
+        if (c < 0) lo = mid + 1; else hi = mid;
+    }
+    return -1;
+}
+
+int xg_remote_bounds(xg_db *db, const struct xg_query *q,
+                     const struct xg_bm25_params *p,
+                     const struct xg_weigh_stats *weigh,
+                     const uint64_t *local_tf, uint64_t local_doccount,
+                     struct xg_query_stats *out, double *max_possible,
+                     int *any_present)
+{
+    const uint32_t nl = q->n_leaves;
+    uint32_t *wdf_ub = malloc((nl ? nl : 1) * sizeof *wdf_ub);
+    uint32_t *df = malloc((nl ? nl : 1) * sizeof *df);
+    double *maxpart = malloc((nl ? nl : 1) * sizeof *maxpart);
+    uint8_t *all = malloc(nl ? nl : 1);
+    uint8_t *stack_m = malloc(nl ? nl : 1);
+    double *stack_w = malloc((nl ? nl : 1) * sizeof *stack_w);
+    struct xg_plan *plan = malloc(sizeof *plan);
+    uint32_t doclen_lb = 0;
+    int rc = wdf_ub && df && maxpart && all && stack_m && stack_w && plan
+                 ? XG_OK : xg_set_error(XG_ERR_NOMEM, "out of memory");
+    if (!rc) rc = xg_shim_leaf_bounds(db, q, wdf_ub, &doclen_lb);
+    for (uint32_t i = 0; !rc && i < nl; ++i)
+        df[i] = local_tf[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)local_tf[i];
+    if (!rc)
+        rc = xg_shim_plan(q, df, local_doccount > UINT32_MAX
+                                     ? UINT32_MAX : (uint32_t)local_doccount,
+                          plan);
+    *any_present = 0;
+    if (!rc) {
+        struct xg_bm25_query bq;
+        xg_bm25_query_init(p, weigh->n_docs, weigh->total_length,
+                           q->query_length, &bq);
+        for (uint32_t i = 0; i < nl; ++i) {
+            const double tw = xg_bm25_termweight(
+                p, weigh->n_docs, weigh->leaf_termfreq[i], q->leaves[i].wqf,
+                q->leaves[i].factor);
+            maxpart[i] = xg_bm25_maxpart(&bq, tw, wdf_ub[i], doclen_lb);
+            all[i] = 1;
+            if (!local_tf[i]) continue;
+            /* LocalSubMatch::open_post_list: only a term with postings
+             * here sets its max_part. */
+            *any_present = 1;
+            int64_t t = xg_remote_stats_find(out, q->leaves[i].term,
+                                             q->leaves[i].term_len);
+            if (t >= 0) out->max_part[t] += maxpart[i];
+        }
+        if (!xg_plan_eval(plan->ops, plan->n_ops, all, maxpart, stack_m,
+                          stack_w, max_possible))
+            *max_possible = 0;
+    }
+    free(wdf_ub);
+    free(df);
+    free(maxpart);
+    free(all);
+    free(stack_m);
+    free(stack_w);
+    free(plan);
+    return rc;
+}

@@ -1,0 +1,63 @@
+/** @file remote_stats.h
+ *  @brief The statistics a remote search carries, and the BM25 bounds the
+ *         stock server's matcher adds to them.
+ *
+ *  Layout (Xapian 1.4.22 net/serialise.cc, serialise_stats): total length,
+ *  collection size, relevance set size, total length again, a
+ *  have-max-part byte, then per term in byte order its name, termfreq,
+ *  (reltermfreq only with a relevance set), collection frequency and, with
+ *  the byte set, its max_part.  A client that combines several shards
+ *  sends the whole collection's in MSG_GETMSET; each shard's server weighs
+ *  with them and answers them back with its own max_parts added
+ *  (Weight::Internal::set_max_part adds, it does not replace).
+ */
+#ifndef XG_SERVE_REMOTE_STATS_H
+#define XG_SERVE_REMOTE_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../gpu/bm25.h"
+#include "../../shim/xg_shim.h"
+#include "wire.h"
+
+/* A client's statistics: the totals and terms in st, max_part per term
+ * (zeros unless have_max_part). */
+struct xg_remote_stats {
+    struct xg_query_stats st;
+    uint64_t rset_size;
+    int have_max_part;
+};
+
+/* Read serialised statistics (the whole of p..p+n).  0, or -1 when they
+ * are malformed, or XG_ERR_NOMEM. */
+int xg_remote_stats_parse(const unsigned char *p, size_t n,
+                          struct xg_remote_stats *out);
+void xg_remote_stats_free(struct xg_remote_stats *s);
+
+/* Append st serialised, with its max_parts when have_max_part (no
+ * relevance set).  0 or -1 (out of memory). */
+int xg_remote_stats_put(struct xg_sbuf *b, const struct xg_query_stats *st,
+                        int have_max_part);
+
+/* The index of term (len bytes) in st's byte-ordered terms, or -1. */
+int64_t xg_remote_stats_find(const struct xg_query_stats *st,
+                             const char *term, uint32_t len);
+
+/* What the stock server's matcher adds for q on its one-shard database db
+ * when weighing with the totals and termfreqs in `weigh` (a client's, or
+ * the database's own) under BM25 p: each leaf that indexes a document
+ * here (local_tf[i] > 0) adds its BM25Weight::get_maxpart() to its term's
+ * max_part in *out (in leaf order), and *max_possible is every leaf's
+ * maxpart summed in the shape of Xapian's postlist tree, as its
+ * recalc_maxweight() does.  *any_present: some leaf indexes a document
+ * (Xapian then sends the max_parts).  local_doccount: db's size.
+ * XG_ERR_UNSUPPORTED for a database of several shards; Xapian's errors. */
+int xg_remote_bounds(xg_db *db, const struct xg_query *q,
+                     const struct xg_bm25_params *p,
+                     const struct xg_weigh_stats *weigh,
+                     const uint64_t *local_tf, uint64_t local_doccount,
+                     struct xg_query_stats *out, double *max_possible,
+                     int *any_present);
+
+#endif
