@@ -14,7 +14,11 @@
  *
  *  usage: bench_remote --queries FILE [--clients 1,16,64] [--op or|and]
  *         [-k K] [--stem english|none] [--max N] [--exact-counts]
- *         NAME=HOST:PORT...
+ *         NAME=HOST:PORT[,HOST:PORT...]... | NAME=STUBFILE...
+ *  Several HOST:PORT: one server per shard, combined by the client
+ *  (add_database) as a stub of several remote lines is.  A STUBFILE (any
+ *  argument whose value holds a '/') is opened as a database, for example
+ *  "remote :xapian-gpu connect SOCKET" (a Unix socket).
  *  --exact-counts asks for check_at_least = the database's size, so the
  *  match counts enter the digest (stock's are otherwise estimates).
  */
@@ -35,8 +39,18 @@
 namespace {
 
 struct Server {
-    std::string name, host;
-    unsigned port;
+    std::string name;
+    std::vector<std::pair<std::string, unsigned>> shards;  /* host, port */
+    std::string stub;                                       /* or a stub */
+
+    Xapian::Database open() const
+    {
+        if (!stub.empty()) return Xapian::Database(stub);
+        Xapian::Database db;
+        for (const auto &hp : shards)
+            db.add_database(Xapian::Remote::open(hp.first, hp.second));
+        return db;
+    }
 };
 
 struct Args {
@@ -68,7 +82,7 @@ int run(const Args &a, const Server &s, unsigned clients,
     std::vector<Xapian::Database> conns;
     try {
         for (unsigned c = 0; c < clients; ++c)
-            conns.push_back(Xapian::Remote::open(s.host, s.port));
+            conns.push_back(s.open());
     } catch (const Xapian::Error &e) {
         std::fprintf(stderr, "bench_remote: %s: connect: %s\n", s.name.c_str(),
                      e.get_description().c_str());
@@ -170,7 +184,8 @@ int usage()
 {
     std::fprintf(stderr, "usage: bench_remote --queries FILE [--clients 1,16,64] "
                          "[--op or|and] [-k K] [--stem english|none] [--max N] "
-                         "[--exact-counts] NAME=HOST:PORT...\n");
+                         "[--exact-counts] NAME=HOST:PORT[,HOST:PORT...]... "
+                         "| NAME=STUBFILE...\n");
     return 2;
 }
 
@@ -189,11 +204,26 @@ int main(int argc, char **argv)
         else if (o == "--op" && v) a.op_and = std::string(argv[++i]) == "and";
         else if (o == "--stem" && v) a.stem = argv[++i];
         else if (o == "--exact-counts") a.exact_counts = true;
-        else if (o.find('=') != std::string::npos &&
-                 o.rfind(':') > o.find('=')) {
-            const size_t eq = o.find('='), colon = o.rfind(':');
-            a.servers.push_back({o.substr(0, eq), o.substr(eq + 1, colon - eq - 1),
-                                 (unsigned)std::atoi(o.c_str() + colon + 1)});
+        else if (o.find('=') != std::string::npos && o[0] != '-') {
+            const size_t eq = o.find('=');
+            Server srv;
+            srv.name = o.substr(0, eq);
+            const std::string v = o.substr(eq + 1);
+            if (v.find('/') != std::string::npos) {
+                srv.stub = v;
+            } else {
+                for (size_t at = 0; at <= v.size();) {
+                    size_t end = v.find(',', at);
+                    if (end == std::string::npos) end = v.size();
+                    const std::string hp = v.substr(at, end - at);
+                    const size_t colon = hp.rfind(':');
+                    if (colon == std::string::npos || colon == 0) return usage();
+                    srv.shards.emplace_back(hp.substr(0, colon),
+                                            (unsigned)std::atoi(hp.c_str() + colon + 1));
+                    at = end + 1;
+                }
+            }
+            a.servers.push_back(srv);
         } else {
             return usage();
         }

@@ -65,6 +65,14 @@
 #                  faults) and every collection against xapian-tcpsrv,
 #                  through unchanged python3-xapian clients (Debian's
 #                  Python 3.11 and bindings from .device-carry/xapian-rt.tar.xz)
+#   mgprep rt|syn N  split the real-text (or N-doc synthetic) collection
+#                  into one shard per GPU (xapian-gpu split) and export each
+#   multigpu rt|syn N  issue 25: g = 1 .. all GPUs, shards 0 .. g-1 (the
+#                  same size per GPU), one `serve --engine gpu` per shard
+#                  on its own GPU against g xapian-tcpsrv on the same
+#                  shards, combined by the client (bench_remote): 1, 16, 64
+#                  clients, OR and AND, top 10; with 2+ GPUs also all g
+#                  servers on GPU 0.  Equal digests: identical MSets.
 #   impacts N [Q]  the N-doc synthetic collection exported with --impacts:
 #                  Q OR queries (10000) on the GPU with the impacts and
 #                  without (--impacts off), each 3 times in turns; then
@@ -130,6 +138,35 @@ debian_python() {
         tar -xJf .device-carry/xapian-rt.tar.xz || return 1
     local r=$PWD/.xapian-rt/usr
     PY="env PYTHONHOME=$r PYTHONPATH=$r/lib/python3/dist-packages PATH=$r/bin:$PATH $r/bin/python3.11"
+}
+
+# The collection multigpu runs on ($1: rt, or syn with $2 docs), split
+# into one shard per GPU under $mg: $mg/shard0 ...
+multigpu_shards() {
+    ngpu=$(nvidia-smi -L | wc -l)
+    if [ "$1" = rt ]; then
+        prepare_collections 0 rt || return 1
+        src=$rt
+        mgq=.device-carry/realtext/trec-tb-2005-efficiency.tsv
+        mgstem=english
+    else
+        synth_db "$2" || return 1
+        src=$db
+        [ -f /tmp/xg-q.tsv ] || $B synth queries --queries 50000 /tmp/xg-q.tsv
+        mgq=/tmp/xg-q.tsv
+        mgstem=none
+    fi
+    mg=/tmp/xg-mg-$1$2
+    [ "$ngpu" -ge 2 ] || { mg=$src; return 0; }
+    if [ ! -f "$mg/XAPIANDB" ]; then
+        local t=$(date +%s)
+        $B split --quiet --shards "$ngpu" "$src" "$mg" || return 1
+        note "split $1$2 into $ngpu shards: $(( $(date +%s) - t )) s"
+    fi
+    for s in $(seq 0 $(( ngpu - 1 ))); do
+        [ -f "$mg/shard$s/xapian-gpu.idx" ] || $B export --quiet "$mg/shard$s" &
+    done
+    wait
 }
 
 # The N-doc synthetic collection in $db, generated once per machine.
@@ -443,7 +480,7 @@ PY
         prepare_collections 0 rt || exit 1
         rtbin=$PWD/.xapian-rt/usr/bin
         head -${XG_SQ:-3000} .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-sq.tsv
-        $rtbin/xapian-tcpsrv --port 42001 --interface 127.0.0.1 "$rt" \
+        setsid $rtbin/xapian-tcpsrv --port 42001 --interface 127.0.0.1 "$rt" \
             > "$OUT/tcpsrv.log" 2>&1 &
         tpid=$!
         $B serve --engine gpu --port 42002 --host 127.0.0.1 --progsrv \
@@ -488,6 +525,62 @@ PY
         note "serve --engine gpu: $(grep -c '^ok' "$OUT/serve.log") ok, $(grep -c '^FAIL' "$OUT/serve.log") failed, exit $rc ($(( $(date +%s) - t )) s)"
         grep -E '^(ok|FAIL)' "$OUT/serve.log" | grep -E 'shard|routes|FAIL' \
             | cut -c1-160 | sed 's/^/    /' | tee -a "$SUMMARY"
+        ;;
+    mgprep)
+        which=$1; shift
+        n=; [ "$which" = syn ] && { n=$1; shift; }
+        multigpu_shards "$which" $n || { note "mgprep: failed"; exit 1; }
+        ;;
+    multigpu)
+        which=$1; shift
+        n=; [ "$which" = syn ] && { n=$1; shift; }
+        t=$(date +%s)
+        multigpu_shards "$which" $n || { note "multigpu: no shards"; exit 1; }
+        rtbin=$PWD/.xapian-rt/usr/bin
+        head -${XG_SQ:-3000} "$mgq" > /tmp/xg-mgq.tsv
+        for g in $(seq 1 "$ngpu"); do
+            pids=; tcp=; srv=; one=
+            for s in $(seq 0 $(( g - 1 ))); do
+                sh=$mg/shard$s; [ "$ngpu" -ge 2 ] || sh=$mg
+                # Its own session: on SIGTERM xapian-tcpsrv kills its
+                # process group, which would otherwise be this script.
+                setsid $rtbin/xapian-tcpsrv --port $(( 43000 + 10 * g + s )) --interface 127.0.0.1 \
+                    "$sh" > "$OUT/mg-tcpsrv-$g-$s.log" 2>&1 &
+                pids="$pids $!"
+                CUDA_VISIBLE_DEVICES=$s $B serve --engine ${XG_MG_ENGINE:-gpu} --port $(( 43100 + 10 * g + s )) \
+                    --host 127.0.0.1 --progsrv $rtbin/xapian-progsrv "$sh" \
+                    2> "$OUT/mg-serve-$g-$s.log" &
+                pids="$pids $!"
+                tcp="$tcp,127.0.0.1:$(( 43000 + 10 * g + s ))"
+                srv="$srv,127.0.0.1:$(( 43100 + 10 * g + s ))"
+                if [ "$g" -ge 2 ]; then
+                    CUDA_VISIBLE_DEVICES=0 $B serve --engine ${XG_MG_ENGINE:-gpu} --port $(( 43200 + 10 * g + s )) \
+                        --host 127.0.0.1 --progsrv $rtbin/xapian-progsrv "$sh" \
+                        2> "$OUT/mg-serve1-$g-$s.log" &
+                    pids="$pids $!"
+                    one="$one,127.0.0.1:$(( 43200 + 10 * g + s ))"
+                fi
+            done
+            for i in $(seq 150); do
+                [ $(cat "$OUT"/mg-serve*-$g-*.log | grep -c ready) -ge $(( g >= 2 ? 2 * g : g )) ] && break
+                sleep 0.2
+            done
+            sleep 1
+            note "multigpu $which$n: $g GPU(s), $(grep -h -o 'ready.*' "$OUT/mg-serve-$g-0.log")"
+            for op in or and; do
+                $BD/tests/bench_remote --queries /tmp/xg-mgq.tsv --op $op \
+                    --stem $mgstem --clients ${XG_CLIENTS:-1,16,64} \
+                    tcpsrv-x$g=${tcp#,} serve-${g}gpu=${srv#,} \
+                    ${one:+serve-$g-on-1gpu=${one#,}} \
+                    2>&1 | tee -a "$OUT/multigpu.log" "$SUMMARY"
+            done
+            kill -TERM $pids 2>/dev/null
+            wait $pids 2>/dev/null
+            for f in "$OUT"/mg-serve*-$g-*.log; do
+                note "    $(basename "$f" .log): $(grep -o 'routes:.*' "$f")"
+            done
+        done
+        note "multigpu $which$n: $(( $(date +%s) - t )) s"
         ;;
     *) echo "unknown stage $stage"; exit 2;;
     esac
