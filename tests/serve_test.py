@@ -314,11 +314,15 @@ def compare(a, refdb, dbs, sample, settings=SETTINGS):
     return served, unserved
 
 
-def doc_fields(db, did):
+def doc_fields(db, did, termfreq=True):
+    """A document as an application reads it; termfreq False leaves out
+    its terms' termfreqs (a combined database's termlist gives the
+    document's own shard's)."""
     d = db.get_document(did)
     tl = []
     for t in d.termlist():
-        tl.append((t.term, t.wdf, t.termfreq, tuple(db.positionlist(did, t.term))))
+        tl.append((t.term, t.wdf, t.termfreq if termfreq else None,
+                   tuple(db.positionlist(did, t.term))))
     vals = [(v.num, v.value) for v in d.values()]
     return d.get_data(), tl, vals, db.get_doclength(did), db.get_unique_terms(did)
 
@@ -432,6 +436,23 @@ def routes(srv):
     return {w[i]: int(w[i + 1]) for i in range(0, len(w), 2)}
 
 
+def same_mset(got, want):
+    """mset_fields results equal, counts as counts_agree allows."""
+    return got[0] == want[0] and counts_agree(got[1], want[1])
+
+
+def add_docs(path, terms, wdf):
+    """Another process indexes: 30 documents holding `terms`."""
+    w = xapian.WritableDatabase(path, xapian.DB_OPEN)
+    for i in range(30):
+        d = xapian.Document()
+        for t in terms:
+            d.add_term(t, wdf + i)
+        w.add_document(d)
+    w.commit()
+    w.close()
+
+
 def updated(binary, work, dbpath):
     """The database updated under a running serve: a connection opened
     before keeps its revision (the index's: the engine answers); one
@@ -441,22 +462,13 @@ def updated(binary, work, dbpath):
     shutil.copytree(dbpath, path)
     srv = Server(binary, work, "updated", path, "--engine", ENGINE)
     q = parser(xapian.Query.OP_OR).parse_query("boundary layer flow")
-    def same(got, want):
-        return got[0] == want[0] and counts_agree(got[1], want[1])
-
+    same = same_mset
     try:
         before = xapian.remote_open("127.0.0.1", srv.port)
         old = mset_fields(xapian.Database(path), q, 10)
         if not same(mset_fields(before, q, 10), old):
             fail("updated: a search before the update differs from stock's")
-        w = xapian.WritableDatabase(path, xapian.DB_OPEN)
-        for i in range(30):
-            d = xapian.Document()
-            for t in ("boundary", "layer", "flow"):
-                d.add_term(t, 50 + i)
-            w.add_document(d)
-        w.commit()
-        w.close()
+        add_docs(path, ("boundary", "layer", "flow"), 50)
         new = mset_fields(xapian.Database(path), q, 10)
         if new[0] == old[0]:
             fail("updated: the update did not change the MSet")
@@ -477,6 +489,50 @@ def updated(binary, work, dbpath):
             fail("updated: routes %r, expected cpu 2 and stock:stale 2" % r)
         ok("database updated under serve", "before: the engine; after, and "
            "after reopen(): stock at the new revision (routes %r)" % r)
+    finally:
+        if srv.p.poll() is None:
+            srv.p.kill()
+
+
+def reexported(binary, work, dbpath):
+    """serve --reexport: the database updated under it, the server writes
+    a new index by itself; a connection opened before keeps its revision
+    and the engine; new ones get the engine again at the new revision,
+    with stock's MSet there, and the index file is the new one."""
+    path = os.path.join(work, "reexport")
+    shutil.copytree(dbpath, path)
+    srv = Server(binary, work, "reexport", path, "--engine", ENGINE,
+                 "--reexport-every", "0.2")
+    q = parser(xapian.Query.OP_OR).parse_query("boundary layer flow")
+
+    same = same_mset
+    try:
+        before = xapian.remote_open("127.0.0.1", srv.port)
+        old = mset_fields(before, q, 10)
+        if not same(old, mset_fields(xapian.Database(path), q, 10)):
+            fail("reexport: a search before the update differs from stock's")
+        add_docs(path, ("Zboundari", "Zlayer", "Zflow"), 40)
+        new = mset_fields(xapian.Database(path), q, 10)
+        if new[0] == old[0]:
+            fail("reexport: the update did not change the MSet")
+        srv.wait_log("new connections search the new index", timeout=60)
+        after = xapian.remote_open("127.0.0.1", srv.port)
+        if not same(mset_fields(after, q, 10), new):
+            fail("reexport: a new connection's search differs from stock's at "
+                 "the new revision")
+        if mset_fields(before, q, 10) != old:
+            fail("reexport: the old connection's answers changed")
+        before.close()
+        after.close()
+        if srv.stop() != 0:
+            fail("reexport: exit status")
+        r = routes(srv)
+        # The old connection's two searches and the new one's, all on the
+        # engine; none stale.
+        if not engine_routes(r, 3, 0):
+            fail("reexport: routes %r, expected 3 on the engine" % r)
+        ok("serve --reexport", "a new index written by the server itself; "
+           "new connections on the engine at the new revision (routes %r)" % r)
     finally:
         if srv.p.poll() is None:
             srv.p.kill()
@@ -578,10 +634,13 @@ def shards(binary, work, sample):
                    check=True)
     src, dst = xapian.Database(whole), xapian.Database(split)
     for did in range(1, src.get_lastdocid() + 1):
-        if doc_fields(src, did) != doc_fields(dst, did):
+        if doc_fields(src, did, False) != doc_fields(dst, did, False):
             fail("split: document %d differs from the source's" % did)
-    ok("split --shards 3", "%d documents, docids, terms, positions and data "
-       "as the source's" % src.get_doccount())
+    if [(t.term, t.termfreq) for t in src.allterms()] != \
+            [(t.term, t.termfreq) for t in dst.allterms()]:
+        fail("split: the shards' terms or termfreqs differ from the source's")
+    ok("split --shards 3", "%d documents, docids, terms, positions and data, "
+       "and every term's termfreq as the source's" % src.get_doccount())
     paths, servers, tcps = [], [], []
     try:
         for i in range(3):
@@ -969,6 +1028,24 @@ def main():
             unserved += nq - n_served
         ok("ab --engines xapian,server", "OR k 10 and AND k 100 through the "
            "stub: every MSet identical")
+        # Without --server, ab starts `serve --engine auto` itself on a
+        # Unix socket, compares through it, and stops it: its routes line
+        # on stderr, nothing left in /tmp.
+        before = set(os.listdir("/tmp"))
+        out = subprocess.run([binary, "ab", "--db", dbpath, "--queries",
+                              os.path.join(a.sample, "queries.tsv"),
+                              "--engines", "xapian,server", "--threads", "2"],
+                             capture_output=True, text=True, timeout=300)
+        m = re.search(r"compared (\d+) MSets, identical (\d+), different 0",
+                      out.stdout)
+        r = re.search(r"serve: routes: (.*)", out.stderr)
+        left = [f for f in set(os.listdir("/tmp")) - before
+                if f.startswith("xapian-gpu-ab-")]
+        if out.returncode or not m or m.group(1) != m.group(2) or not r or left:
+            fail("ab --engines xapian,server without --server: %r %r %r" %
+                 (out.stdout[-400:], out.stderr[-400:], left))
+        ok("ab starts its own server", "%s MSets identical; its routes: %s"
+           % (m.group(1), r.group(1)))
         dbs = [("serve tcp", xapian.remote_open("127.0.0.1", eng.port)),
                ("serve unix stub", xapian.Database(eng.stub))]
         c_served, c_unserved = compare(a, refdb, dbs, a.sample)
@@ -1095,6 +1172,7 @@ def main():
         if s2.stop() != 0:
             fail("the second server's exit status")
         updated(binary, work, dbpath)
+        reexported(binary, work, dbpath)
         shards(binary, work, a.sample)
         if a.ir_data and os.path.isdir(a.ir_data):
             collections_ab(binary, work, resolve_ir_data(a.ir_data))

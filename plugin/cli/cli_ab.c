@@ -23,6 +23,7 @@
 #include "ab_report.h"
 #include "cli.h"
 #include "cli_search_opts.h"
+#include "server_child.h"
 #include "../context.h"
 #include "../router.h"
 #include "../searcher.h"
@@ -36,11 +37,13 @@ static const char help_ab[] =
     "                          plugin (the planner, as applications call it),\n"
     "                          plugin-gpu (the plugin with every query it can\n"
     "                          serve sent to the GPU), server (a remote server\n"
-    "                          through --server, one connection per thread)\n"
+    "                          through --server, one connection per thread;\n"
+    "                          without --server, a `serve --engine auto` it\n"
+    "                          starts on the databases, on a Unix socket)\n"
     "                          (default xapian,cpu,plugin; and gpu with a GPU)\n"
     "  --server STUB           the stub file engine server opens, e.g. one\n"
     "                          line 'remote :xapian-gpu connect SOCKET' or\n"
-    "                          'remote HOST:PORT' (start the server first)\n"
+    "                          'remote HOST:PORT' of a running server\n"
     "  --threads N             matchers in parallel for xapian and cpu (1)\n"
     "  --batch B               queries per GPU batch (256)\n"
     "  --json=OUT              write the figures as JSON to OUT\n"
@@ -1179,6 +1182,7 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
     uint32_t batch = a.batch ? a.batch : 256;
     struct engine_run runs[XG_AB_MAX_ENGINES];
     uint32_t n_eng = 0;
+    struct xg_server_child child = {0};
     memset(runs, 0, sizeof runs);
 
     struct xg_cli_queries qs;
@@ -1219,11 +1223,19 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
                               runs[e].name);
             goto out;
         }
-        if (eng == AB_ENGINE_SERVER && (!a.server || a.opts.default_and == 2)) {
-            rc = xg_cli_usage(cmd, a.server ? "engine server does not take "
-                              "--op andor" : "engine server needs --server "
-                              "STUB (a stub file naming the server)");
+        if (eng == AB_ENGINE_SERVER && a.opts.default_and == 2) {
+            rc = xg_cli_usage(cmd, "engine server does not take --op andor");
             goto out;
+        }
+        if (eng == AB_ENGINE_SERVER && !a.server && !child.pid) {
+            /* No running server named: one of our own, on these
+             * databases. */
+            if (xg_server_child_start((const char *const *)a.dbs, a.n_dbs,
+                                      &child)) {
+                rc = 1;
+                goto out;
+            }
+            a.server = child.stub;
         }
         if (eng != XG_ENGINE_XAPIAN && eng != AB_ENGINE_SERVER &&
             xg_searcher_index_error(s)) {
@@ -1278,7 +1290,13 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
         printf("gpu engine: %s\n", have_gpu ? "not used" : why ? why : "none");
     }
 out:
+    /* The server's connections close first, so it stops at once. */
     for (uint32_t e = 0; e < n_eng; ++e) free_run(&runs[e], qs.n);
+    if (child.pid && xg_server_child_stop(&child) && !rc) {
+        fprintf(stderr, "xapian-gpu: the server it started did not stop "
+                "cleanly\n");
+        rc = 1;
+    }
     xg_searcher_close(s);
     xg_qrels_free(&qr);
     xg_cli_queries_free(&qs);

@@ -44,6 +44,12 @@ static const char help[] =
     "                            may take to finish (10)\n"
     "  --progsrv PROGRAM         the stock server to relay to\n"
     "                            (xapian-progsrv)\n"
+    "  --reexport                when the database moves past the index\n"
+    "                            (another process indexed), write a new\n"
+    "                            index beside it in the background and\n"
+    "                            serve new connections from it; until then\n"
+    "                            stock answers them (default: off)\n"
+    "  --reexport-every SECS     how often it checks (2; implies --reexport)\n"
     "  --verbose                 a line for each connection opened/closed\n"
     "Databases are served read-only: writes get Xapian's error, as from\n"
     "xapian-tcpsrv without --writable. SIGTERM or SIGINT stops the server:\n"
@@ -89,6 +95,8 @@ int xg_cli_serve(int argc, char **argv)
         {"device-memory", required_argument, 0, 'G'},
         {"batch-wait", required_argument, 0, 'B'},
         {"writable", no_argument, 0, 'w'},
+        {"reexport", no_argument, 0, 'R'},
+        {"reexport-every", required_argument, 0, 'r'},
         {0, 0, 0, 0}};
     int c, status;
     uint32_t u;
@@ -120,6 +128,16 @@ int xg_cli_serve(int argc, char **argv)
             break;
         case 'P': o.progsrv = optarg; break;
         case 'V': o.verbose = 1; break;
+        case 'R': o.reexport = 1; break;
+        case 'r':
+            if (parse_amount("--reexport-every", optarg, "seconds",
+                             &o.reexport_every))
+                return 2;
+            if (o.reexport_every <= 0)
+                return xg_cli_usage("serve", "--reexport-every must be more "
+                                    "than 0 seconds");
+            o.reexport = 1;
+            break;
         case 'E':
             if (!strcmp(optarg, "auto")) o.engine = XG_ENGINE_AUTO;
             else if (!strcmp(optarg, "gpu")) o.engine = XG_ENGINE_GPU;

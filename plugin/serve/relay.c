@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "../../gpu/runtime/error.h"
+#include "engines.h"
 #include "intercept.h"
 #include "wire.h"
 
@@ -56,6 +57,7 @@ struct relay {
     unsigned char fifo[FIFO_MAX];
     unsigned head, count;
     int shutdown_sent;          /* the client sent MSG_SHUTDOWN */
+    int heard;                  /* the client sent a byte */
     int child_eof;
     double last;                /* last byte from the client */
 };
@@ -441,6 +443,7 @@ static void relay_loop(struct relay *r)
             ssize_t g = (pf[ic].events & POLLIN) ? fill(r->c->fd, &r->cin) : -2;
             if (g > 0) {
                 r->last = now();
+                r->heard = 1;
                 if (client_frames(r)) return;
             } else if (g == 0 || (g == -1 && (errno == ECONNRESET))) {
                 client_eof = 1;
@@ -449,7 +452,9 @@ static void relay_loop(struct relay *r)
                              "closed");
                     return;
                 }
-                if (r->count && !r->shutdown_sent) {
+                /* Only its own request counts: the greeting does not (a
+                 * client that connects and leaves is a probe). */
+                if (r->count && !r->shutdown_sent && r->heard) {
                     log_conn(r, "client closed the connection with a request "
                              "in flight; closed");
                     return;
@@ -497,6 +502,7 @@ static void relay_loop(struct relay *r)
 
 void xg_serve_relay(struct xg_serve_conn *c)
 {
+    xg_context *ctx = NULL;     /* the engines this connection keeps */
     struct relay r;
     memset(&r, 0, sizeof r);
     r.c = c;
@@ -504,7 +510,8 @@ void xg_serve_relay(struct xg_serve_conn *c)
     r.to_child = r.from_child = -1;
     if (set_nonblock(c->fd)) {
         log_conn(&r, "cannot set the socket non-blocking; closed");
-    } else if (!(r.icpt = xg_serve_icpt_open(c->sh->ctx))) {
+    } else if (!(r.icpt = xg_serve_icpt_open(
+                     ctx = xg_serve_engines_acquire(c->sh->engines)))) {
         log_conn(&r, "out of memory; closed");
     } else if (spawn_child(&r)) {
         char m[200];
@@ -519,6 +526,7 @@ void xg_serve_relay(struct xg_serve_conn *c)
     close(c->fd);
     reap_child(&r);
     xg_serve_icpt_close(r.icpt);
+    xg_serve_engines_release(c->sh->engines, ctx);
     xg_sbuf_free(&r.held);
     xg_sbuf_free(&r.cin);
     xg_sbuf_free(&r.cout);

@@ -28,13 +28,16 @@ struct xg_serve_opts {
     char **dbs;             /* the databases, ndb of them */
     int ndb;
     int verbose;            /* log each connection's open and close */
+    int reexport;           /* write a new index when the database moves
+                               past it, and serve from it (engines.h) */
+    double reexport_every;  /* seconds between its checks (0: 2) */
 };
 
 /* The relay's shared state (relay.c, server.c). */
 struct xg_serve_shared {
     const struct xg_serve_opts *o;
     int stop_fd;            /* readable once the server stops */
-    xg_context *ctx;        /* the engines (NULL: relay everything) */
+    struct xg_serve_engines *engines;   /* NULL: relay everything */
 };
 
 /* One accepted connection: relay it until it ends, then close it, reap

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../context.h"
+#include "engines.h"
 
 
 static int sig_pipe[2] = {-1, -1};
@@ -171,22 +172,6 @@ static void std_fds_open(void)
         }
 }
 
-/* The engines every connection shares: one index, one GPU context, one
- * batching dispatcher.  0, or 1 after one line on stderr. */
-static int open_engines(const struct xg_serve_opts *o, xg_context **ctx)
-{
-    struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
-    co.engine = o->engine;
-    co.device_memory = o->device_memory;
-    co.max_wait_ms = o->batch_wait_ms;
-    if (xg_context_open((const char *const *)o->dbs, (size_t)o->ndb, NULL, &co,
-                        ctx)) {
-        xg_serve_log("%s", xg_last_error());
-        return 1;
-    }
-    return 0;
-}
-
 /* Who answers the searches, for the ready line. */
 static const char *engine_line(const struct xg_serve_opts *o, xg_context *ctx)
 {
@@ -200,21 +185,6 @@ static const char *engine_line(const struct xg_serve_opts *o, xg_context *ctx)
     else
         snprintf(line, sizeof line, "engine %s, xapian-progsrv for the rest", e);
     return line;
-}
-
-/* "routes: gpu N cpu N stock:REASON N ...", the routes taken. */
-static void log_routes(const xg_context *ctx)
-{
-    uint64_t counts[XG_ROUTE_COUNT];
-    xg_context_routes(ctx, counts);
-    char line[600];
-    size_t n = (size_t)snprintf(line, sizeof line, "routes:");
-    for (int i = 0; i < XG_ROUTE_COUNT && n < sizeof line; ++i)
-        if (counts[i] || i <= XG_ROUTE_CPU)
-            n += (size_t)snprintf(line + n, sizeof line - n, " %s %llu",
-                                  xg_route_name(i),
-                                  (unsigned long long)counts[i]);
-    xg_serve_log("%s", line);
 }
 
 int xg_serve_run(const struct xg_serve_opts *o)
@@ -244,7 +214,8 @@ int xg_serve_run(const struct xg_serve_opts *o)
     sigaction(SIGINT, &sa, NULL);
 
     struct xg_serve_shared sh = {o, stop[0], NULL};
-    if (o->engine != XG_ENGINE_XAPIAN && open_engines(o, &sh.ctx)) {
+    if (o->engine != XG_ENGINE_XAPIAN &&
+        xg_serve_engines_open(o, &sh.engines)) {
         for (int i = 0; i < nfds; ++i) close(fds[i]);
         if (o->unix_path) unlink(o->unix_path);
         return 1;
@@ -258,7 +229,8 @@ int xg_serve_run(const struct xg_serve_opts *o)
     xg_serve_log("ready: %s%s%s%s, %d database%s, searches: %s", where,
                  *where && o->unix_path ? ", " : "",
                  o->unix_path ? "unix " : "", o->unix_path ? o->unix_path : "",
-                 o->ndb, o->ndb == 1 ? "" : "s", engine_line(o, sh.ctx));
+                 o->ndb, o->ndb == 1 ? "" : "s",
+                 engine_line(o, xg_serve_engines_current(sh.engines)));
     unsigned long next_id = 0;
     int sig = 0;
     while (!sig) {
@@ -350,10 +322,7 @@ int xg_serve_run(const struct xg_serve_opts *o)
     while (conn_alive) pthread_cond_wait(&conn_cv, &conn_mu);
     pthread_mutex_unlock(&conn_mu);
     pthread_attr_destroy(&at);
-    if (sh.ctx) {
-        log_routes(sh.ctx);
-        xg_context_close(sh.ctx);
-    }
+    xg_serve_engines_close(sh.engines);
     xg_serve_log("stopped");
     return sig ? 0 : 1;
 }

@@ -59,7 +59,10 @@
 #                  ($XG_COLLS: syn, rt or both; $XG_TURNS: turns, 2)
 #   servebench     xapian-gpu serve (engine gpu, auto) against
 #                  xapian-tcpsrv on the real-text collection: 1, 16, 64
-#                  C++ clients (tests/bench_remote.cc), OR and AND, top 10
+#                  C++ clients (tests/bench_remote.cc) and python3-xapian
+#                  client processes (tests/bench_remote.py), OR and AND, top
+#                  10; the engine's own one-at-a-time and 64-thread figures;
+#                  one client over a Unix socket (connect stub) and TCP
 #   serve          tests/serve_test.py with --engine gpu: the sample in
 #                  depth (bytes, shards weighed with global statistics,
 #                  faults) and every collection against xapian-tcpsrv,
@@ -166,6 +169,7 @@ multigpu_shards() {
     for s in $(seq 0 $(( ngpu - 1 ))); do
         [ -f "$mg/shard$s/xapian-gpu.idx" ] || $B export --quiet "$mg/shard$s" &
     done
+    [ -f "$src/xapian-gpu.idx" ] || $B export --quiet "$src" &
     wait
 }
 
@@ -489,11 +493,33 @@ PY
         $B serve --engine auto --port 42003 --host 127.0.0.1 --progsrv \
             $rtbin/xapian-progsrv "$rt" 2> "$OUT/serve-auto.log" &
         apid=$!
+        # The GPU server on a Unix socket too, through a connect stub.
+        rm -f /tmp/xg-gpu.sock
+        $B serve --engine gpu --unix /tmp/xg-gpu.sock --progsrv \
+            $rtbin/xapian-progsrv "$rt" 2> "$OUT/serve-gpu-unix.log" &
+        upid=$!
+        echo "remote :$B connect /tmp/xg-gpu.sock" > /tmp/xg-gpu.stub
         for i in $(seq 100); do
-            grep -q ready "$OUT/serve-gpu.log" && grep -q ready "$OUT/serve-auto.log" && break
+            grep -q ready "$OUT/serve-gpu.log" && grep -q ready "$OUT/serve-auto.log" &&
+                grep -q ready "$OUT/serve-gpu-unix.log" && break
             sleep 0.2
         done
         note "servebench: $(grep ready "$OUT/serve-gpu.log")"
+        # The engine itself, one query at a time and with 64 threads (the
+        # figures serve is held to: its latency plus 0.2 ms over a Unix
+        # socket, 80% of its throughput at 64 clients).
+        for op in or and; do
+            $B bench --db "$rt" --queries /tmp/xg-sq.tsv -k 10 --op $op \
+                --batch 1 --threads 1 --engines gpu > "$OUT/engine1-$op.log" 2>&1
+            $B bench --db "$rt" --queries /tmp/xg-sq.tsv -k 10 --op $op \
+                --threads 64 --engines gpu > "$OUT/engine64-$op.log" 2>&1
+            note "engine gpu $op: one at a time $(grep -E '^gpu ' "$OUT/engine1-$op.log" | awk '{print $3" q/s, p50 "$5" ms"}'); 64 threads $(grep -E '^gpu ' "$OUT/engine64-$op.log" | awk '{print $3" q/s"}')"
+        done
+        for op in or and; do
+            $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op --clients 1 \
+                serve-gpu-unix=/tmp/xg-gpu.stub serve-gpu-tcp=127.0.0.1:42002 \
+                2>&1 | tee -a "$OUT/servebench.log" "$SUMMARY"
+        done
         for op in or and; do
             $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op \
                 --clients ${XG_CLIENTS:-1,16,64} tcpsrv=127.0.0.1:42001 \
@@ -508,11 +534,22 @@ PY
                 serve-gpu=127.0.0.1:42002 2>&1 | sed 's/^/exact counts: /' \
                 | tee -a "$OUT/servebench.log" "$SUMMARY"
         done
-        kill -TERM $gpid $apid
-        wait $gpid $apid
+        # python3-xapian applications: one process per client (Debian's
+        # Python 3.11 and bindings); the digests are bench_remote.cc's.
+        if debian_python; then
+            for op in or and; do
+                $PY tests/bench_remote.py --queries /tmp/xg-sq.tsv --op $op \
+                    --clients ${XG_CLIENTS:-1,16,64} py-tcpsrv=127.0.0.1:42001 \
+                    py-serve-auto=127.0.0.1:42003 2>&1 \
+                    | tee -a "$OUT/servebench.log" "$SUMMARY"
+            done
+        fi
+        kill -TERM $gpid $apid $upid
+        wait $gpid $apid $upid
         kill -TERM $tpid
         note "serve-gpu $(grep -o 'routes:.*' "$OUT/serve-gpu.log")"
         note "serve-auto $(grep -o 'routes:.*' "$OUT/serve-auto.log")"
+        note "serve-gpu-unix $(grep -o 'routes:.*' "$OUT/serve-gpu-unix.log")"
         note "servebench: $(( $(date +%s) - t )) s"
         ;;
     serve)
@@ -561,8 +598,21 @@ PY
                     one="$one,127.0.0.1:$(( 43200 + 10 * g + s ))"
                 fi
             done
+            whole=
+            if [ "$g" = 1 ] && [ "$ngpu" -ge 2 ]; then
+                # Strong scaling's baseline: the whole collection on one GPU.
+                setsid $rtbin/xapian-tcpsrv --port 43300 --interface 127.0.0.1 \
+                    "$src" > "$OUT/mg-tcpsrv-whole.log" 2>&1 &
+                pids="$pids $!"
+                CUDA_VISIBLE_DEVICES=0 $B serve --engine ${XG_MG_ENGINE:-gpu} --port 43301 \
+                    --host 127.0.0.1 --progsrv $rtbin/xapian-progsrv "$src" \
+                    2> "$OUT/mg-serveW-$g-0.log" &
+                pids="$pids $!"
+                whole="tcpsrv-whole=127.0.0.1:43300 serve-whole-1gpu=127.0.0.1:43301"
+            fi
+            want=$(( g >= 2 ? 2 * g : g + (ngpu >= 2) ))
             for i in $(seq 150); do
-                [ $(cat "$OUT"/mg-serve*-$g-*.log | grep -c ready) -ge $(( g >= 2 ? 2 * g : g )) ] && break
+                [ $(cat "$OUT"/mg-serve*-$g-*.log | grep -c ready) -ge $want ] && break
                 sleep 0.2
             done
             sleep 1
@@ -571,7 +621,7 @@ PY
                 $BD/tests/bench_remote --queries /tmp/xg-mgq.tsv --op $op \
                     --stem $mgstem --clients ${XG_CLIENTS:-1,16,64} \
                     tcpsrv-x$g=${tcp#,} serve-${g}gpu=${srv#,} \
-                    ${one:+serve-$g-on-1gpu=${one#,}} \
+                    ${one:+serve-$g-on-1gpu=${one#,}} $whole \
                     2>&1 | tee -a "$OUT/multigpu.log" "$SUMMARY"
             done
             kill -TERM $pids 2>/dev/null

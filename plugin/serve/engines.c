@@ -1,0 +1,265 @@
+/** @file engines.c
+ *  @brief The engines `serve` answers with, and --reexport (engines.h).
+ */
+#include "engines.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../gpu/index/format_read.h"
+#include "../../gpu/runtime/error.h"
+#include "../../shim/xg_export.h"
+#include "../router.h"
+#include "relay.h"
+
+/* A context and the connections holding it. */
+struct held {
+    xg_context *ctx;
+    unsigned refs;
+    struct held *next;          /* retired ones, waiting for their last */
+};
+
+struct xg_serve_engines {
+    const struct xg_serve_opts *o;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;          /* the re-export thread's sleep */
+    struct held *cur;
+    struct held *retired;
+    uint64_t counts[XG_ROUTE_COUNT];    /* of closed contexts */
+    int stopping;
+    int thread_on;
+    pthread_t thread;
+};
+
+static int open_context(const struct xg_serve_opts *o, xg_context **ctx)
+{
+    struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
+    co.engine = o->engine;
+    co.device_memory = o->device_memory;
+    co.max_wait_ms = o->batch_wait_ms;
+    return xg_context_open((const char *const *)o->dbs, (size_t)o->ndb, NULL,
+                           &co, ctx);
+}
+
+/* Add c's routes to the closed total and close it (not under mu). */
+static void retire_close(struct xg_serve_engines *e, xg_context *c)
+{
+    uint64_t counts[XG_ROUTE_COUNT];
+    xg_context_routes(c, counts);
+    pthread_mutex_lock(&e->mu);
+    for (int i = 0; i < XG_ROUTE_COUNT; ++i) e->counts[i] += counts[i];
+    pthread_mutex_unlock(&e->mu);
+    xg_context_close(c);
+}
+
+/* Whether the database has moved past the index of ctx (or it has none). */
+static int stale(xg_context *ctx)
+{
+    if (!xg_context_index(ctx)) return 1;
+    xg_handle *h;
+    if (xg_context_open_handle(ctx, &h)) return 0;  /* try again later */
+    int moved = xg_handle_index(h) == NULL;
+    xg_handle_close(h);
+    return moved;
+}
+
+/* Write a new index of the databases where the context reads it. */
+static int reexport(const struct xg_serve_opts *o, double *seconds)
+{
+    xg_db *db;
+    if (xg_shim_db_open((const char *const *)o->dbs, (size_t)o->ndb, &db))
+        return -1;
+    char *path = xg_fmt_default_path(o->dbs[0]);
+    struct xg_export_opts eo;
+    xg_export_opts_init(&eo);
+    struct xg_export_report rep;
+    int rc = path ? xg_export(db, path, &eo, &rep)
+                  : xg_set_error(XG_ERR_NOMEM, "out of memory");
+    if (!rc) *seconds = rep.seconds;
+    free(path);
+    xg_shim_db_close(db);
+    return rc ? -1 : 0;
+}
+
+static void *reexport_thread(void *arg)
+{
+    struct xg_serve_engines *e = arg;
+    const double every = e->o->reexport_every > 0 ? e->o->reexport_every : 2;
+    pthread_mutex_lock(&e->mu);
+    while (!e->stopping) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        const double when = (double)ts.tv_nsec * 1e-9 + every;
+        ts.tv_sec += (time_t)when;
+        ts.tv_nsec = (long)((when - (double)(time_t)when) * 1e9);
+        pthread_cond_timedwait(&e->cv, &e->mu, &ts);
+        if (e->stopping) break;
+        struct held *cur = e->cur;
+        ++cur->refs;
+        pthread_mutex_unlock(&e->mu);
+        int moved = stale(cur->ctx);
+        xg_serve_engines_release(e, cur->ctx);
+        xg_context *fresh = NULL;
+        double secs = 0;
+        if (moved) {
+            xg_serve_log("reexport: the database has moved past the index; "
+                         "exporting");
+            if (reexport(e->o, &secs)) {
+                xg_serve_log("reexport: %s", xg_last_error());
+            } else if (open_context(e->o, &fresh)) {
+                xg_serve_log("reexport: %s", xg_last_error());
+                fresh = NULL;
+            } else if (!xg_context_index(fresh)) {
+                /* Written again meanwhile: the next round exports anew. */
+                xg_serve_log("reexport: %s", xg_context_index_error(fresh));
+                retire_close(e, fresh);
+                fresh = NULL;
+            }
+        }
+        pthread_mutex_lock(&e->mu);
+        if (!fresh) continue;
+        struct held *h = calloc(1, sizeof *h);
+        if (!h) {
+            pthread_mutex_unlock(&e->mu);
+            xg_serve_log("reexport: out of memory");
+            retire_close(e, fresh);
+            pthread_mutex_lock(&e->mu);
+            continue;
+        }
+        h->ctx = fresh;
+        struct held *old = e->cur;
+        e->cur = h;
+        const struct xg_index *ix = xg_context_index(fresh);
+        xg_serve_log("reexport: %llu documents in %.1f s; new connections "
+                     "search the new index", (unsigned long long)ix->hdr->n_docs,
+                     secs);
+        if (old->refs == 0) {
+            pthread_mutex_unlock(&e->mu);
+            retire_close(e, old->ctx);
+            free(old);
+            pthread_mutex_lock(&e->mu);
+        } else {
+            old->next = e->retired;
+            e->retired = old;
+        }
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+int xg_serve_engines_open(const struct xg_serve_opts *o,
+                          struct xg_serve_engines **out)
+{
+    struct xg_serve_engines *e = calloc(1, sizeof *e);
+    struct held *h = calloc(1, sizeof *h);
+    *out = NULL;
+    if (!e || !h) {
+        free(e);
+        free(h);
+        xg_serve_log("out of memory");
+        return 1;
+    }
+    e->o = o;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
+    if (open_context(o, &h->ctx)) {
+        xg_serve_log("%s", xg_last_error());
+        free(h);
+        free(e);
+        return 1;
+    }
+    e->cur = h;
+    if (o->reexport) {
+        int rc = pthread_create(&e->thread, NULL, reexport_thread, e);
+        if (rc) {
+            xg_serve_log("reexport: cannot start a thread: %s", strerror(rc));
+            xg_serve_engines_close(e);
+            return 1;
+        }
+        e->thread_on = 1;
+    }
+    *out = e;
+    return 0;
+}
+
+static struct held *find(struct xg_serve_engines *e, xg_context *ctx,
+                         struct held ***link)
+{
+    if (e->cur->ctx == ctx) {
+        *link = NULL;
+        return e->cur;
+    }
+    for (struct held **p = &e->retired; *p; p = &(*p)->next)
+        if ((*p)->ctx == ctx) {
+            *link = p;
+            return *p;
+        }
+    return NULL;
+}
+
+xg_context *xg_serve_engines_acquire(struct xg_serve_engines *e)
+{
+    if (!e) return NULL;
+    pthread_mutex_lock(&e->mu);
+    ++e->cur->refs;
+    xg_context *c = e->cur->ctx;
+    pthread_mutex_unlock(&e->mu);
+    return c;
+}
+
+void xg_serve_engines_release(struct xg_serve_engines *e, xg_context *ctx)
+{
+    if (!e || !ctx) return;
+    struct held **link, *gone = NULL;
+    pthread_mutex_lock(&e->mu);
+    struct held *h = find(e, ctx, &link);
+    if (h && --h->refs == 0 && link) {
+        *link = h->next;        /* retired and unheld: close it */
+        gone = h;
+    }
+    pthread_mutex_unlock(&e->mu);
+    if (gone) {
+        retire_close(e, gone->ctx);
+        free(gone);
+    }
+}
+
+xg_context *xg_serve_engines_current(struct xg_serve_engines *e)
+{
+    return e ? e->cur->ctx : NULL;
+}
+
+void xg_serve_engines_close(struct xg_serve_engines *e)
+{
+    if (!e) return;
+    if (e->thread_on) {
+        pthread_mutex_lock(&e->mu);
+        e->stopping = 1;
+        pthread_cond_broadcast(&e->cv);
+        pthread_mutex_unlock(&e->mu);
+        pthread_join(e->thread, NULL);
+    }
+    while (e->retired) {
+        struct held *h = e->retired;
+        e->retired = h->next;
+        retire_close(e, h->ctx);
+        free(h);
+    }
+    retire_close(e, e->cur->ctx);
+    free(e->cur);
+    /* "routes: gpu N cpu N stock:REASON N ...", every context's. */
+    char line[600];
+    size_t n = (size_t)snprintf(line, sizeof line, "routes:");
+    for (int i = 0; i < XG_ROUTE_COUNT && n < sizeof line; ++i)
+        if (e->counts[i] || i <= XG_ROUTE_CPU)
+            n += (size_t)snprintf(line + n, sizeof line - n, " %s %llu",
+                                  xg_route_name(i),
+                                  (unsigned long long)e->counts[i]);
+    xg_serve_log("%s", line);
+    pthread_cond_destroy(&e->cv);
+    pthread_mutex_destroy(&e->mu);
+    free(e);
+}
