@@ -641,6 +641,21 @@ def shards(binary, work, sample):
         fail("split: the shards' terms or termfreqs differ from the source's")
     ok("split --shards 3", "%d documents, docids, terms, positions and data, "
        "and every term's termfreq as the source's" % src.get_doccount())
+    # synth docs --shards: the same numbering, built sharded.
+    syn = os.path.join(work, "syn")
+    syn3 = os.path.join(work, "syn3")
+    for path, extra in ((syn, []), (syn3, ["--shards", "3", "--threads", "4"])):
+        subprocess.run([binary, "synth", "docs", "--quiet", "--docs", "2000",
+                        "--mu", "4"] + extra + [path], check=True)
+    whole, sharded = xapian.Database(syn), xapian.Database(syn3)
+    if (whole.get_doccount() != sharded.get_doccount() or
+            [(t.term, t.termfreq) for t in whole.allterms()] !=
+            [(t.term, t.termfreq) for t in sharded.allterms()] or
+            any(doc_fields(whole, d, False) != doc_fields(sharded, d, False)
+                for d in range(1, whole.get_lastdocid() + 1))):
+        fail("synth docs --shards 3 differs from the unsharded collection")
+    ok("synth docs --shards 3", "2000 documents as the unsharded "
+       "collection's, docids kept")
     paths, servers, tcps = [], [], []
     try:
         for i in range(3):

@@ -43,6 +43,9 @@ static const char help_docs[] =
     "  --sigma S      standard deviation of ln(document length) (1.1)\n"
     "  --seed X       collection seed, 64-bit (1)\n"
     "  --threads T    builder threads (0: one per core; 0)\n"
+    "  --shards N     N glass shards under DB plus a XAPIANDB stub, document\n"
+    "                 d in shard (d-1) mod N as local docid (d-1)/N+1, as\n"
+    "                 index --shards (1)\n"
     "  --quiet        no progress output\n";
 
 static const char help_queries[] =
@@ -92,10 +95,11 @@ static int synth_docs(int argc, char **argv)
 {
     static const char cmd[] = "synth docs";
     struct xg_synth_params p = XG_SYNTH_DEFAULTS;
-    uint32_t n_docs = 0, threads = 0;
+    uint32_t n_docs = 0, threads = 0, shards = 1;
     int quiet = 0, c, status;
     static const struct option opts[] = {
         {"docs", required_argument, 0, 'n'},
+        {"shards", required_argument, 0, 'S'},
         {"vocab", required_argument, 0, 'V'},
         {"zipf", required_argument, 0, 'z'},
         {"mu", required_argument, 0, 'm'},
@@ -133,6 +137,10 @@ static int synth_docs(int argc, char **argv)
             if (xg_cli_uint(cmd, "--threads", optarg, 0, 1024, &threads))
                 return 2;
             break;
+        case 'S':
+            if (xg_cli_uint(cmd, "--shards", optarg, 1, 256, &shards))
+                return 2;
+            break;
         case 'q': quiet = 1; break;
         default: return status;     /* --help, --version, bad usage */
         }
@@ -142,7 +150,9 @@ static int synth_docs(int argc, char **argv)
     if (argc - optind != 1)
         return xg_cli_usage(cmd, "expected one DB");
     p.n_docs = n_docs;
-    if (xg_shim_synth_db(argv[optind], &p, threads, quiet))
+    if (shards > n_docs)
+        return xg_cli_usage(cmd, "--shards must not exceed --docs");
+    if (xg_shim_synth_db(argv[optind], &p, threads, shards, quiet))
         return xg_cli_fail();
     return 0;
 }

@@ -118,9 +118,11 @@ struct zipf_guard {
     ~zipf_guard() { xg_synth_zipf_free(&z); }
 };
 
-/* One thread's slice: documents [begin, end) into the database `part`. */
+/* One thread's slice: a shard's local documents [begin, end), document
+ * i being the collection's i * stride + offset, into the database `part`. */
 struct slice {
     uint64_t begin, end;
+    uint32_t stride, offset;
     std::string part;
 };
 
@@ -143,9 +145,10 @@ void build_slice(const struct xg_synth_params *p,
         where = sl->part.c_str();
         Xapian::WritableDatabase db(sl->part, PART_FLAGS);
         uint32_t since_commit = 0;
-        for (uint64_t d = sl->begin; d < sl->end; ++d) {
+        for (uint64_t i = sl->begin; i < sl->end; ++i) {
             if (*stop)
                 return;
+            const uint64_t d = i * sl->stride + sl->offset;
             uint32_t n = xg_synth_doc(p, z, d, ranks.data(), wdfs.data(),
                                       XG_SYNTH_MAX_LEN);
             Xapian::Document doc;
@@ -201,7 +204,7 @@ extern "C" {
 
 /* See shim/tools/synth.h. */
 int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
-                     uint32_t threads, int quiet)
+                     uint32_t threads, uint32_t n_shards, int quiet)
 {
     if (!db_path || !*db_path || !p)
         return xg_set_error(XG_ERR_ARG, "xg_shim_synth_db: NULL argument");
@@ -221,8 +224,16 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
             long c = sysconf(_SC_NPROCESSORS_ONLN);
             threads = c > 0 ? (uint32_t)c : 1;
         }
-        if (threads > n)
-            threads = (uint32_t)n;
+        if (n_shards == 0 || n_shards > n)
+            return xg_set_error(XG_ERR_ARG, "%s: shards must be in 1..the "
+                                "number of documents", db_path);
+        /* At least one builder per shard, and whole shards per builder
+         * share: threads round up to a multiple of the shards. */
+        if (threads < n_shards)
+            threads = n_shards;
+        threads -= threads % n_shards;
+        if (threads / n_shards > n / n_shards)
+            threads = n_shards * (uint32_t)(n / n_shards);
         const bool progress = !quiet && isatty(2);
 
         std::string tmp;
@@ -239,12 +250,21 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
         if (rc != XG_OK)
             return rc;
 
-        /* Slices in document order (threads <= n: none is empty). */
+        /* Slices in document order within each shard: shard s holds the
+         * documents d with d % n_shards == s, local docid d / n_shards + 1,
+         * so a stub over the shards numbers them as the whole collection.
+         * A shard has at least as many documents as builders: none is
+         * empty. */
+        const uint32_t per = threads / n_shards;
         std::vector<slice> slices(threads);
         for (uint32_t t = 0; t < threads; ++t) {
             slice &sl = slices[t];
-            sl.begin = t * n / threads;
-            sl.end = (t + 1) * n / threads;
+            const uint32_t sh = t / per, k = t % per;
+            const uint64_t local = (n - sh + n_shards - 1) / n_shards;
+            sl.begin = k * local / per;
+            sl.end = (k + 1) * local / per;
+            sl.stride = n_shards;
+            sl.offset = sh;
             sl.part = tmp + "/part" + std::to_string(t);
         }
 
@@ -281,17 +301,38 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
                     "docs/s\n", db_path, (unsigned long long)n, t1 - t0,
                     n / (t1 - t0));
 
-        /* Merge in document order; renumbering makes docids 1..n. */
-        Xapian::Database all;
-        for (const slice &sl : slices) {
-            where = sl.part;
-            all.add_database(Xapian::Database(sl.part));
-        }
-        where = db_path;
+        /* Merge each shard's parts in document order; renumbering makes
+         * its docids 1..its size. */
         const std::string out = tmp + "/db";
-        status_compactor compactor(db_path, progress);
-        all.compact(out, Xapian::Compactor::FULLER, 0, compactor);
-        all.close();
+        if (n_shards > 1 && mkdir(out.c_str(), 0777) != 0)
+            return xg_set_error(XG_ERR_IO, "%s: cannot create: %s",
+                                out.c_str(), strerror(errno));
+        for (uint32_t sh = 0; sh < n_shards; ++sh) {
+            Xapian::Database all;
+            for (uint32_t k = 0; k < per; ++k) {
+                where = slices[sh * per + k].part;
+                all.add_database(Xapian::Database(where));
+            }
+            where = db_path;
+            const std::string dst = n_shards > 1
+                                        ? out + "/shard" + std::to_string(sh)
+                                        : out;
+            status_compactor compactor(db_path, progress);
+            all.compact(dst, Xapian::Compactor::FULLER, 0, compactor);
+            all.close();
+        }
+        if (n_shards > 1) {
+            const std::string stub = out + "/XAPIANDB";
+            FILE *f = fopen(stub.c_str(), "w");
+            if (!f)
+                return xg_set_error(XG_ERR_IO, "%s: %s", stub.c_str(),
+                                    strerror(errno));
+            for (uint32_t sh = 0; sh < n_shards; ++sh)
+                fprintf(f, "glass shard%u\n", sh);
+            if (fclose(f) != 0)
+                return xg_set_error(XG_ERR_IO, "%s: %s", stub.c_str(),
+                                    strerror(errno));
+        }
         if (progress)
             fprintf(stderr, "\r\033[K%s: compacted %zu parts in %.1f s\n",
                     db_path, slices.size(), now_seconds() - t1);

@@ -143,9 +143,13 @@ void xg_synth_query(uint64_t seed, uint64_t qi, uint32_t vocab,
  * order into DB_PATH.  Progress goes to stderr when !quiet and stderr is a
  * terminal.  Returns XG_OK, or XG_ERR_ARG (bad parameters, n_docs 0 or
  * over 2^32-1), XG_ERR_IO ("PATH: already exists", file system faults),
- * XG_ERR_NOMEM or XG_ERR_XAPIAN; on error nothing is left behind. */
+ * XG_ERR_NOMEM or XG_ERR_XAPIAN; on error nothing is left behind.
+ * n_shards > 1: DB_PATH is a directory of glass shards shard0.. and a
+ * XAPIANDB stub; document d (0-based) is in shard d % n_shards as local
+ * docid d / n_shards + 1, so the stub numbers the documents 1..n as the
+ * unsharded collection does (the index --shards rule). */
 int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
-                     uint32_t threads, int quiet);
+                     uint32_t threads, uint32_t n_shards, int quiet);
 
 #ifdef __cplusplus
 }

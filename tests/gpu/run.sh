@@ -153,8 +153,14 @@ multigpu_shards() {
         mgq=.device-carry/realtext/trec-tb-2005-efficiency.tsv
         mgstem=english
     else
-        synth_db "$2" || return 1
-        src=$db
+        # Built sharded (synth docs --shards): the stub over the shards is
+        # the whole collection, with the unsharded collection's docids.
+        src=/tmp/xg-mg-syn$2
+        if [ ! -d "$src" ]; then
+            local t=$(date +%s)
+            $B synth docs --docs "$2" --shards "$ngpu" --quiet "$src" || return 1
+            note "synth $2 docs in $ngpu shards: $(( $(date +%s) - t )) s"
+        fi
         [ -f /tmp/xg-q.tsv ] || $B synth queries --queries 50000 /tmp/xg-q.tsv
         mgq=/tmp/xg-q.tsv
         mgstem=none
