@@ -11,8 +11,6 @@
 #include "xg_export.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +22,7 @@
 #include "../gpu/bm25.h"
 #include "../gpu/runtime/buf.h"
 #include "../gpu/runtime/knobs.h"
+#include "../gpu/runtime/outfile.h"
 #include "../gpu/index/crc32c.h"
 #include "../gpu/index/termdict.h"
 #include "../gpu/runtime/error.h"
@@ -275,22 +274,6 @@ static int on_term(void *ctx, const char *term, size_t len,
     return stop;
 }
 
-static int write_all(int fd, const void *p, size_t n, const char *path)
-{
-    const uint8_t *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return xg_set_error(XG_ERR_IO, "%s: write failed: %s", path,
-                                strerror(errno));
-        }
-        c += w;
-        n -= (size_t)w;
-    }
-    return XG_OK;
-}
-
 /* Lay out, checksum and atomically write the file. */
 static int write_index(struct exporter *x, xg_db *db, const char *out_path,
                        const struct xg_db_stats *st,
@@ -299,9 +282,8 @@ static int write_index(struct exporter *x, xg_db *db, const char *out_path,
     int rc;
     size_t tables = XG_FMT_TABLES_END(x->n_shards);
     uint8_t *head = calloc(1, tables);
-    char *tmp = malloc(strlen(out_path) + 16);
-    int fd = -1;
-    if (!head || !tmp) {
+    struct xg_outfile out = {0};
+    if (!head) {
         rc = xg_set_error(XG_ERR_NOMEM, "%s: out of memory", out_path);
         goto done;
     }
@@ -358,58 +340,25 @@ static int write_index(struct exporter *x, xg_db *db, const char *out_path,
     h->header_crc = 0;
     h->header_crc = xg_crc32c(0, head, tables);
 
-    sprintf(tmp, "%s.tmpXXXXXX", out_path);
-    fd = mkstemp(tmp);
-    if (fd < 0) {
-        rc = xg_set_error(XG_ERR_IO, "%s: cannot create: %s", out_path,
-                          strerror(errno));
-        goto done;
-    }
+    /* Whole or not at all: a temporary of its own, synced, renamed over
+     * a regular file only (outfile.h). */
+    if ((rc = xg_outfile_open(&out, out_path))) goto done;
     static const uint8_t zeros[XG_FMT_ALIGN];
-    if ((rc = write_all(fd, head, tables, out_path))) goto done;
     uint64_t pos = tables;
-    for (unsigned i = 0; i < XG_SEC_COUNT; ++i) {
-        if ((rc = write_all(fd, zeros, sec[i].offset - pos, out_path)))
-            goto done;
-        if ((rc = write_all(fd, x->sec[i].data, x->sec[i].len, out_path)))
-            goto done;
+    /* A short write sets the stream's error, which the close reports. */
+    int ok = fwrite(head, 1, tables, out.f) == tables;
+    for (unsigned i = 0; ok && i < XG_SEC_COUNT; ++i) {
+        const size_t pad = (size_t)(sec[i].offset - pos);
+        ok = fwrite(zeros, 1, pad, out.f) == pad &&
+             fwrite(x->sec[i].data, 1, x->sec[i].len, out.f) == x->sec[i].len;
         pos = sec[i].offset + sec[i].length;
     }
-    if (fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
-        rc = xg_set_error(XG_ERR_IO, "%s: fsync failed: %s", out_path,
-                          strerror(errno));
-        goto done;
-    }
-    if (close(fd) < 0) {
-        fd = -1;
-        rc = xg_set_error(XG_ERR_IO, "%s: close failed: %s", out_path,
-                          strerror(errno));
-        goto done;
-    }
-    fd = -1;
-    if (rename(tmp, out_path) < 0) {
-        rc = xg_set_error(XG_ERR_IO, "%s: rename failed: %s", out_path,
-                          strerror(errno));
-        goto done;
-    }
-    tmp[0] = '\0'; /* renamed: nothing to clean up */
-    {   /* Make the rename durable. */
-        char *dcopy = strdup(out_path);
-        if (dcopy) {
-            int dfd = open(dirname(dcopy), O_RDONLY | O_DIRECTORY);
-            if (dfd >= 0) {
-                fsync(dfd);
-                close(dfd);
-            }
-            free(dcopy);
-        }
-    }
+    rc = xg_outfile_close(&out, 1);
+    if (rc) goto done;
     rep->file_bytes = h->file_size;
     rc = XG_OK;
 done:
-    if (fd >= 0) close(fd);
-    if (tmp && tmp[0] && rc) unlink(tmp);
-    free(tmp);
+    if (out.f) xg_outfile_close(&out, 0);
     free(head);
     return rc;
 }

@@ -41,11 +41,11 @@ def expect_fault(what, cmd, needles, code=1):
     print("ok %-36s %s" % (what, err))
 
 
-def section_table(data):
+def section_table(data, n=10):
     n_shards = struct.unpack_from("<I", data, 32)[0]
     base = 512 + 64 * n_shards
     secs = []
-    for i in range(10):
+    for i in range(n):
         off, length, crc, sid = struct.unpack_from("<QQII", data, base + 32 * i)
         secs.append((off, length))
     return secs
@@ -132,6 +132,69 @@ def main():
         bad_index("flipped-byte-" + names[i], bytes(f),
                   ["checksum mismatch in section " + names[i]])
 
+    # Values changed with every checksum recomputed (fuzz_format
+    # --fix-crcs): refused at open, before any answer is printed; the
+    # stock matcher answers under --engine auto.
+    if a.fuzz:
+        secs = dict(zip(names + ["IMPACTS"], section_table(good, 11)))
+        n_terms = struct.unpack_from("<Q", good, 72)[0]
+
+        def tampered(name, mutate, needles, base=good):
+            d = bytearray(base)
+            mutate(d)
+            path = os.path.join(w, name + ".idx")
+            open(path, "wb").write(d)
+            if run([a.fuzz, "--fix-crcs", path]).returncode != 0:
+                sys.exit("FAIL fuzz_format --fix-crcs %s" % path)
+            expect_fault(name, [b, "search", "--db", db, "--index", path,
+                                "--engine", "cpu", "--json", "--queries",
+                                queries], [path] + needles)
+            p = run([b, "search", "--db", db, "--index", path, "--engine",
+                     "cpu", "--json", "--queries", queries])
+            if p.stdout:
+                sys.exit("FAIL %s: printed before the error: %r" %
+                         (name, p.stdout[:200]))
+            p = run([b, "search", "--db", db, "--index", path, "--engine",
+                     "auto", q])
+            if p.returncode != 0 or "docid" not in p.stdout:
+                sys.exit("FAIL %s: --engine auto did not answer from stock: "
+                         "%r" % (name, p.stderr))
+
+        def zero(sec):
+            def f(d):
+                off, length = secs[sec]
+                d[off:off + length] = bytes(length)
+            return f
+
+        def mid_postings(d):
+            off, length = secs["POSTINGS"]
+            d[off + length // 2] ^= 0x40
+
+        def k_plus_one(d):
+            struct.pack_into("<I", d, 100, struct.unpack_from("<I", d, 100)[0] + 1)
+
+        def no_lr_slack(d):
+            off, _ = secs["TERMS"]
+            lr = off + 64 * n_terms
+            d[lr:lr + 8 * n_terms] = bytes(8 * n_terms)
+
+        tampered("tampered-hash-segments", zero("HASHSEG"),
+                 ["hash-segment starts"])
+        tampered("tampered-bloom-hashes", k_plus_one, ["Bloom filter misses"])
+        tampered("tampered-regression", no_lr_slack, ["regression window"])
+        tampered("tampered-block", mid_postings, ["term "])
+        impidx = os.path.join(w, "impacts.idx")
+        assert run([b, "export", "--quiet", "--impacts", db, "-o",
+                    impidx]).returncode == 0
+        imp = open(impidx, "rb").read()
+        isecs = dict(zip(names + ["IMPACTS"], section_table(imp, 11)))
+
+        def low_codes(d):
+            off, length = isecs["IMPACTS"]
+            codes = off + 16 * n_terms
+            d[codes:off + length] = bytes(off + length - codes)
+        tampered("tampered-impacts", low_codes, ["impact code"], base=imp)
+
     # Stale: the database changed after the export.
     assert run(["xapian-metadata", "set", db, "touched", "1"]).returncode == 0
     expect_fault("stale index (revision)", [b, "search", "--db", db,
@@ -215,11 +278,34 @@ def main():
         kind = stat.S_IFMT(os.stat(target).st_mode)
         expect_fault("weight -o a non-regular file", [b, "weight", "--quiet",
                      "--tsv", docs, "-o", target], [target, "not a regular file"])
+        expect_fault("export -o a non-regular file", [b, "export", "--quiet",
+                     db2, "-o", target], [target, "not a regular file"])
         expect_fault("ab --json= a non-regular file", [b, "ab", "--db", db2,
                      "--queries", rq, "--engines", "xapian", "--json=" + target],
                      [target, "not a regular file"])
         if stat.S_IFMT(os.stat(target).st_mode) != kind:
             sys.exit("FAIL %s was replaced" % target)
+    # A run killed before its rename leaves PATH.tmp.PID.XXXXXX: the next
+    # run writing PATH removes those whose PID is gone, never a live run's.
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    out_idx = os.path.join(w, "again.idx")
+    for cmd in ([b, "export", "--quiet", db2, "-o", out_idx],
+                [b, "weight", "--quiet", "--tsv", docs, "-o", out_idx]):
+        stale = out_idx + ".tmp.%d.abcdef" % gone.pid
+        live = out_idx + ".tmp.%d.ghijkl" % os.getpid()
+        for f in (stale, live):
+            open(f, "wb").write(b"x" * 4096)
+        p = run(cmd)
+        if p.returncode or os.path.exists(stale) or not os.path.exists(live):
+            sys.exit("FAIL %s: a killed run's temporary %s (exit %d): %r" %
+                     (cmd[1], "kept" if os.path.exists(stale) else
+                      "fine, but a live run's removed", p.returncode,
+                      os.listdir(w)))
+        os.remove(live)
+        CHECKS += 1
+        print("ok %-36s %s" % (cmd[1] + ": killed run's temporary",
+                               "removed; a live run's kept"))
     nulq = os.path.join(w, "nul-queries.tsv")
     open(nulq, "wb").write(b"1\tfine query\n2\tbroken\0 query\n3\tlast query\n")
     expect_fault("query file with a NUL byte", [b, "search", "--db", db2,

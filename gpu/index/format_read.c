@@ -7,6 +7,7 @@
  *  never a crash.
  */
 #include "format_read.h"
+#include "list_check.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -270,6 +271,8 @@ int xg_fmt_open(const char *path, struct xg_index **out)
                  section_names[i]);
     }
     if ((rc = check_structure(ix, path))) goto fail;
+    /* The values the engines trust, against the postings themselves. */
+    if ((rc = xg_fmt_check_lists(ix))) goto fail;
     *out = ix;
     return XG_OK;
 fail:

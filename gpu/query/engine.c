@@ -31,18 +31,6 @@ static void *talloc(size_t n, size_t size)
     return xg_fault_take() ? NULL : calloc(n, size);
 }
 
-/* Verify every block on the CPU once, so kernels can trust the headers. */
-static int verify_blocks(const struct xg_index *ix)
-{
-    uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK], n;
-    for (uint64_t t = 0; t < ix->hdr->n_terms; ++t)
-        for (uint32_t b = 0; b < xg_fmt_n_blocks(ix, t); ++b) {
-            int rc = xg_fmt_block_decode(ix, t, b, docs, wdfs, &n);
-            if (rc) return rc;
-        }
-    return XG_OK;
-}
-
 int xg_engine_plan_memory(struct xg_gpu *e, uint64_t budget)
 {
     const struct xg_index *ix = e->ix;
@@ -168,7 +156,6 @@ int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    if ((rc = verify_blocks(ix))) goto fail;
     e->list_off = malloc((ix->hdr->n_terms + 1) * sizeof *e->list_off);
     if (!e->list_off) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");

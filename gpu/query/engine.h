@@ -93,7 +93,7 @@ struct xg_engine_stats {
 
 typedef struct xg_gpu xg_gpu;
 
-/* Load the index; its blocks are verified on the CPU first.  Everything
+/* Load the index (verified when it was opened: list_check.h).  Everything
  * but the posting lists is always resident.  The lists are too when they
  * fit the memory budget with a quarter of it left for batch buffers;
  * otherwise (or with opts.list_cache) they live in an LRU cache

@@ -1,12 +1,15 @@
 /** @file outfile.h
  *  @brief An output file that appears whole or not at all: written to a
- *         temporary file of its own beside PATH (PATH.tmpXXXXXX, created
- *         exclusively), flushed to disk, and renamed over PATH only when
- *         every write succeeded and PATH is a regular file or absent.
+ *         temporary file of its own beside PATH (PATH.tmp.PID.XXXXXX,
+ *         created exclusively), flushed to disk, and renamed over PATH
+ *         (the rename made durable) only when every write succeeded and
+ *         PATH is a regular file or absent.
  *
- *  Every file the tools write (weights, n-gram tables, cost models, A/B
- *  reports and samples) goes through this, so a failure leaves no partial
- *  file behind and is one error naming the file.
+ *  Every file the tools write (GPU indexes, weights, n-gram tables, cost
+ *  models, A/B reports and samples) goes through this, so a failure
+ *  leaves no partial file behind and is one error naming the file.  A run
+ *  killed before its rename leaves its temporary; the next run writing
+ *  the same PATH removes every such leftover whose PID is gone.
  */
 #ifndef XG_OUTFILE_H
 #define XG_OUTFILE_H
