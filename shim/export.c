@@ -349,8 +349,10 @@ static int write_index(struct exporter *x, xg_db *db, const char *out_path,
     int ok = fwrite(head, 1, tables, out.f) == tables;
     for (unsigned i = 0; ok && i < XG_SEC_COUNT; ++i) {
         const size_t pad = (size_t)(sec[i].offset - pos);
+        /* An empty section has no buffer (fwrite's NULL). */
         ok = fwrite(zeros, 1, pad, out.f) == pad &&
-             fwrite(x->sec[i].data, 1, x->sec[i].len, out.f) == x->sec[i].len;
+             (!x->sec[i].len || fwrite(x->sec[i].data, 1, x->sec[i].len,
+                                       out.f) == x->sec[i].len);
         pos = sec[i].offset + sec[i].length;
     }
     rc = xg_outfile_close(&out, 1);

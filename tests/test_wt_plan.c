@@ -50,7 +50,8 @@ static void check_plan(const char *b, size_t len, uint64_t avail, const char *wh
     int counted = 0;
     size_t first = 0;
     while (first < len && b[first] == '\n') ++first;
-    const int rc = xg_wt_plan(b, len, avail, 1 + rng_below(8), &ch, &n, &counted);
+    const int rc = xg_wt_plan("test", b, len, avail, 1 + rng_below(8), &ch, &n,
+                              &counted);
     if (rc) {
         /* Only a document too large for any chunk may refuse. */
         CHECK(rc == XG_ERR_NOMEM, "%s: plan failed: %s", what, xg_last_error());

@@ -229,10 +229,14 @@ static int plan(struct run *u, uint64_t max)
     if (!u->chunk_doc) return nomem();
     for (uint64_t d = 0; d < n_docs;) {
         if (u->doclen[d] > max)
-            return xg_set_error(XG_ERR_NOMEM, "qlm: a document of %u words does not fit "
-                                "the --device-memory budget (chunks of at most %llu "
-                                "words, %d bytes each)", u->doclen[d],
-                                (unsigned long long)max, BYTES_PER_WORD);
+            return xg_set_error(XG_ERR_NOMEM, "%s: document %llu (%u words) does not "
+                                "fit the --device-memory budget (chunks of at most "
+                                "%llu words, %d bytes each)",
+                                u->in->path ? u->in->path : "qlm",
+                                (unsigned long long)(u->in->docids ? u->in->docids[d]
+                                                                   : d + 1),
+                                u->doclen[d], (unsigned long long)max,
+                                BYTES_PER_WORD);
         if (n == cap) {
             cap *= 2;
             uint64_t *nc = realloc(u->chunk_doc, (cap + 1) * sizeof *nc);

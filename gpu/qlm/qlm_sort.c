@@ -138,7 +138,8 @@ static int doubling(const struct xg_qlm_chunk *c, uint32_t sigma, uint32_t threa
             }
             n_segs = 0;
             for (uint32_t t = 0; t < threads; ++t) {
-                if (!rc) memcpy(segs + n_segs, a[t].out, a[t].n_out * sizeof *segs);
+                if (!rc && a[t].n_out)  /* no segments: no array */
+                    memcpy(segs + n_segs, a[t].out, a[t].n_out * sizeof *segs);
                 n_segs += a[t].n_out;
                 free(a[t].out);
             }

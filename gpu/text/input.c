@@ -142,6 +142,7 @@ int xg_text_load(const char *path, uint32_t threads, struct xg_text *out)
     if (first >= 2) --docs;
     out->buf = b;
     out->len = n;
+    out->path = path;
     out->n_docs = docs + 1;
     if (out->n_docs > UINT32_MAX) {
         xg_text_free(out);
@@ -262,6 +263,7 @@ int xg_text_load_tsv(const char *path, struct xg_text *out)
             out->docids[out->n_docs++] = docs[d].docid;
         }
         out->len = at;
+        out->path = path;
     }
     free(terms.b);
     free(docs);

@@ -58,6 +58,8 @@ struct xg_text {
                                buffer order (NULL: 1, 2, ...) */
     uint64_t n_docs;        /* non-empty documents in buf */
     uint64_t n_empty;       /* documents without terms (TSV), counted in N */
+    const char *path;       /* the file it came from, for messages (the
+                               loader's argument, not copied) */
 };
 
 /* Load a file in the seed format (docs/weight.md: LF line ends, words of

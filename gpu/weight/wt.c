@@ -752,7 +752,8 @@ static int run_engine(struct run *u, int gpu)
  * them), the documents. */
 static int setup(struct run *u, uint64_t avail, int defer_count)
 {
-    int rc = xg_wt_plan(u->in->buf, u->in->len, avail, u->threads, &u->ch, &u->n_chunks,
+    int rc = xg_wt_plan(u->in->path ? u->in->path : "weight", u->in->buf,
+                        u->in->len, avail, u->threads, &u->ch, &u->n_chunks,
                         &u->planned_docs);
     if (!rc) rc = xg_text_dict_init(&u->dict, 1 << 16);
     if (!rc && !(defer_count && u->n_chunks == 1)) rc = count_chunks(u);

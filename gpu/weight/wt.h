@@ -46,6 +46,8 @@ struct xg_wt_input {
     const uint32_t *docids; /* external docid per non-empty document, or
                                NULL for 1, 2, ... */
     uint64_t n_empty;       /* documents without words, counted in N */
+    const char *path;       /* where it came from, for messages (NULL:
+                               "weight") */
 };
 
 struct xg_wt_opts {

@@ -38,9 +38,11 @@ uint64_t xg_wt_chunk_need(size_t bytes, uint64_t words);
  * words counted on `threads` threads when one chunk of the worst case
  * (a word per 2 bytes) would not fit; buf, len and words set, and, when
  * the words were counted (*docs_counted), n_docs from the same pass.  A
- * document that fits no chunk is XG_ERR_NOMEM. */
-int xg_wt_plan(const char *b, size_t len, uint64_t avail, uint32_t threads,
-               struct xg_wt_chunk **ch, uint32_t *n, int *docs_counted);
+ * document that fits no chunk is XG_ERR_NOMEM, its message naming the
+ * input `name` and the document's byte offset. */
+int xg_wt_plan(const char *name, const char *b, size_t len, uint64_t avail,
+               uint32_t threads, struct xg_wt_chunk **ch, uint32_t *n,
+               int *docs_counted);
 /* Documents starting in b[lo, hi) (lo a document start). */
 uint32_t xg_wt_count_docs(const char *b, size_t lo, size_t hi, uint32_t threads);
 

@@ -156,8 +156,9 @@ static uint64_t words_in(const uint64_t *pre, size_t nb, size_t p, size_t q)
     return blocks < bytes ? blocks : bytes;
 }
 
-int xg_wt_plan(const char *b, size_t len, uint64_t avail, uint32_t threads,
-               struct xg_wt_chunk **out, uint32_t *n_out, int *docs_counted)
+int xg_wt_plan(const char *name, const char *b, size_t len, uint64_t avail,
+               uint32_t threads, struct xg_wt_chunk **out, uint32_t *n_out,
+               int *docs_counted)
 {
     *out = NULL;
     *n_out = 0;
@@ -208,9 +209,10 @@ int xg_wt_plan(const char *b, size_t len, uint64_t avail, uint32_t threads,
             count_share(&c);
             words = 1 + c.n;
             if (xg_wt_chunk_need(q - p, words) > avail) {
-                rc = xg_set_error(XG_ERR_NOMEM, "weight: a document of %zu bytes does not "
-                                  "fit the --device-memory budget (%llu bytes of device "
-                                  "memory for a chunk)", q - p, (unsigned long long)avail);
+                rc = xg_set_error(XG_ERR_NOMEM, "%s: the document at byte %zu (%zu "
+                                  "bytes) does not fit the --device-memory budget "
+                                  "(%llu bytes of device memory for a chunk)",
+                                  name, p, q - p, (unsigned long long)avail);
                 break;
             }
         }

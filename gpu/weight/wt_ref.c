@@ -95,7 +95,8 @@ int xg_wt_ref_pass1(const struct xg_wt_chunk *c, uint32_t threads,
     uint64_t at = 0;
     for (uint32_t t = 0; t < threads; ++t) {
         if (a[t].rc) rc = xg_set_error(XG_ERR_NOMEM, "weight: out of memory");
-        if (!rc && at + a[t].n_docs <= c->n_docs)
+        /* A share without documents has no array (memcpy's NULL). */
+        if (!rc && a[t].n_docs && at + a[t].n_docs <= c->n_docs)
             memcpy(doclen + at, a[t].lens, a[t].n_docs * sizeof *doclen);
         at += a[t].n_docs;
         free(a[t].lens);

@@ -272,7 +272,8 @@ int xg_cli_weight(int argc, char **argv)
         struct xg_wt_result r;
         memset(&r, 0, sizeof r);
         if (!rc) {
-            struct xg_wt_input wi = {in.buf, in.len, in.docids, in.n_empty};
+            struct xg_wt_input wi = {in.buf, in.len, in.docids, in.n_empty,
+                                     in.path};
             rc = xg_wt_run(&wi, &o, &r);
         }
         if (!rc) rc = xg_wout_open(&w, out, binary);

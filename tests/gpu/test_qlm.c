@@ -490,7 +490,7 @@ static int bench(const char *sizes, const char *sigmas_arg, int cpu_runs)
         struct text t = {0};
         double t0 = now();
         gen_synthetic((size_t)(mb * 1e6), &t);
-        struct xg_text in = {t.b, t.len, NULL, 0, 0};
+        struct xg_text in = {t.b, t.len, NULL, 0, 0, NULL};
         for (size_t i = 1; i < t.len; ++i) in.n_docs += t.b[i] == '\n' && t.b[i - 1] == '\n';
         printf("\n== %.0f MB synthetic (seed 000 §5.1), %llu documents, generated in "
                "%.1f s\n", t.len / 1e6, (unsigned long long)in.n_docs, now() - t0);

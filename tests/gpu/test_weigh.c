@@ -190,7 +190,7 @@ static void random_cases(void)
         struct text t = {0};
         size_t max_doc = 0;
         gen_random(&shapes[i], &t, &max_doc);
-        struct xg_wt_input in = {t.b, t.len, NULL, 0};
+        struct xg_wt_input in = {t.b, t.len, NULL, 0, NULL};
         snprintf(name, sizeof name, "random %zu", i);
         formulas(name, &in);
         struct xg_wt_opts o = base_opts();
@@ -210,7 +210,7 @@ static void random_cases(void)
                                                    t.b[p - 2] == '\n')));
         uint32_t *ids = malloc((n_docs + 1) * sizeof *ids);
         for (uint64_t d = 0; d < n_docs; ++d) ids[d] = (uint32_t)(3 * d + 2);
-        struct xg_wt_input in2 = {t.b, t.len, ids, 7};
+        struct xg_wt_input in2 = {t.b, t.len, ids, 7, NULL};
         o = base_opts();
         snprintf(name, sizeof name, "random %zu docids, 7 empty", i);
         check(name, &in2, o, 0);
@@ -263,7 +263,7 @@ static void device_dictionary_keys(void)
         struct text t = {0};
         size_t max_doc = 0;
         gen_random(&shapes[i], &t, &max_doc);
-        struct xg_wt_input in = {t.b, t.len, NULL, 0};
+        struct xg_wt_input in = {t.b, t.len, NULL, 0, NULL};
         struct xg_wt_result a, b;
         const char *name = i ? "2-bit hash, long words" : "2-bit hash, short words";
         int bad = twin_and_gpu(name, &in, &a, &b);
@@ -314,7 +314,7 @@ static void zero_bytes_case(void)
         }
         put(&t, "\n", 1);
     }
-    struct xg_wt_input in = {t.b, t.len, NULL, 0};
+    struct xg_wt_input in = {t.b, t.len, NULL, 0, NULL};
     struct xg_wt_result a, b;
     int bad = twin_and_gpu(name, &in, &a, &b);
     if (!bad) {
@@ -342,7 +342,7 @@ static void tsv_case(const char *path, const char *name)
         ++failed;
         return;
     }
-    struct xg_wt_input wi = {in.buf, in.len, in.docids, in.n_empty};
+    struct xg_wt_input wi = {in.buf, in.len, in.docids, in.n_empty, in.path};
     formulas(name, &wi);
     char nm[160];
     struct xg_wt_opts o = base_opts();
@@ -393,7 +393,7 @@ static int bench_one(double mb, uint64_t budget, int cpu_runs, struct bench_row 
     double t0 = now();
     gen_synthetic((size_t)(mb * 1e6), &t);
     printf("\n== %.0f MB synthetic (seed 000 §5.1), generated in %.1f s\n", mb, now() - t0);
-    struct xg_wt_input in = {t.b, t.len, NULL, 0};
+    struct xg_wt_input in = {t.b, t.len, NULL, 0, NULL};
     struct xg_wt_opts o = base_opts();
     o.formula = XG_WT_SEED;
     o.bm25.k1 = 1.2;
