@@ -245,9 +245,13 @@ def check_collection(a, ir_data):
 def check_bad(a):
     table = os.path.join(a.work, "hand.bin")
     data = open(table, "rb").read()
+    changed = bytearray(data)
+    changed[56 + 12] ^= 0x01        # a bit of the first record's docid
     cases = {"missing": None, "truncated": data[:len(data) - 3],
              "header": data[:30], "magic": b"XGQLM999" + data[8:],
-             "junk": b"hello\n", "tail": data + b"x"}
+             "junk": b"hello\n", "tail": data + b"x",
+             "version 1": b"XGQLM001" + data[8:], "changed": bytes(changed)}
+    needle = {"version 1": "version 1", "changed": "checksum mismatch"}
     for name, body in cases.items():
         path = os.path.join(a.work, "bad-" + name)
         if body is not None:
@@ -257,7 +261,7 @@ def check_bad(a):
         p = run_any([a.bin, "qlm-search", "--qlm", path, "a"])
         lines = p.stderr.strip().splitlines()
         expect(p.returncode == 1 and len(lines) == 1 and path in lines[0] \
-            and not p.stdout,
+            and not p.stdout and needle.get(name, "") in lines[0],
                'p.returncode == 1 and len(lines) == 1 and path in lines[0...', (name, p.returncode, p.stderr, p.stdout))
     # A table without counts (and a TSV table) cannot serve the back-off.
     tsv = os.path.join(a.work, "hand.tsv")

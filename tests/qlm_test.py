@@ -102,14 +102,37 @@ def check_sums(text, label):
     return len(sums)
 
 
+def _crc32c_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+CRC32C = _crc32c_table()
+
+
+def crc32c(data):
+    """CRC32C (Castagnoli, reflected), written here from its definition."""
+    c = 0xFFFFFFFF
+    for b in data:
+        c = CRC32C[(c ^ b) & 0xFF] ^ (c >> 8)
+    return c ^ 0xFFFFFFFF
+
+
 def check_binary(a, args, tsv, label):
     """The binary form's records and dictionary equal the TSV's rows."""
     out = os.path.join(a.work, "o.bin")
     data = qlm(a, args + ["--format", "bin"], out)
-    magic, sigma, flags, n_terms, n_rec, dict_off, lam = struct.unpack_from(
-        "<8sIIQQQd", data, 0)
-    if magic != b"XGQLM001" or flags != 1:
+    magic, sigma, flags, n_terms, n_rec, dict_off, lam, crc, zero = \
+        struct.unpack_from("<8sIIQQQdII", data, 0)
+    if magic != b"XGQLM002" or flags != 1 or zero:
         sys.exit("FAIL %s: binary header %r" % (label, (magic, sigma, flags)))
+    if crc32c(data[56:]) != crc:
+        sys.exit("FAIL %s: the header's CRC32C is not the body's" % label)
     terms, at = [], dict_off
     for _ in range(n_terms):
         (n,) = struct.unpack_from("<I", data, at)
@@ -117,7 +140,7 @@ def check_binary(a, args, tsv, label):
         at += 4 + n
     if at != len(data) or terms != sorted(terms):
         sys.exit("FAIL %s: binary dictionary" % label)
-    lines, at = [], 48
+    lines, at = [], 56
     for _ in range(n_rec):
         (n,) = struct.unpack_from("<I", data, at)
         ids = struct.unpack_from("<%dI" % n, data, at + 4)

@@ -1,5 +1,5 @@
 /** @file qlm_table.c
- *  @brief Load an XGQLM001 table (with counts) into the lookup arrays of
+ *  @brief Load an XGQLM002 table (with counts) into the lookup arrays of
  *         qlm_table.h, checking every order the lookups rely on.
  *
  *  The whole file is read into memory and parsed once: records (u32 n,
@@ -14,11 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../index/crc32c.h"
 #include "../runtime/error.h"
 #include "qlm.h"
+#include "qlm_format.h"
 
-#define MAGIC "XGQLM001"
-#define HEADER_BYTES 48
+#define HEADER_BYTES sizeof(struct xg_qlm_header)
 
 static uint32_t get32(const unsigned char *p)
 {
@@ -182,16 +183,24 @@ int xg_qlm_table_load(const char *path, struct xg_qlm_table *t)
     int rc = read_file(path, &buf, &len);
     if (rc) return rc;
     uint64_t n_terms = 0, n_rec = 0, dict_off = 0;
-    if (len < HEADER_BYTES || memcmp(buf, MAGIC, 8)) {
+    if (len >= 8 && !memcmp(buf, XG_QLM_MAGIC_V1, 8)) {
+        rc = xg_set_error(XG_ERR_FORMAT, "%s: a version 1 qlm table, without "
+                          "a checksum (build it again with xapian-gpu qlm)",
+                          path);
+    } else if (len < HEADER_BYTES || memcmp(buf, XG_QLM_MAGIC, 8)) {
         rc = xg_set_error(XG_ERR_FORMAT, "%s: not a binary qlm table (magic "
-                          "XGQLM001)", path);
+                          "%s)", path, XG_QLM_MAGIC);
+    } else if (xg_crc32c(0, buf + HEADER_BYTES, len - HEADER_BYTES) !=
+               get32(buf + 48)) {
+        rc = xg_set_error(XG_ERR_FORMAT, "%s: checksum mismatch (the table "
+                          "was changed or cut short)", path);
     } else {
         t->sigma = get32(buf + 8);
         n_terms = get64(buf + 16);
         n_rec = get64(buf + 24);
         dict_off = get64(buf + 32);
         memcpy(&t->lambda, buf + 40, 8);
-        if (!(get32(buf + 12) & 1))
+        if (!(get32(buf + 12) & XG_QLM_FLAG_COUNTS))
             rc = xg_set_error(XG_ERR_FORMAT, "%s: the table has no counts "
                               "(build it with qlm --format bin --counts)", path);
         else if (t->sigma < 1 || t->sigma > XG_QLM_MAX_SIGMA ||

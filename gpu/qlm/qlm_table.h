@@ -1,5 +1,5 @@
 /** @file qlm_table.h
- *  @brief A binary n-gram query-likelihood table (XGQLM001, written by
+ *  @brief A binary n-gram query-likelihood table (XGQLM002, written by
  *         `xapian-gpu qlm --format bin --counts`) loaded into memory with
  *         the index query-time scoring needs: word -> term id, n-gram ->
  *         its rows, (n-gram, document) -> probability.

@@ -8,26 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../gpu/index/crc32c.h"
+#include "../../gpu/qlm/qlm_format.h"
 #include "../../gpu/runtime/error.h"
 #include "../../gpu/runtime/outfile.h"
 #include "qlm_out.h"
 
-#define XG_QLM_MAGIC "XGQLM001"
-/* The binary header, little-endian (docs/qlm.md). */
-struct xg_qlm_header {
-    char magic[8];          /* 0: "XGQLM001" */
-    uint32_t sigma;         /* 8 */
-    uint32_t flags;         /* 12: bit 0, records carry the four counts */
-    uint64_t n_terms;       /* 16 */
-    uint64_t n_records;     /* 24 */
-    uint64_t dict_offset;   /* 32: the dictionary follows the records */
-    double lambda;          /* 40 */
-};
-_Static_assert(sizeof(struct xg_qlm_header) == 48, "qlm header size");
+/* fwrite that also runs the table's checksum over what it writes. */
+static int put(FILE *f, const void *p, size_t size, size_t n, uint32_t *crc)
+{
+    if (fwrite(p, size, n, f) != n) return -1;
+    *crc = xg_crc32c(*crc, p, size * n);
+    return 0;
+}
 
 /* One n-gram's rows. */
 static int put_rows(FILE *f, int binary, const struct xg_qlm_result *r, uint64_t g,
-                    const char *words, size_t words_len)
+                    const char *words, size_t words_len, uint32_t *crc)
 {
     const uint32_t n = r->gram_n[g];
     for (uint64_t i = r->gram_off[g]; i < r->gram_off[g + 1]; ++i) {
@@ -37,8 +34,8 @@ static int put_rows(FILE *f, int binary, const struct xg_qlm_result *r, uint64_t
             head[0] = n;
             memcpy(head + 1, r->ids + r->gram_pos[g], n * sizeof *head);
             head[n + 1] = r->docids[i];
-            if (fwrite(head, 4, n + 2, f) != n + 2 || fwrite(&r->prob[i], 8, 1, f) != 1 ||
-                (k && fwrite(k, 8, 4, f) != 4))
+            if (put(f, head, 4, n + 2, crc) || put(f, &r->prob[i], 8, 1, crc) ||
+                (k && put(f, k, 8, 4, crc)))
                 return -1;
             continue;
         }
@@ -55,8 +52,10 @@ static int put_rows(FILE *f, int binary, const struct xg_qlm_result *r, uint64_t
 
 static int write_all(FILE *f, int binary, const struct xg_qlm_result *r, double lambda)
 {
-    struct xg_qlm_header h = {XG_QLM_MAGIC, r->sigma, r->counts ? 1u : 0u, r->n_terms,
-                              r->n_rows, 0, lambda};
+    struct xg_qlm_header h = {XG_QLM_MAGIC, r->sigma,
+                              r->counts ? XG_QLM_FLAG_COUNTS : 0u, r->n_terms,
+                              r->n_rows, 0, lambda, 0, 0};
+    uint32_t crc = 0;
     if (binary && fwrite(&h, sizeof h, 1, f) != 1) return -1;
     char *words = NULL;
     size_t cap = 0;
@@ -75,7 +74,7 @@ static int write_all(FILE *f, int binary, const struct xg_qlm_result *r, double 
             memcpy(words + len, r->term[t], r->term_len[t]);
             len += r->term_len[t];
         }
-        rc = put_rows(f, binary, r, g, words, len);
+        rc = put_rows(f, binary, r, g, words, len, &crc);
     }
     free(words);
     if (rc || !binary) return rc;
@@ -83,10 +82,11 @@ static int write_all(FILE *f, int binary, const struct xg_qlm_result *r, double 
     if (fflush(f)) return -1;
     long at = ftell(f);
     for (uint32_t t = 0; t < r->n_terms; ++t)
-        if (fwrite(&r->term_len[t], 4, 1, f) != 1 ||
-            fwrite(r->term[t], 1, r->term_len[t], f) != r->term_len[t])
+        if (put(f, &r->term_len[t], 4, 1, &crc) ||
+            put(f, r->term[t], 1, r->term_len[t], &crc))
             return -1;
     h.dict_offset = (uint64_t)at;
+    h.crc = crc;
     if (at < 0 || fseek(f, 0, SEEK_SET) || fwrite(&h, sizeof h, 1, f) != 1) return -1;
     return 0;
 }

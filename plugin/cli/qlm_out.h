@@ -7,7 +7,7 @@
 
 #include "../../gpu/qlm/qlm.h"
 
-/* Write r to path (binary: the XGQLM001 form).  Counts go out when r has
+/* Write r to path (binary: the XGQLM002 form, qlm_format.h).  Counts go out when r has
  * them.  Errors: XG_ERR_IO (naming the file), XG_ERR_NOMEM; OUT.tmp is
  * removed and OUT left untouched. */
 int xg_qout_write(const char *path, int binary, const struct xg_qlm_result *r,
