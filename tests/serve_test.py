@@ -29,6 +29,7 @@ import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -501,6 +502,11 @@ def reexported(binary, work, dbpath):
     with stock's MSet there, and the index file is the new one."""
     path = os.path.join(work, "reexport")
     shutil.copytree(dbpath, path)
+    # Options the re-export must keep: impacts, 4 Bloom bits a posting.
+    idx = os.path.join(path, "xapian-gpu.idx")
+    os.remove(idx)
+    subprocess.run([binary, "export", "--quiet", "--impacts",
+                    "--bloom-bits-per-posting", "4", path], check=True)
     srv = Server(binary, work, "reexport", path, "--engine", ENGINE,
                  "--reexport-every", "0.2")
     q = parser(xapian.Query.OP_OR).parse_query("boundary layer flow")
@@ -516,6 +522,13 @@ def reexported(binary, work, dbpath):
         if new[0] == old[0]:
             fail("reexport: the update did not change the MSet")
         srv.wait_log("new connections search the new index", timeout=60)
+        with open(idx, "rb") as f:
+            head = f.read(100)
+        flags, = struct.unpack_from("<I", head, 20)
+        bits, = struct.unpack_from("<I", head, 96)
+        if not flags & 2 or bits != 4:
+            fail("reexport: the new index lost the export options (flags %d, "
+                 "Bloom bits %d)" % (flags, bits))
         after = xapian.remote_open("127.0.0.1", srv.port)
         if not same(mset_fields(after, q, 10), new):
             fail("reexport: a new connection's search differs from stock's at "

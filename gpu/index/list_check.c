@@ -3,7 +3,6 @@
  */
 #include "list_check.h"
 
-#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>

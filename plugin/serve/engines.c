@@ -66,17 +66,34 @@ static int stale(xg_context *ctx)
     return moved;
 }
 
+/* The export options of the index ctx serves (its Bloom filters, hash
+ * segments, block-bound parameters and impacts), so a re-export keeps what
+ * the operator chose; the defaults when it has none. */
+static void export_opts_of(xg_context *ctx, struct xg_export_opts *eo)
+{
+    xg_export_opts_init(eo);
+    const struct xg_index *ix = xg_context_index(ctx);
+    if (!ix) return;
+    const struct xg_fmt_header *h = ix->hdr;
+    eo->bloom_bits_per_posting = h->bloom_bits_per_posting;
+    eo->bloom_hashes = h->bloom_hashes;
+    eo->hashseg_target = h->hashseg_target;
+    eo->bm25.k1 = h->bm25_k1;
+    eo->bm25.b = h->bm25_b;
+    eo->bm25.min_normlen = h->bm25_min_normlen;
+    eo->impacts = (h->flags & XG_FMT_FLAG_IMPACTS) != 0;
+}
+
 /* Write a new index of the databases where the context reads it. */
-static int reexport(const struct xg_serve_opts *o, double *seconds)
+static int reexport(const struct xg_serve_opts *o,
+                    const struct xg_export_opts *eo, double *seconds)
 {
     xg_db *db;
     if (xg_shim_db_open((const char *const *)o->dbs, (size_t)o->ndb, &db))
         return -1;
     char *path = xg_fmt_default_path(o->dbs[0]);
-    struct xg_export_opts eo;
-    xg_export_opts_init(&eo);
     struct xg_export_report rep;
-    int rc = path ? xg_export(db, path, &eo, &rep)
+    int rc = path ? xg_export(db, path, eo, &rep)
                   : xg_set_error(XG_ERR_NOMEM, "out of memory");
     if (!rc) *seconds = rep.seconds;
     free(path);
@@ -88,11 +105,16 @@ static void *reexport_thread(void *arg)
 {
     struct xg_serve_engines *e = arg;
     const double every = e->o->reexport_every > 0 ? e->o->reexport_every : 2;
+    /* After a failed re-export (an unwritable directory, say) the checks
+     * back off, to 64 periods at most, instead of exporting and logging
+     * every period. */
+    unsigned failures = 0;
     pthread_mutex_lock(&e->mu);
     while (!e->stopping) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        const double when = (double)ts.tv_nsec * 1e-9 + every;
+        const double wait = every * (double)(1u << failures);
+        const double when = (double)ts.tv_nsec * 1e-9 + wait;
         ts.tv_sec += (time_t)when;
         ts.tv_nsec = (long)((when - (double)(time_t)when) * 1e9);
         pthread_cond_timedwait(&e->cv, &e->mu, &ts);
@@ -100,14 +122,16 @@ static void *reexport_thread(void *arg)
         struct held *cur = e->cur;
         ++cur->refs;
         pthread_mutex_unlock(&e->mu);
-        int moved = stale(cur->ctx);
+        const int moved = stale(cur->ctx);
+        struct xg_export_opts eo;
+        export_opts_of(cur->ctx, &eo);
         xg_serve_engines_release(e, cur->ctx);
         xg_context *fresh = NULL;
         double secs = 0;
         if (moved) {
             xg_serve_log("reexport: the database has moved past the index; "
                          "exporting");
-            if (reexport(e->o, &secs)) {
+            if (reexport(e->o, &eo, &secs)) {
                 xg_serve_log("reexport: %s", xg_last_error());
             } else if (open_context(e->o, &fresh)) {
                 xg_serve_log("reexport: %s", xg_last_error());
@@ -119,6 +143,8 @@ static void *reexport_thread(void *arg)
                 fresh = NULL;
             }
         }
+        if (!moved || fresh) failures = 0;
+        else if (failures < 6) ++failures;
         pthread_mutex_lock(&e->mu);
         if (!fresh) continue;
         struct held *h = calloc(1, sizeof *h);

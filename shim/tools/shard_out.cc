@@ -11,6 +11,19 @@
 
 #include <sys/stat.h>
 
+int xg_shard_stub_write(const std::string &dir, uint32_t n)
+{
+    const std::string stub = dir + "/XAPIANDB";
+    FILE *f = fopen(stub.c_str(), "w");
+    if (!f)
+        return xg_set_error(XG_ERR_IO, "%s: %s", stub.c_str(), strerror(errno));
+    for (uint32_t s = 0; s < n; ++s)
+        fprintf(f, "glass shard%u\n", s);
+    if (fclose(f) != 0)
+        return xg_set_error(XG_ERR_IO, "%s: %s", stub.c_str(), strerror(errno));
+    return XG_OK;
+}
+
 ShardOut::~ShardOut()
 {
     /* Close first so no lock or file handle outlives the files. */
@@ -52,18 +65,9 @@ int ShardOut::finish()
         w.commit();
         w.close();
     }
-    if (shards.size() > 1) {
-        const std::string stub = tmp + "/XAPIANDB";
-        FILE *f = fopen(stub.c_str(), "w");
-        if (!f)
-            return xg_set_error(XG_ERR_IO, "%s: %s", stub.c_str(),
-                                strerror(errno));
-        for (size_t s = 0; s < shards.size(); ++s)
-            fprintf(f, "glass shard%zu\n", s);
-        if (fclose(f) != 0)
-            return xg_set_error(XG_ERR_IO, "%s: %s", stub.c_str(),
-                                strerror(errno));
-    }
+    if (shards.size() > 1)
+        if (int rc = xg_shard_stub_write(tmp, (uint32_t)shards.size()))
+            return rc;
     int rc = xg_shim_rename_into_place(tmp, path.c_str());
     if (rc == XG_OK) done = true;
     return rc;

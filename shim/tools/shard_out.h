@@ -19,6 +19,10 @@
 
 #include <xapian.h>
 
+/* Write dir/XAPIANDB listing glass shards shard0 .. shard{n-1}: how every
+ * sharded database the tools make is opened as one.  XG_OK or XG_ERR_IO. */
+int xg_shard_stub_write(const std::string &dir, uint32_t n);
+
 class ShardOut {
   public:
     ShardOut() = default;

@@ -28,6 +28,7 @@
  */
 #include "../shim_int.h"
 
+#include "shard_out.h"
 #include "synth.h"
 
 #include <atomic>
@@ -321,18 +322,8 @@ int xg_shim_synth_db(const char *db_path, const struct xg_synth_params *p,
             all.compact(dst, Xapian::Compactor::FULLER, 0, compactor);
             all.close();
         }
-        if (n_shards > 1) {
-            const std::string stub = out + "/XAPIANDB";
-            FILE *f = fopen(stub.c_str(), "w");
-            if (!f)
-                return xg_set_error(XG_ERR_IO, "%s: %s", stub.c_str(),
-                                    strerror(errno));
-            for (uint32_t sh = 0; sh < n_shards; ++sh)
-                fprintf(f, "glass shard%u\n", sh);
-            if (fclose(f) != 0)
-                return xg_set_error(XG_ERR_IO, "%s: %s", stub.c_str(),
-                                    strerror(errno));
-        }
+        if (n_shards > 1 && (rc = xg_shard_stub_write(out, n_shards)))
+            return rc;
         if (progress)
             fprintf(stderr, "\r\033[K%s: compacted %zu parts in %.1f s\n",
                     db_path, slices.size(), now_seconds() - t1);
