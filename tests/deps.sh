@@ -4,7 +4,8 @@
 set -e
 need=""
 for p in build-essential g++ meson ninja-build pkg-config libxapian-dev \
-         xapian-tools xapian-omega python3 python3-xapian; do
+         xapian-tools xapian-omega python3 python3-xapian \
+         clang libclang-rt-dev; do
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"
 done
 if [ -n "$need" ]; then

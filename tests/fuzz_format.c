@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../gpu/index/crc32c.h"
 #include "../gpu/runtime/error.h"
 #include "../gpu/index/format.h"
 #include "../gpu/index/format_read.h"
+#include "fuzz/fix_crcs.h"
 
 static uint64_t rng_state;
 static uint64_t rnd(void)
@@ -28,22 +28,6 @@ static uint64_t rnd(void)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
-}
-
-/* Recompute the section CRCs and the header CRC of a mutated copy. */
-static void fix_crcs(uint8_t *d, size_t n)
-{
-    struct xg_fmt_header *h = (struct xg_fmt_header *)d;
-    if (n < 512 || h->n_shards == 0 || h->n_shards > 64 ||
-        XG_FMT_TABLES_END(h->n_shards) > n)
-        return;
-    struct xg_fmt_section *s =
-        (struct xg_fmt_section *)(d + XG_FMT_SECTIONS_OFFSET(h->n_shards));
-    for (unsigned i = 0; i < XG_SEC_COUNT; ++i)
-        if (s[i].offset <= n && s[i].length <= n - s[i].offset)
-            s[i].crc = xg_crc32c(0, d + s[i].offset, s[i].length);
-    h->header_crc = 0;
-    h->header_crc = xg_crc32c(0, d, XG_FMT_TABLES_END(h->n_shards));
 }
 
 static void read_everything(const struct xg_index *ix)
@@ -80,7 +64,7 @@ int main(int argc, char **argv)
         uint8_t *d = malloc(n ? n : 1);
         rewind(f);
         if (!d || fread(d, 1, n, f) != n) { fprintf(stderr, "read failed\n"); return 1; }
-        fix_crcs(d, n);
+        xg_test_fix_crcs(d, n);
         rewind(f);
         if (fwrite(d, 1, n, f) != n || fclose(f)) { perror(argv[2]); return 1; }
         free(d);
@@ -119,7 +103,7 @@ int main(int argc, char **argv)
                 if (len) len = rnd() % len;
             }
         }
-        if (kind != 3) fix_crcs(buf, len);
+        if (kind != 3) xg_test_fix_crcs(buf, len);
         f = fopen(tmp, "wb");
         if (!f || fwrite(buf, 1, len, f) != len) { fprintf(stderr, "write failed\n"); return 1; }
         fclose(f);

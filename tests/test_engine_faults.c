@@ -19,26 +19,13 @@
 #include "../gpu/query/engine.h"
 #include "../gpu/runtime/error.h"
 #include "../plugin/searcher.h"
+#include "mset_compare.h"
 #include "sample_db.h"
 #include "../shim/xg_export.h"
 #include "../shim/xg_shim.h"
 
 #define NQ 40
 
-/* Same docids, order and bit-equal weights; the match count too where
- * stock's is exact (fewer hits than k). */
-static int same(const struct xg_result *a, const struct xg_result *b,
-                uint32_t k)
-{
-    if (a->n_hits != b->n_hits ||
-        (a->n_hits < k && a->matches_estimated != b->matches_estimated))
-        return 0;
-    for (uint32_t i = 0; i < a->n_hits; ++i)
-        if (a->hits[i].docid != b->hits[i].docid ||
-            memcmp(&a->hits[i].weight, &b->hits[i].weight, 8))
-            return 0;
-    return 1;
-}
 
 int main(int argc, char **argv)
 {
@@ -90,7 +77,7 @@ int main(int argc, char **argv)
         if (rc) continue;
         struct xg_result cpu;
         if (xg_searcher_run_cpu(s, pq[n], &o, &cpu)) return 1;
-        if (!same(&ref[n], &cpu, o.k)) {
+        if (!xg_test_same_mset(&cpu, &ref[n], o.k)) {
             printf("FAIL query %d: the CPU matcher's MSet is not stock's\n", n);
             return 1;
         }
@@ -114,7 +101,7 @@ int main(int argc, char **argv)
         uint64_t fell = xg_searcher_gpu_fallbacks(s) - before;
         int ok = rc == XG_OK;
         for (int i = 0; ok && i < n; ++i)
-            ok = status[i] == XG_OK && same(&ref[i], &got[i], o.k);
+            ok = status[i] == XG_OK && xg_test_same_mset(&got[i], &ref[i], o.k);
         if (ok) {
             ++passed;
             hit += fell > 0;

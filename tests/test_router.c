@@ -28,6 +28,7 @@
 #include "../plugin/handle.h"
 #include "../plugin/router.h"
 #include "../plugin/xapian-gpu.h"
+#include "mset_compare.h"
 #include "sample_db.h"
 #include "../shim/tools/indexer.h"
 #include "../shim/xg_export.h"
@@ -54,16 +55,6 @@ static char texts[NQ + 4][512];
 static int n_texts, n_plain;
 static struct xg_result stock_or[NQ + 4], stock_and[NQ + 4];
 
-/* Same docids and bit-equal weights. */
-static int same(const struct xg_result *a, const struct xg_result *b)
-{
-    if (a->n_hits != b->n_hits) return 0;
-    for (uint32_t i = 0; i < a->n_hits; ++i)
-        if (a->hits[i].docid != b->hits[i].docid ||
-            memcmp(&a->hits[i].weight, &b->hits[i].weight, 8))
-            return 0;
-    return 1;
-}
 
 static int write_model(const char *path, int stock_cheap)
 {
@@ -125,7 +116,7 @@ static void matcher_pass(const char *what, xg_router *r, xg_handle *h,
                   texts[q], and_op ? "AND" : "OR", xg_route_name(route), rc,
                   rc ? xg_last_error() : "");
             if (rc == XG_OK) {
-                CHECK(same(&res, stock_of(q, and_op)),
+                CHECK(xg_test_same_hits(&res, stock_of(q, and_op)),
                       "%s: query %d '%s': MSet differs from stock's", what, q,
                       texts[q]);
                 xg_result_free(&res);
@@ -244,7 +235,7 @@ static void context_pass(const char *what, const char *db, int engine,
                   texts[q], and_op ? "AND" : "OR", xg_route_name(route), rc,
                   rc ? xg_last_error() : "");
             if (rc) continue;
-            CHECK(same(&res, stock_of(q, and_op)),
+            CHECK(xg_test_same_hits(&res, stock_of(q, and_op)),
                   "%s: query %d '%s': MSet differs from stock's", what, q,
                   texts[q]);
             xg_result_free(&res);
@@ -328,7 +319,7 @@ static void batch_fault(xg_router *r, xg_handle *h)
         if (rc) continue;
         int all_cpu = 1;
         for (uint32_t i = 0; i < n; ++i) {
-            CHECK(st[i] == XG_OK && same(&res[i], &stock_or[i]),
+            CHECK(st[i] == XG_OK && xg_test_same_hits(&res[i], &stock_or[i]),
                   "batch fault %d: query %u not stock's MSet", fault, i);
             all_cpu &= route[i] == XG_ROUTE_CPU;
             xg_result_free(&res[i]);
@@ -378,25 +369,7 @@ int main(int argc, char **argv)
 
     /* Queries: plain words from the sample, then shapes the engines do
      * not serve (phrase, NOT, a prefix negation). */
-    FILE *f = fopen(qpath, "r");
-    if (!f) return 1;
-    char line[65536];
-    while (n_texts < NQ && fgets(line, sizeof line, f)) {
-        char *text = strchr(line, '\t');
-        if (!text) continue;
-        char *o = texts[n_texts];
-        int words = 0;
-        for (char *p = ++text; *p && o < texts[n_texts] + 200; ++p)
-            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))
-                *o++ = (char)(*p | 0x20);
-            else if (o > texts[n_texts] && o[-1] != ' ' && ++words < 6)
-                *o++ = ' ';
-            else if (words >= 6)
-                break;
-        *o = '\0';
-        if (o > texts[n_texts]) ++n_texts;
-    }
-    fclose(f);
+    if ((n_texts = sample_queries(qpath, texts, NQ)) <= 0) return 1;
     n_plain = n_texts;
     strcpy(texts[n_texts++], "\"boundary layer\" flow");
     strcpy(texts[n_texts++], "shock NOT wave");
@@ -410,17 +383,10 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int and_op = 0; and_op < 2; ++and_op)
-        for (int q = 0; q < n_texts; ++q) {
-            struct xg_search_opts o = opts(and_op, XG_ENGINE_XAPIAN);
-            xg_xquery *xq;
-            if (xg_handle_parse(h, texts[q], &o, &xq) ||
-                xg_handle_run_stock(h, xq, &o.bm25, K,
-                                    (struct xg_result *)stock_of(q, and_op))) {
-                printf("FAIL stock on '%s': %s\n", texts[q], xg_last_error());
+        for (int q = 0; q < n_texts; ++q)
+            if (stock_answer(h, texts[q], and_op, K,
+                             (struct xg_result *)stock_of(q, and_op)))
                 return 1;
-            }
-            xg_shim_xquery_free(xq);
-        }
     printf("test_router: %d plain queries and %d of other shapes, OR and "
            "AND, top %d; stock Xapian is the reference\n", n_plain,
            n_texts - n_plain, K);
@@ -524,7 +490,7 @@ int main(int argc, char **argv)
         struct xg_result res;
         int route, rc = xg_context_search(ctx, texts[0], &o, 0, K, &res,
                                           &route);
-        CHECK(rc == XG_OK && same(&res, &stock_or[0]), "bad db: before");
+        CHECK(rc == XG_OK && xg_test_same_hits(&res, &stock_or[0]), "bad db: before");
         if (!rc) xg_result_free(&res);
         /* Truncate every table under the open handles (same inodes). */
         snprintf(cmd, sizeof cmd, "for f in '%s'/*.glass; do : > \"$f\"; "

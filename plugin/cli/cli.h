@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "../xapian-gpu.h"
+#include "query_file.h"
 
 int xg_cli_index(int argc, char **argv);
 int xg_cli_split(int argc, char **argv);
@@ -64,15 +65,6 @@ int xg_cli_uint(const char *cmd, const char *opt, const char *v, uint32_t lo,
 /* Parse "K1,K2,K3,B,MIN_NORMLEN" (missing trailing values keep defaults). */
 int xg_cli_bm25(const char *cmd, const char *v, struct xg_bm25_params *p);
 
-/* A query list: from --queries FILE (qid<TAB>text) or from argv words. */
-struct xg_cli_queries {
-    uint32_t n;
-    char **qid, **text;
-    char *buf;
-};
-int xg_cli_queries_load(const char *path, struct xg_cli_queries *q);
-int xg_cli_queries_from_args(int argc, char **argv, struct xg_cli_queries *q);
-void xg_cli_queries_free(struct xg_cli_queries *q);
 
 /* Monotonic seconds. */
 double xg_cli_now(void);

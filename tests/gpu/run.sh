@@ -76,6 +76,10 @@
 #                  shards, combined by the client (bench_remote): 1, 16, 64
 #                  clients, OR and AND, top 10; with 2+ GPUs also all g
 #                  servers on GPU 0.  Equal digests: identical MSets.
+#   soak [Q]       tests/test_soak.c: 16 threads x Q queries (100000) through
+#                  one context with GPU faults injected throughout, on the
+#                  device, then on the CPU twins (on this host's cores);
+#                  every MSet stock's, the resident set steady
 #   impacts N [Q]  the N-doc synthetic collection exported with --impacts:
 #                  Q OR queries (10000) on the GPU with the impacts and
 #                  without (--impacts off), each 3 times in turns; then
@@ -570,6 +574,19 @@ PY
         note "serve --engine gpu: $(grep -c '^ok' "$OUT/serve.log") ok, $(grep -c '^FAIL' "$OUT/serve.log") failed, exit $rc ($(( $(date +%s) - t )) s)"
         grep -E '^(ok|FAIL)' "$OUT/serve.log" | grep -E 'shard|routes|FAIL' \
             | cut -c1-160 | sed 's/^/    /' | tee -a "$SUMMARY"
+        ;;
+    soak)
+        q=100000
+        case ${1:-} in [0-9]*) q=$1; shift;; esac
+        for how in device twins; do
+            t=$(date +%s)
+            $BD/tests/test_soak tests/sample/cranfield /tmp/xg-soak 16 "$q" \
+                $([ $how = device ] && echo --device) > "$OUT/soak-$how.log" 2>&1
+            rc=$?
+            note "soak $how, 16 x $q: exit $rc ($(( $(date +%s) - t )) s)"
+            grep -E '^(ok|FAIL|routes|resident)' "$OUT/soak-$how.log" | head -8 \
+                | sed 's/^/    /' | tee -a "$SUMMARY"
+        done
         ;;
     mgprep)
         which=$1; shift

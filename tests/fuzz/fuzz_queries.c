@@ -1,0 +1,69 @@
+/** @file fuzz_queries.c
+ *  @brief libFuzzer target: the --queries file reader (plugin/cli/
+ *         query_file.c) and what every query text then goes through:
+ *         Xapian's QueryParser (plain and Omega's construction) and the
+ *         conversion to the engines' shape (shim_query.cc).
+ *
+ *  The input is a query file (corpus/queries: the bundled sample's queries
+ *  and written ones with every operator); the parser options come from
+ *  its length.  A file that loads must give queries with a qid and a text
+ *  each; a query the shim converts must be a shape the engines can trust
+ *  (leaves within the limit, each term's bytes as long as it says,
+ *  groups inside the group count, positive scale factors, the query
+ *  length the sum of the wqfs).  A refusal must give a negative code and
+ *  one line naming the file.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "../../gpu/query_shape.h"
+#include "../../plugin/cli/query_file.h"
+#include "../../shim/xg_shim.h"
+#include "fuzz_file.h"
+
+static void check_shape(const struct xg_query *q)
+{
+    if (q->op != XG_QOP_OR && q->op != XG_QOP_AND) abort();
+    if (q->n_leaves > XG_QUERY_MAX_LEAVES) abort();
+    if (q->n_leaves && (q->n_groups == 0 || q->n_groups > q->n_leaves)) abort();
+    if (q->op == XG_QOP_OR && q->n_leaves && q->n_groups != 1) abort();
+    uint64_t len = 0;
+    for (uint32_t i = 0; i < q->n_leaves; ++i) {
+        const struct xg_qleaf *l = &q->leaves[i];
+        if (!l->term || l->term_len == 0 || memchr(l->term, 0, l->term_len) ||
+            l->group >= q->n_groups || !(l->factor > 0) || l->wqf == 0)
+            abort();
+        len += l->wqf;
+    }
+    if (len != q->query_length) abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    const char *path = xg_fuzz_file(data, size);
+    struct xg_cli_queries qs;
+    int rc = xg_cli_queries_load(path, &qs);
+    if (rc != XG_OK) {
+        xg_fuzz_refusal(rc, path);
+        xg_cli_queries_free(&qs);
+        return 0;
+    }
+    struct xg_parse_opts o = {(int)(size & 1), (int)(size >> 1 & 1),
+                              size & 4 ? "english" : NULL, 0,
+                              (int)(size >> 3 & 1)};
+    for (uint32_t i = 0; i < qs.n; ++i) {
+        if (!qs.qid[i] || !*qs.qid[i] || !qs.text[i] ||
+            strchr(qs.qid[i], '\t') || strchr(qs.text[i], '\n'))
+            abort();
+        xg_xquery *xq;
+        if (xg_shim_parse(NULL, qs.text[i], &o, &xq) != XG_OK) continue;
+        struct xg_query q;
+        if (xg_shim_xquery_convert(xq, &q) == XG_OK) {
+            check_shape(&q);
+            xg_query_free(&q);
+        }
+        xg_shim_xquery_free(xq);
+    }
+    xg_cli_queries_free(&qs);
+    return 0;
+}
