@@ -1014,7 +1014,8 @@ def main():
     # engine's exact twin) answers the shapes it serves, counted.
     au = None
     served = unserved = 0
-    eng = Server(binary, work, "engine", dbpath, "--engine", ENGINE)
+    eng = Server(binary, work, "engine", dbpath, "--engine", ENGINE,
+                 "--verbose")
     eng.stub = os.path.join(work, "engine.stub")
     with open(eng.stub, "w") as f:
         f.write("remote :%s connect %s\n" % (binary, eng.sock))
@@ -1082,6 +1083,21 @@ def main():
         unserved += 2 * c_unserved
         for _, db in dbs:
             db.close()
+        # The stub's client got its socket handed to the server by
+        # connect (fd_pass.h); with pipes, connect copies bytes instead.
+        if "(unix, handed over)" not in eng.text():
+            fail("connect did not hand the stub client's socket over: %r"
+                 % eng.text()[-600:])
+        greeting = recv_frame(eng.unix())
+        p = subprocess.Popen([binary, "connect", eng.sock], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE)
+        got = p.stdout.read(2 + len(greeting[1]))
+        p.stdin.close()
+        rest = p.stdout.read()
+        if (p.wait(timeout=30) != 0 or rest or
+                frames(got) != [greeting]):
+            fail("connect over pipes: %d %r %r" % (p.returncode, got, rest))
+        ok("connect", "a stub's socket handed to the server; pipes bridged")
         texts = read_queries(a.sample)[:40]
         n_frames = 0
         for op in (xapian.Query.OP_OR, xapian.Query.OP_AND):

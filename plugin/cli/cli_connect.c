@@ -3,9 +3,13 @@
  *         of `xapian-gpu serve`, for stub files holding
  *         `remote :xapian-gpu connect SOCKET` (docs/server.md).
  *
- *  Bytes are copied both ways as they come (the server parses the frames).
- *  End of stdin half-closes the socket; the server closing the socket ends
- *  the command, exit status 0.
+ *  When stdin and stdout are one socket (as a Xapian client runs the
+ *  program of a stub's line), connect relays the server's greeting, hands
+ *  that socket to the server (serve/fd_pass.h) and exits: the client and
+ *  the server then talk directly.  Otherwise bytes are copied both ways as
+ *  they come (the server parses the frames); end of stdin half-closes the
+ *  socket, and the server closing the socket ends the command, exit
+ *  status 0.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,9 +18,12 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "../serve/fd_pass.h"
+#include "../serve/wire.h"
 #include "cli.h"
 
 static const char help[] =
@@ -38,6 +45,40 @@ static int put(int fd, const char *p, size_t n, int sock)
         n -= (size_t)w;
     }
     return 0;
+}
+
+/* 1 when stdin and stdout are the same socket. */
+static int one_socket(void)
+{
+    struct stat in, out;
+    return !fstat(0, &in) && !fstat(1, &out) && S_ISSOCK(in.st_mode) &&
+           in.st_dev == out.st_dev && in.st_ino == out.st_ino;
+}
+
+/* Relay the server's first frame (its greeting) to stdout, then hand stdin's
+ * socket over.  0 when handed over (or when either side has gone: done);
+ * 1 when the bridge must take over, with *got bytes of buf still to
+ * relay. */
+static int hand_over(int fd, char *buf, size_t cap, size_t *got)
+{
+    *got = 0;
+    for (;;) {
+        if (*got == cap) return 1;
+        ssize_t n = read(fd, buf + *got, cap - *got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return 0;               /* the server closed */
+        *got += (size_t)n;
+        struct xg_wire_frame f;
+        int rc = xg_wire_parse_header((const unsigned char *)buf, *got, cap,
+                                      &f);
+        if (rc == XG_WIRE_NEED_MORE) continue;
+        if (rc != XG_WIRE_OK) return 1;
+        if (*got < f.header + f.payload) continue;
+        if (*got > f.header + f.payload) return 1;  /* more than a greeting */
+        if (put(1, buf, *got, 0)) return 0;         /* the client has gone */
+        *got = 0;
+        return xg_fd_pass_send(fd, 0) ? 1 : 0;
+    }
 }
 
 int xg_cli_connect(int argc, char **argv)
@@ -66,6 +107,13 @@ int xg_cli_connect(int argc, char **argv)
         return 1;
     }
     char buf[65536];
+    size_t held = 0;
+    if (one_socket() &&
+        (!hand_over(fd, buf, sizeof buf, &held) ||
+         (held && put(1, buf, held, 0)))) {
+        close(fd);
+        return 0;
+    }
     int in_open = 1;
     for (;;) {
         struct pollfd pf[2] = {{fd, POLLIN, 0}, {0, POLLIN, 0}};

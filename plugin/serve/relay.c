@@ -31,6 +31,7 @@
 
 #include "../../gpu/runtime/error.h"
 #include "engines.h"
+#include "fd_pass.h"
 #include "intercept.h"
 #include "wire.h"
 
@@ -58,6 +59,7 @@ struct relay {
     unsigned head, count;
     int shutdown_sent;          /* the client sent MSG_SHUTDOWN */
     int heard;                  /* the client sent a byte */
+    int passed;                 /* connect handed the client's socket over */
     int child_eof;
     double last;                /* last byte from the client */
 };
@@ -339,6 +341,35 @@ static ssize_t fill(int fd, struct xg_sbuf *b)
     return got;
 }
 
+/* The client's bytes, as fill().  A Unix connection's first byte is read
+ * alone, to see whether connect hands its client's socket over with it
+ * (fd_pass.h): then the client is on that socket from now on, and the
+ * Unix connection closes. */
+static ssize_t client_fill(struct relay *r)
+{
+    if (!r->c->unix_conn || r->heard || r->passed)
+        return fill(r->c->fd, &r->cin);
+    unsigned char b;
+    int fd;
+    int got = xg_fd_pass_recv(r->c->fd, &b, &fd);
+    if (got < 0) return errno == EAGAIN ? -2 : -1;
+    if (got == 0) return 0;
+    if (fd >= 0 && b == XG_FD_PASS_BYTE && !pending(&r->cout) &&
+        !set_nonblock(fd)) {
+        close(r->c->fd);
+        r->c->fd = fd;
+        r->passed = 1;
+        snprintf(r->c->peer, sizeof r->c->peer, "unix, handed over");
+        return -2;
+    }
+    if (fd >= 0) close(fd);
+    if (xg_sbuf_append(&r->cin, &b, 1)) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 1;
+}
+
 /* Write what b holds to fd: 0, or -1 error (errno). */
 static int drain(int fd, struct xg_sbuf *b, int sock)
 {
@@ -440,7 +471,7 @@ static void relay_loop(struct relay *r)
             drain_end = now() + o->drain;
         }
         if (ic >= 0 && (pf[ic].revents & (POLLIN | POLLHUP | POLLERR))) {
-            ssize_t g = (pf[ic].events & POLLIN) ? fill(r->c->fd, &r->cin) : -2;
+            ssize_t g = (pf[ic].events & POLLIN) ? client_fill(r) : -2;
             if (g > 0) {
                 r->last = now();
                 r->heard = 1;

@@ -45,6 +45,8 @@ struct xg_serve_shared {
 struct xg_serve_conn {
     const struct xg_serve_shared *sh;
     int fd;
+    int unix_conn;      /* accepted on the Unix socket: connect may hand
+                           its client's socket over (fd_pass.h) */
     unsigned long id;
     char peer[80];
 };

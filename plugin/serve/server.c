@@ -269,6 +269,7 @@ int xg_serve_run(const struct xg_serve_opts *o)
                 c->fd = fd;
                 c->id = ++next_id;
                 if (i == unix_at) {
+                    c->unix_conn = 1;
                     snprintf(c->peer, sizeof c->peer, "unix");
                 } else {
                     /* As Xapian's own sockets: each reply frame goes out
