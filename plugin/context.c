@@ -73,6 +73,8 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
         eo.device = o->device;
         eo.memory_budget = o->device_memory;
         eo.blocking_sync = 1; /* the application's threads need the cores */
+        eo.wait_spin_us = o->wait_spin_ms > 0 && o->wait_spin_ms < 1e3
+                              ? (uint32_t)(o->wait_spin_ms * 1e3) : 0;
         xg_handle_set_engine_opts(c->base, &eo);
         struct xg_router_opts ro;
         memset(&ro, 0, sizeof ro);

@@ -128,8 +128,12 @@ struct xg_context_opts {
     const char *cost_model;     /* file from `xapian-gpu calibrate`; NULL:
                                    xapian-gpu.model next to the index if
                                    present, else the built-in default */
+    double wait_spin_ms;        /* a thread waiting for a GPU batch polls
+                                   the device this long before it sleeps
+                                   (0: it sleeps at once, leaving the cores
+                                   to the application) */
 };
-#define XG_CONTEXT_DEFAULTS {XG_ENGINE_AUTO, XG_BM25_DEFAULTS, 0, 0, 0, 0, NULL}
+#define XG_CONTEXT_DEFAULTS {XG_ENGINE_AUTO, XG_BM25_DEFAULTS, 0, 0, 0, 0, NULL, 0}
 
 typedef struct xg_context xg_context;
 

@@ -9,7 +9,8 @@
  *  engines leave to stock (phrase, NOT), each thread in its own order.  A
  *  fault thread keeps arming the fault hook (runtime/fault.h: the n-th next
  *  allocation of the device pool or of the twins' pipeline fails) with a
- *  random n, so faults land in every stage of batches of every size; the
+ *  random n of 1..32, re-armed a random 0.2-5.2 ms after each fault is
+ *  taken, so faults land in every stage of batches of every size; the
  *  router must answer each hit query from stock and count it.  Checked:
  *  every answer equals stock's (docids, bit-equal weights, the match
  *  estimate), the routes the calls returned are the routes the context
@@ -98,14 +99,22 @@ static void *client(void *arg)
     return NULL;
 }
 
-/* Arm the fault hook with a random countdown, again and again. */
+/* Arm the fault hook with a random countdown; once that fault has been
+ * taken (or 100 ms passed: a quiet spell), a random pause, and again.
+ * Waiting for it to be taken matters on a device, whose pool allocates
+ * only a few times a batch. */
 static void *faults(void *arg)
 {
     uint64_t x = (uint64_t)(uintptr_t)arg | 1;
     while (atomic_load(&running)) {
         x ^= x << 13; x ^= x >> 7; x ^= x << 17;
-        xg_fault_fail_next_alloc(1 + (int)(x % 48));
-        struct timespec ts = {0, 200000 + (long)(x >> 40) % 800000};
+        xg_fault_fail_next_alloc(1 + (int)(x % 32));
+        for (int i = 0; i < 500 && xg_fault_armed() && atomic_load(&running);
+             ++i) {
+            struct timespec ts = {0, 200000};
+            nanosleep(&ts, NULL);
+        }
+        struct timespec ts = {0, 200000 + (long)(x >> 40) % 5000000};
         nanosleep(&ts, NULL);
     }
     xg_fault_fail_next_alloc(0);

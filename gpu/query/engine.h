@@ -69,10 +69,13 @@ struct xg_engine_opts {
                                        the exact rescore (0: 4096); fewer
                                        means less rescoring and more
                                        overflows */
+    uint32_t wait_spin_us;          /* with blocking_sync: how long a wait
+                                       for the device polls before the
+                                       thread sleeps (0: it sleeps at once) */
 };
 
 #define XG_ENGINE_DEFAULTS \
-    {1, 0, 0, XG_MEMBER_AUTO, -1, 256, XG_BATCH_WORK_DEFAULT, 0, 0, 0, 0}
+    {1, 0, 0, XG_MEMBER_AUTO, -1, 256, XG_BATCH_WORK_DEFAULT, 0, 0, 0, 0, 0}
 
 struct xg_engine_stats {
     uint64_t queries, served, to_cpu, batches;

@@ -21,6 +21,7 @@
 #include "engine_int.h"
 #include "../runtime/device.h"
 #include "../runtime/error.h"
+#include "../runtime/fault.h"
 #include "finish.h"
 #include "intersect.h"
 #include "merge.h"
@@ -76,6 +77,10 @@ struct dev {
 static int dgrow(struct dev *d, void **p, uint64_t *cap, uint64_t need,
                  size_t elem, const char *what)
 {
+    /* A fault point (runtime/fault.h) even when the kept buffer is large
+     * enough, so that injected faults reach steady-state batches too. */
+    if (xg_fault_take())
+        return xg_set_error(XG_ERR_NOMEM, "GPU: %s: injected failure", what);
     if (need <= *cap && *p) return XG_OK;
     uint64_t c = *cap ? *cap : 1024;
     while (c < need) c *= 2;
@@ -124,7 +129,7 @@ int xg_engine_dev_open(struct xg_gpu *e)
     const struct xg_device_opts dopts = {
         .who = "GPU", .ordinal = e->o.device, .budget = e->o.memory_budget,
         .marks = 2, .staging_threads = 1, .keep_pool = 1, .trim_at_close = 1,
-        .blocking_sync = e->o.blocking_sync};
+        .blocking_sync = e->o.blocking_sync, .spin_us = e->o.wait_spin_us};
     int rc = xg_device_open(&d->d, &dopts);
     if (rc) return rc;
     const struct xg_index *ix = e->ix;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "clock.h"
 #include "fault.h"
 #include "tuning.h"
 
@@ -216,7 +217,15 @@ cudaError_t xg_device_wait(struct xg_device *d)
 {
     if (!d->ev_wait) return cudaStreamSynchronize(d->stream);
     cudaError_t rc = cudaEventRecord(d->ev_wait, d->stream);
-    return rc == cudaSuccess ? cudaEventSynchronize(d->ev_wait) : rc;
+    if (rc != cudaSuccess) return rc;
+    if (d->o.spin_us) {
+        const double end = xg_now() + d->o.spin_us * 1e-6;
+        do {
+            rc = cudaEventQuery(d->ev_wait);
+            if (rc != cudaErrorNotReady) return rc;
+        } while (xg_now() < end);
+    }
+    return cudaEventSynchronize(d->ev_wait);
 }
 
 int xg_device_sync(struct xg_device *d, const char *what)

@@ -88,6 +88,8 @@ struct xg_device_opts {
     int keep_pool;              /* the stream-ordered pool keeps what is freed */
     int trim_at_close;          /* ... until the device closes */
     int blocking_sync;          /* xg_device_wait sleeps on a blocking event */
+    uint32_t spin_us;           /* ... after polling it this long (a waking
+                                   thread costs tens of microseconds) */
     /* The stream, events and pinned counters outlive the device, for the
      * process's next open with `park` (creating and destroying them took
      * about 1.5 ms of a 20 ms weight run at 100 MB on the H100). */

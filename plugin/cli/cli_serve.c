@@ -34,6 +34,9 @@ static const char help[] =
     "                            searches (default 0: it leaves as soon as\n"
     "                            the GPU is free; batches form while it is\n"
     "                            busy)\n"
+    "  --gpu-spin MS             how long the thread waiting for a GPU\n"
+    "                            batch polls before it sleeps (0.5; 0:\n"
+    "                            sleeps at once)\n"
     "  -t, --timeout SECS        close a connection idle this long (60;\n"
     "                            0: never)\n"
     "  -m, --max-connections N   connections at once; more are closed at\n"
@@ -80,6 +83,7 @@ int xg_cli_serve(int argc, char **argv)
     o.progsrv = "xapian-progsrv";
     o.engine = XG_ENGINE_AUTO;
     o.batch_wait_ms = -1;
+    o.gpu_spin_ms = 0.5;
     static const struct option opts[] = {
         {"port", required_argument, 0, 'p'},
         {"host", required_argument, 0, 'I'},
@@ -94,6 +98,7 @@ int xg_cli_serve(int argc, char **argv)
         {"engine", required_argument, 0, 'E'},
         {"device-memory", required_argument, 0, 'G'},
         {"batch-wait", required_argument, 0, 'B'},
+        {"gpu-spin", required_argument, 0, 'S'},
         {"writable", no_argument, 0, 'w'},
         {"reexport", no_argument, 0, 'R'},
         {"reexport-every", required_argument, 0, 'r'},
@@ -153,6 +158,13 @@ int xg_cli_serve(int argc, char **argv)
             o.batch_wait_ms = ms > 0 ? ms : -1;
             break;
         }
+        case 'S':
+            if (parse_amount("--gpu-spin", optarg, "milliseconds",
+                             &o.gpu_spin_ms)) return 2;
+            if (o.gpu_spin_ms > 100)
+                return xg_cli_usage("serve", "--gpu-spin is at most 100 ms, "
+                                    "got '%s'", optarg);
+            break;
         case 'G':
             if (xg_cli_uint("serve", "--device-memory (MiB)", optarg, 1,
                             1u << 24, &u)) return 2;

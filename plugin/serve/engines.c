@@ -40,6 +40,7 @@ static int open_context(const struct xg_serve_opts *o, xg_context **ctx)
     co.engine = o->engine;
     co.device_memory = o->device_memory;
     co.max_wait_ms = o->batch_wait_ms;
+    co.wait_spin_ms = o->gpu_spin_ms;
     return xg_context_open((const char *const *)o->dbs, (size_t)o->ndb, NULL,
                            &co, ctx);
 }

@@ -24,6 +24,7 @@ for t in $targets; do
     rm -f "$work/$t"-crash-* "$work/$t"-leak-* "$work/$t"-timeout-* \
           "$work/$t"-oom-*
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    LSAN_OPTIONS=suppressions=$PWD/tests/fuzz/lsan.supp \
         nice -n "${XG_FUZZ_NICE:-0}" "$build/tests/fuzz/fuzz_$t" \
         -max_total_time="$secs" -timeout=30 -rss_limit_mb=2048 \
         -print_final_stats=1 -artifact_prefix="$work/$t-" \
