@@ -5,7 +5,7 @@
 # and the command-line suites that reach the index reader (with its
 # fuzzer), the text readers and the weight and n-gram paths; last the
 # soak (test_soak.c) with leak detection, and the libFuzzer targets of
-# tests/fuzz (clang, ASan+UBSan), 30 s each.  The
+# tests/fuzz (clang, ASan+UBSan), 25 s each.  The
 # slowest suites (the A/B comparisons, serve, the emulated GPU pipelines)
 # run only in the first build, to keep the whole within CI's time.
 set -e
@@ -26,8 +26,8 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=0 \
     wt_dict cost_model excess threads staging big_alloc cpu_load ab_report \
     engine_faults router bad_input cli qlm weight_db qlm_search vocab
 # The soak with LeakSanitizer on: 16 threads through one context, GPU
-# faults injected throughout (the first build ran 16 x 4,000 queries).
+# faults injected throughout (the first build ran 16 x 3,000 queries).
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
-    build-san/tests/test_soak tests/sample/cranfield build-san/soak-work 16 1000
+    build-san/tests/test_soak tests/sample/cranfield build-san/soak-work 16 600
 
-sh tests/fuzz/run.sh 30 "$PWD/build-fuzz/work"
+sh tests/fuzz/run.sh 25 "$PWD/build-fuzz/work"

@@ -305,6 +305,21 @@ static int engine_answer(struct xg_serve_search *s, struct weighing *w,
     return rc;
 }
 
+/* How many of the query's leaves the best document matches (the percent
+ * factor's numerator).  Every match of an AND of single terms has every
+ * leaf, and of a single term its one; otherwise Xapian tells. */
+static int top_doc_leaves(struct xg_serve_search *s, uint32_t did,
+                          uint32_t *matched)
+{
+    const struct xg_query *q = s->q;
+    if ((q->op == XG_QOP_AND && q->n_groups == q->n_leaves) ||
+        q->n_leaves == 1) {
+        *matched = q->n_leaves;
+        return XG_OK;
+    }
+    return xg_shim_doc_leaves(xg_handle_db(s->h), q, did, matched);
+}
+
 /* Stock's answer, computed here as xapian-progsrv would. */
 static int stock_answer(struct xg_serve_search *s, uint32_t k, uint32_t cal,
                         struct answer *a)
@@ -369,8 +384,7 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
                           &a);    /* Enquire clamps k to the size itself */
     uint32_t matched = 0;
     if (!rc && a.res.n_hits && a.max_attained > 0)
-        rc = xg_shim_doc_leaves(xg_handle_db(s->h), s->q, a.res.hits[0].docid,
-                                &matched);
+        rc = top_doc_leaves(s, a.res.hits[0].docid, &matched);
     if (rc) {
         /* Xapian failed here (a database error): the child answers, as
          * the stock server does, error and all. */
