@@ -3,7 +3,7 @@
 # corpus for SECONDS, all four at once.  New inputs go to WORK/<target>
 # (the corpus in tests/fuzz/corpus is only read); a crash, leak, timeout or
 # sanitizer report leaves WORK/<target>-crash-* and fails the run.  Last, one
-# line per target: seconds, executions, corpus size, findings.
+# line per target: seconds, executions, new inputs kept, findings.
 #   tests/fuzz/run.sh SECONDS [WORK]     (CI: 30; once: 3600 or more)
 # Environment: XG_FUZZ_BUILD (build folder, default build-fuzz),
 # XG_FUZZ_NICE (nice level for long runs beside other work, default 0).
@@ -32,7 +32,7 @@ for t in $targets; do
 done
 fail=0
 wait || true
-printf '%-10s %8s %12s %8s %s\n' target seconds executions corpus findings
+printf '%-10s %8s %12s %8s %s\n' target seconds executions new findings
 for t in $targets; do
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$t.log")
     took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$work/$t.log")
