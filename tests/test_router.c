@@ -216,6 +216,9 @@ static void context_pass(const char *what, const char *db, int engine,
     struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
     co.engine = engine;
     co.cost_model = model;
+    /* Routes, not the deadline, are tested: a loaded machine must not send
+     * a query queued behind a slow twin batch to stock:deadline. */
+    co.deadline_ms = 600000;
     xg_context *ctx;
     if (xg_context_open(paths, 1, NULL, &co, &ctx)) {
         CHECK(0, "%s: context open: %s", what, xg_last_error());
