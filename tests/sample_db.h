@@ -91,4 +91,16 @@ static inline int stock_answer(xg_handle *h, const char *text, int and_op,
     return 0;
 }
 
+/* stock_answer for n texts, OR into or_out[] and AND into and_out[]. */
+static inline int stock_answers(xg_handle *h, char (*texts)[512], int n,
+                                uint32_t k, struct xg_result *or_out,
+                                struct xg_result *and_out)
+{
+    for (int q = 0; q < n; ++q)
+        if (stock_answer(h, texts[q], 0, k, &or_out[q]) ||
+            stock_answer(h, texts[q], 1, k, &and_out[q]))
+            return 1;
+    return 0;
+}
+
 #endif

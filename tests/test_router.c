@@ -385,11 +385,7 @@ int main(int argc, char **argv)
         printf("FAIL open: %s\n", xg_last_error());
         return 1;
     }
-    for (int and_op = 0; and_op < 2; ++and_op)
-        for (int q = 0; q < n_texts; ++q)
-            if (stock_answer(h, texts[q], and_op, K,
-                             (struct xg_result *)stock_of(q, and_op)))
-                return 1;
+    if (stock_answers(h, texts, n_texts, K, stock_or, stock_and)) return 1;
     printf("test_router: %d plain queries and %d of other shapes, OR and "
            "AND, top %d; stock Xapian is the reference\n", n_plain,
            n_texts - n_plain, K);

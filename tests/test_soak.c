@@ -166,10 +166,7 @@ int main(int argc, char **argv)
         printf("FAIL open: %s\n", xg_last_error());
         return 1;
     }
-    for (int and_op = 0; and_op < 2; ++and_op)
-        for (int q = 0; q < n_texts; ++q)
-            if (stock_answer(h, texts[q], and_op, K, &stock[and_op][q]))
-                return 1;
+    if (stock_answers(h, texts, n_texts, K, stock[0], stock[1])) return 1;
     xg_handle_close(h);
 
     if (device) unsetenv("XG_GPU_TWINS");
