@@ -277,7 +277,7 @@ Xapian::Query accelerate(xg_context *ctx, const Xapian::Query &query,
     xg_xquery *xq = xg_shim_xquery_wrap(query);
     if (!xq) throw std::bad_alloc();
     ResultGuard res;
-    int rc = xg_router_answer(xg_context_router(ctx), xq,
+    int rc = xg_router_answer(xg_context_router(ctx), xq, NULL,
                               uint64_t(first) + maxitems, weighting_ok,
                               NULL, &res.r, &r);
     xg_shim_xquery_free(xq);

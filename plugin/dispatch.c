@@ -146,7 +146,8 @@ static void *batch_thread(void *arg)
         atomic_store(&d->running, 1);
         const double t0 = now();
         run_batch(d, items, n);
-        const uint64_t ns = (uint64_t)((now() - t0) * 1e9);
+        const double busy = now() - t0;
+        const uint64_t ns = (uint64_t)(busy * 1e9);
         const uint64_t old = atomic_load(&d->batch_ns);
         atomic_store(&d->batch_ns, old ? (3 * old + ns) / 4 : ns);
         atomic_store(&d->running, 0);
@@ -154,6 +155,7 @@ static void *batch_thread(void *arg)
         for (uint32_t i = 0; i < n; ++i) items[i]->state = DONE;
         ++d->st.batches;
         d->st.queries += n;
+        d->st.busy_seconds += busy;
         pthread_mutex_unlock(&d->mu);
         /* The last touch of each item: its caller may return at once. */
         for (uint32_t i = 0; i < n; ++i) sem_post(&items[i]->done);

@@ -67,6 +67,7 @@ void xg_dispatch_load(struct xg_dispatch *d, struct xg_dispatch_load *l);
 
 struct xg_dispatch_stats {
     uint64_t batches, queries, deadline_misses;
+    double busy_seconds;        /* the batch thread's wall in batches */
 };
 void xg_dispatch_stats(struct xg_dispatch *d, struct xg_dispatch_stats *st);
 

@@ -76,6 +76,23 @@ void xg_router_routes(const xg_router *r, uint64_t *counts)
     }
 }
 
+void xg_router_batches(xg_router *r, struct xg_router_batches *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!atomic_load(&r->dispatch_ready) || !r->dispatch) return;
+    struct xg_dispatch_stats ds;
+    xg_dispatch_stats(r->dispatch, &ds);
+    out->batches = ds.batches;
+    out->queries = ds.queries;
+    out->busy_seconds = ds.busy_seconds;
+    const struct xg_engine_stats *es = xg_handle_gpu_stats(r->base);
+    if (!es) return;
+    out->build_seconds = es->build_seconds;
+    out->run_seconds = es->run_seconds;
+    out->device_seconds = es->device_seconds;
+    out->finish_seconds = es->finish_seconds;
+}
+
 uint64_t xg_router_gpu_faults(const xg_router *r)
 {
     return atomic_load(&((xg_router *)r)->faults);
@@ -262,9 +279,10 @@ static void note_fault(xg_router *r, int rc)
 
 /* ---- The Enquire front (the context) --------------------------------- */
 
-static int answer(xg_router *r, const xg_xquery *xq, uint64_t k64,
-                  int weighting_ok, const struct xg_weigh_stats *ws,
-                  struct xg_result *out, int *route)
+static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
+                  uint64_t k64, int weighting_ok,
+                  const struct xg_weigh_stats *ws, struct xg_result *out,
+                  int *route)
 {
     if (!weighting_ok) {
         *route = XG_ROUTE_STOCK_WEIGHTING;
@@ -275,8 +293,8 @@ static int answer(xg_router *r, const xg_xquery *xq, uint64_t k64,
         return XG_OK;
     }
     const uint32_t k = (uint32_t)k64;
-    struct xg_prepared *pq = NULL;
-    int rc = xg_handle_prepare_terms(r->base, xq, &pq);
+    struct xg_prepared *pq = given;
+    int rc = pq ? XG_OK : xg_handle_prepare_terms(r->base, xq, &pq);
     if (rc == XG_ERR_NOMEM) return rc;
     if (rc) {
         /* No usable index, or a query the shim could not read: stock. */
@@ -289,7 +307,7 @@ static int answer(xg_router *r, const xg_xquery *xq, uint64_t k64,
     *route = choose(r, r->base, pq, r->o.engine, &f, &gpu_s);
     /* Plans only for the queries the engines will run. */
     if (!is_stock(*route) && (rc = xg_handle_prepare_plans(r->base, pq))) {
-        xg_prepared_free(pq);
+        if (!given) xg_prepared_free(pq);
         if (rc == XG_ERR_NOMEM) return rc;
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
         return XG_OK;
@@ -316,7 +334,7 @@ static int answer(xg_router *r, const xg_xquery *xq, uint64_t k64,
         else if (st == XG_ERR_NOMEM) rc = st;
         else if (st) *route = XG_ROUTE_STOCK_GPU_ERROR; /* an engine error */
     }
-    xg_prepared_free(pq);
+    if (!given) xg_prepared_free(pq);
     if (!rc && is_stock(*route)) {
         xg_result_free(out);
         memset(out, 0, sizeof *out);
@@ -324,13 +342,14 @@ static int answer(xg_router *r, const xg_xquery *xq, uint64_t k64,
     return rc;
 }
 
-int xg_router_answer(xg_router *r, const xg_xquery *xq, uint64_t k,
-                     int weighting_ok, const struct xg_weigh_stats *ws,
-                     struct xg_result *out, int *route)
+int xg_router_answer(xg_router *r, const xg_xquery *xq,
+                     struct xg_prepared *pq, uint64_t k, int weighting_ok,
+                     const struct xg_weigh_stats *ws, struct xg_result *out,
+                     int *route)
 {
     memset(out, 0, sizeof *out);
     *route = XG_ROUTE_STOCK_UNSUPPORTED;
-    int rc = answer(r, xq, k, weighting_ok, ws, out, route);
+    int rc = answer(r, xq, pq, k, weighting_ok, ws, out, route);
     if (rc && rc != XG_ERR_NOMEM) {
         /* An engine's error: stock answers. */
         xg_result_free(out);

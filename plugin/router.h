@@ -75,13 +75,17 @@ const struct xg_router_opts *xg_router_options(const xg_router *r);
 /* XG_FRONT_ENQUIRE: answer xq's top k (k = first + maxitems).  XG_OK with
  * *route: for XG_ROUTE_GPU and XG_ROUTE_CPU `out` holds the exact top k;
  * for XG_ROUTE_STOCK_* `out` is empty and stock Xapian answers.
+ * pq: xq already prepared by the caller on a handle of the router's index
+ * (xg_handle_prepare_terms; it stays the caller's, its stats and plans
+ * set here), or NULL: the router prepares xq.
  * weighting_ok 0: the Enquire's weighting is not the router's BM25.
  * ws: the statistics to weigh with (NULL: the index's own; must live
  * until the answer).  The route is counted.  Other returns are errors
  * (out of memory). */
-int xg_router_answer(xg_router *r, const xg_xquery *xq, uint64_t k,
-                     int weighting_ok, const struct xg_weigh_stats *ws,
-                     struct xg_result *out, int *route);
+int xg_router_answer(xg_router *r, const xg_xquery *xq,
+                     struct xg_prepared *pq, uint64_t k, int weighting_ok,
+                     const struct xg_weigh_stats *ws, struct xg_result *out,
+                     int *route);
 
 /* XG_FRONT_MATCHER: answer xq with engine (enum xg_engine) on handle h
  * (the router's base, or a clone of it: each thread its own).  XG_OK with
@@ -127,6 +131,16 @@ void xg_router_routes(const xg_router *r, uint64_t *counts);
 /* GPU engine faults taken (batches, at the matcher front; queries, at the
  * Enquire front). */
 uint64_t xg_router_gpu_faults(const xg_router *r);
+
+/* Where the dispatcher's time went (the Enquire front; zeros without a
+ * dispatcher): its batches and their host steps (engine.h's stats).
+ * Read when no batch runs. */
+struct xg_router_batches {
+    uint64_t batches, queries;
+    double busy_seconds, build_seconds, run_seconds, device_seconds,
+        finish_seconds;
+};
+void xg_router_batches(xg_router *r, struct xg_router_batches *out);
 
 #ifdef __cplusplus
 }

@@ -169,6 +169,7 @@ struct xg_stock_mset {
     struct xg_result res;
     uint64_t lower, estimated, upper;
     double max_attained;
+    int top_percent;        /* the first item's get_percent(); -1: none */
 };
 int xg_shim_stock_mset(xg_db *db, const xg_xquery *q,
                        const struct xg_bm25_params *p, uint32_t k,

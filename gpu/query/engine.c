@@ -9,6 +9,7 @@
 
 #include "accumulate.h"
 #include "decode.h"
+#include "../runtime/clock.h"
 #include "../runtime/error.h"
 #include "../runtime/fault.h"
 #include "../runtime/knobs.h"
@@ -357,6 +358,7 @@ static int search_batches(xg_gpu *e, const struct xg_engine_query *qs,
             work += w;
         }
         /* With a list cache, halve the batch until its lists fit. */
+        double t0 = xg_now();
         for (;;) {
             rc = xg_batch_build(&e->batch, e->ix, qs, first, cnt, p, bo, out,
                                 status);
@@ -376,11 +378,17 @@ static int search_batches(xg_gpu *e, const struct xg_engine_query *qs,
             if (rc) return rc;
             continue;
         }
+        const double t1 = xg_now();
         rc = e->o.use_device ? xg_engine_dev_run(e) : run_ref(e);
+        const double t2 = xg_now();
         if (!rc)
             rc = xg_batch_finish(&e->batch, e->ix, e->h_res, e->h_cand,
                                  e->o.use_device, out, status);
         if (rc) return rc;
+        const double t3 = xg_now();
+        e->st.build_seconds += t1 - t0;
+        e->st.run_seconds += t2 - t1;
+        e->st.finish_seconds += t3 - t2;
         ++e->st.batches;
         e->st.postings_decoded += e->batch.total_blocks * XG_FMT_BLOCK;
         for (int m = 0; m < XG_MEMBER_KINDS; ++m)

@@ -81,6 +81,12 @@ struct xg_engine_stats {
     uint64_t queries, served, to_cpu, batches;
     uint64_t postings_decoded, candidates;
     double device_seconds;          /* sum of per-batch event times */
+    double build_seconds;           /* host wall: batch descriptors, list
+                                       placement */
+    double run_seconds;             /* host wall from the first copy up to
+                                       the results in host memory */
+    double finish_seconds;          /* host wall: the candidates into each
+                                       query's top k */
     uint64_t cache_pool;            /* list cache bytes (0: all resident) */
     uint64_t cache_hits, cache_misses, cache_evictions, cache_bytes_loaded;
     uint64_t batch_splits;          /* batches halved to fit the cache */

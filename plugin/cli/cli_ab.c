@@ -1260,6 +1260,9 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
                (unsigned long long)gs->queries, (unsigned long long)gs->served,
                (unsigned long long)gs->to_cpu,
                (unsigned long long)gs->batches, gs->device_seconds);
+        printf("gpu batches, host wall: build %.3f s, device run %.3f s, "
+               "finish %.3f s\n", gs->build_seconds, gs->run_seconds,
+               gs->finish_seconds);
         printf("candidates: %llu rescored exactly\n",
                (unsigned long long)gs->candidates);
         /* enum xg_member_method's order. */

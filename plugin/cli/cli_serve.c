@@ -35,7 +35,7 @@ static const char help[] =
     "                            the GPU is free; batches form while it is\n"
     "                            busy)\n"
     "  --gpu-spin MS             how long the thread waiting for a GPU\n"
-    "                            batch polls before it sleeps (0.5; 0:\n"
+    "                            batch polls before it sleeps (5; 0:\n"
     "                            sleeps at once)\n"
     "  -t, --timeout SECS        close a connection idle this long (60;\n"
     "                            0: never)\n"
@@ -83,7 +83,7 @@ int xg_cli_serve(int argc, char **argv)
     o.progsrv = "xapian-progsrv";
     o.engine = XG_ENGINE_AUTO;
     o.batch_wait_ms = -1;
-    o.gpu_spin_ms = 0.5;
+    o.gpu_spin_ms = 5;
     static const struct option opts[] = {
         {"port", required_argument, 0, 'p'},
         {"host", required_argument, 0, 'I'},

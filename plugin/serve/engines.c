@@ -29,6 +29,7 @@ struct xg_serve_engines {
     struct held *cur;
     struct held *retired;
     uint64_t counts[XG_ROUTE_COUNT];    /* of closed contexts */
+    struct xg_router_batches batches;   /* of closed contexts */
     int stopping;
     int thread_on;
     pthread_t thread;
@@ -50,8 +51,18 @@ static void retire_close(struct xg_serve_engines *e, xg_context *c)
 {
     uint64_t counts[XG_ROUTE_COUNT];
     xg_context_routes(c, counts);
+    struct xg_router_batches b;
+    xg_router_batches(xg_context_router(c), &b);
     pthread_mutex_lock(&e->mu);
     for (int i = 0; i < XG_ROUTE_COUNT; ++i) e->counts[i] += counts[i];
+    struct xg_router_batches *t = &e->batches;
+    t->batches += b.batches;
+    t->queries += b.queries;
+    t->busy_seconds += b.busy_seconds;
+    t->build_seconds += b.build_seconds;
+    t->run_seconds += b.run_seconds;
+    t->device_seconds += b.device_seconds;
+    t->finish_seconds += b.finish_seconds;
     pthread_mutex_unlock(&e->mu);
     xg_context_close(c);
 }
@@ -286,6 +297,15 @@ void xg_serve_engines_close(struct xg_serve_engines *e)
                                   xg_route_name(i),
                                   (unsigned long long)e->counts[i]);
     xg_serve_log("%s", line);
+    const struct xg_router_batches *b = &e->batches;
+    if (b->batches)
+        xg_serve_log("gpu batches: %llu of %.1f searches on average; the "
+                     "batch thread busy %.3f s: build %.3f, run %.3f "
+                     "(device %.3f), finish %.3f",
+                     (unsigned long long)b->batches,
+                     (double)b->queries / (double)b->batches, b->busy_seconds,
+                     b->build_seconds, b->run_seconds, b->device_seconds,
+                     b->finish_seconds);
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);
     free(e);

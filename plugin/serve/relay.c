@@ -382,6 +382,30 @@ static int drain(int fd, struct xg_sbuf *b, int sock)
     return 0;
 }
 
+/* Send what waits for the client now, without waiting for poll to say
+ * the socket is writable (it nearly always is: a reply costs one poll
+ * less).  What does not fit waits for POLLOUT.  0, or -1 after logging. */
+static int flush_client(struct relay *r)
+{
+    if (!pending(&r->cout) || !drain(r->c->fd, &r->cout, 1)) return 0;
+    char m[120];
+    snprintf(m, sizeof m, "client went away mid-reply (%s); closed",
+             strerror(errno));
+    log_conn(r, m);
+    return -1;
+}
+
+/* The same toward the child: what the client's messages left for it. */
+static void flush_child(struct relay *r)
+{
+    if (pending(&r->kin) && r->to_child >= 0 &&
+        drain(r->to_child, &r->kin, 0)) {
+        /* The child's end closed: it ended; its stdout tells. */
+        r->kin.off = r->kin.len;
+        r->child_eof = 1;
+    }
+}
+
 static void describe_exit(char *m, size_t size, const char *what, int st)
 {
     if (WIFSIGNALED(st))
@@ -475,7 +499,8 @@ static void relay_loop(struct relay *r)
             if (g > 0) {
                 r->last = now();
                 r->heard = 1;
-                if (client_frames(r)) return;
+                if (client_frames(r) || flush_client(r)) return;
+                flush_child(r);
             } else if (g == 0 || (g == -1 && (errno == ECONNRESET))) {
                 client_eof = 1;
                 if (pending(&r->cin)) {
@@ -506,28 +531,16 @@ static void relay_loop(struct relay *r)
         if (ik >= 0 && (pf[ik].revents & (POLLIN | POLLHUP | POLLERR))) {
             ssize_t g = fill(r->from_child, &r->kout);
             if (g > 0) {
-                if (child_frames(r)) return;
+                if (child_frames(r) || flush_client(r)) return;
             } else if (g == 0 || g == -1) {
                 r->child_eof = 1;
             }
         }
-        if (ok >= 0 && pf[ok].revents) {
-            if (drain(r->to_child, &r->kin, 0)) {
-                /* The child's end closed: it ended; its stdout tells. */
-                r->kin.off = r->kin.len;
-                r->child_eof = 1;
-            }
-        }
+        if (ok >= 0 && pf[ok].revents) flush_child(r);
         if (ic >= 0 && (pf[ic].events & POLLOUT) &&
-            (pf[ic].revents & (POLLOUT | POLLHUP | POLLERR))) {
-            if (drain(r->c->fd, &r->cout, 1)) {
-                char m[120];
-                snprintf(m, sizeof m, "client went away mid-reply (%s); closed",
-                         strerror(errno));
-                log_conn(r, m);
-                return;
-            }
-        }
+            (pf[ic].revents & (POLLOUT | POLLHUP | POLLERR)) &&
+            flush_client(r))
+            return;
     }
 }
 

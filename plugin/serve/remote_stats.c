@@ -9,6 +9,19 @@
 #include "../../gpu/query/plan_eval.h"
 #include "../../gpu/runtime/error.h"
 
+/* Room for n terms' fields in st (zeroed); -1 out of memory (free st). */
+static int alloc_terms(struct xg_query_stats *st, size_t n)
+{
+    const size_t m = n ? n : 1;
+    st->terms = calloc(m, sizeof *st->terms);
+    st->term_len = calloc(m, sizeof *st->term_len);
+    st->termfreq = calloc(m, sizeof *st->termfreq);
+    st->collfreq = calloc(m, sizeof *st->collfreq);
+    st->max_part = calloc(m, sizeof *st->max_part);
+    return st->terms && st->term_len && st->termfreq && st->collfreq &&
+                   st->max_part ? 0 : -1;
+}
+
 void xg_remote_stats_free(struct xg_remote_stats *s)
 {
     xg_shim_query_stats_free(&s->st);
@@ -29,14 +42,7 @@ int xg_remote_stats_parse(const unsigned char *p, size_t n,
     const uint64_t nt = xg_wire_read_length(&r);
     /* Each term takes at least three bytes: no more can follow. */
     if (r.bad || nt > (uint64_t)(r.end - r.p) / 3) return -1;
-    const size_t m = nt ? (size_t)nt : 1;
-    st->terms = calloc(m, sizeof *st->terms);
-    st->term_len = calloc(m, sizeof *st->term_len);
-    st->termfreq = calloc(m, sizeof *st->termfreq);
-    st->collfreq = calloc(m, sizeof *st->collfreq);
-    st->max_part = calloc(m, sizeof *st->max_part);
-    if (!st->terms || !st->term_len || !st->termfreq || !st->collfreq ||
-        !st->max_part) {
+    if (alloc_terms(st, (size_t)nt)) {
         xg_remote_stats_free(out);
         return XG_ERR_NOMEM;
     }
@@ -68,6 +74,65 @@ int xg_remote_stats_parse(const unsigned char *p, size_t n,
     return 0;
 }
 
+/* Byte order, as std::string compares. */
+static int term_cmp(const char *a, uint32_t an, const char *b, uint32_t bn)
+{
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
+}
+
+int xg_remote_stats_of_index(const struct xg_index *ix,
+                             const struct xg_query *q,
+                             const int64_t *term,
+                             struct xg_query_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    if (ix->hdr->n_shards != 1)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "stats: several shards");
+    /* The unique terms in byte order: an insertion sort of leaf indexes
+     * (a query has a few leaves). */
+    uint32_t order[XG_QUERY_MAX_LEAVES], n = 0;
+    for (uint32_t i = 0; i < q->n_leaves; ++i) {
+        const struct xg_qleaf *l = &q->leaves[i];
+        if (!l->term_len)
+            return xg_set_error(XG_ERR_UNSUPPORTED, "stats: an empty term");
+        uint32_t at = n;
+        int dup = 0;
+        while (at > 0) {
+            const struct xg_qleaf *o = &q->leaves[order[at - 1]];
+            int c = term_cmp(o->term, o->term_len, l->term, l->term_len);
+            if (c == 0) dup = 1;
+            if (c <= 0) break;
+            --at;
+        }
+        if (dup) continue;
+        memmove(order + at + 1, order + at, (n - at) * sizeof *order);
+        order[at] = i;
+        ++n;
+    }
+    if (alloc_terms(out, n)) {
+        xg_shim_query_stats_free(out);
+        return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    }
+    out->total_length = ix->hdr->total_length;
+    out->doccount = ix->hdr->n_docs;
+    for (uint32_t j = 0; j < n; ++j) {
+        const struct xg_qleaf *l = &q->leaves[order[j]];
+        if (!(out->terms[j] = malloc(l->term_len + 1))) {
+            xg_shim_query_stats_free(out);
+            return xg_set_error(XG_ERR_NOMEM, "out of memory");
+        }
+        memcpy(out->terms[j], l->term, l->term_len);
+        out->terms[j][l->term_len] = '\0';
+        out->term_len[j] = l->term_len;
+        out->n_terms = j + 1;
+        const int64_t t = term[order[j]];
+        out->termfreq[j] = t < 0 ? 0 : ix->terms[t].df;
+        out->collfreq[j] = t < 0 ? 0 : ix->terms[t].cf;
+    }
+    return XG_OK;
+}
+
 int xg_remote_stats_put(struct xg_sbuf *b, const struct xg_query_stats *st,
                         int have_max_part)
 {
@@ -84,13 +149,6 @@ int xg_remote_stats_put(struct xg_sbuf *b, const struct xg_query_stats *st,
             (have_max_part && xg_sbuf_put_double(b, st->max_part[i]));
     }
     return e ? -1 : 0;
-}
-
-/* Byte order, as std::string compares. */
-static int term_cmp(const char *a, uint32_t an, const char *b, uint32_t bn)
-{
-    int c = memcmp(a, b, an < bn ? an : bn);
-    return c ? c : (an > bn) - (an < bn);
 }
 
 int64_t xg_remote_stats_find(const struct xg_query_stats *st,

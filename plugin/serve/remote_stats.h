@@ -18,6 +18,8 @@
 #include <stdint.h>
 
 #include "../../gpu/bm25.h"
+#include "../../gpu/index/format_read.h"
+#include "../../gpu/query_shape.h"
 #include "../../shim/xg_shim.h"
 #include "wire.h"
 
@@ -39,6 +41,18 @@ void xg_remote_stats_free(struct xg_remote_stats *s);
  * relevance set).  0 or -1 (out of memory). */
 int xg_remote_stats_put(struct xg_sbuf *b, const struct xg_query_stats *st,
                         int have_max_part);
+
+/* The statistics xg_shim_query_stats reads from Xapian for q (term[i]:
+ * leaf i's term id in ix, or -1), from ix instead: on the revision it was
+ * exported from, the index holds every term with Xapian's termfreq and
+ * collection frequency, and the same totals.  The caller has checked
+ * that ix is of the database's revision.
+ * XG_ERR_UNSUPPORTED (ask Xapian) for an index of several shards or a
+ * query with an empty term; XG_ERR_NOMEM. */
+int xg_remote_stats_of_index(const struct xg_index *ix,
+                             const struct xg_query *q,
+                             const int64_t *term,
+                             struct xg_query_stats *out);
 
 /* The index of term (len bytes) in st's byte-ordered terms, or -1. */
 int64_t xg_remote_stats_find(const struct xg_query_stats *st,

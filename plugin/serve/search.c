@@ -31,7 +31,8 @@ struct xg_serve_search {
                                    newer revision than the index */
     struct xg_sbuf query_msg;   /* the MSG_QUERY's payload, for a replay */
     xg_xquery *xq;
-    struct xg_query *q;
+    struct xg_prepared *pq;     /* xq converted, its term ids: the router
+                                   takes it as it is */
     struct xg_query_stats st;
     struct xg_sbuf stats;       /* the REPLY_STATS payload sent */
 };
@@ -50,9 +51,8 @@ static void forget(struct xg_serve_search *s)
     s->stats.off = s->stats.len = 0;
     if (s->xq) xg_shim_xquery_free(s->xq);
     s->xq = NULL;
-    if (s->q) xg_query_free(s->q);
-    free(s->q);
-    s->q = NULL;
+    xg_prepared_free(s->pq);
+    s->pq = NULL;
     xg_shim_query_stats_free(&s->st);
 }
 
@@ -134,19 +134,25 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
                                  &qp, &qn, &qlen);
     /* A query Xapian cannot read goes to the child, which reports it. */
     if (served && xg_shim_query_unserialise(qp, qn, &s->xq)) served = 0;
-    if (served && !(s->q = calloc(1, sizeof *s->q))) return -1;
-    if (served && (xg_shim_xquery_convert(s->xq, s->q) ||
-                   s->q->n_leaves == 0 || s->q->query_length != qlen))
-        served = 0;
+    if (served) {
+        const int prc = xg_handle_prepare_terms(s->h, s->xq, &s->pq);
+        if (prc == XG_ERR_NOMEM) return -1;
+        if (prc || s->pq->q.n_leaves == 0 || s->pq->q.query_length != qlen)
+            served = 0;
+    }
     if (!served) {
         forget(s);
         xg_router_count(router, XG_ROUTE_STOCK_UNSUPPORTED);
         return 0;
     }
-    /* Xapian failing here (a database error, typically the revision
-     * recycled under a writer: counted as stale) is the child's to
-     * report, as the stock server reports it. */
-    int src = xg_shim_query_stats(xg_handle_db(s->h), s->xq, &s->st);
+    /* The statistics from the index (of this handle's revision), else
+     * from Xapian.  Xapian failing here (a database error, typically the
+     * revision recycled under a writer: counted as stale) is the child's
+     * to report, as the stock server reports it. */
+    int src = xg_remote_stats_of_index(xg_handle_index(s->h), &s->pq->q,
+                                       s->pq->term, &s->st);
+    if (src == XG_ERR_UNSUPPORTED)
+        src = xg_shim_query_stats(xg_handle_db(s->h), s->xq, &s->st);
     if (src) {
         forget(s);
         if (src == XG_ERR_NOMEM) return -1;
@@ -177,6 +183,8 @@ struct answer {
     struct xg_result res;
     uint64_t lower, estimated, upper;   /* collapsed = uncollapsed here */
     double max_attained;
+    int top_percent;                    /* stock's percent for the first
+                                           item (-1: not asked) */
     const struct xg_query_stats *stats; /* the stats the match weighed
                                            with, its max_possible and
                                            max_parts */
@@ -252,11 +260,11 @@ static int leaf_termfreqs(const struct xg_query *q,
 static int weighing_init(struct xg_serve_search *s, const unsigned char *p,
                          size_t n, struct weighing *w)
 {
-    const uint32_t nl = s->q->n_leaves;
+    const uint32_t nl = s->pq->q.n_leaves;
     memset(w, 0, sizeof *w);
     w->local_tf = malloc((nl ? nl : 1) * sizeof *w->local_tf);
     if (!w->local_tf) return -1;
-    if (leaf_termfreqs(s->q, &s->st, w->local_tf)) return 1;
+    if (leaf_termfreqs(&s->pq->q, &s->st, w->local_tf)) return 1;
     const size_t own_n = s->stats.len - s->stats.off;
     if (n == own_n && !memcmp(p, s->stats.p + s->stats.off, n)) {
         w->ws.n_docs = s->st.doccount;
@@ -273,7 +281,7 @@ static int weighing_init(struct xg_serve_search *s, const unsigned char *p,
     if (rc == XG_ERR_NOMEM) return -1;
     if (rc || w->client.rset_size) return 1;
     if (!(w->leaf_tf = malloc((nl ? nl : 1) * sizeof *w->leaf_tf))) return -1;
-    if (leaf_termfreqs(s->q, &w->client.st, w->leaf_tf)) return 1;
+    if (leaf_termfreqs(&s->pq->q, &w->client.st, w->leaf_tf)) return 1;
     w->ws.n_docs = w->client.st.doccount;
     w->ws.total_length = w->client.st.total_length;
     w->ws.leaf_termfreq = w->leaf_tf;
@@ -298,7 +306,7 @@ static int engine_answer(struct xg_serve_search *s, struct weighing *w,
         return xg_shim_query_bounds(xg_handle_db(s->h), s->xq, p, &s->st);
     }
     int present;
-    int rc = xg_remote_bounds(xg_handle_db(s->h), s->q, p, &w->ws,
+    int rc = xg_remote_bounds(xg_handle_db(s->h), &s->pq->q, p, &w->ws,
                               w->local_tf, s->st.doccount, out,
                               &out->max_possible, &present);
     a->have_max_part = present || (w->global && w->client.have_max_part);
@@ -311,13 +319,23 @@ static int engine_answer(struct xg_serve_search *s, struct weighing *w,
 static int top_doc_leaves(struct xg_serve_search *s, uint32_t did,
                           uint32_t *matched)
 {
-    const struct xg_query *q = s->q;
+    const struct xg_query *q = &s->pq->q;
     if ((q->op == XG_QOP_AND && q->n_groups == q->n_leaves) ||
         q->n_leaves == 1) {
         *matched = q->n_leaves;
         return XG_OK;
     }
     return xg_shim_doc_leaves(xg_handle_db(s->h), q, did, matched);
+}
+
+/* The same count from stock's answer, without reading postlists: its
+ * percent for the best document is floor(100 m / n + tiny), m of n
+ * leaves, so pct n / 100 lies in (m - n / 100 - tiny, m] and rounds to
+ * m while n < 50.  -1 when it cannot tell. */
+static int64_t leaves_from_percent(int pct, uint32_t n)
+{
+    if (pct < 0 || n >= 50) return -1;
+    return (int64_t)((double)pct * n / 100.0 + 0.5);
 }
 
 /* Stock's answer, computed here as xapian-progsrv would. */
@@ -333,6 +351,7 @@ static int stock_answer(struct xg_serve_search *s, uint32_t k, uint32_t cal,
     a->estimated = m.estimated;
     a->upper = m.upper;
     a->max_attained = m.max_attained;
+    a->top_percent = m.top_percent;
     a->stats = &s->st;
     a->have_max_part = any_leaf_present(&s->st);
     return rc;
@@ -349,6 +368,7 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
     const uint64_t k = first + maxitems;
     struct answer a;
     memset(&a, 0, sizeof a);
+    a.top_percent = -1;
     struct weighing w;
     memset(&w, 0, sizeof w);
     int route = XG_ROUTE_STOCK_UNSUPPORTED, rc = 0;
@@ -370,7 +390,7 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
      * maxitems must not size the engines' arrays (the MSet is the same). */
     uint64_t kk = k < s->st.doccount ? k : s->st.doccount;
     if (!kk) kk = 1;
-    if (xg_router_answer(xg_context_router(s->ctx), s->xq, kk, 1,
+    if (xg_router_answer(xg_context_router(s->ctx), s->xq, s->pq, kk, 1,
                          w.global ? &w.ws : NULL, &a.res, &route))
         rc = XG_ERR_NOMEM;
     else if (route == XG_ROUTE_GPU || route == XG_ROUTE_CPU)
@@ -383,8 +403,12 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
                                   : cal > UINT32_MAX ? UINT32_MAX : (uint32_t)cal,
                           &a);    /* Enquire clamps k to the size itself */
     uint32_t matched = 0;
-    if (!rc && a.res.n_hits && a.max_attained > 0)
-        rc = top_doc_leaves(s, a.res.hits[0].docid, &matched);
+    const int64_t from_pct =
+        leaves_from_percent(a.top_percent, s->pq->q.n_leaves);
+    if (!rc && a.res.n_hits && a.max_attained > 0) {
+        if (from_pct >= 0) matched = (uint32_t)from_pct;
+        else rc = top_doc_leaves(s, a.res.hits[0].docid, &matched);
+    }
     if (rc) {
         /* Xapian failed here (a database error): the child answers, as
          * the stock server does, error and all. */
@@ -398,7 +422,7 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
      * over its weight, as a percentage factor. */
     double percent = 0.0;
     if (a.res.n_hits && a.max_attained > 0) {
-        double scale = matched / (double)s->q->n_leaves;
+        double scale = matched / (double)s->pq->q.n_leaves;
         scale /= a.max_attained;
         percent = scale * 100.0;
     }

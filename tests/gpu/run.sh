@@ -63,6 +63,11 @@
 #                  client processes (tests/bench_remote.py), OR and AND, top
 #                  10; the engine's own one-at-a-time and 64-thread figures;
 #                  one client over a Unix socket (connect stub) and TCP
+#   servebatches   where `serve --engine gpu`'s time goes: one server per
+#                  setting ($XG_SB_RUNS: OP:CLIENTS,...; or:16,or:64,
+#                  and:64), its batches (count, mean size) and the
+#                  batch thread's host steps and device time, from the
+#                  line it prints when it stops; $XG_SB_OPTS: serve options
 #   serve          tests/serve_test.py with --engine gpu: the sample in
 #                  depth (bytes, shards weighed with global statistics,
 #                  faults) and every collection against xapian-tcpsrv,
@@ -573,6 +578,27 @@ PY
         note "serve-auto $(grep -o 'routes:.*' "$OUT/serve-auto.log")"
         note "serve-gpu-unix $(grep -o 'routes:.*' "$OUT/serve-gpu-unix.log")"
         note "servebench: $(( $(date +%s) - t )) s"
+        ;;
+    servebatches)
+        prepare_collections 0 rt || exit 1
+        rtbin=$PWD/.xapian-rt/usr/bin
+        head -${XG_SQ:-2000} .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-sq.tsv
+        port=42100
+        for spec in $(echo "${XG_SB_RUNS:-or:16,or:64,and:64}" | tr , ' '); do
+            op=${spec%:*}
+            clients=${spec#*:}
+            port=$((port + 1))
+            log=$OUT/servebatches-$op-$clients.log
+            $B serve --engine gpu --port $port --host 127.0.0.1 ${XG_SB_OPTS:-} \
+                --progsrv $rtbin/xapian-progsrv "$rt" 2> "$log" &
+            pid=$!
+            for i in $(seq 100); do grep -q ready "$log" && break; sleep 0.1; done
+            $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op \
+                --clients $clients serve-gpu=127.0.0.1:$port 2>&1 | tee -a "$SUMMARY"
+            kill -TERM $pid
+            wait $pid
+            note "    $(grep -o 'gpu batches.*' "$log")"
+        done
         ;;
     serve)
         t=$(date +%s)
