@@ -8,7 +8,9 @@
  *  woke every waiting thread to take the mutex in turn: with 64 threads
  *  that was 64 wake-ups and lock hand-offs per batch.)
  *  A batch takes queries in arrival order up to max_batch and the work
- *  threshold (always at least one).
+ *  threshold (always at least one).  With two lanes, the thread that is
+ *  free takes the next batch: what arrives while one batch runs goes out
+ *  on the other lane at once.
  */
 #include "dispatch.h"
 
@@ -37,8 +39,17 @@ struct item {
     sem_t done;                     /* posted once, when state is DONE */
 };
 
+struct lane {
+    struct xg_dispatch *d;
+    xg_handle *h;
+    pthread_t thread;
+    int started;
+    struct item **items;            /* its running batch */
+};
+
 struct xg_dispatch {
-    xg_handle *base;
+    struct lane lanes[XG_DISPATCH_MAX_LANES];
+    uint32_t n_lanes;
     struct xg_dispatch_opts o;
     pthread_mutex_t mu;
     pthread_cond_t work_cv;
@@ -46,12 +57,10 @@ struct xg_dispatch {
     uint32_t n_queued;
     _Atomic uint64_t queued_work;   /* written under mu, read without it:
                                        every query's cost check reads it */
-    _Atomic int running;            /* the batch thread is in run_batch */
+    _Atomic int running;            /* lanes in run_batch */
     _Atomic uint64_t batch_ns;      /* smoothed wall time of a batch */
     struct xg_excess excess;        /* wait beyond the prediction */
     int stop;
-    pthread_t thread;
-    struct item **items;            /* the running batch */
     struct xg_dispatch_stats st;
 };
 
@@ -87,7 +96,8 @@ static void unlink_item(struct xg_dispatch *d, struct item *it)
 
 /* Run one batch: items[] are RUNNING and out of the queue; called
  * without the lock.  Each item gets the engine's status for it. */
-static void run_batch(struct xg_dispatch *d, struct item **items, uint32_t n)
+static void run_batch(struct xg_dispatch *d, xg_handle *h, struct item **items,
+                      uint32_t n)
 {
     struct xg_prepared **pqs = malloc(n * sizeof *pqs);
     uint32_t *ks = malloc(n * sizeof *ks);
@@ -99,8 +109,7 @@ static void run_batch(struct xg_dispatch *d, struct item **items, uint32_t n)
             pqs[i] = items[i]->pq;
             ks[i] = items[i]->k;
         }
-        rc = xg_handle_run_gpu(d->base, pqs, ks, 0, n, &d->o.bm25, res,
-                               status);
+        rc = xg_handle_run_gpu(h, pqs, ks, 0, n, &d->o.bm25, res, status);
     } else {
         xg_set_error(XG_ERR_NOMEM, "GPU dispatcher: out of memory");
     }
@@ -119,8 +128,9 @@ static void run_batch(struct xg_dispatch *d, struct item **items, uint32_t n)
 
 static void *batch_thread(void *arg)
 {
-    struct xg_dispatch *d = arg;
-    struct item **items = d->items;
+    struct lane *ln = arg;
+    struct xg_dispatch *d = ln->d;
+    struct item **items = ln->items;
     pthread_mutex_lock(&d->mu);
     for (;;) {
         while (!d->stop && !d->head) pthread_cond_wait(&d->work_cv, &d->mu);
@@ -143,14 +153,14 @@ static void *batch_thread(void *arg)
             work += it->work;
         }
         pthread_mutex_unlock(&d->mu);
-        atomic_store(&d->running, 1);
+        atomic_fetch_add(&d->running, 1);
         const double t0 = now();
-        run_batch(d, items, n);
+        run_batch(d, ln->h, items, n);
         const double busy = now() - t0;
         const uint64_t ns = (uint64_t)(busy * 1e9);
         const uint64_t old = atomic_load(&d->batch_ns);
         atomic_store(&d->batch_ns, old ? (3 * old + ns) / 4 : ns);
-        atomic_store(&d->running, 0);
+        atomic_fetch_sub(&d->running, 1);
         pthread_mutex_lock(&d->mu);
         for (uint32_t i = 0; i < n; ++i) items[i]->state = DONE;
         ++d->st.batches;
@@ -165,26 +175,35 @@ static void *batch_thread(void *arg)
     return NULL;
 }
 
-int xg_dispatch_start(xg_handle *base, const struct xg_dispatch_opts *o,
+int xg_dispatch_start(xg_handle *const *lanes, uint32_t n_lanes,
+                      const struct xg_dispatch_opts *o,
                       struct xg_dispatch **out)
 {
     *out = NULL;
+    if (!n_lanes || n_lanes > XG_DISPATCH_MAX_LANES)
+        return xg_set_error(XG_ERR_ARG, "GPU dispatcher: %u lanes", n_lanes);
     struct xg_dispatch *d = calloc(1, sizeof *d);
     if (!d) return xg_set_error(XG_ERR_NOMEM, "out of memory");
-    d->base = base;
     d->o = *o;
     if (!d->o.max_batch) d->o.max_batch = 256;
-    d->items = malloc(d->o.max_batch * sizeof *d->items);
-    if (!d->items) {
-        free(d);
-        return xg_set_error(XG_ERR_NOMEM, "out of memory");
-    }
+    d->n_lanes = n_lanes;
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->work_cv, NULL);
-    if (pthread_create(&d->thread, NULL, batch_thread, d)) {
-        free(d->items);
-        free(d);
-        return xg_set_error(XG_ERR_NOMEM, "cannot start the GPU dispatcher");
+    int rc = XG_OK;
+    for (uint32_t i = 0; i < n_lanes && !rc; ++i) {
+        struct lane *ln = &d->lanes[i];
+        ln->d = d;
+        ln->h = lanes[i];
+        if (!(ln->items = malloc(d->o.max_batch * sizeof *ln->items)))
+            rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        else if (pthread_create(&ln->thread, NULL, batch_thread, ln))
+            rc = xg_set_error(XG_ERR_NOMEM, "cannot start the GPU dispatcher");
+        else
+            ln->started = 1;
+    }
+    if (rc) {
+        xg_dispatch_stop(d);
+        return rc;
     }
     *out = d;
     return XG_OK;
@@ -197,10 +216,12 @@ void xg_dispatch_stop(struct xg_dispatch *d)
     d->stop = 1;
     pthread_cond_broadcast(&d->work_cv);
     pthread_mutex_unlock(&d->mu);
-    pthread_join(d->thread, NULL);
+    for (uint32_t i = 0; i < d->n_lanes; ++i) {
+        if (d->lanes[i].started) pthread_join(d->lanes[i].thread, NULL);
+        free(d->lanes[i].items);
+    }
     pthread_mutex_destroy(&d->mu);
     pthread_cond_destroy(&d->work_cv);
-    free(d->items);
     free(d);
 }
 
@@ -272,7 +293,9 @@ void xg_dispatch_load(struct xg_dispatch *d, struct xg_dispatch_load *l)
     l->queued_work = atomic_load_explicit(&d->queued_work,
                                           memory_order_relaxed);
     l->batch_work = d->o.batch_work;
-    l->running = atomic_load_explicit(&d->running, memory_order_relaxed);
+    l->running = (uint32_t)atomic_load_explicit(&d->running,
+                                                memory_order_relaxed) >=
+                 d->n_lanes;
     l->batch_seconds =
         atomic_load_explicit(&d->batch_ns, memory_order_relaxed) * 1e-9;
     l->excess = xg_excess_at(&d->excess, now());

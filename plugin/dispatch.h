@@ -4,10 +4,13 @@
  *         it holds max_batch queries, when its work (postings) reaches the
  *         computation threshold, or when its oldest query has waited
  *         max_wait.  A query still queued at its deadline is withdrawn.
- *         One thread runs the batches; callers block until their query is
- *         answered.  It only batches: each query comes back with the
- *         engine's status for it, and what to do about a status other
- *         than XG_OK is the router's (router.c).
+ *         One thread per lane runs the batches (a lane: a handle whose
+ *         GPU engine it alone uses; with two, one batch is built and
+ *         finished on the host while the other is on the device);
+ *         callers block until their query is answered.  It only
+ *         batches: each query comes back with the engine's status for
+ *         it, and what to do about a status other than XG_OK is the
+ *         router's (router.c).
  */
 #ifndef XG_DISPATCH_H
 #define XG_DISPATCH_H
@@ -26,9 +29,13 @@ struct xg_dispatch_opts {
 
 struct xg_dispatch;
 
-/* Start the batch thread on `base`, whose GPU engine it alone uses from
- * now on (the caller has opened it: xg_handle_gpu_status). */
-int xg_dispatch_start(xg_handle *base, const struct xg_dispatch_opts *o,
+#define XG_DISPATCH_MAX_LANES 2
+
+/* Start a batch thread on each of lanes[0..n_lanes) (1 or 2 handles on one
+ * index), whose GPU engine it alone uses from now on (the caller has
+ * opened them: xg_handle_gpu_status). */
+int xg_dispatch_start(xg_handle *const *lanes, uint32_t n_lanes,
+                      const struct xg_dispatch_opts *o,
                       struct xg_dispatch **out);
 void xg_dispatch_stop(struct xg_dispatch *d);
 
@@ -55,7 +62,7 @@ int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
 struct xg_dispatch_load {
     uint64_t queued_work;       /* postings queued, not yet in a batch */
     uint64_t batch_work;        /* the computation threshold */
-    int running;                /* a batch is on the device */
+    int running;                /* every lane has a batch */
     double batch_seconds;       /* recent batches' wall time (smoothed) */
     double excess;              /* recent queries' wait, submit to return,
                                    beyond their predicted latency
@@ -67,7 +74,7 @@ void xg_dispatch_load(struct xg_dispatch *d, struct xg_dispatch_load *l);
 
 struct xg_dispatch_stats {
     uint64_t batches, queries, deadline_misses;
-    double busy_seconds;        /* the batch thread's wall in batches */
+    double busy_seconds;        /* the batch threads' wall in batches */
 };
 void xg_dispatch_stats(struct xg_dispatch *d, struct xg_dispatch_stats *st);
 

@@ -33,6 +33,8 @@ struct xg_router {
     struct xg_cpu_load load;        /* scales stock's one-thread time */
     pthread_mutex_t gpu_lock;       /* starting the dispatcher */
     struct xg_dispatch *dispatch;   /* XG_FRONT_ENQUIRE */
+    xg_handle *lanes[XG_DISPATCH_MAX_LANES];   /* the dispatcher's */
+    uint32_t n_lanes;
     int dispatch_tried;
     _Atomic int dispatch_ready;     /* dispatch (or its absence) is final */
     _Atomic int gpu_lost;           /* the device failed for good */
@@ -85,12 +87,15 @@ void xg_router_batches(xg_router *r, struct xg_router_batches *out)
     out->batches = ds.batches;
     out->queries = ds.queries;
     out->busy_seconds = ds.busy_seconds;
-    const struct xg_engine_stats *es = xg_handle_gpu_stats(r->base);
-    if (!es) return;
-    out->build_seconds = es->build_seconds;
-    out->run_seconds = es->run_seconds;
-    out->device_seconds = es->device_seconds;
-    out->finish_seconds = es->finish_seconds;
+    out->lanes = r->n_lanes;
+    for (uint32_t i = 0; i < r->n_lanes; ++i) {
+        const struct xg_engine_stats *es = xg_handle_gpu_stats(r->lanes[i]);
+        if (!es) continue;
+        out->build_seconds += es->build_seconds;
+        out->run_seconds += es->run_seconds;
+        out->device_seconds += es->device_seconds;
+        out->finish_seconds += es->finish_seconds;
+    }
 }
 
 uint64_t xg_router_gpu_faults(const xg_router *r)
@@ -135,6 +140,14 @@ static struct xg_dispatch *dispatcher(xg_router *r)
         r->dispatch_tried = 1;
         const char *why;
         if (xg_handle_gpu_status(r->base, &why) == XG_OK) {
+            r->lanes[r->n_lanes++] = r->base;
+            /* A second lane only where both engines hold every list: a
+             * list cache each would double the copies. */
+            if (r->o.lane2 &&
+                xg_handle_gpu_status(r->o.lane2, &why) == XG_OK &&
+                xg_handle_gpu_stats(r->base)->cache_pool == 0 &&
+                xg_handle_gpu_stats(r->o.lane2)->cache_pool == 0)
+                r->lanes[r->n_lanes++] = r->o.lane2;
             struct xg_dispatch_opts o;
             memset(&o, 0, sizeof o);
             o.max_batch = 256;
@@ -142,7 +155,7 @@ static struct xg_dispatch *dispatcher(xg_router *r)
             o.max_wait = r->o.max_wait;
             o.deadline = r->o.deadline;
             o.bm25 = r->o.bm25;
-            (void)xg_dispatch_start(r->base, &o, &r->dispatch);
+            (void)xg_dispatch_start(r->lanes, r->n_lanes, &o, &r->dispatch);
         }
     }
     struct xg_dispatch *d = r->dispatch;

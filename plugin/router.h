@@ -58,6 +58,12 @@ struct xg_router_opts {
     double deadline;            /* seconds a query may stay queued */
     const char *cost_model;     /* NULL: xapian-gpu.model beside the index
                                    if present, else the built-in model */
+    xg_handle *lane2;           /* XG_FRONT_ENQUIRE: a second handle on
+                                   the base's index (the caller's; it
+                                   outlives the router) whose GPU engine
+                                   runs batches beside the base's; used
+                                   when both engines hold every list on
+                                   the device.  NULL: one lane */
 };
 
 typedef struct xg_router xg_router;
@@ -136,6 +142,7 @@ uint64_t xg_router_gpu_faults(const xg_router *r);
  * dispatcher): its batches and their host steps (engine.h's stats).
  * Read when no batch runs. */
 struct xg_router_batches {
+    uint32_t lanes;
     uint64_t batches, queries;
     double busy_seconds, build_seconds, run_seconds, device_seconds,
         finish_seconds;

@@ -132,8 +132,13 @@ struct xg_context_opts {
                                    the device this long before it sleeps
                                    (0: it sleeps at once, leaving the cores
                                    to the application) */
+    int gpu_lanes;              /* GPU batches in flight at once: 1, or 2
+                                   (0, the default; a second copy of the
+                                   index on the device, so only with the
+                                   default device_memory and where every
+                                   list fits twice) */
 };
-#define XG_CONTEXT_DEFAULTS {XG_ENGINE_AUTO, XG_BM25_DEFAULTS, 0, 0, 0, 0, NULL, 0}
+#define XG_CONTEXT_DEFAULTS {XG_ENGINE_AUTO, XG_BM25_DEFAULTS, 0, 0, 0, 0, NULL, 0, 0}
 
 typedef struct xg_context xg_context;
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../gpu/runtime/error.h"
 #include "../plugin/handle.h"
@@ -42,6 +43,20 @@ static inline int make_db(const char *tsv, const char *db, int export_index)
     }
     xg_shim_db_close(xdb);
     return 0;
+}
+
+/* The sample at sample_dir (docs.tsv, queries.tsv) indexed and exported
+ * into work_dir/name (made afresh): its path in db[4096], the queries'
+ * in queries[4096].  0, or 1 with "FAIL ..." printed. */
+static inline int sample_db_in(const char *sample_dir, const char *work_dir,
+                               const char *name, char *db, char *queries)
+{
+    char tsv[4096];
+    snprintf(tsv, sizeof tsv, "%s/docs.tsv", sample_dir);
+    snprintf(queries, 4096, "%s/queries.tsv", sample_dir);
+    snprintf(db, 4096, "%s/%s", work_dir, name);
+    mkdir(work_dir, 0755);
+    return make_db(tsv, db, 1);
 }
 
 /* Up to max queries of queries.tsv into texts[max][len] (len > 200):

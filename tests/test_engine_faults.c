@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "../gpu/query/engine.h"
 #include "../gpu/runtime/error.h"
@@ -33,14 +32,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_engine_faults SAMPLE_DIR WORK_DIR\n");
         return 2;
     }
-    char tsv[4096], db[4096], cmd[8300], qpath[4096];
-    snprintf(tsv, sizeof tsv, "%s/docs.tsv", argv[1]);
-    snprintf(qpath, sizeof qpath, "%s/queries.tsv", argv[1]);
-    snprintf(db, sizeof db, "%s/faults-db", argv[2]);
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", db);
-    if (system(cmd) != 0) return 1;
-    mkdir(argv[2], 0755);
-    if (make_db(tsv, db, 1)) return 1;
+    char db[4096], qpath[4096];
+    if (sample_db_in(argv[1], argv[2], "faults-db", db, qpath)) return 1;
     const char *paths[] = {db};
 
     setenv("XG_GPU_TWINS", "1", 1);

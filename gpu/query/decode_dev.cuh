@@ -1,7 +1,7 @@
 /** @file decode_dev.cuh
  *  @brief Device-side PForDelta decoding (seed 003 §6): a warp decodes a
- *         128-posting block cooperatively; one thread can also look a single
- *         document up in a block.  Layout: gpu/index/pfor.h; twin: pfor.c.
+ *         128-posting block cooperatively, or looks one document up in
+ *         it.  Layout: gpu/index/pfor.h; twin: pfor.c.
  *
  *  Every block was verified on the CPU when the index was loaded
  *  (xg_gpu_open), so these functions trust the headers; they still mask
@@ -141,32 +141,40 @@ xg_stream_value(const uint32_t *w, uint32_t i, uint32_t *words)
 }
 
 /* The wdf of dense document `doc` in term t's list, or 0 if absent (a
- * posting's wdf may itself be 0 for boolean terms: *found says which).
- * One thread: binary search of the skip array, then a serial walk of the
- * block's gaps. */
+ * posting's wdf may itself be 0 for boolean terms: *found says which),
+ * found by the whole warp (every lane gets the answer): the skip array's
+ * binary search, the block's docid gaps decoded together into `docs` (128
+ * entries of shared memory, this warp's own) and summed, a ballot for the
+ * document, and only its wdf decoded.  (One thread walking the gaps one by
+ * one, each decode scanning the block's exceptions, was most of a batch's
+ * device time.) */
 __device__ __forceinline__ uint32_t
-xg_lookup_wdf(const struct xg_dindex &ix, uint32_t t, uint32_t doc,
-              int *found)
+xg_warp_lookup_wdf(const struct xg_dindex &ix, uint32_t t, uint32_t doc,
+                   uint32_t *docs, int *found)
 {
-    const struct xg_fmt_term &e = ix.terms[t];
-    const struct xg_fmt_skip *sk = ix.skip + e.skip_first;
+    const uint32_t lane = threadIdx.x & 31u;
     const int64_t b = xg_block_of(&ix, t, doc);
     *found = 0;
     if (b < 0) return 0;
-    const uint32_t lo = (uint32_t)b;
+    const struct xg_fmt_skip &sk = ix.skip[ix.terms[t].skip_first + b];
     const uint32_t *w =
-        (const uint32_t *)(ix.postings + ix.list_off[t] + sk[lo].offset);
-    uint32_t words;
-    const uint32_t n = ((w[0] >> 16) & 0x7Fu) + 1u;
-    xg_stream_value(w, 0, &words);
-    uint32_t d = sk[lo].first, idx = 0;
-    while (d < doc && idx + 1 < n) {
-        ++idx;
-        d += xg_stream_value(w, idx, 0);
-    }
-    if (d != doc) return 0;
+        (const uint32_t *)(ix.postings + ix.list_off[t] + sk.offset);
+    uint32_t n;
+    const uint32_t used = xg_warp_decode_stream(w, docs, &n);
+    xg_warp_prefix_sum(docs, sk.first);
+    /* Entry 0's gap is 0 (list_encode.c): its docid is sk.first. */
+    uint32_t hit = 128u;
+    for (uint32_t i = lane * 4u; i < lane * 4u + 4u; ++i)
+        if (i < n && docs[i] == doc) hit = i;
+    const uint32_t who = __ballot_sync(0xFFFFFFFFu, hit != 128u);
+    __syncwarp();
+    if (!who) return 0;
+    const uint32_t src = (uint32_t)__ffs((int)who) - 1u;
+    hit = __shfl_sync(0xFFFFFFFFu, hit, (int)src);
     *found = 1;
-    return xg_stream_value(w + words, idx, 0);
+    uint32_t v = 0;
+    if (lane == 0) v = xg_stream_value(w + used, hit, 0);
+    return __shfl_sync(0xFFFFFFFFu, v, 0);
 }
 
 #endif

@@ -13,22 +13,32 @@
 #include "plan_eval.h"
 #include "../runtime/tuning.h"
 
+#define FINISH_WARPS (XG_FINISH_THREADS / 32)
+
+/* A warp per candidate (the wdf lookups need the whole warp: one thread
+ * walking a block's gaps serially was most of a batch's device time), so
+ * each query's candidates spread over gridDim.y blocks. */
 static __global__ void __launch_bounds__(XG_FINISH_THREADS)
 finish_kernel(struct xg_dindex ix, struct xg_finish_args a)
 {
+    __shared__ uint32_t docs[FINISH_WARPS][128];
     const struct xg_dquery &q = a.queries[blockIdx.x];
     if (q.path != XG_DPATH_DENSE) return;
     const uint32_t n = a.res[blockIdx.x].n_cand;
-    for (uint32_t c = threadIdx.x; c < n; c += XG_FINISH_THREADS) {
+    const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+    for (uint32_t c = blockIdx.y * FINISH_WARPS + warp; c < n;
+         c += gridDim.y * FINISH_WARPS) {
         struct xg_dcand &cand = a.cand[q.cand_first + c];
         const uint32_t doc = cand.doc;
         uint32_t wdf[XG_GPU_MAX_LEAVES];
         uint8_t found[XG_GPU_MAX_LEAVES];
         for (uint32_t j = 0; j < q.n_lists; ++j) {
             int f;
-            wdf[j] = xg_lookup_wdf(ix, a.lists[q.list_first + j].term, doc, &f);
+            wdf[j] = xg_warp_lookup_wdf(ix, a.lists[q.list_first + j].term,
+                                        doc, docs[warp], &f);
             found[j] = (uint8_t)f;
         }
+        if (lane) continue;
         uint8_t matched[XG_GPU_MAX_LEAVES], sm[XG_GPU_MAX_LEAVES];
         double w[XG_GPU_MAX_LEAVES], sw[XG_GPU_MAX_LEAVES];
         const double kd = ix.kd[doc];
@@ -56,6 +66,7 @@ extern "C" int xg_finish_gpu(const struct xg_dindex *ix,
                              uint32_t n_queries, cudaStream_t stream)
 {
     if (!n_queries) return cudaSuccess;
-    finish_kernel<<<n_queries, XG_FINISH_THREADS, 0, stream>>>(*ix, *a);
+    dim3 grid(n_queries, XG_FINISH_SPLIT);
+    finish_kernel<<<grid, XG_FINISH_THREADS, 0, stream>>>(*ix, *a);
     return (int)cudaPeekAtLastError();
 }

@@ -36,7 +36,7 @@ static int item(const struct xg_select_args *a, const struct xg_dquery *q,
 
 int xg_select_ref(const struct xg_select_args *a, uint32_t n_queries)
 {
-    static uint32_t hist[BINS];
+    uint32_t hist[BINS];    /* not static: two dispatcher lanes run it */
     for (uint32_t qi = 0; qi < n_queries; ++qi) {
         const struct xg_dquery *q = &a->queries[qi];
         uint64_t n = q->path == XG_DPATH_DENSE ? a->n_docs : a->icount[qi];

@@ -11,9 +11,12 @@
 /* Threads per block of the kernels (kern_util.cuh's THREADS): 256 keeps
  * 8 blocks of 8 warps resident per SM on the H100. */
 #define XG_THREADS_PER_BLOCK 256
-/* The query engine's finish kernel (finish.cu): one block per query
- * scores its candidates; most queries have few, so smaller blocks. */
+/* The query engine's finish kernel (finish.cu): a warp per candidate,
+ * XG_FINISH_SPLIT blocks of XG_FINISH_THREADS per query (a real-text OR
+ * query has about 160 candidates: 16 blocks of 4 warps give each warp two
+ * or three). */
 #define XG_FINISH_THREADS 128
+#define XG_FINISH_SPLIT 16
 /* Warps per block of the list decoders (decode.cu, accumulate.cu): one
  * warp per 128-posting block. */
 #define XG_DECODE_WARPS 8

@@ -37,6 +37,10 @@ static const char help[] =
     "  --gpu-spin MS             how long the thread waiting for a GPU\n"
     "                            batch polls before it sleeps (5; 0:\n"
     "                            sleeps at once)\n"
+    "  --gpu-lanes N             GPU batches in flight at once, 1 or 2\n"
+    "                            (2: one is built and finished while the\n"
+    "                            other runs; a second copy of the index on\n"
+    "                            the device, only without --device-memory)\n"
     "  -t, --timeout SECS        close a connection idle this long (60;\n"
     "                            0: never)\n"
     "  -m, --max-connections N   connections at once; more are closed at\n"
@@ -99,6 +103,7 @@ int xg_cli_serve(int argc, char **argv)
         {"device-memory", required_argument, 0, 'G'},
         {"batch-wait", required_argument, 0, 'B'},
         {"gpu-spin", required_argument, 0, 'S'},
+        {"gpu-lanes", required_argument, 0, 'L'},
         {"writable", no_argument, 0, 'w'},
         {"reexport", no_argument, 0, 'R'},
         {"reexport-every", required_argument, 0, 'r'},
@@ -164,6 +169,10 @@ int xg_cli_serve(int argc, char **argv)
             if (o.gpu_spin_ms > 100)
                 return xg_cli_usage("serve", "--gpu-spin is at most 100 ms, "
                                     "got '%s'", optarg);
+            break;
+        case 'L':
+            if (xg_cli_uint("serve", "--gpu-lanes", optarg, 1, 2, &u)) return 2;
+            o.gpu_lanes = (int)u;
             break;
         case 'G':
             if (xg_cli_uint("serve", "--device-memory (MiB)", optarg, 1,

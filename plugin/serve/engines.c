@@ -42,6 +42,7 @@ static int open_context(const struct xg_serve_opts *o, xg_context **ctx)
     co.device_memory = o->device_memory;
     co.max_wait_ms = o->batch_wait_ms;
     co.wait_spin_ms = o->gpu_spin_ms;
+    co.gpu_lanes = o->gpu_lanes;
     return xg_context_open((const char *const *)o->dbs, (size_t)o->ndb, NULL,
                            &co, ctx);
 }
@@ -56,6 +57,7 @@ static void retire_close(struct xg_serve_engines *e, xg_context *c)
     pthread_mutex_lock(&e->mu);
     for (int i = 0; i < XG_ROUTE_COUNT; ++i) e->counts[i] += counts[i];
     struct xg_router_batches *t = &e->batches;
+    if (b.lanes > t->lanes) t->lanes = b.lanes;
     t->batches += b.batches;
     t->queries += b.queries;
     t->busy_seconds += b.busy_seconds;
@@ -300,10 +302,11 @@ void xg_serve_engines_close(struct xg_serve_engines *e)
     const struct xg_router_batches *b = &e->batches;
     if (b->batches)
         xg_serve_log("gpu batches: %llu of %.1f searches on average; the "
-                     "batch thread busy %.3f s: build %.3f, run %.3f "
-                     "(device %.3f), finish %.3f",
+                     "batch threads (%u lanes) busy %.3f s: build %.3f, run "
+                     "%.3f (device %.3f), finish %.3f",
                      (unsigned long long)b->batches,
-                     (double)b->queries / (double)b->batches, b->busy_seconds,
+                     (double)b->queries / (double)b->batches, b->lanes,
+                     b->busy_seconds,
                      b->build_seconds, b->run_seconds, b->device_seconds,
                      b->finish_seconds);
     pthread_cond_destroy(&e->cv);

@@ -24,6 +24,7 @@ struct xg_serve_opts {
                                searches they serve (search.h) */
     uint64_t device_memory; /* bytes of GPU memory; 0: the default */
     double gpu_spin_ms;     /* the context's wait_spin_ms */
+    int gpu_lanes;          /* the context's gpu_lanes */
     double batch_wait_ms;   /* how long a GPU batch waits for company; < 0:
                                none, a batch leaves when the GPU is free */
     char **dbs;             /* the databases, ndb of them */
