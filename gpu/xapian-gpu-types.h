@@ -35,10 +35,13 @@ struct xg_bm25_params {
 };
 #define XG_BM25_DEFAULTS {1.0, 0.0, 1.0, 0.5, 0.5}
 
-/* One result: Xapian docid (combined for sharded databases) and weight. */
+/* One result: Xapian docid (combined for sharded databases) and weight,
+ * and how many of the query's leaves (its term occurrences) the document
+ * matches, Xapian's count_matching_subqs() behind its percentages (0: not
+ * known; a match always has at least one). */
 struct xg_hit {
     uint32_t docid;
-    uint32_t reserved;
+    uint32_t matched_leaves;
     double weight;
 };
 

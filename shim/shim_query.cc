@@ -564,12 +564,20 @@ int xg_shim_weighting_is_bm25(const char *name, size_t name_len,
                               const struct xg_bm25_params *p)
 {
     try {
-        const std::string bm25 =
-            Xapian::BM25Weight(p->k1, p->k2, p->k3, p->b, p->min_normlen)
-                .serialise();
-        return std::string(name, name_len) == "Xapian::BM25Weight" &&
-               std::string(static_cast<const char *>(params), params_len) ==
-                   bm25;
+        /* The server's parameters serialised once per thread, not per
+         * search. */
+        static thread_local struct xg_bm25_params last;
+        static thread_local std::string bm25;
+        if (bm25.empty() || memcmp(&last, p, sizeof last)) {
+            bm25 = Xapian::BM25Weight(p->k1, p->k2, p->k3, p->b,
+                                      p->min_normlen).serialise();
+            last = *p;
+        }
+        static const char scheme[] = "Xapian::BM25Weight";
+        return name_len == sizeof scheme - 1 &&
+               !memcmp(name, scheme, name_len) &&
+               params_len == bm25.size() &&
+               !memcmp(params, bm25.data(), params_len);
     } catch (...) {
         return 0;
     }
@@ -646,7 +654,7 @@ int xg_shim_search_query(xg_db *db, const Xapian::Query &q,
             for (Xapian::MSetIterator it = mset.begin();
                  it != mset.end() && i < n; ++it, ++i) {
                 hits[i].docid = *it;
-                hits[i].reserved = 0;
+                hits[i].matched_leaves = 0;
                 hits[i].weight = it.get_weight();
             }
         }

@@ -157,37 +157,12 @@ int xg_shim_stock_mset(xg_db *db, const xg_xquery *xq,
     XG_SHIM_CATCH(where)
 }
 
-int xg_shim_leaf_bounds(xg_db *db, const struct xg_query *q, uint32_t *wdf_ub,
-                        uint32_t *doclen_lb)
+int xg_shim_doclen_lower_bound(xg_db *db, uint32_t *lb)
 {
-    if (!db || !q) return xg_set_error(XG_ERR_ARG, "xg_shim_leaf_bounds: NULL");
-    if (db->shards.size() != 1)
-        return xg_set_error(XG_ERR_UNSUPPORTED,
-                            "leaf bounds: a database of several shards");
+    if (!db) return xg_set_error(XG_ERR_ARG, "xg_shim_doclen_lower_bound: NULL");
     const char *where = db->name.c_str();
     XG_SHIM_TRY
-        const Xapian::Database &d = db->combined;
-        *doclen_lb = d.get_doclength_lower_bound();
-        for (uint32_t i = 0; i < q->n_leaves; ++i) {
-            const std::string term(q->leaves[i].term, q->leaves[i].term_len);
-            uint32_t j = 0;
-            while (j < i && !(q->leaves[j].term_len == q->leaves[i].term_len &&
-                              !memcmp(q->leaves[j].term, q->leaves[i].term,
-                                      q->leaves[i].term_len)))
-                ++j;
-            if (j < i) {
-                wdf_ub[i] = wdf_ub[j];
-                continue;
-            }
-            Xapian::PostingIterator it = d.postlist_begin(term);
-            if (it == d.postlist_end(term)) {
-                wdf_ub[i] = 0;
-                continue;
-            }
-            const Xapian::termcount first = it.get_wdf();
-            const Xapian::termcount rest = d.get_collection_freq(term) - first;
-            wdf_ub[i] = std::max(rest, first);
-        }
+        *lb = db->combined.get_doclength_lower_bound();
         return XG_OK;
     XG_SHIM_CATCH(where)
 }

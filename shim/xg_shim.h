@@ -176,14 +176,10 @@ int xg_shim_stock_mset(xg_db *db, const xg_xquery *q,
                        uint32_t check_at_least, struct xg_query_stats *s,
                        struct xg_stock_mset *out);
 
-/* What BM25Weight::get_maxpart() bounds each leaf of q with on a database
- * of one shard: wdf_ub[i], the leaf's postlist's wdf upper bound (glass
- * and chert: the larger of its first posting's wdf and the rest of the
- * collection frequency; 0 for a term the database lacks), and
- * *doclen_lb, the database's document length lower bound.
- * XG_ERR_UNSUPPORTED for a database of several shards. */
-int xg_shim_leaf_bounds(xg_db *db, const struct xg_query *q, uint32_t *wdf_ub,
-                        uint32_t *doclen_lb);
+/* The database's document length lower bound
+ * (Database::get_doclength_lower_bound()), which BM25Weight::get_maxpart()
+ * bounds each leaf with. */
+int xg_shim_doclen_lower_bound(xg_db *db, uint32_t *lb);
 
 /* How many of q's leaves index document `did` (Xapian's
  * count_matching_subqs() for that document, in the shapes the engines

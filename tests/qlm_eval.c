@@ -40,7 +40,7 @@ static int eval(const struct xg_qrels *qr, const char *path)
         for (char *p = e + 1; (p = strstr(p, "\"docid\":")); ++n) {
             p += 8;
             hits[n].docid = (uint32_t)strtoul(p, &p, 10);
-            hits[n].reserved = 0;
+            hits[n].matched_leaves = 0;
             hits[n].weight = 0;
         }
         const struct xg_qrels_query *jq = xg_qrels_find(qr, q);

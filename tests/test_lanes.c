@@ -10,7 +10,8 @@
  *  than 8 documents narrows its selection threshold in histogram rounds
  *  (the step that once kept its histogram in a static array).  Each
  *  thread answers the sample's queries in batches of 8, ROUNDS times;
- *  every MSet must be stock's.
+ *  every MSet must be stock's, and each hit's count of matched leaves
+ *  Xapian's (the percentages' numerator).
  *  usage: test_lanes SAMPLE_DIR WORK_DIR
  */
 #include <pthread.h>
@@ -32,6 +33,7 @@ struct lane_run {
     xg_handle *h;
     struct xg_prepared **pq;
     const struct xg_result *ref;
+    uint32_t (*leaves)[K];      /* Xapian's count for each reference hit */
     int n;
     int wrong, faults;
 };
@@ -55,6 +57,10 @@ static void *lane(void *arg)
                 if (status[i] != XG_OK ||
                     !xg_test_same_mset(&out[i], &r->ref[first + i], K))
                     ++r->wrong;
+                else
+                    for (uint32_t j = 0; j < out[i].n_hits; ++j)
+                        r->wrong += out[i].hits[j].matched_leaves !=
+                                    r->leaves[first + i][j];
                 if (status[i] == XG_OK) xg_result_free(&out[i]);
             }
         }
@@ -97,6 +103,7 @@ int main(int argc, char **argv)
     }
     struct xg_prepared *pq[NQ];
     struct xg_result ref[NQ];
+    static uint32_t leaves[NQ][K];
     struct xg_search_opts o = XG_SEARCH_DEFAULTS;
     int n = 0;
     for (int q = 0; q < nt; ++q) {
@@ -106,6 +113,12 @@ int main(int argc, char **argv)
         xg_shim_xquery_free(xq);
         if (rc) continue;
         if (stock_answer(h[0], texts[q], 0, K, &ref[n])) return 1;
+        for (uint32_t j = 0; j < ref[n].n_hits; ++j)
+            if (xg_shim_doc_leaves(xg_handle_db(h[0]), &pq[n]->q,
+                                   ref[n].hits[j].docid, &leaves[n][j])) {
+                printf("FAIL Xapian's matched leaves: %s\n", xg_last_error());
+                return 1;
+            }
         ++n;
     }
     printf("test_lanes: %d OR queries, candidate room 16, two engines in "
@@ -114,19 +127,20 @@ int main(int argc, char **argv)
     struct lane_run run[2];
     pthread_t t[2];
     for (int l = 0; l < 2; ++l) {
-        run[l] = (struct lane_run){h[l], pq, ref, n, 0, 0};
+        run[l] = (struct lane_run){h[l], pq, ref, leaves, n, 0, 0};
         if (pthread_create(&t[l], NULL, lane, &run[l])) return 1;
     }
     for (int l = 0; l < 2; ++l) pthread_join(t[l], NULL);
     int failed = 0;
     for (int l = 0; l < 2; ++l) {
         if (run[l].wrong || run[l].faults) {
-            printf("FAIL lane %d: %d MSets not stock's, %d batches failed\n",
+            printf("FAIL lane %d: %d MSets or leaf counts not stock's, %d "
+                   "batches failed\n",
                    l, run[l].wrong, run[l].faults);
             failed = 1;
         } else {
-            printf("ok lane %d: %d MSets, every one stock's\n", l,
-                   n * ROUNDS);
+            printf("ok lane %d: %d MSets, every one stock's, leaf counts "
+                   "too\n", l, n * ROUNDS);
         }
     }
     /* The narrowing must have run, or this proved nothing: more matches

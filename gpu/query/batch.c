@@ -374,7 +374,11 @@ int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
         }
         for (uint32_t j = 0; j < k; ++j) {
             out[caller].hits[j].docid = ix->docids[c[j].doc];
-            out[caller].hits[j].reserved = 0;
+            /* An intersection's candidates match every leaf (one term
+             * per operand); the finish counted the others'. */
+            out[caller].hits[j].matched_leaves =
+                q->path == XG_DPATH_INTERSECT ? q->n_leaves
+                                              : c[j].matched - 1u;
             out[caller].hits[j].weight = c[j].weight;
         }
         out[caller].n_hits = k;

@@ -119,7 +119,8 @@ struct xg_dqresult {
 /* A candidate: dense doc and its (approximate, then exact) weight. */
 struct xg_dcand {
     uint32_t doc;
-    uint32_t matched;       /* set by the finish */
+    uint32_t matched;       /* the finish's: 0, or 1 + the leaves the
+                               document matches; 1 on the intersection */
     double weight;
 };
 

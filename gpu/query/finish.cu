@@ -42,9 +42,11 @@ finish_kernel(struct xg_dindex ix, struct xg_finish_args a)
         uint8_t matched[XG_GPU_MAX_LEAVES], sm[XG_GPU_MAX_LEAVES];
         double w[XG_GPU_MAX_LEAVES], sw[XG_GPU_MAX_LEAVES];
         const double kd = ix.kd[doc];
+        uint32_t n_matched = 0;
         for (uint32_t l = 0; l < q.n_leaves; ++l) {
             const uint32_t li = a.leaf_list[q.leaf_first + l];
             matched[l] = li < q.n_lists && found[li];
+            n_matched += matched[l];
             w[l] = matched[l] ? xg_bm25_sumpart_kd(a.leaf_tw[q.leaf_first + l],
                                                    kd, wdf[li])
                               : 0.0;
@@ -56,7 +58,7 @@ finish_kernel(struct xg_dindex ix, struct xg_finish_args a)
                                     q.plan_len, matched, w, sm, sw, &weight);
         if (ok && a.bm25.k2 != 0)
             weight = weight + xg_bm25_sumextra(&a.bm25, ix.doclens[doc]);
-        cand.matched = (uint32_t)ok;
+        cand.matched = ok ? 1u + n_matched : 0u;
         cand.weight = weight;
     }
 }

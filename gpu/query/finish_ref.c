@@ -47,9 +47,11 @@ int xg_finish_ref(const struct xg_dindex *ix, const struct xg_finish_args *a,
             uint8_t matched[XG_GPU_MAX_LEAVES], sm[XG_GPU_MAX_LEAVES];
             double w[XG_GPU_MAX_LEAVES], sw[XG_GPU_MAX_LEAVES], weight;
             double kd = ix->kd[cand->doc];
+            uint32_t n_matched = 0;
             for (uint32_t l = 0; l < q->n_leaves; ++l) {
                 uint32_t li = a->leaf_list[q->leaf_first + l];
                 matched[l] = li < q->n_lists && found[li];
+                n_matched += matched[l];
                 w[l] = matched[l] ? xg_bm25_sumpart_kd(
                                         a->leaf_tw[q->leaf_first + l], kd,
                                         wdf[li])
@@ -62,7 +64,7 @@ int xg_finish_ref(const struct xg_dindex *ix, const struct xg_finish_args *a,
             if (ok && a->bm25.k2 != 0)
                 weight = weight + xg_bm25_sumextra(&a->bm25,
                                                    ix->doclens[cand->doc]);
-            cand->matched = (uint32_t)ok;
+            cand->matched = ok ? 1u + n_matched : 0u;
             cand->weight = weight;
         }
     }

@@ -72,7 +72,8 @@ struct topk {
     struct xg_hit *h;  /* min-heap on "better": h[0] is the worst kept */
 };
 
-static void topk_push(struct topk *t, uint32_t dense, double w)
+static void topk_push(struct topk *t, uint32_t dense, double w,
+                      uint32_t leaves)
 {
     struct xg_hit *h = t->h;
     if (t->n < t->k) {
@@ -82,6 +83,7 @@ static void topk_push(struct topk *t, uint32_t dense, double w)
             i = (i - 1) / 2;
         }
         h[i].docid = dense;
+        h[i].matched_leaves = leaves;
         h[i].weight = w;
         return;
     }
@@ -100,6 +102,7 @@ static void topk_push(struct topk *t, uint32_t dense, double w)
         i = m;
     }
     h[i].docid = dense;
+    h[i].matched_leaves = leaves;
     h[i].weight = w;
 }
 
@@ -206,11 +209,12 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
             }
             if (ended) break;
         }
-        uint32_t doclen = ix->doclens[d];
+        uint32_t doclen = ix->doclens[d], n_leaves_matched = 0;
         for (uint32_t i = 0; i < nl; ++i) {
             uint32_t c = leaf_cur[i];
             matched[i] = c != UINT32_MAX && !cur[c].at_end &&
                          cursor_doc(&cur[c]) == d;
+            n_leaves_matched += matched[i];
             w[i] = matched[i] ? xg_bm25_sumpart(&bq, tw[i],
                                                 cur[c].wdfs[cur[c].pos], doclen)
                               : 0.0;
@@ -221,7 +225,7 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
                          stack_m, stack_w, &wt)) {
             if (bq.k2 != 0) wt = wt + xg_bm25_sumextra(&bq, doclen);
             ++n_matched;
-            topk_push(&top, d, wt);
+            topk_push(&top, d, wt, n_leaves_matched);
         }
         for (uint32_t c = 0; c < n_cur; ++c)
             if (!cur[c].at_end && cursor_doc(&cur[c]) == d)

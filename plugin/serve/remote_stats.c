@@ -164,7 +164,24 @@ int64_t xg_remote_stats_find(const struct xg_query_stats *st,
     return -1;
 }
 
-int xg_remote_bounds(xg_db *db, const struct xg_query *q,
+/* The wdf upper bound of term t's postlist as Xapian's glass backend
+ * gives it (what the shim read from Xapian): the larger of its first
+ * posting's wdf and the rest of its collection frequency; 0 for a term
+ * the database lacks.  From the index, which holds both. */
+static int wdf_upper_bound(const struct xg_index *ix, int64_t t, uint32_t *ub)
+{
+    *ub = 0;
+    if (t < 0) return XG_OK;
+    uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK], n;
+    int rc = xg_fmt_block_decode(ix, (uint64_t)t, 0, docs, wdfs, &n);
+    if (rc) return rc;
+    const uint64_t rest = ix->terms[t].cf - wdfs[0];
+    *ub = rest > wdfs[0] ? (uint32_t)rest : wdfs[0];
+    return XG_OK;
+}
+
+int xg_remote_bounds(xg_db *db, const struct xg_index *ix,
+                     const struct xg_query *q, const int64_t *term,
                      const struct xg_bm25_params *p,
                      const struct xg_weigh_stats *weigh,
                      const uint64_t *local_tf, uint64_t local_doccount,
@@ -182,7 +199,11 @@ int xg_remote_bounds(xg_db *db, const struct xg_query *q,
     uint32_t doclen_lb = 0;
     int rc = wdf_ub && df && maxpart && all && stack_m && stack_w && plan
                  ? XG_OK : xg_set_error(XG_ERR_NOMEM, "out of memory");
-    if (!rc) rc = xg_shim_leaf_bounds(db, q, wdf_ub, &doclen_lb);
+    if (!rc && ix->hdr->n_shards != 1)
+        rc = xg_set_error(XG_ERR_UNSUPPORTED, "bounds: several shards");
+    if (!rc) rc = xg_shim_doclen_lower_bound(db, &doclen_lb);
+    for (uint32_t i = 0; !rc && i < nl; ++i)
+        rc = wdf_upper_bound(ix, term[i], &wdf_ub[i]);
     for (uint32_t i = 0; !rc && i < nl; ++i)
         df[i] = local_tf[i] > UINT32_MAX ? UINT32_MAX : (uint32_t)local_tf[i];
     if (!rc)

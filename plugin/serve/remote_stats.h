@@ -59,15 +59,19 @@ int64_t xg_remote_stats_find(const struct xg_query_stats *st,
                              const char *term, uint32_t len);
 
 /* What the stock server's matcher adds for q on its one-shard database db
- * when weighing with the totals and termfreqs in `weigh` (a client's, or
- * the database's own) under BM25 p: each leaf that indexes a document
+ * (ix: its index, at its revision; term[i]: leaf i's term id there, or
+ * -1) when weighing with the totals and termfreqs in `weigh` (a client's,
+ * or the database's own) under BM25 p: each leaf that indexes a document
  * here (local_tf[i] > 0) adds its BM25Weight::get_maxpart() to its term's
  * max_part in *out (in leaf order), and *max_possible is every leaf's
  * maxpart summed in the shape of Xapian's postlist tree, as its
- * recalc_maxweight() does.  *any_present: some leaf indexes a document
- * (Xapian then sends the max_parts).  local_doccount: db's size.
+ * recalc_maxweight() does.  The bound's inputs: each leaf's postlist wdf
+ * upper bound (from the index) and the database's document length lower
+ * bound (from Xapian).  *any_present: some leaf indexes a document (Xapian
+ * then sends the max_parts).  local_doccount: db's size.
  * XG_ERR_UNSUPPORTED for a database of several shards; Xapian's errors. */
-int xg_remote_bounds(xg_db *db, const struct xg_query *q,
+int xg_remote_bounds(xg_db *db, const struct xg_index *ix,
+                     const struct xg_query *q, const int64_t *term,
                      const struct xg_bm25_params *p,
                      const struct xg_weigh_stats *weigh,
                      const uint64_t *local_tf, uint64_t local_doccount,

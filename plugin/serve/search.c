@@ -306,26 +306,31 @@ static int engine_answer(struct xg_serve_search *s, struct weighing *w,
         return xg_shim_query_bounds(xg_handle_db(s->h), s->xq, p, &s->st);
     }
     int present;
-    int rc = xg_remote_bounds(xg_handle_db(s->h), &s->pq->q, p, &w->ws,
-                              w->local_tf, s->st.doccount, out,
+    int rc = xg_remote_bounds(xg_handle_db(s->h), ix, &s->pq->q, s->pq->term,
+                              p, &w->ws, w->local_tf, s->st.doccount, out,
                               &out->max_possible, &present);
     a->have_max_part = present || (w->global && w->client.have_max_part);
     return rc;
 }
 
 /* How many of the query's leaves the best document matches (the percent
- * factor's numerator).  Every match of an AND of single terms has every
- * leaf, and of a single term its one; otherwise Xapian tells. */
-static int top_doc_leaves(struct xg_serve_search *s, uint32_t did,
+ * factor's numerator): the engines count it with the hit; every match of
+ * an AND of single terms has every leaf, and of a single term its one;
+ * otherwise Xapian tells. */
+static int top_doc_leaves(struct xg_serve_search *s, const struct xg_hit *top,
                           uint32_t *matched)
 {
     const struct xg_query *q = &s->pq->q;
+    if (top->matched_leaves) {
+        *matched = top->matched_leaves;
+        return XG_OK;
+    }
     if ((q->op == XG_QOP_AND && q->n_groups == q->n_leaves) ||
         q->n_leaves == 1) {
         *matched = q->n_leaves;
         return XG_OK;
     }
-    return xg_shim_doc_leaves(xg_handle_db(s->h), q, did, matched);
+    return xg_shim_doc_leaves(xg_handle_db(s->h), q, top->docid, matched);
 }
 
 /* The same count from stock's answer, without reading postlists: its
@@ -407,7 +412,7 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
         leaves_from_percent(a.top_percent, s->pq->q.n_leaves);
     if (!rc && a.res.n_hits && a.max_attained > 0) {
         if (from_pct >= 0) matched = (uint32_t)from_pct;
-        else rc = top_doc_leaves(s, a.res.hits[0].docid, &matched);
+        else rc = top_doc_leaves(s, &a.res.hits[0], &matched);
     }
     if (rc) {
         /* Xapian failed here (a database error): the child answers, as
