@@ -12,7 +12,10 @@ on the bundled sample, through python3-xapian, and its faults.
   So are documents, values, termlists, positions, postlists and allterms;
   every reply byte of 160 searches recorded through a proxy (stock's
   counts made exact); and the routes line counts every search of a shape
-  the engines serve as theirs.  `--engine auto` without a GPU answers
+  the engines serve as theirs.  Xapian's `quest`, unchanged, prints the
+  same through a stub file to serve as to xapian-tcpsrv (documents
+  included; counts exact where stock's are estimates).  `--engine auto`
+  without a GPU answers
   stock's way in-process: every byte equal, estimates too.  The same on
   every ../shared/ir-data collection (--ir-data); three shard servers;
   the database updated under a running server.
@@ -615,6 +618,59 @@ def within_stock(got, ref, exact):
             got[0] <= exact <= got[2])
 
 
+def quest_check(binary, work, dbpath, tcpsrv_port, sample):
+    """Xapian's own `quest`, unchanged, through a stub file to serve (a
+    `remote :xapian-gpu connect` line, as a site would write it) and to
+    xapian-tcpsrv (`remote HOST:PORT`): the same output, but where stock's
+    match counts are estimates (serve's exact count then lies between
+    them, the one difference allowed)."""
+    srv = Server(binary, work, "quest", dbpath, "--engine", ENGINE)
+    stubs = {"serve": os.path.join(work, "quest-serve.stub"),
+             "tcpsrv": os.path.join(work, "quest-tcpsrv.stub")}
+    with open(stubs["serve"], "w") as f:
+        f.write("remote :%s connect %s\n" % (binary, srv.sock))
+    with open(stubs["tcpsrv"], "w") as f:
+        f.write("remote 127.0.0.1:%d\n" % tcpsrv_port)
+    counts = re.compile(r"^(?:Between (\d+) and (\d+) matches, best estimate "
+                        r"is (\d+)|Exactly (\d+) matches)$")
+    runs = estimated = 0
+    try:
+        for text in read_queries(sample)[:30]:
+            for opts in (["-o", "or", "-m", "10"],
+                         ["-o", "and", "-m", "100", "-c", "101"]):
+                out = {}
+                for name, stub in stubs.items():
+                    p = subprocess.run(["quest", "-d", stub] + opts + [text],
+                                       capture_output=True, text=True,
+                                       timeout=60)
+                    if p.returncode:
+                        fail("quest %s on %r: %r" % (name, text, p.stderr))
+                    out[name] = p.stdout.splitlines()
+                got, ref = out["serve"], out["tcpsrv"]
+                runs += 1
+                if len(got) != len(ref) or len(ref) < 3:
+                    fail("quest %s %r: %r against %r" % (opts, text, got, ref))
+                for i, (g, r) in enumerate(zip(got, ref)):
+                    if g == r:
+                        continue
+                    mg, mr = counts.match(g), counts.match(r)
+                    if not (i == 1 and mg and mr and mg.group(4) and
+                            mr.group(1) and int(mr.group(1)) <=
+                            int(mg.group(4)) <= int(mr.group(2))):
+                        fail("quest %s %r, line %d: %r against %r" %
+                             (opts, text, i + 1, g, r))
+                    estimated += 1
+    finally:
+        if srv.stop() != 0:
+            fail("quest's serve: exit status")
+    r = routes(srv)
+    if not r.get("gpu", 0) + r.get("cpu", 0):
+        fail("quest through serve: no search on the engine (%r)" % r)
+    ok("quest through a stub file", "%d searches, output as through "
+       "xapian-tcpsrv (%d with exact counts where stock's are estimates); "
+       "routes %r" % (runs, estimated, r))
+
+
 def record_sharded(ports, text, op, k=10):
     """The bytes of shard 0's connection for one search over three remote
     shards, with check_at_least the collection's size (stock's counts
@@ -1057,6 +1113,7 @@ def main():
             unserved += nq - n_served
         ok("ab --engines xapian,server", "OR k 10 and AND k 100 through the "
            "stub: every MSet identical")
+        quest_check(binary, work, dbpath, a.tcpsrv_port, a.sample)
         # Without --server, ab starts `serve --engine auto` itself on a
         # Unix socket, compares through it, and stops it: its routes line
         # on stderr, nothing left in /tmp.
