@@ -46,6 +46,8 @@ static const char help_ab[] =
     "                          'remote HOST:PORT' of a running server\n"
     "  --threads N             matchers in parallel for xapian and cpu (1)\n"
     "  --batch B               queries per GPU batch (256)\n"
+    "  --batch-wait MS         how long the plugin engines' GPU batches wait\n"
+    "                          for company (0: none; default: the plugin's)\n"
     "  --json=OUT              write the figures as JSON to OUT\n"
     "  --qrels FILE            TREC qrels: MAP, P@10 and nDCG@10 per engine\n"
     "  --html OUT              write a self-contained HTML report to OUT\n"
@@ -266,6 +268,7 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
         co.bm25 = a->opts.bm25;
         co.device = a->engine_opts.device;
         co.device_memory = a->engine_opts.memory_budget;
+        co.max_wait_ms = a->batch_wait_ms;
         run->route = calloc(qs->n + 1, sizeof *run->route);
         if (!run->route || xg_context_open((const char *const *)a->dbs,
                                            a->n_dbs, a->index, &co, &j.ctx)) {

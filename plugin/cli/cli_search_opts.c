@@ -5,9 +5,10 @@
 
 /* Long options without a short letter. */
 enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML, OPT_MODEL, OPT_SAMPLES,
-       OPT_REPEAT, OPT_IMPACTS, OPT_CAND_MIN, OPT_SERVER };
+       OPT_REPEAT, OPT_IMPACTS, OPT_CAND_MIN, OPT_SERVER, OPT_BATCH_WAIT };
 
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ab_report.h"
@@ -50,6 +51,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"samples", required_argument, 0, OPT_SAMPLES},
         {"repeat", required_argument, 0, OPT_REPEAT},
         {"server", required_argument, 0, OPT_SERVER},
+        {"batch-wait", required_argument, 0, OPT_BATCH_WAIT},
         {0, 0, 0, 0}};
     optind = 1;
     while ((c = xg_cli_getopt(cmd, help, argc, argv, "d:k:", opts, &status)) != -1) {
@@ -147,6 +149,16 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
                 return xg_cli_usage(cmd, "--server is for ab and bench");
             a->server = optarg;
             break;
+        case OPT_BATCH_WAIT: {
+            char *end;
+            const double ms = strtod(optarg, &end);
+            if (!is_ab || *end || end == optarg || !(ms >= 0) || ms > 1000)
+                return xg_cli_usage(cmd, "--batch-wait takes milliseconds "
+                                    "(0 to 1000) and is for ab and bench, "
+                                    "got '%s'", optarg);
+            a->batch_wait_ms = ms > 0 ? ms : -1;    /* the context's "none" */
+            break;
+        }
         case OPT_QRELS:
         case OPT_HTML:
             if (!is_ab)
