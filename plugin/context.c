@@ -92,9 +92,7 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
         ro.front = XG_FRONT_ENQUIRE;
         ro.engine = o->engine;
         ro.bm25 = o->bm25;
-        ro.max_wait = o->max_wait_ms > 0   ? o->max_wait_ms / 1e3
-                      : o->max_wait_ms < 0 ? 0
-                                           : 1e-3;
+        ro.max_wait = o->max_wait_ms > 0 ? o->max_wait_ms / 1e3 : 0;
         ro.deadline = o->deadline_ms > 0 ? o->deadline_ms / 1e3 : 0.05;
         ro.cost_model = o->cost_model;
         ro.lane2 = c->lane2;

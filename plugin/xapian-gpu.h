@@ -120,9 +120,9 @@ struct xg_context_opts {
     int device;                 /* CUDA device ordinal */
     uint64_t device_memory;     /* bytes; 0: 90% of free */
     double max_wait_ms;         /* a GPU batch closes when its oldest query
-                                   has waited this long (0: 1 ms; < 0: at
-                                   once when the GPU is free, so batches
-                                   form only while it is busy) */
+                                   has waited this long (0, the default:
+                                   at once when a lane is free, so batches
+                                   form only while the GPU is busy) */
     double deadline_ms;         /* a query still queued for the GPU after
                                    this long goes to stock (0: 50 ms) */
     const char *cost_model;     /* file from `xapian-gpu calibrate`; NULL:

@@ -93,15 +93,16 @@ def main():
         print("plugin: all checks passed (indexes with impacts)")
         return 0
     if a.engine != "cpu":
-        # The dispatcher's deadline: 0.05 ms is shorter than its 1 ms wait
+        # The dispatcher's deadline: 0.05 ms is shorter than a 1 ms wait
         # for company, so queued queries are withdrawn to stock; at 2 ms
         # some are withdrawn and some wait out a batch already running.
         # Every MSet is still the stock one.
         print("ok deadline 0.05 ms: %s" %
               app(a, db, queries, "--threads", "16", "--deadline-ms", "0.05",
-                  "--require-route", "stock:deadline"))
+                  "--batch-wait-ms", "1", "--require-route", "stock:deadline"))
         print("ok deadline 2 ms: %s" %
-              app(a, db, queries, "--threads", "16", "--deadline-ms", "2"))
+              app(a, db, queries, "--threads", "16", "--deadline-ms", "2",
+                  "--batch-wait-ms", "1"))
 
     odd = os.path.join(a.work, "unsupported.tsv")
     with open(odd, "w") as f:

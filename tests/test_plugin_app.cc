@@ -55,7 +55,7 @@ struct Args {
     std::vector<std::string> require_routes;
     int engine = XG_ENGINE_AUTO;
     unsigned threads = 1;
-    double min_served = 0, deadline_ms = 0;
+    double min_served = 0, deadline_ms = 0, batch_wait_ms = 0;
     bool inject = false, modify = false;
 };
 
@@ -279,6 +279,7 @@ int main(int argc, char **argv)
         else if (o == "--inject-gpu-fault") a.inject = true;
         else if (o == "--modify-db") a.modify = true;
         else if (o == "--deadline-ms" && v) a.deadline_ms = std::atof(argv[++i]);
+        else if (o == "--batch-wait-ms" && v) a.batch_wait_ms = std::atof(argv[++i]);
         else if (o == "--engine" && v) {
             std::string e = argv[++i];
             a.engine = e == "gpu" ? XG_ENGINE_GPU
@@ -311,6 +312,7 @@ int main(int argc, char **argv)
     xg_context_opts o = XG_CONTEXT_DEFAULTS;
     o.engine = a.engine;
     o.deadline_ms = a.deadline_ms;
+    o.max_wait_ms = a.batch_wait_ms;
     if (!a.model.empty()) o.cost_model = a.model.c_str();
     xg_context *ctx;
     if (xg_context_open(paths.data(), paths.size(), nullptr, &o, &ctx)) {

@@ -47,7 +47,7 @@ static const char help_ab[] =
     "  --threads N             matchers in parallel for xapian and cpu (1)\n"
     "  --batch B               queries per GPU batch (256)\n"
     "  --batch-wait MS         how long the plugin engines' GPU batches wait\n"
-    "                          for company (0: none; default: the plugin's)\n"
+    "                          for company (0, the default: none)\n"
     "  --json=OUT              write the figures as JSON to OUT\n"
     "  --qrels FILE            TREC qrels: MAP, P@10 and nDCG@10 per engine\n"
     "  --html OUT              write a self-contained HTML report to OUT\n"

@@ -156,7 +156,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
                 return xg_cli_usage(cmd, "--batch-wait takes milliseconds "
                                     "(0 to 1000) and is for ab and bench, "
                                     "got '%s'", optarg);
-            a->batch_wait_ms = ms > 0 ? ms : -1;    /* the context's "none" */
+            a->batch_wait_ms = ms;
             break;
         }
         case OPT_QRELS:

@@ -23,7 +23,7 @@ struct xg_cli_search_args {
     uint32_t threads, batch;       /* ab/bench */
     uint32_t repeat;               /* ab/bench: timed passes per engine */
     double batch_wait_ms;          /* ab/bench: the plugin engines' context
-                                      max_wait_ms (0: its default) */
+                                      max_wait_ms (0: none) */
     struct xg_search_opts opts;
     struct xg_engine_opts engine_opts;
 };

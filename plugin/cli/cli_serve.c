@@ -86,7 +86,7 @@ int xg_cli_serve(int argc, char **argv)
     o.drain = 10;
     o.progsrv = "xapian-progsrv";
     o.engine = XG_ENGINE_AUTO;
-    o.batch_wait_ms = -1;
+    o.batch_wait_ms = 0;
     o.gpu_spin_ms = 5;
     static const struct option opts[] = {
         {"port", required_argument, 0, 'p'},
@@ -160,7 +160,7 @@ int xg_cli_serve(int argc, char **argv)
         case 'B': {
             double ms;
             if (parse_amount("--batch-wait", optarg, "milliseconds", &ms)) return 2;
-            o.batch_wait_ms = ms > 0 ? ms : -1;
+            o.batch_wait_ms = ms;
             break;
         }
         case 'S':

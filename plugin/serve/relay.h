@@ -25,8 +25,8 @@ struct xg_serve_opts {
     uint64_t device_memory; /* bytes of GPU memory; 0: the default */
     double gpu_spin_ms;     /* the context's wait_spin_ms */
     int gpu_lanes;          /* the context's gpu_lanes */
-    double batch_wait_ms;   /* how long a GPU batch waits for company; < 0:
-                               none, a batch leaves when the GPU is free */
+    double batch_wait_ms;   /* how long a GPU batch waits for company; 0:
+                               none, a batch leaves when a lane is free */
     char **dbs;             /* the databases, ndb of them */
     int ndb;
     int verbose;            /* log each connection's open and close */
