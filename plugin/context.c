@@ -43,9 +43,9 @@ struct slot {
 
 static void slot_release(void *slot);
 
-int xg_context_open(const char *const *db_paths, size_t n_paths,
-                    const char *index_path, const struct xg_context_opts *o,
-                    xg_context **out)
+static int open_front(const char *const *db_paths, size_t n_paths,
+                      const char *index_path, const struct xg_context_opts *o,
+                      int front, xg_context **out)
 {
     static const struct xg_context_opts defaults = XG_CONTEXT_DEFAULTS;
     *out = NULL;
@@ -89,7 +89,7 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
     if (!rc) {
         struct xg_router_opts ro;
         memset(&ro, 0, sizeof ro);
-        ro.front = XG_FRONT_ENQUIRE;
+        ro.front = front;
         ro.engine = o->engine;
         ro.bm25 = o->bm25;
         ro.max_wait = o->max_wait_ms > 0 ? o->max_wait_ms / 1e3 : 0;
@@ -106,6 +106,21 @@ int xg_context_open(const char *const *db_paths, size_t n_paths,
     c->o.cost_model = NULL; /* the caller's string: not kept */
     *out = c;
     return XG_OK;
+}
+
+int xg_context_open(const char *const *db_paths, size_t n_paths,
+                    const char *index_path, const struct xg_context_opts *o,
+                    xg_context **out)
+{
+    return open_front(db_paths, n_paths, index_path, o, XG_FRONT_ENQUIRE,
+                      out);
+}
+
+int xg_context_open_remote(const char *const *db_paths, size_t n_paths,
+                           const char *index_path,
+                           const struct xg_context_opts *o, xg_context **out)
+{
+    return open_front(db_paths, n_paths, index_path, o, XG_FRONT_REMOTE, out);
 }
 
 void xg_context_close(xg_context *c)

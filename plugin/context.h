@@ -14,7 +14,15 @@
 extern "C" {
 #endif
 
-/* The router that answers the context's queries (XG_FRONT_ENQUIRE). */
+/* xg_context_open for a caller that sends the engines' answers as they
+ * are, not through Enquire (xapian-gpu serve): its router's front is
+ * XG_FRONT_REMOTE. */
+int xg_context_open_remote(const char *const *db_paths, size_t n_paths,
+                           const char *index_path,
+                           const struct xg_context_opts *o, xg_context **out);
+
+/* The router that answers the context's queries (XG_FRONT_ENQUIRE, or
+ * XG_FRONT_REMOTE). */
 xg_router *xg_context_router(xg_context *ctx);
 
 /* The verified index (NULL when every query goes to stock). */

@@ -32,7 +32,7 @@ struct xg_router {
     struct xg_cost_model model;
     struct xg_cpu_load load;        /* scales stock's one-thread time */
     pthread_mutex_t gpu_lock;       /* starting the dispatcher */
-    struct xg_dispatch *dispatch;   /* XG_FRONT_ENQUIRE */
+    struct xg_dispatch *dispatch;   /* XG_FRONT_ENQUIRE and _REMOTE */
     xg_handle *lanes[XG_DISPATCH_MAX_LANES];   /* the dispatcher's */
     uint32_t n_lanes;
     int dispatch_tried;
@@ -185,7 +185,7 @@ int xg_router_open(xg_handle *base, const struct xg_router_opts *o,
     }
     /* Load the index onto the GPU now, not in the first query's wait (no
      * device is not an error: those queries go elsewhere). */
-    if (o->front == XG_FRONT_ENQUIRE && o->engine != XG_ENGINE_CPU &&
+    if (o->front != XG_FRONT_MATCHER && o->engine != XG_ENGINE_CPU &&
         xg_handle_index(base))
         dispatcher(r);
     *out = r;
@@ -207,7 +207,7 @@ void xg_router_close(xg_router *r)
  * engine opens (on first use). */
 static int device_usable(xg_router *r, xg_handle *h)
 {
-    if (r->o.front == XG_FRONT_ENQUIRE)
+    if (r->o.front != XG_FRONT_MATCHER)
         return !atomic_load_explicit(&r->gpu_lost, memory_order_relaxed) &&
                dispatcher(r) != NULL;
     const char *why;
@@ -221,7 +221,7 @@ static double gpu_seconds(xg_router *r, const struct xg_query_features *f,
                           double *excess)
 {
     *excess = 0;
-    if (r->o.front == XG_FRONT_ENQUIRE && r->dispatch) {
+    if (r->o.front != XG_FRONT_MATCHER && r->dispatch) {
         struct xg_dispatch_load l;
         xg_dispatch_load(r->dispatch, &l);
         *excess = l.excess > 0 ? l.excess : 0;
@@ -250,7 +250,7 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
          * 10^5; OR 0.41x and 0.58x).  Through Enquire the accelerated
          * query costs about stock's own (plugin-cpu 0.77x stock on cheap
          * real-text ANDs, benchmarks-archive.md), so stock. */
-        return r->o.front == XG_FRONT_MATCHER && f->is_and
+        return r->o.front != XG_FRONT_ENQUIRE && f->is_and
                    ? XG_ROUTE_CPU : XG_ROUTE_STOCK_NO_DEVICE;
     }
     double excess;
@@ -261,7 +261,8 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
     const double pressure = xg_cpu_load_pressure(&r->load);
     if (xg_cost_stock_seconds_p90(&r->model, f) *
             (pressure > 1 ? pressure : 1) < *gpu_s + excess)
-        return XG_ROUTE_STOCK_CHEAPER;
+        return r->o.front == XG_FRONT_REMOTE && f->is_and
+                   ? XG_ROUTE_CPU : XG_ROUTE_STOCK_CHEAPER;
     return XG_ROUTE_GPU;
 }
 

@@ -47,18 +47,23 @@ enum xg_router_front {
     /* The answer goes through Enquire (context, xg_accelerate): every
      * query is answered, stock when needed, and GPU queries of all threads
      * are batched by the dispatcher. */
-    XG_FRONT_ENQUIRE
+    XG_FRONT_ENQUIRE,
+    /* As XG_FRONT_ENQUIRE, but the engine's answer is sent as it is, not
+     * through Enquire (xapian-gpu serve): there the exact CPU matcher
+     * answers an AND faster than stock does, so under AUTO it takes the
+     * ANDs the cost model leaves to stock. */
+    XG_FRONT_REMOTE
 };
 
 struct xg_router_opts {
     int front;                  /* enum xg_router_front */
-    int engine;                 /* XG_FRONT_ENQUIRE: enum xg_engine */
-    struct xg_bm25_params bm25; /* XG_FRONT_ENQUIRE */
+    int engine;                 /* not XG_FRONT_MATCHER: enum xg_engine */
+    struct xg_bm25_params bm25; /* not XG_FRONT_MATCHER */
     double max_wait;            /* seconds a GPU batch waits for company */
     double deadline;            /* seconds a query may stay queued */
     const char *cost_model;     /* NULL: xapian-gpu.model beside the index
                                    if present, else the built-in model */
-    xg_handle *lane2;           /* XG_FRONT_ENQUIRE: a second handle on
+    xg_handle *lane2;           /* not XG_FRONT_MATCHER: a second handle on
                                    the base's index (the caller's; it
                                    outlives the router) whose GPU engine
                                    runs batches beside the base's; used
@@ -69,8 +74,8 @@ struct xg_router_opts {
 typedef struct xg_router xg_router;
 
 /* A router over `base` (not owned; it must outlive the router), whose
- * index and GPU engine it uses.  XG_FRONT_ENQUIRE with engine GPU or AUTO
- * loads the index onto the device now (no device is not an error).
+ * index and GPU engine it uses.  Other fronts than XG_FRONT_MATCHER, with
+ * engine GPU or AUTO, load the index onto the device now (no device is not an error).
  * Errors: a malformed cost model file, out of memory. */
 int xg_router_open(xg_handle *base, const struct xg_router_opts *o,
                    xg_router **out);
@@ -78,7 +83,7 @@ void xg_router_close(xg_router *r);
 
 const struct xg_router_opts *xg_router_options(const xg_router *r);
 
-/* XG_FRONT_ENQUIRE: answer xq's top k (k = first + maxitems).  XG_OK with
+/* XG_FRONT_ENQUIRE and _REMOTE: answer xq's top k (k = first + maxitems).  XG_OK with
  * *route: for XG_ROUTE_GPU and XG_ROUTE_CPU `out` holds the exact top k;
  * for XG_ROUTE_STOCK_* `out` is empty and stock Xapian answers.
  * pq: xq already prepared by the caller on a handle of the router's index

@@ -43,8 +43,8 @@ static int open_context(const struct xg_serve_opts *o, xg_context **ctx)
     co.max_wait_ms = o->batch_wait_ms;
     co.wait_spin_ms = o->gpu_spin_ms;
     co.gpu_lanes = o->gpu_lanes;
-    return xg_context_open((const char *const *)o->dbs, (size_t)o->ndb, NULL,
-                           &co, ctx);
+    return xg_context_open_remote((const char *const *)o->dbs, (size_t)o->ndb,
+                                  NULL, &co, ctx);
 }
 
 /* Add c's routes to the closed total and close it (not under mu). */
