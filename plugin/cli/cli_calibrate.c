@@ -208,7 +208,7 @@ int xg_cli_calibrate(int argc, char **argv)
         } else {
             uint32_t to_gpu = 0;
             for (uint32_t i = 0; i < n; ++i)
-                to_gpu += xg_cost_gpu_seconds(&m, &smp[i].f, 0, 0, 0, 0, 1e-3) <=
+                to_gpu += xg_cost_gpu_seconds(&m, &smp[i].f, 0, 0, 0, 0, 0) <=
                           xg_cost_stock_seconds_p90(&m, &smp[i].f);
             printf("calibrated on %u queries (%s)\n", n, comment);
             printf("stock: %.3e s * (1 + postings)^%.3f (OR, spread %.2f), "
@@ -218,7 +218,7 @@ int xg_cli_calibrate(int argc, char **argv)
                    m.stock_and_spread);
             printf("gpu:   %.3e s/batch + %.3e s/posting%s\n", m.gpu_batch,
                    m.gpu_per_posting, gpu ? "" : " (default: no GPU)");
-            printf("with an idle GPU and 1 ms batching, %u of %u queries "
+            printf("with an idle GPU and no batching wait, %u of %u queries "
                    "would go to the GPU\nwrote %s\n", to_gpu, n, path);
         }
         free(path);
