@@ -242,6 +242,18 @@ int xg_handle_gpu_status(xg_handle *s, const char **why)
     return rc;
 }
 
+void xg_handle_gpu_drop(xg_handle *s)
+{
+    xg_engine_close(s->gpu);
+    s->gpu = NULL;
+    s->gpu_tried = 1;
+    if (!s->gpu_rc) {
+        s->gpu_rc = XG_ERR_NODEVICE;
+        free(s->gpu_error);
+        s->gpu_error = strdup("GPU engine closed: not needed");
+    }
+}
+
 const struct xg_engine_stats *xg_handle_gpu_stats(const xg_handle *s)
 {
     return s->gpu ? xg_engine_stats(s->gpu) : NULL;

@@ -104,6 +104,10 @@ int xg_handle_run_gpu(xg_handle *h, struct xg_prepared *const *pqs,
                       const struct xg_bm25_params *p, struct xg_result *out,
                       int *status);
 
+/* Close h's GPU engine for good (its device memory freed); later calls
+ * find no GPU on h. */
+void xg_handle_gpu_drop(xg_handle *h);
+
 /* The engine's counters (NULL if it is not open). */
 const struct xg_engine_stats *xg_handle_gpu_stats(const xg_handle *h);
 

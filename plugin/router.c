@@ -142,12 +142,14 @@ static struct xg_dispatch *dispatcher(xg_router *r)
         if (xg_handle_gpu_status(r->base, &why) == XG_OK) {
             r->lanes[r->n_lanes++] = r->base;
             /* A second lane only where both engines hold every list: a
-             * list cache each would double the copies. */
-            if (r->o.lane2 &&
+             * list cache each would double the copies.  One not used
+             * gives its device memory back. */
+            if (r->o.lane2 && xg_handle_gpu_stats(r->base)->cache_pool == 0 &&
                 xg_handle_gpu_status(r->o.lane2, &why) == XG_OK &&
-                xg_handle_gpu_stats(r->base)->cache_pool == 0 &&
                 xg_handle_gpu_stats(r->o.lane2)->cache_pool == 0)
                 r->lanes[r->n_lanes++] = r->o.lane2;
+            else if (r->o.lane2)
+                xg_handle_gpu_drop(r->o.lane2);
             struct xg_dispatch_opts o;
             memset(&o, 0, sizeof o);
             o.max_batch = 256;

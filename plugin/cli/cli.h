@@ -58,6 +58,11 @@ int xg_cli_getopt(const char *cmd, const char *help, int argc, char **argv,
                   const char *shortopts, const struct option *longopts,
                   int *status);
 
+/* A non-negative amount of `unit` (seconds, milliseconds ...) at most
+ * `hi` from option `opt`'s value v; 0, or -1 after a usage line. */
+int xg_cli_amount(const char *cmd, const char *opt, const char *v,
+                  const char *unit, double hi, double *out);
+
 /* Parse an unsigned integer option value in [lo, hi]; 0 on success. */
 int xg_cli_uint(const char *cmd, const char *opt, const char *v, uint32_t lo,
                 uint32_t hi, uint32_t *out);

@@ -141,6 +141,21 @@ int xg_cli_uint(const char *cmd, const char *opt, const char *v, uint32_t lo,
     return 0;
 }
 
+int xg_cli_amount(const char *cmd, const char *opt, const char *v,
+                  const char *unit, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    const double x = strtod(v, &end);
+    if (!*v || *end || errno || !(x >= 0) || x > hi) {
+        xg_cli_usage(cmd, "%s expects %s (0 to %g), got '%s'", opt, unit, hi,
+                     v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
 int xg_cli_bm25(const char *cmd, const char *v, struct xg_bm25_params *p)
 {
     double vals[5] = {p->k1, p->k2, p->k3, p->b, p->min_normlen};

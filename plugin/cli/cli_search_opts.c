@@ -149,16 +149,13 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
                 return xg_cli_usage(cmd, "--server is for ab and bench");
             a->server = optarg;
             break;
-        case OPT_BATCH_WAIT: {
-            char *end;
-            const double ms = strtod(optarg, &end);
-            if (!is_ab || *end || end == optarg || !(ms >= 0) || ms > 1000)
-                return xg_cli_usage(cmd, "--batch-wait takes milliseconds "
-                                    "(0 to 1000) and is for ab and bench, "
-                                    "got '%s'", optarg);
-            a->batch_wait_ms = ms;
+        case OPT_BATCH_WAIT:
+            if (!is_ab)
+                return xg_cli_usage(cmd, "--batch-wait is for ab and bench");
+            if (xg_cli_amount(cmd, "--batch-wait", optarg, "milliseconds",
+                              1000, &a->batch_wait_ms))
+                return 2;
             break;
-        }
         case OPT_QRELS:
         case OPT_HTML:
             if (!is_ab)

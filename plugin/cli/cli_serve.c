@@ -62,19 +62,6 @@ static const char help[] =
     "xapian-tcpsrv without --writable. SIGTERM or SIGINT stops the server:\n"
     "requests in flight finish, the children are reaped, exit status 0.\n";
 
-static int parse_amount(const char *opt, const char *v, const char *unit,
-                        double *out)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (!*v || *end || errno || !(x >= 0) || x > 1e7)
-        return xg_cli_usage("serve", "%s expects %s (>= 0), got '%s'", opt,
-                            unit, v), -1;
-    *out = x;
-    return 0;
-}
-
 int xg_cli_serve(int argc, char **argv)
 {
     struct xg_serve_opts o;
@@ -121,7 +108,7 @@ int xg_cli_serve(int argc, char **argv)
         case 'I': o.host = optarg; break;
         case 'u': o.unix_path = optarg; break;
         case 't':
-            if (parse_amount("--timeout", optarg, "seconds", &o.timeout)) return 2;
+            if (xg_cli_amount("serve", "--timeout", optarg, "seconds", 1e7, &o.timeout)) return 2;
             break;
         case 'm':
             if (xg_cli_uint("serve", "--max-connections", optarg, 0, 1u << 20,
@@ -134,13 +121,13 @@ int xg_cli_serve(int argc, char **argv)
             o.max_message = u;
             break;
         case 'D':
-            if (parse_amount("--drain", optarg, "seconds", &o.drain)) return 2;
+            if (xg_cli_amount("serve", "--drain", optarg, "seconds", 1e7, &o.drain)) return 2;
             break;
         case 'P': o.progsrv = optarg; break;
         case 'V': o.verbose = 1; break;
         case 'R': o.reexport = 1; break;
         case 'r':
-            if (parse_amount("--reexport-every", optarg, "seconds",
+            if (xg_cli_amount("serve", "--reexport-every", optarg, "seconds", 1e7,
                              &o.reexport_every))
                 return 2;
             if (o.reexport_every <= 0)
@@ -159,16 +146,13 @@ int xg_cli_serve(int argc, char **argv)
             break;
         case 'B': {
             double ms;
-            if (parse_amount("--batch-wait", optarg, "milliseconds", &ms)) return 2;
+            if (xg_cli_amount("serve", "--batch-wait", optarg, "milliseconds", 1e7, &ms)) return 2;
             o.batch_wait_ms = ms;
             break;
         }
         case 'S':
-            if (parse_amount("--gpu-spin", optarg, "milliseconds",
-                             &o.gpu_spin_ms)) return 2;
-            if (o.gpu_spin_ms > 100)
-                return xg_cli_usage("serve", "--gpu-spin is at most 100 ms, "
-                                    "got '%s'", optarg);
+            if (xg_cli_amount("serve", "--gpu-spin", optarg, "milliseconds",
+                              100, &o.gpu_spin_ms)) return 2;
             break;
         case 'L':
             if (xg_cli_uint("serve", "--gpu-lanes", optarg, 1, 2, &u)) return 2;
