@@ -20,6 +20,13 @@
 #include "../gpu/runtime/error.h"
 #include "../gpu/runtime/outfile.h"
 
+void xg_cost_model_cpu_as_stock(struct xg_cost_model *m)
+{
+    m->cpu_and_scale = m->stock_and_scale;
+    m->cpu_and_exponent = m->stock_and_exponent;
+    m->cpu_and_spread = m->stock_and_spread;
+}
+
 void xg_cost_model_default(struct xg_cost_model *m)
 {
     /* `xapian-gpu calibrate` on an H100 host (16 cores): the
@@ -33,6 +40,11 @@ void xg_cost_model_default(struct xg_cost_model *m)
     m->stock_and_spread = 2.13;
     m->gpu_batch = 3.328e-4;
     m->gpu_per_posting = 1.084e-9;
+    /* The CPU matcher: calibrate on the same collection and 500 queries,
+     * an H100 host, 2026-11-26 (tests/gpu/run.sh servebench). */
+    m->cpu_and_scale = 1.914e-6;
+    m->cpu_and_exponent = 0.194;
+    m->cpu_and_spread = 3.81;
     snprintf(m->source, sizeof m->source, "built-in default");
 }
 
@@ -48,8 +60,14 @@ static const struct {
     {"stock_and_spread", offsetof(struct xg_cost_model, stock_and_spread)},
     {"gpu_batch", offsetof(struct xg_cost_model, gpu_batch)},
     {"gpu_per_posting", offsetof(struct xg_cost_model, gpu_per_posting)},
+    /* Optional (after N_REQUIRED): older files have none of them. */
+    {"cpu_and_scale", offsetof(struct xg_cost_model, cpu_and_scale)},
+    {"cpu_and_exponent", offsetof(struct xg_cost_model, cpu_and_exponent)},
+    {"cpu_and_spread", offsetof(struct xg_cost_model, cpu_and_spread)},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
+#define N_REQUIRED 8
+#define CPU_KEYS (7u << N_REQUIRED)
 
 int xg_cost_model_load(const char *path, struct xg_cost_model *out)
 {
@@ -89,7 +107,15 @@ int xg_cost_model_load(const char *path, struct xg_cost_model *out)
         seen |= 1u << i;
     }
     fclose(f);
-    if (!rc && seen != (1u << N_FIELDS) - 1)
+    /* The CPU matcher's law: all three keys or none (then priced as
+     * this file's stock AND, as an older planner did). */
+    if (!rc && (seen & CPU_KEYS) && (seen & CPU_KEYS) != CPU_KEYS)
+        rc = xg_set_error(XG_ERR_FORMAT, "%s: cpu_and_scale, "
+                          "cpu_and_exponent and cpu_and_spread go together",
+                          path);
+    else if (!rc && !(seen & CPU_KEYS))
+        xg_cost_model_cpu_as_stock(&m);
+    if (!rc && (seen & ((1u << N_REQUIRED) - 1)) != (1u << N_REQUIRED) - 1)
         rc = xg_set_error(XG_ERR_FORMAT, "%s: missing keys (need all of "
                           "stock_or_scale, stock_or_exponent, "
                           "stock_and_scale, stock_and_exponent, "
@@ -156,14 +182,17 @@ uint64_t xg_cost_gpu_work(const struct xg_query_features *f)
     return f->is_and ? f->shortest : f->sum;
 }
 
+double xg_cost_and_probes(const struct xg_query_features *f)
+{
+    return (double)f->shortest * (double)(f->n_lists > 1 ? f->n_lists - 1 : 1);
+}
+
 double xg_cost_stock_seconds(const struct xg_cost_model *m,
                              const struct xg_query_features *f)
 {
     if (f->is_and)
         return m->stock_and_scale *
-               pow(1 + (double)f->shortest *
-                           (double)(f->n_lists > 1 ? f->n_lists - 1 : 1),
-                   m->stock_and_exponent);
+               pow(1 + xg_cost_and_probes(f), m->stock_and_exponent);
     return m->stock_or_scale * pow(1 + (double)f->sum, m->stock_or_exponent);
 }
 
@@ -172,6 +201,14 @@ double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
 {
     return xg_cost_stock_seconds(m, f) *
            (f->is_and ? m->stock_and_spread : m->stock_or_spread);
+}
+
+double xg_cost_cpu_and_seconds_p90(const struct xg_cost_model *m,
+                                   const struct xg_query_features *f)
+{
+    return m->cpu_and_scale *
+           pow(1 + xg_cost_and_probes(f), m->cpu_and_exponent) *
+           m->cpu_and_spread;
 }
 
 double xg_cost_gpu_seconds(const struct xg_cost_model *m,

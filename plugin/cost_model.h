@@ -16,6 +16,8 @@
  *    fit's 90th percentile of actual / predicted (the spread): a costly
  *    query wrongly kept on stock loses far more (stock's tail runs to
  *    hundreds of ms) than a cheap one wrongly sent to the GPU (a few ms);
+ *  - the exact CPU matcher on an AND (where the front can use it: serve):
+ *    the same law on the same probes, fitted to its own times;
  *  - GPU latency: the batch's wait (max_wait), the batches ahead of it at
  *    the dispatcher's measured batch time, and its own batch: a fixed cost
  *    and a cost per posting of its work (what the engine's batches decode:
@@ -48,12 +50,22 @@ struct xg_cost_model {
     double stock_and_exponent;
     double stock_or_spread;     /* 90th percentile of actual / predicted */
     double stock_and_spread;
+    /* The exact CPU matcher on an AND (one thread, the calling one), on
+     * the same probes as stock's AND: where serve can answer from it, it
+     * is the cheap side an AND is weighed against.  A model file without
+     * these keys (an older calibrate) prices it as stock. */
+    double cpu_and_scale;
+    double cpu_and_exponent;
+    double cpu_and_spread;
     double gpu_batch;           /* seconds per batch */
     double gpu_per_posting;     /* per posting of batch work */
     char source[200];           /* where the coefficients came from */
 };
 
 void xg_cost_model_default(struct xg_cost_model *m);
+
+/* The CPU matcher's AND law set to stock's (no fit of its own). */
+void xg_cost_model_cpu_as_stock(struct xg_cost_model *m);
 
 /* Read a model written by xg_cost_model_save.  XG_ERR_IO if the file
  * cannot be opened, XG_ERR_FORMAT (naming the file and line) if it is
@@ -84,6 +96,15 @@ double xg_cost_stock_seconds(const struct xg_cost_model *m,
 /* The same at the model's 90th percentile (times the spread). */
 double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
                                  const struct xg_query_features *f);
+
+/* The CPU matcher's one-thread time on an AND at the model's 90th
+ * percentile (its median times cpu_and_spread); f->is_and. */
+double xg_cost_cpu_and_seconds_p90(const struct xg_cost_model *m,
+                                   const struct xg_query_features *f);
+
+/* The probes an AND's skip_to's make: its shortest list times the other
+ * lists (the x of stock's and the CPU matcher's AND laws). */
+double xg_cost_and_probes(const struct xg_query_features *f);
 
 /* Latency on the GPU: the batching wait, the batches ahead of it (the one
  * on the device, if any, and one per full threshold of queued work: work

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "../gpu/runtime/error.h"
+#include "../gpu/runtime/knobs.h"
 #include "../gpu/runtime/tuning.h"
 #include "cost_model.h"
 #include "cpu_load.h"
@@ -31,6 +32,7 @@ struct xg_router {
     struct xg_router_opts o;
     struct xg_cost_model model;
     struct xg_cpu_load load;        /* scales stock's one-thread time */
+    int no_pressure;                /* XG_NO_PRESSURE=1 (knobs.h) */
     pthread_mutex_t gpu_lock;       /* starting the dispatcher */
     struct xg_dispatch *dispatch;   /* XG_FRONT_ENQUIRE and _REMOTE */
     xg_handle *lanes[XG_DISPATCH_MAX_LANES];   /* the dispatcher's */
@@ -178,6 +180,7 @@ int xg_router_open(xg_handle *base, const struct xg_router_opts *o,
     r->base = base;
     r->o = *o;
     xg_cpu_load_init(&r->load, NULL);
+    r->no_pressure = xg_knob_no_pressure();
     pthread_mutex_init(&r->gpu_lock, NULL);
     int rc = load_model(r);
     r->o.cost_model = NULL; /* the caller's string: read, not kept */
@@ -258,13 +261,18 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
     double excess;
     *gpu_s = gpu_seconds(r, f, &excess);
     if (engine == XG_ENGINE_GPU) return XG_ROUTE_GPU;
-    /* AUTO: stock's one-thread time at the model's 90th percentile,
-     * stretched when more threads want the cores than there are. */
-    const double pressure = xg_cpu_load_pressure(&r->load);
-    if (xg_cost_stock_seconds_p90(&r->model, f) *
-            (pressure > 1 ? pressure : 1) < *gpu_s + excess)
-        return r->o.front == XG_FRONT_REMOTE && f->is_and
-                   ? XG_ROUTE_CPU : XG_ROUTE_STOCK_CHEAPER;
+    /* AUTO: the cheap side's one-thread time at the model's 90th
+     * percentile, stretched when more threads want the cores than there
+     * are.  The cheap side is stock, or at the remote front for an AND the
+     * exact CPU matcher (faster than stock there, and its answer needs no
+     * Xapian postlist). */
+    const double pressure =
+        r->no_pressure ? 1 : xg_cpu_load_pressure(&r->load);
+    const int cpu_side = r->o.front == XG_FRONT_REMOTE && f->is_and;
+    const double cheap = cpu_side ? xg_cost_cpu_and_seconds_p90(&r->model, f)
+                                  : xg_cost_stock_seconds_p90(&r->model, f);
+    if (cheap * (pressure > 1 ? pressure : 1) < *gpu_s + excess)
+        return cpu_side ? XG_ROUTE_CPU : XG_ROUTE_STOCK_CHEAPER;
     return XG_ROUTE_GPU;
 }
 

@@ -1,9 +1,15 @@
 /** @file test_cost_model.c
  *  @brief The planner's cost model (plugin/cost_model.c): stock's 90th
- *         percentile and the GPU's latency behind its queue, on random
- *         models and queries.
+ *         percentile, the CPU matcher's, the GPU's latency behind its
+ *         queue, on random models and queries; the model file's round
+ *         trip, with and without the CPU matcher's keys.
  */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../gpu/runtime/error.h"
 
 #include "../plugin/cost_model.h"
 #include "test_util.h"
@@ -27,6 +33,9 @@ int main(int argc, char **argv)
         m.stock_and_exponent = rnd(0, 1);
         m.stock_or_spread = rnd(1, 6);
         m.stock_and_spread = rnd(1, 6);
+        m.cpu_and_scale = rnd(1e-7, 1e-3);
+        m.cpu_and_exponent = rnd(0, 1);
+        m.cpu_and_spread = rnd(1, 6);
         struct xg_query_features f = {1 + rng_below(8), (int)rng_below(2), 0, 0};
         f.shortest = rng_below(1u << 20);
         f.sum = f.shortest * f.n_lists + rng_below(1u << 20);
@@ -34,6 +43,19 @@ int main(int argc, char **argv)
         const double p90 = xg_cost_stock_seconds_p90(&m, &f);
         const double spread = f.is_and ? m.stock_and_spread : m.stock_or_spread;
         CHECK(fabs(p90 - p50 * spread) <= 1e-12 * p90, "p90 = median * spread");
+        /* The CPU matcher's AND: its own law on the same probes. */
+        const double probes = (double)f.shortest * (f.n_lists > 1 ? f.n_lists - 1 : 1);
+        const double cpu = m.cpu_and_scale * pow(1 + probes, m.cpu_and_exponent) *
+                           m.cpu_and_spread;
+        CHECK(fabs(xg_cost_cpu_and_seconds_p90(&m, &f) - cpu) <= 1e-12 * cpu,
+              "cpu p90 = its law * its spread");
+        if (f.is_and) {
+            struct xg_cost_model same = m;
+            xg_cost_model_cpu_as_stock(&same);
+            const double sp = xg_cost_stock_seconds_p90(&m, &f);
+            CHECK(fabs(xg_cost_cpu_and_seconds_p90(&same, &f) - sp) <= 1e-12 * sp,
+                  "priced as stock");
+        }
         /* The GPU: the wait, the batches ahead, its own batch. */
         const double bs = rnd(1e-4, 1e-2), wait = rnd(0, 2e-3);
         const uint64_t bw = 1 + rng_below(1u << 27);
@@ -45,7 +67,44 @@ int main(int argc, char **argv)
                    (wait + 4 * bs + own)) < 1e-12, "a batch running, 3 full queued");
         CHECK(xg_cost_gpu_work(&f) == (f.is_and ? f.shortest : f.sum), "work");
     }
-    group_ok("stock p90 = median * spread; GPU behind its queue");
+    group_ok("stock p90 = median * spread; the CPU matcher's; GPU behind its queue");
+
+    /* The file: saved and loaded back equal; an older file (no cpu_ keys)
+     * prices the CPU matcher as its stock AND; two of three is an error. */
+    char dir[] = "/tmp/test_cost_model.XXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "temporary folder");
+    char path[64];
+    snprintf(path, sizeof path, "%s/m", dir);
+    struct xg_cost_model a, b;
+    xg_cost_model_default(&a);
+    a.stock_and_scale = 2e-5;
+    a.cpu_and_scale = 3e-6;
+    a.cpu_and_exponent = 0.25;
+    a.cpu_and_spread = 1.5;
+    CHECK(xg_cost_model_save(path, &a, "test") == XG_OK, "save");
+    CHECK(xg_cost_model_load(path, &b) == XG_OK, "load");
+    CHECK(fabs(b.cpu_and_scale - 3e-6) < 1e-12 && fabs(b.cpu_and_exponent - 0.25) < 1e-9 &&
+              fabs(b.cpu_and_spread - 1.5) < 1e-9 && fabs(b.stock_and_scale - 2e-5) < 1e-12,
+          "round trip");
+    static const char *const old =
+        "stock_or_scale 1e-6\nstock_or_exponent 0.5\nstock_and_scale 4e-5\n"
+        "stock_and_exponent 0.2\nstock_or_spread 2\nstock_and_spread 3\n"
+        "gpu_batch 1e-4\ngpu_per_posting 1e-9\n";
+    FILE *fp = fopen(path, "w");
+    CHECK(fp && fputs(old, fp) >= 0 && fclose(fp) == 0, "write an older file");
+    CHECK(xg_cost_model_load(path, &b) == XG_OK, "an older file loads");
+    CHECK(b.cpu_and_scale == 4e-5 && b.cpu_and_exponent == 0.2 && b.cpu_and_spread == 3,
+          "an older file prices the CPU matcher as its stock AND");
+    fp = fopen(path, "w");
+    CHECK(fp && fprintf(fp, "%scpu_and_scale 1e-6\ncpu_and_spread 2\n", old) > 0 &&
+              fclose(fp) == 0, "write a file with two of three");
+    b = a;
+    CHECK(xg_cost_model_load(path, &b) == XG_ERR_FORMAT, "two of three keys: an error");
+    CHECK(strstr(xg_last_error(), "go together") != NULL, "the error names the keys");
+    CHECK(b.cpu_and_scale == a.cpu_and_scale, "untouched on error");
+    unlink(path);
+    rmdir(dir);
+    group_ok("model file: round trip, older files, partial CPU keys");
     printf("%d passed, 0 failed\n", n_passed);
     return 0;
 }

@@ -8,7 +8,8 @@
  *  - the route of each query for every engine setting (xapian, cpu, gpu,
  *    auto) at the matcher front (searcher) and the Enquire front
  *    (context), with and without a usable device, and auto's cost model
- *    forced each way;
+ *    forced each way; at serve's front (XG_FRONT_REMOTE) an AND weighed
+ *    against the CPU matcher's law each way;
  *  - a GPU fault in the middle of a batch: every query answered exactly by
  *    the fallback (the CPU matcher at the matcher front, stock through
  *    the context) and the fault counted;
@@ -24,6 +25,7 @@
 
 #include "../gpu/query/engine.h"
 #include "../gpu/runtime/error.h"
+#include "../plugin/context.h"
 #include "../plugin/cost_model.h"
 #include "../plugin/handle.h"
 #include "../plugin/router.h"
@@ -56,16 +58,20 @@ static int n_texts, n_plain;
 static struct xg_result stock_or[NQ + 4], stock_and[NQ + 4];
 
 
-static int write_model(const char *path, int stock_cheap)
+/* stock_cheap: stock always predicted faster than the GPU; else never.
+ * cpu_cheap (-1: no keys, priced as stock): the CPU matcher's AND. */
+static int write_model(const char *path, int stock_cheap, int cpu_cheap)
 {
     FILE *f = fopen(path, "w");
     if (!f) return 1;
-    /* stock_cheap: stock always predicted faster; else never. */
     fprintf(f, "stock_or_scale %s\nstock_or_exponent 1\n"
             "stock_and_scale %s\nstock_and_exponent 1\n"
             "stock_or_spread 1\nstock_and_spread 1\n"
             "gpu_batch 1e-3\ngpu_per_posting 1e-9\n",
             stock_cheap ? "1e-15" : "1e3", stock_cheap ? "1e-15" : "1e3");
+    if (cpu_cheap >= 0)
+        fprintf(f, "cpu_and_scale %s\ncpu_and_exponent 1\n"
+                "cpu_and_spread 1\n", cpu_cheap ? "1e-15" : "1e3");
     return fclose(f) != 0;
 }
 
@@ -209,8 +215,9 @@ static xg_router *matcher_router(xg_handle *h, const char *model)
  * the context's counts must agree, every MSet must be stock's. */
 typedef int (*ctx_want_fn)(int q, int and_op, int route);
 
-static void context_pass(const char *what, const char *db, int engine,
-                         const char *model, ctx_want_fn want, int inject)
+static void context_front_pass(const char *what, const char *db, int engine,
+                               const char *model, ctx_want_fn want,
+                               int inject, int remote)
 {
     const char *paths[] = {db};
     struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
@@ -220,7 +227,8 @@ static void context_pass(const char *what, const char *db, int engine,
      * a query queued behind a slow twin batch to stock:deadline. */
     co.deadline_ms = 600000;
     xg_context *ctx;
-    if (xg_context_open(paths, 1, NULL, &co, &ctx)) {
+    if ((remote ? xg_context_open_remote : xg_context_open)(paths, 1, NULL,
+                                                            &co, &ctx)) {
         CHECK(0, "%s: context open: %s", what, xg_last_error());
         return;
     }
@@ -254,6 +262,28 @@ static void context_pass(const char *what, const char *db, int engine,
                                (unsigned long long)counted[i]);
     printf("\n");
     xg_context_close(ctx);
+}
+
+static void context_pass(const char *what, const char *db, int engine,
+                         const char *model, ctx_want_fn want, int inject)
+{
+    context_front_pass(what, db, engine, model, want, inject, 0);
+}
+
+/* serve's front under auto: an AND of several lists weighed between the
+ * GPU and the CPU matcher (feat_h: the handle its features come from). */
+static xg_handle *feat_h;
+static int r_cpu_cheap(int q, int a, int route)
+{
+    if (!plain(q)) return route == XG_ROUTE_STOCK_UNSUPPORTED;
+    if (is_and_query(feat_h, q, a)) return route == XG_ROUTE_CPU;
+    return route == XG_ROUTE_GPU || route == XG_ROUTE_CPU;
+}
+static int r_cpu_dear(int q, int a, int route)
+{
+    (void)a;
+    return plain(q) ? route == XG_ROUTE_GPU || route == XG_ROUTE_CPU
+                    : route == XG_ROUTE_STOCK_UNSUPPORTED;
 }
 
 static int c_cpu(int q, int a, int route)
@@ -349,7 +379,8 @@ int main(int argc, char **argv)
         return 2;
     }
     char tsv[4096], db[4096], stale[4096], damaged[4096], bad[4096],
-        qpath[4096], cmd[40000], model_gpu[4200], model_stock[4200];
+        qpath[4096], cmd[40000], model_gpu[4200], model_stock[4200],
+        model_cpu[4200], model_cpu_dear[4200];
     snprintf(tsv, sizeof tsv, "%s/docs.tsv", argv[1]);
     snprintf(qpath, sizeof qpath, "%s/queries.tsv", argv[1]);
     snprintf(db, sizeof db, "%s/router-db", argv[2]);
@@ -358,9 +389,13 @@ int main(int argc, char **argv)
     snprintf(bad, sizeof bad, "%s/router-bad", argv[2]);
     snprintf(model_gpu, sizeof model_gpu, "%s/gpu.model", argv[2]);
     snprintf(model_stock, sizeof model_stock, "%s/stock.model", argv[2]);
+    snprintf(model_cpu, sizeof model_cpu, "%s/cpu.model", argv[2]);
+    snprintf(model_cpu_dear, sizeof model_cpu_dear, "%s/cpu-dear.model",
+             argv[2]);
     mkdir(argv[2], 0755);
     if (make_db(tsv, db, 1) || make_db(tsv, stale, 0) ||
-        write_model(model_gpu, 0) || write_model(model_stock, 1))
+        write_model(model_gpu, 0, -1) || write_model(model_stock, 1, -1) ||
+        write_model(model_cpu, 0, 1) || write_model(model_cpu_dear, 0, 0))
         return 1;
     /* Another database (its own uuid) with db's index: stale.  A copy
      * with a truncated index: damaged.  And a copy to break later. */
@@ -452,6 +487,17 @@ int main(int argc, char **argv)
     CHECK(last_counts[XG_ROUTE_STOCK_GPU_ERROR] >= (uint64_t)n_plain,
           "injected faults: only %llu counted as stock:gpu-error",
           (unsigned long long)last_counts[XG_ROUTE_STOCK_GPU_ERROR]);
+    /* serve's front: stock priced out, the CPU matcher's AND each way. */
+    if (xg_handle_open(paths, 1, NULL, &feat_h)) return 1;
+    context_front_pass("remote auto, CPU matcher cheaper", db, XG_ENGINE_AUTO,
+                       model_cpu, r_cpu_cheap, 0, 1);
+    CHECK(last_counts[XG_ROUTE_CPU] > 0 && last_counts[XG_ROUTE_GPU] > 0,
+          "remote auto: ANDs to the CPU matcher, the rest to the GPU");
+    context_front_pass("remote auto, CPU matcher dearer", db, XG_ENGINE_AUTO,
+                       model_cpu_dear, r_cpu_dear, 0, 1);
+    CHECK(last_counts[XG_ROUTE_GPU] > last_counts[XG_ROUTE_CPU],
+          "remote auto, CPU matcher dearer: the GPU answers");
+    xg_handle_close(feat_h);
 
     /* ---- Stale and damaged indexes ---- */
     const char *spaths[] = {stale}, *dpaths[] = {damaged};

@@ -25,6 +25,12 @@ int xg_knob_gpu_twins(void)
     return e && !strcmp(e, "1");
 }
 
+int xg_knob_no_pressure(void)
+{
+    const char *e = getenv("XG_NO_PRESSURE");
+    return e && !strcmp(e, "1");
+}
+
 int xg_knob_export_timing(void) { return getenv("XG_EXPORT_TIMING") != NULL; }
 
 double xg_knob_test_impact_slack(void)

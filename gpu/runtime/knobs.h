@@ -31,6 +31,10 @@ int xg_knob_wt_no_stream(void);
 /* XG_GPU_TWINS=1: the query engine's pipeline on the kernels' CPU twins,
  * no device needed (tests, CI; plugin/handle.c). */
 int xg_knob_gpu_twins(void);
+/* XG_NO_PRESSURE=1: the planner prices the cheap side (stock, the CPU
+ * matcher) at its one-thread time, not stretched by the cores'
+ * contention (plugin/router.c, read when a router opens). */
+int xg_knob_no_pressure(void);
 /* XG_EXPORT_TIMING set (any value): the export prints its phases' times
  * (shim/export.c). */
 int xg_knob_export_timing(void);

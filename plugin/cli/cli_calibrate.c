@@ -5,8 +5,10 @@
  *  Stock Xapian: every query, in its OR and its AND form, once to warm the
  *  caches, then once timed, one thread; least squares of its time against
  *  the OR queries' postings and the AND queries' probes, as power laws
- *  (least squares in log space).  GPU: the same queries in batches of 1 to 256; least squares of
- *  each batch's wall time against its work.
+ *  (least squares in log space).  The exact CPU matcher: every AND the
+ *  same way (serve weighs an AND between it and the GPU).  GPU: the same
+ *  queries in batches of 1 to 256; least squares of each batch's wall
+ *  time against its work.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,13 +24,15 @@
 
 static const char help[] =
     "usage: xapian-gpu calibrate --db DB --queries FILE [OPTIONS]\n"
-    "Time every query on stock Xapian and, with a usable GPU, in GPU batches,\n"
-    "fit the plugin's cost model and write it (default: xapian-gpu.model\n"
-    "next to the index, where the plugin looks for it).\n"
+    "Time every query on stock Xapian, every AND on the exact CPU matcher too,\n"
+    "and, with a usable GPU, in GPU batches; fit the plugin's cost model and\n"
+    "write it (default: xapian-gpu.model next to the index, where the plugin\n"
+    "and serve look for it).\n"
     "  --model FILE            where to write the model\n"
     "  --samples FILE          also write each timed query as TSV: op, lists,\n"
     "                          shortest, sum (document frequencies), stock\n"
-    "                          seconds, model seconds\n"
+    "                          seconds, model seconds, CPU matcher seconds\n"
+    "                          (ANDs; 0 otherwise)\n"
     "  plus --index, -k, --stem, --stopper, --bm25 as for 'xapian-gpu\n"
     "  search'.  Every query is timed in its OR and its AND form.\n";
 
@@ -37,10 +41,12 @@ struct sample {
     xg_xquery *xq;
     struct xg_query_features f;
     double stock;
+    double cpu;     /* the CPU matcher's time (ANDs), 0: not timed */
 };
 
-/* Fit stock Xapian's power laws (OR, AND) from the timed samples. */
-static void fit_stock(const struct sample *s, uint32_t n,
+/* Fit stock Xapian's power laws (OR, AND) and the CPU matcher's (AND)
+ * from the timed samples. */
+static void fit_laws(const struct sample *s, uint32_t n,
                       struct xg_cost_model *m)
 {
     double *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
@@ -50,9 +56,7 @@ static void fit_stock(const struct sample *s, uint32_t n,
         for (uint32_t i = 0; i < n; ++i) {
             const struct xg_query_features *f = &s[i].f;
             if (f->is_and != and) continue;
-            x[k] = and ? (double)f->shortest *
-                             (f->n_lists > 1 ? f->n_lists - 1 : 1)
-                       : (double)f->sum;
+            x[k] = and ? xg_cost_and_probes(f) : (double)f->sum;
             y[k++] = s[i].stock;
         }
         if (!k) continue; /* none of that form: the default stays */
@@ -62,6 +66,20 @@ static void fit_stock(const struct sample *s, uint32_t n,
         xg_cost_fit_power(x, y, k, scale, exponent);
         *(and ? &m->stock_and_spread : &m->stock_or_spread) =
             xg_cost_spread(x, y, k, *scale, *exponent);
+    }
+    /* The CPU matcher's AND law, from the ANDs it answered (none: priced
+     * as stock). */
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; ++i)
+        if (s[i].f.is_and && s[i].cpu > 0) {
+            x[k] = xg_cost_and_probes(&s[i].f);
+            y[k++] = s[i].cpu;
+        }
+    xg_cost_model_cpu_as_stock(m);
+    if (k) {
+        xg_cost_fit_power(x, y, k, &m->cpu_and_scale, &m->cpu_and_exponent);
+        m->cpu_and_spread =
+            xg_cost_spread(x, y, k, m->cpu_and_scale, m->cpu_and_exponent);
     }
 done:
     free(x);
@@ -77,13 +95,13 @@ static int write_samples(const char *path, const struct sample *s, uint32_t n,
     int rc = xg_outfile_open(&o, path);
     if (rc) return rc;
     FILE *f = o.f;
-    fputs("op\tlists\tshortest\tsum\tstock_s\tmodel_s\n", f);
+    fputs("op\tlists\tshortest\tsum\tstock_s\tmodel_s\tcpu_s\n", f);
     for (uint32_t i = 0; i < n; ++i)
-        fprintf(f, "%s\t%u\t%llu\t%llu\t%.9f\t%.9f\n",
+        fprintf(f, "%s\t%u\t%llu\t%llu\t%.9f\t%.9f\t%.9f\n",
                 s[i].f.is_and ? "and" : "or", s[i].f.n_lists,
                 (unsigned long long)s[i].f.shortest,
                 (unsigned long long)s[i].f.sum, s[i].stock,
-                xg_cost_stock_seconds(m, &s[i].f));
+                xg_cost_stock_seconds(m, &s[i].f), s[i].cpu);
     return xg_outfile_close(&o, 1);
 }
 
@@ -179,14 +197,24 @@ int xg_cli_calibrate(int argc, char **argv)
                                      &a.opts.bm25, a.opts.k, &r);
             smp[i].stock = xg_cli_now() - t0;
             xg_result_free(&r);
-            if (rc) rc = xg_cli_fail();
+            if (rc) {
+                rc = xg_cli_fail();
+                break;
+            }
+            if (!smp[i].f.is_and) continue;
+            t0 = xg_cli_now();
+            int st = xg_handle_run_cpu(xg_searcher_handle(s), smp[i].pq,
+                                       &a.opts.bm25, a.opts.k, &r);
+            smp[i].cpu = st ? 0 : xg_cli_now() - t0;
+            xg_result_free(&r);
+            if (st && st != XG_ERR_UNSUPPORTED) rc = xg_cli_fail();
         }
     if (!rc && !n) {
         fprintf(stderr, "xapian-gpu calibrate: no query of %s can be served "
                 "by the engines\n", a.queries);
         rc = 1;
     }
-    if (!rc) fit_stock(smp, n, &m);
+    if (!rc) fit_laws(smp, n, &m);
     if (!rc && a.samples_out && write_samples(a.samples_out, smp, n, &m))
         rc = xg_cli_fail();
     const char *why = NULL;
@@ -216,6 +244,9 @@ int xg_cli_calibrate(int argc, char **argv)
                    m.stock_or_scale, m.stock_or_exponent, m.stock_or_spread,
                    m.stock_and_scale, m.stock_and_exponent,
                    m.stock_and_spread);
+            printf("cpu matcher: %.3e s * (1 + probes)^%.3f (AND, spread "
+                   "%.2f)\n", m.cpu_and_scale, m.cpu_and_exponent,
+                   m.cpu_and_spread);
             printf("gpu:   %.3e s/batch + %.3e s/posting%s\n", m.gpu_batch,
                    m.gpu_per_posting, gpu ? "" : " (default: no GPU)");
             printf("with an idle GPU and no batching wait, %u of %u queries "

@@ -61,13 +61,20 @@
 #                  xapian-tcpsrv on the real-text collection: 1, 16, 64
 #                  C++ clients (tests/bench_remote.cc) and python3-xapian
 #                  client processes (tests/bench_remote.py), OR and AND, top
-#                  10; the engine's own one-at-a-time and 64-thread figures;
-#                  one client over a Unix socket (connect stub) and TCP
+#                  10 ($XG_SQ queries, 3000; one Python client $XG_SQ1,
+#                  6000; $XG_PY_PASSES turns, 3); the engine's own
+#                  one-at-a-time and 64-thread figures; one client over a
+#                  Unix socket (connect stub) and TCP
 #   servebatches   where `serve --engine gpu`'s time goes: one server per
 #                  setting ($XG_SB_RUNS: OP:CLIENTS,...; or:16,or:64,
 #                  and:64), its batches (count, mean size) and the
 #                  batch thread's host steps and device time, from the
 #                  line it prints when it stops; $XG_SB_OPTS: serve options
+#   serveauto      serve --engine auto's planner settings against
+#                  xapian-tcpsrv on one operator ($XG_SA_OP, and):
+#                  $XG_SA_VARIANTS NAME:ENV:OPTION,... (OPTION's _ for a
+#                  space); C++ clients 1, 16, 64 ($XG_CLIENTS; $XG_SA_REPS
+#                  times, 1), Python 1 and 64
 #   serve          tests/serve_test.py with --engine gpu: the sample in
 #                  depth (bytes, shards weighed with global statistics,
 #                  faults) and every collection against xapian-tcpsrv,
@@ -569,13 +576,21 @@ PY
         # Processes compete with the servers for the cores, and one pass
         # at 64 of them moved by 2x between passes: $XG_PY_PASSES (3),
         # in turns.
+        # One client gets $XG_SQ1 queries (6000): at AND's ~8,000 q/s the
+        # 2,000 of the rest last a quarter of a second, too short to tell
+        # the servers apart from a pause of the machine.
+        head -${XG_SQ1:-6000} .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-sq1.tsv
         if debian_python; then
             for pass in $(seq ${XG_PY_PASSES:-3}); do
                 for op in or and; do
-                    $PY tests/bench_remote.py --queries /tmp/xg-sq.tsv --op $op \
-                        --clients ${XG_CLIENTS:-1,16,64} py-tcpsrv=127.0.0.1:42001 \
-                        py-serve-auto=127.0.0.1:42003 2>&1 | sed "s/^/pass $pass: /" \
-                        | tee -a "$OUT/servebench.log" "$SUMMARY"
+                    for c in $(echo ${XG_CLIENTS:-1,16,64} | tr , ' '); do
+                        qf=/tmp/xg-sq.tsv
+                        [ "$c" = 1 ] && qf=/tmp/xg-sq1.tsv
+                        $PY tests/bench_remote.py --queries $qf --op $op \
+                            --clients $c py-tcpsrv=127.0.0.1:42001 \
+                            py-serve-auto=127.0.0.1:42003 2>&1 | sed "s/^/pass $pass: /" \
+                            | tee -a "$OUT/servebench.log" "$SUMMARY"
+                    done
                 done
             done
         fi
@@ -607,6 +622,56 @@ PY
             wait $pid
             note "    $(grep -o 'gpu batches.*' "$log")"
         done
+        ;;
+    serveauto)
+        # serve --engine auto's planner settings against xapian-tcpsrv on
+        # one operator ($XG_SA_OP, and): each variant ($XG_SA_VARIANTS,
+        # NAME:ENV:OPTION,...; ENV and OPTION may be empty or - for none)
+        # a server of its own, so that its route counts are this
+        # operator's alone; C++ clients 1, 16, 64, then $XG_PY_PASSES
+        # passes of Python at 1 ($XG_SQ1 queries) and 64 processes.
+        t=$(date +%s)
+        prepare_collections 0 rt || exit 1
+        debian_python || { note "serveauto: no Debian Python"; exit 1; }
+        rtbin=$PWD/.xapian-rt/usr/bin
+        op=${XG_SA_OP:-and}
+        head -${XG_SQ:-2000} .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-sq.tsv
+        head -${XG_SQ1:-6000} .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-sq1.tsv
+        setsid $rtbin/xapian-tcpsrv --port 42201 --interface 127.0.0.1 "$rt" \
+            > "$OUT/sa-tcpsrv.log" 2>&1 &
+        pids=$!
+        specs="tcpsrv=127.0.0.1:42201"
+        port=42201
+        for v in $(echo "${XG_SA_VARIANTS:-auto:-:-,nopressure:XG_NO_PRESSURE=1:-}" | tr , ' '); do
+            name=${v%%:*}; rest=${v#*:}; env=${rest%%:*}; opt=${rest#*:}
+            [ "$env" = - ] && env=
+            [ "$opt" = - ] && opt=
+            port=$((port + 1))
+            setsid env $env $B serve --engine auto --port $port --host 127.0.0.1 \
+                ${opt//_/ } --progsrv $rtbin/xapian-progsrv "$rt" 2> "$OUT/sa-$name.log" &
+            pids="$pids $!"
+            specs="$specs $name=127.0.0.1:$port"
+            for i in $(seq 100); do grep -q ready "$OUT/sa-$name.log" && break; sleep 0.2; done
+        done
+        for rep in $(seq ${XG_SA_REPS:-1}); do
+            $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op \
+                --clients ${XG_CLIENTS:-1,16,64} $specs 2>&1 \
+                | tee -a "$OUT/serveauto.log" "$SUMMARY"
+        done
+        for pass in $(seq ${XG_PY_PASSES:-3}); do
+            $PY tests/bench_remote.py --queries /tmp/xg-sq1.tsv --op $op --clients 1 \
+                $(echo $specs | sed 's/\([^ =]*\)=/py-\1=/g') 2>&1 | sed "s/^/pass $pass: /" \
+                | tee -a "$OUT/serveauto.log" "$SUMMARY"
+            $PY tests/bench_remote.py --queries /tmp/xg-sq.tsv --op $op --clients 64 \
+                $(echo $specs | sed 's/\([^ =]*\)=/py-\1=/g') 2>&1 | sed "s/^/pass $pass: /" \
+                | tee -a "$OUT/serveauto.log" "$SUMMARY"
+        done
+        kill -TERM $pids
+        wait $pids
+        for f in "$OUT"/sa-*.log; do
+            grep -q routes "$f" && note "$(basename $f .log): $(grep -o 'routes:.*' "$f"); $(grep -o 'gpu batches: [^;]*' "$f")"
+        done
+        note "serveauto: $(( $(date +%s) - t )) s"
         ;;
     serve)
         t=$(date +%s)
