@@ -9,7 +9,7 @@ Python run and a C++ run of the same queries and server must print equal
 digests.
 
 usage: bench_remote.py --queries FILE [--clients 1,16,64] [--op or|and]
-       [-k K] [--stem english|none] [--max N]
+       [-k K] [--stem english|none] [--max N] [--warmup N]
        NAME=HOST:PORT[,HOST:PORT...]... | NAME=STUBFILE...
 
 Every client connects before the clock starts.  Servers take turns within
@@ -58,6 +58,14 @@ def client(spec, a, texts, counter, ready, go, out):
         qp.set_stemming_strategy(xapian.QueryParser.STEM_SOME)
     qp.set_default_op(xapian.Query.OP_AND if a.op == "and" else xapian.Query.OP_OR)
     enq = xapian.Enquire(db)
+    # Warm, as a long-running application's connection is: the last
+    # queries of the list, untimed.
+    for w in range(a.warmup):
+        try:
+            enq.set_query(qp.parse_query(texts[len(texts) - 1 - (w % len(texts))]))
+            enq.get_mset(0, a.k)
+        except xapian.Error:
+            pass
     ready.release()
     go.wait()
     got = []
@@ -133,6 +141,8 @@ def main():
     ap.add_argument("-k", type=int, default=10)
     ap.add_argument("--stem", choices=("english", "none"), default="english")
     ap.add_argument("--max", type=int, default=0)
+    ap.add_argument("--warmup", type=int, default=0,
+                    help="queries each client runs untimed first")
     ap.add_argument("servers", nargs="+", metavar="NAME=SPEC")
     a = ap.parse_args()
     texts = []

@@ -457,6 +457,53 @@ def add_docs(path, terms, wdf):
     w.close()
 
 
+def spare_counts(srv):
+    """The stopped server's spare children line: (taken, replaced)."""
+    m = re.search(r"spare children: (\d+) connections took one; (\d+) replaced",
+                  srv.text())
+    if not m:
+        fail("no spare children line in the log: %r" % srv.text()[-500:])
+    return int(m.group(1)), int(m.group(2))
+
+
+def spares(binary, work, dbpath):
+    """Spare children: connections opened one after another take them;
+    spares killed while they wait are never handed over (each counted as
+    replaced), and every answer is stock's.  A commit making them stale:
+    updated()."""
+    srv = Server(binary, work, "spares", dbpath, "--engine", ENGINE,
+                 "--spare-children", "2")
+    try:
+        end = time.time() + 30
+        while len(srv.children()) < 2:
+            if time.time() > end:
+                fail("spares: 2 spare children did not start: %r" % srv.children())
+            time.sleep(0.02)
+        for k in srv.children():
+            os.kill(k, signal.SIGKILL)
+        q = parser(xapian.Query.OP_OR).parse_query("boundary layer flow")
+        want = mset_fields(xapian.Database(dbpath), q, 10)
+        for i in range(20):
+            db = xapian.remote_open("127.0.0.1", srv.port)
+            if not same_mset(mset_fields(db, q, 10), want):
+                fail("spares: connection %d's MSet differs from stock's" % i)
+            if db.get_doccount() != xapian.Database(dbpath).get_doccount():
+                fail("spares: connection %d's document count differs" % i)
+            db.close()
+            time.sleep(0.05)
+        if srv.stop() != 0:
+            fail("spares: exit status")
+        taken, replaced = spare_counts(srv)
+        if taken < 10 or replaced < 2:
+            fail("spares: took %d, replaced %d (want >= 10 taken, the 2 "
+                 "killed replaced)" % (taken, replaced))
+        ok("spare children", "%d of 20 connections took one; the 2 killed "
+           "never handed over (%d replaced)" % (taken, replaced))
+    finally:
+        if srv.p.poll() is None:
+            srv.p.kill()
+
+
 def updated(binary, work, dbpath):
     """The database updated under a running serve: a connection opened
     before keeps its revision (the index's: the engine answers); one
@@ -488,6 +535,10 @@ def updated(binary, work, dbpath):
         after.close()
         if srv.stop() != 0:
             fail("updated: exit status")
+        taken, replaced = spare_counts(srv)
+        if replaced < 1:
+            fail("updated: no spare child found stale after the commit "
+                 "(took %d, replaced %d)" % (taken, replaced))
         r = routes(srv)
         if not engine_routes(r, 2, 0, **{"stock:stale": 2}):
             fail("updated: routes %r, expected cpu 2 and stock:stale 2" % r)
@@ -1076,8 +1127,10 @@ def main():
     eng.stub = os.path.join(work, "engine.stub")
     with open(eng.stub, "w") as f:
         f.write("remote :%s connect %s\n" % (binary, eng.sock))
+    # No spare children here: the faults find a connection's child as the
+    # one process that appears when it connects (spares() tests them).
     srv = Server(binary, work, "serve", dbpath, "--timeout", "60",
-                 "--engine", ENGINE)
+                 "--engine", ENGINE, "--spare-children", "0")
     srv.stub = os.path.join(work, "serve.stub")
     with open(srv.stub, "w") as f:
         f.write("remote :%s connect %s\n" % (binary, srv.sock))
@@ -1277,6 +1330,7 @@ def main():
         ok("--timeout 1: stalled and idle closed", "in %.1f s" % (time.time() - t0))
         if s2.stop() != 0:
             fail("the second server's exit status")
+        spares(binary, work, dbpath)
         updated(binary, work, dbpath)
         reexported(binary, work, dbpath)
         shards(binary, work, a.sample)

@@ -51,6 +51,11 @@ static const char help[] =
     "                            may take to finish (10)\n"
     "  --progsrv PROGRAM         the stock server to relay to\n"
     "                            (xapian-progsrv)\n"
+    "  --spare-children N        xapian-progsrv children kept started for\n"
+    "                            new connections (4; 0: each connection\n"
+    "                            starts its own); one is handed over only\n"
+    "                            if no commit came since it started (glass\n"
+    "                            databases; others get none)\n"
     "  --reexport                when the database moves past the index\n"
     "                            (another process indexed), write a new\n"
     "                            index beside it in the background and\n"
@@ -75,6 +80,7 @@ int xg_cli_serve(int argc, char **argv)
     o.engine = XG_ENGINE_AUTO;
     o.batch_wait_ms = 0;
     o.gpu_spin_ms = 5;
+    o.spare_children = 4;
     static const struct option opts[] = {
         {"port", required_argument, 0, 'p'},
         {"host", required_argument, 0, 'I'},
@@ -94,6 +100,7 @@ int xg_cli_serve(int argc, char **argv)
         {"writable", no_argument, 0, 'w'},
         {"reexport", no_argument, 0, 'R'},
         {"reexport-every", required_argument, 0, 'r'},
+        {"spare-children", required_argument, 0, 'C'},
         {0, 0, 0, 0}};
     int c, status;
     uint32_t u;
@@ -124,6 +131,11 @@ int xg_cli_serve(int argc, char **argv)
             if (xg_cli_amount("serve", "--drain", optarg, "seconds", 1e7, &o.drain)) return 2;
             break;
         case 'P': o.progsrv = optarg; break;
+        case 'C':
+            if (xg_cli_uint("serve", "--spare-children", optarg, 0, 256, &u))
+                return 2;
+            o.spare_children = (int)u;
+            break;
         case 'V': o.verbose = 1; break;
         case 'R': o.reexport = 1; break;
         case 'r':

@@ -19,7 +19,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,12 +29,11 @@
 #include <unistd.h>
 
 #include "../../gpu/runtime/error.h"
+#include "children.h"
 #include "engines.h"
 #include "fd_pass.h"
 #include "intercept.h"
 #include "wire.h"
-
-extern char **environ;
 
 /* Stop reading a side while this much waits to go the other way. */
 #define HIGH_WATER (1u << 20)
@@ -47,8 +45,7 @@ extern char **environ;
 struct relay {
     struct xg_serve_conn *c;
     const struct xg_serve_opts *o;
-    pid_t child;
-    int to_child, from_child;
+    struct xg_serve_child ch;   /* its xapian-progsrv */
     struct xg_sbuf cin, cout;   /* from the client; to the client */
     struct xg_sbuf kin, kout;   /* to the child; from the child */
     struct xg_serve_icpt *icpt;
@@ -82,99 +79,6 @@ static size_t pending(const struct xg_sbuf *b)
     return b->len - b->off;
 }
 
-/* Start `progsrv --timeout 0 DB...` on two pipes.  The relay keeps the
- * timeouts, so the child has none of its own; it gets default signal
- * handling and its own process group (a terminal's ^C or a unit's
- * SIGTERM reaches the server, which stops its children itself). */
-static int spawn_child(struct relay *r)
-{
-    int in[2], out[2];
-    if (pipe2(in, O_CLOEXEC)) return -1;
-    if (pipe2(out, O_CLOEXEC)) {
-        close(in[0]); close(in[1]);
-        return -1;
-    }
-    const struct xg_serve_opts *o = r->o;
-    char **argv = calloc((size_t)o->ndb + 4, sizeof *argv);
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    int rc = -1, fa_ok = 0, at_ok = 0;
-    if (!argv) goto out;
-    argv[0] = (char *)o->progsrv;
-    argv[1] = (char *)"--timeout";
-    argv[2] = (char *)"0";
-    for (int i = 0; i < o->ndb; ++i) argv[3 + i] = o->dbs[i];
-    if (posix_spawn_file_actions_init(&fa)) goto out;
-    fa_ok = 1;
-    if (posix_spawnattr_init(&at)) goto out;
-    at_ok = 1;
-    sigset_t def, none;
-    sigemptyset(&none);
-    sigemptyset(&def);
-    sigaddset(&def, SIGPIPE);
-    sigaddset(&def, SIGTERM);
-    sigaddset(&def, SIGINT);
-    sigaddset(&def, SIGHUP);
-    /* fds 0..2 are always open in the server (server.c), so the pipes are
-     * never 0 or 1 themselves and dup2 clears their close-on-exec. */
-    if (posix_spawn_file_actions_adddup2(&fa, in[0], 0) ||
-        posix_spawn_file_actions_adddup2(&fa, out[1], 1) ||
-        posix_spawnattr_setsigdefault(&at, &def) ||
-        posix_spawnattr_setsigmask(&at, &none) ||
-        posix_spawnattr_setpgroup(&at, 0) ||
-        posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF |
-                                          POSIX_SPAWN_SETSIGMASK |
-                                          POSIX_SPAWN_SETPGROUP))
-        goto out;
-    rc = posix_spawnp(&r->child, o->progsrv, &fa, &at, argv, environ);
-    if (rc) {
-        errno = rc;
-        rc = -1;
-    }
-out:
-    if (fa_ok) posix_spawn_file_actions_destroy(&fa);
-    if (at_ok) posix_spawnattr_destroy(&at);
-    free(argv);
-    close(in[0]);
-    close(out[1]);
-    if (rc) {
-        int e = errno;
-        close(in[1]);
-        close(out[0]);
-        errno = e;
-        return -1;
-    }
-    r->to_child = in[1];
-    r->from_child = out[0];
-    if (set_nonblock(r->to_child) || set_nonblock(r->from_child)) return -1;
-    return 0;
-}
-
-/* Close the child's stdin (xapian-progsrv exits on end of input), give it
- * a moment, then kill it; always reaped.  Returns its wait status. */
-static int reap_child(struct relay *r)
-{
-    int st = 0;
-    if (r->to_child >= 0) close(r->to_child);
-    r->to_child = -1;
-    if (r->from_child >= 0) close(r->from_child);
-    r->from_child = -1;
-    if (r->child <= 0) return 0;
-    for (int i = 0; i < 100; ++i) {     /* up to 2 s */
-        pid_t p = waitpid(r->child, &st, WNOHANG);
-        if (p == r->child || (p < 0 && errno != EINTR)) {
-            r->child = 0;
-            return st;
-        }
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    kill(r->child, SIGKILL);
-    while (waitpid(r->child, &st, 0) < 0 && errno == EINTR) {
-    }
-    r->child = 0;
-    return st;
-}
 
 static void fifo_push(struct relay *r, unsigned type)
 {
@@ -398,8 +302,8 @@ static int flush_client(struct relay *r)
 /* The same toward the child: what the client's messages left for it. */
 static void flush_child(struct relay *r)
 {
-    if (pending(&r->kin) && r->to_child >= 0 &&
-        drain(r->to_child, &r->kin, 0)) {
+    if (pending(&r->kin) && r->ch.to_child >= 0 &&
+        drain(r->ch.to_child, &r->kin, 0)) {
         /* The child's end closed: it ended; its stdout tells. */
         r->kin.off = r->kin.len;
         r->child_eof = 1;
@@ -428,7 +332,7 @@ static void relay_loop(struct relay *r)
                    !pending(&r->kin) && !xg_serve_icpt_busy(r->icpt);
         if (r->child_eof && !pending(&r->cout)) {
             if (r->shutdown_sent) return;       /* the normal end */
-            int st = reap_child(r);
+            int st = xg_serve_child_reap(&r->ch);
             char m[160];
             describe_exit(m, sizeof m, pending(&r->kout) ?
                           "reply cut short" : "the child ended", st);
@@ -472,11 +376,11 @@ static void relay_loop(struct relay *r)
         }
         if (!r->child_eof && pending(&r->cout) < HIGH_WATER) {
             ik = n;
-            pf[n++] = (struct pollfd){r->from_child, POLLIN, 0};
+            pf[n++] = (struct pollfd){r->ch.from_child, POLLIN, 0};
         }
-        if (pending(&r->kin) && r->to_child >= 0) {
+        if (pending(&r->kin) && r->ch.to_child >= 0) {
             ok = n;
-            pf[n++] = (struct pollfd){r->to_child, POLLOUT, 0};
+            pf[n++] = (struct pollfd){r->ch.to_child, POLLOUT, 0};
         }
         if (!stopping) {
             is = n;
@@ -529,7 +433,7 @@ static void relay_loop(struct relay *r)
             }
         }
         if (ik >= 0 && (pf[ik].revents & (POLLIN | POLLHUP | POLLERR))) {
-            ssize_t g = fill(r->from_child, &r->kout);
+            ssize_t g = fill(r->ch.from_child, &r->kout);
             if (g > 0) {
                 if (child_frames(r) || flush_client(r)) return;
             } else if (g == 0 || g == -1) {
@@ -551,13 +455,13 @@ void xg_serve_relay(struct xg_serve_conn *c)
     memset(&r, 0, sizeof r);
     r.c = c;
     r.o = c->sh->o;
-    r.to_child = r.from_child = -1;
+    r.ch.to_child = r.ch.from_child = -1;
     if (set_nonblock(c->fd)) {
         log_conn(&r, "cannot set the socket non-blocking; closed");
     } else if (!(r.icpt = xg_serve_icpt_open(
                      ctx = xg_serve_engines_acquire(c->sh->engines)))) {
         log_conn(&r, "out of memory; closed");
-    } else if (spawn_child(&r)) {
+    } else if (xg_serve_child_get(c->sh->children, r.o, &r.ch)) {
         char m[200];
         snprintf(m, sizeof m, "cannot start %s: %s; closed", r.o->progsrv,
                  strerror(errno));
@@ -568,7 +472,7 @@ void xg_serve_relay(struct xg_serve_conn *c)
     }
     shutdown(c->fd, SHUT_RDWR);
     close(c->fd);
-    reap_child(&r);
+    xg_serve_child_reap(&r.ch);
     xg_serve_icpt_close(r.icpt);
     xg_serve_engines_release(c->sh->engines, ctx);
     xg_sbuf_free(&r.held);

@@ -32,6 +32,8 @@ struct xg_serve_opts {
     int verbose;            /* log each connection's open and close */
     int reexport;           /* write a new index when the database moves
                                past it, and serve from it (engines.h) */
+    int spare_children;     /* xapian-progsrv children kept started ahead
+                               for new connections (children.h); 0: none */
     double reexport_every;  /* seconds between its checks (0: 2) */
 };
 
@@ -40,6 +42,7 @@ struct xg_serve_shared {
     const struct xg_serve_opts *o;
     int stop_fd;            /* readable once the server stops */
     struct xg_serve_engines *engines;   /* NULL: relay everything */
+    struct xg_serve_children *children; /* the spares; NULL: none */
 };
 
 /* One accepted connection: relay it until it ends, then close it, reap

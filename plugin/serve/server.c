@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../context.h"
+#include "children.h"
 #include "engines.h"
 
 
@@ -213,9 +214,11 @@ int xg_serve_run(const struct xg_serve_opts *o)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
 
-    struct xg_serve_shared sh = {o, stop[0], NULL};
-    if (o->engine != XG_ENGINE_XAPIAN &&
-        xg_serve_engines_open(o, &sh.engines)) {
+    struct xg_serve_shared sh = {o, stop[0], NULL, NULL};
+    if ((o->engine != XG_ENGINE_XAPIAN &&
+         xg_serve_engines_open(o, &sh.engines)) ||
+        xg_serve_children_open(o, &sh.children)) {
+        xg_serve_engines_close(sh.engines);
         for (int i = 0; i < nfds; ++i) close(fds[i]);
         if (o->unix_path) unlink(o->unix_path);
         return 1;
@@ -323,6 +326,13 @@ int xg_serve_run(const struct xg_serve_opts *o)
     while (conn_alive) pthread_cond_wait(&conn_cv, &conn_mu);
     pthread_mutex_unlock(&conn_mu);
     pthread_attr_destroy(&at);
+    unsigned long taken, stale;
+    xg_serve_children_counts(sh.children, &taken, &stale);
+    if (sh.children)
+        xg_serve_log("spare children: %lu connections took one; %lu "
+                     "replaced (a commit since they started, or dead)",
+                     taken, stale);
+    xg_serve_children_close(sh.children);
     xg_serve_engines_close(sh.engines);
     xg_serve_log("stopped");
     return sig ? 0 : 1;

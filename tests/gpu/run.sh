@@ -105,6 +105,9 @@ mkdir -p "$OUT"
     tar -xJf .device-carry/xapian-rt.tar.xz
 export LD_LIBRARY_PATH=$PWD/.xapian-rt/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 BD=${XG_BUILD:-build-dev}     # the build to run (helpers: their own)
+# Each benchmark client run is cut off after $XG_CLIENT_TIMEOUT seconds
+# (180): a hung server costs one run, not the call.
+CT="timeout ${XG_CLIENT_TIMEOUT:-180}"
 B=$PWD/$BD/plugin/xapian-gpu
 SUMMARY=$OUT/summary.txt
 : > "$SUMMARY"
@@ -552,21 +555,30 @@ PY
             note "engine gpu $op: one at a time $(grep -m1 -E '^gpu ' "$OUT/engine1-$op.log" | awk '{print $3" q/s, p50 "$5" ms"}'); 64 threads $(grep -m1 -E '^gpu ' "$OUT/engine64-$op.log" | awk '{print $3" q/s"}')"
         done
         for op in or and; do
-            $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op --clients 1 \
+            $CT $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op --clients 1 \
                 serve-gpu-unix=/tmp/xg-gpu.stub serve-gpu-tcp=127.0.0.1:42002 \
                 serve-gpu-unix-nospin=/tmp/xg-gpu0.stub \
                 2>&1 | tee -a "$OUT/servebench.log" "$SUMMARY"
         done
+        # Each connection warm first (20 queries), as a long-running
+        # application's is.
         for op in or and; do
-            $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op \
+            $CT $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op --warmup 20 \
                 --clients ${XG_CLIENTS:-1,16,64} tcpsrv=127.0.0.1:42001 \
                 serve-gpu=127.0.0.1:42002 serve-auto=127.0.0.1:42003 \
                 2>&1 | tee -a "$OUT/servebench.log" "$SUMMARY"
         done
+        # A connection per search, as Omega's CGI or a PHP page makes.
+        for op in or and; do
+            $CT $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op --max 1000 \
+                --connect-each --clients 1,16 tcpsrv=127.0.0.1:42001 \
+                serve-auto=127.0.0.1:42003 2>&1 | sed 's/^/connect each: /' \
+                | tee -a "$OUT/servebench.log" "$SUMMARY"
+        done
         # Match counts too: stock counts every match (check_at_least = the
         # database's size), so its counts are exact and must equal serve's.
         for op in or and; do
-            $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op --max 1000 \
+            $CT $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op --max 1000 \
                 --clients 16 --exact-counts tcpsrv=127.0.0.1:42001 \
                 serve-gpu=127.0.0.1:42002 2>&1 | sed 's/^/exact counts: /' \
                 | tee -a "$OUT/servebench.log" "$SUMMARY"
@@ -586,8 +598,8 @@ PY
                     for c in $(echo ${XG_CLIENTS:-1,16,64} | tr , ' '); do
                         qf=/tmp/xg-sq.tsv
                         [ "$c" = 1 ] && qf=/tmp/xg-sq1.tsv
-                        $PY tests/bench_remote.py --queries $qf --op $op \
-                            --clients $c py-tcpsrv=127.0.0.1:42001 \
+                        $CT $PY tests/bench_remote.py --queries $qf --op $op \
+                            --warmup 20 --clients $c py-tcpsrv=127.0.0.1:42001 \
                             py-serve-auto=127.0.0.1:42003 2>&1 | sed "s/^/pass $pass: /" \
                             | tee -a "$OUT/servebench.log" "$SUMMARY"
                     done
@@ -600,6 +612,7 @@ PY
         note "serve-gpu $(grep -o 'routes:.*' "$OUT/serve-gpu.log")"
         note "serve-auto $(grep -o 'routes:.*' "$OUT/serve-auto.log")"
         note "serve-gpu-unix $(grep -o 'routes:.*' "$OUT/serve-gpu-unix.log")"
+        note "serve-auto $(grep -o 'spare children:.*' "$OUT/serve-auto.log")"
         note "servebench: $(( $(date +%s) - t )) s"
         ;;
     servebatches)
@@ -616,7 +629,7 @@ PY
                 --progsrv $rtbin/xapian-progsrv "$rt" 2> "$log" &
             pid=$!
             for i in $(seq 100); do grep -q ready "$log" && break; sleep 0.1; done
-            $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op \
+            $CT $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op \
                 --clients $clients serve-gpu=127.0.0.1:$port 2>&1 | tee -a "$SUMMARY"
             kill -TERM $pid
             wait $pid
@@ -654,15 +667,15 @@ PY
             for i in $(seq 100); do grep -q ready "$OUT/sa-$name.log" && break; sleep 0.2; done
         done
         for rep in $(seq ${XG_SA_REPS:-1}); do
-            $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op \
+            $CT $BD/tests/bench_remote --queries /tmp/xg-sq.tsv --op $op ${XG_SA_WARMUP:+--warmup $XG_SA_WARMUP} \
                 --clients ${XG_CLIENTS:-1,16,64} $specs 2>&1 \
                 | tee -a "$OUT/serveauto.log" "$SUMMARY"
         done
         for pass in $(seq ${XG_PY_PASSES:-3}); do
-            $PY tests/bench_remote.py --queries /tmp/xg-sq1.tsv --op $op --clients 1 \
+            $CT $PY tests/bench_remote.py --queries /tmp/xg-sq1.tsv --op $op --clients 1 \
                 $(echo $specs | sed 's/\([^ =]*\)=/py-\1=/g') 2>&1 | sed "s/^/pass $pass: /" \
                 | tee -a "$OUT/serveauto.log" "$SUMMARY"
-            $PY tests/bench_remote.py --queries /tmp/xg-sq.tsv --op $op --clients 64 \
+            $CT $PY tests/bench_remote.py --queries /tmp/xg-sq.tsv --op $op --clients 64 \
                 $(echo $specs | sed 's/\([^ =]*\)=/py-\1=/g') 2>&1 | sed "s/^/pass $pass: /" \
                 | tee -a "$OUT/serveauto.log" "$SUMMARY"
         done
@@ -750,7 +763,7 @@ PY
             sleep 1
             note "multigpu $which$n: $g GPU(s), $(grep -h -o 'ready.*' "$OUT/mg-serve-$g-0.log")"
             for op in or and; do
-                $BD/tests/bench_remote --queries /tmp/xg-mgq.tsv --op $op \
+                $CT $BD/tests/bench_remote --queries /tmp/xg-mgq.tsv --op $op \
                     --stem $mgstem --clients ${XG_CLIENTS:-1,16,64} \
                     tcpsrv-x$g=${tcp#,} serve-${g}gpu=${srv#,} \
                     ${one:+serve-$g-on-1gpu=${one#,}} $whole \
