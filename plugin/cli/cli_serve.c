@@ -52,7 +52,7 @@ static const char help[] =
     "  --progsrv PROGRAM         the stock server to relay to\n"
     "                            (xapian-progsrv)\n"
     "  --spare-children N        xapian-progsrv children kept started for\n"
-    "                            new connections (4; 0: each connection\n"
+    "                            new connections (8; 0: each connection\n"
     "                            starts its own); one is handed over only\n"
     "                            if no commit came since it started (glass\n"
     "                            databases; others get none)\n"
@@ -80,7 +80,7 @@ int xg_cli_serve(int argc, char **argv)
     o.engine = XG_ENGINE_AUTO;
     o.batch_wait_ms = 0;
     o.gpu_spin_ms = 5;
-    o.spare_children = 4;
+    o.spare_children = 8;
     static const struct option opts[] = {
         {"port", required_argument, 0, 'p'},
         {"host", required_argument, 0, 'I'},

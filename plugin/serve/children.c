@@ -47,7 +47,7 @@ struct xg_serve_children {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t thread;
-    struct spare *spares;       /* want of them at most, newest last */
+    struct spare *spares;       /* want of them at most, oldest first */
     unsigned n, want;
     struct spare *stale;        /* handed back, for the thread to reap */
     unsigned n_stale;
@@ -325,7 +325,10 @@ int xg_serve_child_get(struct xg_serve_children *c,
     if (c && !read_stamp(o, &now)) {
         pthread_mutex_lock(&c->mu);
         while (c->n) {
-            struct spare sp = c->spares[--c->n];
+            /* The oldest first: the likeliest to have finished starting
+             * (its greeting waiting in the pipe). */
+            struct spare sp = c->spares[0];
+            memmove(c->spares, c->spares + 1, --c->n * sizeof *c->spares);
             int st;
             const pid_t p = waitpid(sp.ch.pid, &st, WNOHANG);
             if (p == sp.ch.pid) sp.ch.pid = 0;  /* it died: reaped */
@@ -338,8 +341,8 @@ int xg_serve_child_get(struct xg_serve_children *c,
                 *out = sp.ch;
                 return 0;
             }
-            /* A commit since it started (or it died): every older spare
-             * is as stale; the thread reaps them. */
+            /* A commit since it started, or it died: the thread reaps
+             * it. */
             ++c->n_replaced;
             c->stale[c->n_stale++] = sp;
         }
