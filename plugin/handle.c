@@ -331,6 +331,13 @@ int xg_handle_run_stock(xg_handle *s, const xg_xquery *xq,
     return xg_shim_search(s->db, xq, p, k, out);
 }
 
+int xg_handle_run_stock_unpruned(xg_handle *s, const xg_xquery *xq,
+                                 const struct xg_bm25_params *p, uint32_t k,
+                                 struct xg_result *out)
+{
+    return xg_shim_search_unpruned(s->db, xq, p, k, out);
+}
+
 int xg_handle_run_cpu(xg_handle *s, const struct xg_prepared *pq,
                       const struct xg_bm25_params *p, uint32_t k,
                       struct xg_result *out)

@@ -78,6 +78,11 @@ int xg_handle_run_stock(xg_handle *h, const xg_xquery *xq,
                         const struct xg_bm25_params *p, uint32_t k,
                         struct xg_result *out);
 
+/* Stock's full ranking's top k (xg_shim_search_unpruned). */
+int xg_handle_run_stock_unpruned(xg_handle *h, const xg_xquery *xq,
+                                 const struct xg_bm25_params *p, uint32_t k,
+                                 struct xg_result *out);
+
 /* The exact CPU matcher on a prepared query (XG_ERR_UNSUPPORTED: it
  * cannot serve it exactly). */
 int xg_handle_run_cpu(xg_handle *h, const struct xg_prepared *pq,

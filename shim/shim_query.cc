@@ -601,6 +601,11 @@ char *xg_shim_xquery_describe(const xg_xquery *q)
 
 /* See xg_shim.h.  p NULL means XG_BM25_DEFAULTS.  out->hits is malloc'd
  * (NULL when there are no hits); on error *out is left empty. */
+static int search_query(xg_db *db, const Xapian::Query &q,
+                        const struct xg_bm25_params *p, uint32_t first,
+                        uint32_t maxitems, int unpruned,
+                        struct xg_result *out);
+
 int xg_shim_search(xg_db *db, const xg_xquery *q,
                    const struct xg_bm25_params *p, uint32_t k,
                    struct xg_result *out)
@@ -619,12 +624,37 @@ int xg_shim_search(xg_db *db, const xg_xquery *q,
     XG_SHIM_CATCH("query")
 }
 
+int xg_shim_search_unpruned(xg_db *db, const xg_xquery *q,
+                            const struct xg_bm25_params *p, uint32_t k,
+                            struct xg_result *out)
+{
+    if (!out)
+        return xg_set_error(XG_ERR_ARG, "xg_shim_search_unpruned: NULL out");
+    std::memset(out, 0, sizeof *out);
+    if (!q)
+        return xg_set_error(XG_ERR_ARG, "xg_shim_search_unpruned: NULL "
+                            "argument");
+    XG_SHIM_TRY
+        return search_query(db, q->q, p, 0, k, 1, out);
+    XG_SHIM_CATCH("query")
+}
+
 } // extern "C"
 
 /* See xg_shim.hh. */
 int xg_shim_search_query(xg_db *db, const Xapian::Query &q,
                          const struct xg_bm25_params *p, uint32_t first,
                          uint32_t maxitems, struct xg_result *out)
+{
+    return search_query(db, q, p, first, maxitems, 0, out);
+}
+
+/* unpruned: check_at_least = the database's size, so the matcher never
+ * raises its minimum weight and skips nothing. */
+static int search_query(xg_db *db, const Xapian::Query &q,
+                        const struct xg_bm25_params *p, uint32_t first,
+                        uint32_t maxitems, int unpruned,
+                        struct xg_result *out)
 {
     out->matches_estimated = 0;
     out->n_hits = 0;
@@ -640,7 +670,8 @@ int xg_shim_search_query(xg_db *db, const Xapian::Query &q,
         enquire.set_query(q);
         enquire.set_weighting_scheme(
             Xapian::BM25Weight(p->k1, p->k2, p->k3, p->b, p->min_normlen));
-        Xapian::MSet mset = enquire.get_mset(first, maxitems);
+        Xapian::MSet mset = enquire.get_mset(
+            first, maxitems, unpruned ? db->combined.get_doccount() : 0);
         uint32_t n = (uint32_t)mset.size();
         /* Owned here until filled, so nothing leaks if iteration throws. */
         std::unique_ptr<struct xg_hit, void (*)(void *)> owned(NULL, free);

@@ -124,6 +124,14 @@ int xg_shim_search(xg_db *db, const xg_xquery *q,
                    const struct xg_bm25_params *p, uint32_t k,
                    struct xg_result *out);
 
+/* The same with check_at_least = the database's size: the top k of stock's
+ * full ranking, which its pruning cannot change.  Stock's top k can miss a
+ * document its full ranking holds (the AND_MAYBE skip, docs/architecture.md);
+ * ab and bench ask this before they call a difference a mismatch. */
+int xg_shim_search_unpruned(xg_db *db, const xg_xquery *q,
+                            const struct xg_bm25_params *p, uint32_t k,
+                            struct xg_result *out);
+
 /* ---- shim_remote.cc: what a remote-protocol search needs of Xapian ---- */
 
 /* Xapian::Query::unserialise of the query in a client's MSG_QUERY (the

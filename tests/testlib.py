@@ -32,6 +32,24 @@ def build(binary, tsv, db, *opts, export=()):
     run([binary, "export", "--quiet", *export, db])
 
 
+def write_and_maybe_skip(tsv):
+    """Documents on which stock's top k misses a document its own full
+    ranking holds (its AND_MAYBE skip, docs/architecture.md): for the
+    query `p r e` (OR, BM25, no stemming) get_mset(0, 1) returns document
+    1 (5.8405) while the full ranking starts with document 4 (5.9575).
+    Document 1 = e filler*5, 2 = e filler*60, 3 = p filler*40, 4 = p*5
+    r*5; 5-1000 filler*5, with p on 5-50 and r on 702-1000 (termfreqs p
+    48, r 300, e 2)."""
+    with open(tsv, "w") as f:
+        for d in range(1, 1001):
+            words = {1: "e " + "filler " * 5, 2: "e " + "filler " * 60,
+                     3: "p " + "filler " * 40, 4: "p " * 5 + "r " * 5}.get(d)
+            if words is None:
+                words = "filler " * 5 + ("p " if d <= 50 else "") + \
+                        ("r " if d >= 702 else "")
+            f.write("%d\t%s\n" % (d, words.strip()))
+
+
 SAMPLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sample")
 
 # What the GPU probe says when there is no device to test (the only reason

@@ -583,6 +583,10 @@ static void summary_html(FILE *f, const struct xg_ab_report *r)
             "rejected by QueryParser %u.</p>\n", r->k, r->compared,
             r->eng[0].name, r->different ? "bad" : "good", r->identical,
             r->different, r->unsupported, r->rejected);
+    if (r->stock_self)
+        fprintf(f, "<p>Apart: %u MSets where stock's top %u is not its own "
+                "full ranking's (its AND_MAYBE skip) and the engine returns "
+                "the full ranking's.</p>\n", r->stock_self, r->k);
     fprintf(f, "<table><tr><th>engine</th><th>queries/s</th><th>mean ms</th>"
             "<th>p50 ms</th><th>p99 ms</th><th>ratio</th><th>overlap@%u</th>",
             r->k);

@@ -125,6 +125,8 @@ struct xg_ab_report {
     const char *cmd;            /* "ab" or "bench" */
     const char *queries_path;
     const char *qrels_path;     /* NULL: no qrels, no metrics */
+    uint32_t stock_self;    /* MSets where stock's top k is not its own
+                               full ranking's and the engine's is */
     uint32_t k, n_queries, compared, identical, different, unsupported,
              rejected;
     uint32_t n_judged;          /* queries scored against the qrels */
