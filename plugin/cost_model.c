@@ -203,12 +203,23 @@ double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
            (f->is_and ? m->stock_and_spread : m->stock_or_spread);
 }
 
+double xg_cost_cpu_and_seconds(const struct xg_cost_model *m,
+                               const struct xg_query_features *f)
+{
+    return m->cpu_and_scale *
+           pow(1 + xg_cost_and_probes(f), m->cpu_and_exponent);
+}
+
 double xg_cost_cpu_and_seconds_p90(const struct xg_cost_model *m,
                                    const struct xg_query_features *f)
 {
-    return m->cpu_and_scale *
-           pow(1 + xg_cost_and_probes(f), m->cpu_and_exponent) *
-           m->cpu_and_spread;
+    return xg_cost_cpu_and_seconds(m, f) * m->cpu_and_spread;
+}
+
+/* A GPU batch of `work` postings as the model prices it. */
+static double gpu_batch_seconds(const struct xg_cost_model *m, uint64_t work)
+{
+    return m->gpu_batch + m->gpu_per_posting * (double)work;
 }
 
 double xg_cost_gpu_seconds(const struct xg_cost_model *m,
@@ -218,8 +229,62 @@ double xg_cost_gpu_seconds(const struct xg_cost_model *m,
 {
     double ahead = running ? 1 : 0;
     if (batch_work) ahead += (double)(queued / batch_work);
-    return max_wait + ahead * batch_seconds + m->gpu_batch +
-           m->gpu_per_posting * (double)xg_cost_gpu_work(f);
+    return max_wait + ahead * batch_seconds +
+           gpu_batch_seconds(m, xg_cost_gpu_work(f));
+}
+
+static double bits_double(uint64_t b)
+{
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+static uint64_t double_bits(double d)
+{
+    uint64_t b;
+    memcpy(&b, &d, sizeof b);
+    return b;
+}
+
+void xg_cost_learn(struct xg_cost_learned *l, int side, int is_and,
+                   double predicted, double actual)
+{
+    if (side < 0 || side >= XG_COST_SIDES || !(predicted > 0) ||
+        !(actual > 0))
+        return;
+    double r = log(actual / predicted);
+    r = r > 3 ? 3 : r < -3 ? -3 : r;
+    _Atomic uint64_t *m = &l->mean_bits[side][is_and != 0];
+    uint64_t old = atomic_load_explicit(m, memory_order_relaxed);
+    for (;;) {
+        const double mean = bits_double(old);
+        const uint64_t nb = double_bits(mean + (r - mean) / 32);
+        if (atomic_compare_exchange_weak_explicit(m, &old, nb,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed))
+            break;
+    }
+    atomic_fetch_add_explicit(&l->seen[side][is_and != 0], 1,
+                              memory_order_relaxed);
+}
+
+double xg_cost_learned_factor(const struct xg_cost_learned *l, int side,
+                              int is_and)
+{
+    if (side < 0 || side >= XG_COST_SIDES) return 1;
+    struct xg_cost_learned *m = (struct xg_cost_learned *)l;
+    return exp(bits_double(atomic_load_explicit(
+        &m->mean_bits[side][is_and != 0], memory_order_relaxed)));
+}
+
+uint64_t xg_cost_learned_seen(const struct xg_cost_learned *l, int side,
+                              int is_and)
+{
+    if (side < 0 || side >= XG_COST_SIDES) return 0;
+    struct xg_cost_learned *m = (struct xg_cost_learned *)l;
+    return atomic_load_explicit(&m->seen[side][is_and != 0],
+                                memory_order_relaxed);
 }
 
 void xg_cost_fit(const double *x, const double *y, uint32_t n, double *a,

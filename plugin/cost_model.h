@@ -29,6 +29,7 @@
 #ifndef XG_COST_MODEL_H
 #define XG_COST_MODEL_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "handle.h"
@@ -97,8 +98,10 @@ double xg_cost_stock_seconds(const struct xg_cost_model *m,
 double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
                                  const struct xg_query_features *f);
 
-/* The CPU matcher's one-thread time on an AND at the model's 90th
- * percentile (its median times cpu_and_spread); f->is_and. */
+/* The CPU matcher's one-thread time on an AND (f->is_and): the median,
+ * and at the model's 90th percentile (times cpu_and_spread). */
+double xg_cost_cpu_and_seconds(const struct xg_cost_model *m,
+                               const struct xg_query_features *f);
 double xg_cost_cpu_and_seconds_p90(const struct xg_cost_model *m,
                                    const struct xg_query_features *f);
 
@@ -119,6 +122,32 @@ double xg_cost_gpu_seconds(const struct xg_cost_model *m,
                            const struct xg_query_features *f,
                            uint64_t queued, uint64_t batch_work, int running,
                            double batch_seconds, double max_wait);
+
+/* What the planner learns from the times it sees (a search's CPU time in
+ * its thread, as calibrate's one thread measures it), so that a model
+ * fitted elsewhere (the built-in default) or before the machine changed
+ * is scaled to what this one measures: for stock and the CPU matcher and
+ * each operator, a running
+ * mean (exponential, weight 1/32) of log(actual / predicted), each
+ * observation clamped to a factor of e^3 either way.  Its factor
+ * exp(mean) multiplies that side's prediction.  Lock-free; zeroed memory
+ * is "nothing learned" (factor 1). */
+enum xg_cost_side {
+    XG_COST_STOCK,          /* stock Xapian, where its time is seen (serve) */
+    XG_COST_CPU,            /* the exact CPU matcher */
+    XG_COST_SIDES           /* the GPU's price is corrected by the
+                               dispatcher's measured excess instead */
+};
+struct xg_cost_learned {
+    _Atomic uint64_t mean_bits[XG_COST_SIDES][2];  /* double, [is_and] */
+    _Atomic uint64_t seen[XG_COST_SIDES][2];
+};
+void xg_cost_learn(struct xg_cost_learned *l, int side, int is_and,
+                   double predicted, double actual);
+double xg_cost_learned_factor(const struct xg_cost_learned *l, int side,
+                              int is_and);
+uint64_t xg_cost_learned_seen(const struct xg_cost_learned *l, int side,
+                              int is_and);
 
 /* Least squares y = a + b x over n points (a, b >= 0); for calibrate's
  * GPU batches. */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../gpu/runtime/clock.h"
 #include "../gpu/runtime/error.h"
 #include "../gpu/runtime/knobs.h"
 #include "../gpu/runtime/tuning.h"
@@ -31,6 +32,7 @@ struct xg_router {
     xg_handle *base;                /* owns the index and the GPU engine */
     struct xg_router_opts o;
     struct xg_cost_model model;
+    struct xg_cost_learned learned; /* the model scaled by what is seen */
     struct xg_cpu_load load;        /* scales stock's one-thread time */
     int no_pressure;                /* XG_NO_PRESSURE=1 (knobs.h) */
     pthread_mutex_t gpu_lock;       /* starting the dispatcher */
@@ -98,6 +100,22 @@ void xg_router_batches(xg_router *r, struct xg_router_batches *out)
         out->device_seconds += es->device_seconds;
         out->finish_seconds += es->finish_seconds;
     }
+}
+
+void xg_router_learn_stock(xg_router *r, const struct xg_prepared *pq,
+                           double seconds)
+{
+    const struct xg_index *ix = xg_handle_index(r->base);
+    if (!ix || !pq) return;
+    struct xg_query_features f;
+    xg_query_features_of(pq, ix, &f);
+    xg_cost_learn(&r->learned, XG_COST_STOCK, f.is_and,
+                  xg_cost_stock_seconds(&r->model, &f), seconds);
+}
+
+const struct xg_cost_learned *xg_router_learned(const xg_router *r)
+{
+    return &r->learned;
 }
 
 uint64_t xg_router_gpu_faults(const xg_router *r)
@@ -221,7 +239,8 @@ static int device_usable(xg_router *r, xg_handle *h)
 
 /* The GPU's predicted latency for a query of features f: behind the
  * dispatcher's queue at the Enquire front, plus the wait beyond the
- * model that recent queries saw; an idle GPU at the matcher front. */
+ * model that recent queries saw (which also corrects the model's price of
+ * the GPU itself); an idle GPU at the matcher front. */
 static double gpu_seconds(xg_router *r, const struct xg_query_features *f,
                           double *excess)
 {
@@ -269,8 +288,12 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
     const double pressure =
         r->no_pressure ? 1 : xg_cpu_load_pressure(&r->load);
     const int cpu_side = r->o.front == XG_FRONT_REMOTE && f->is_and;
-    const double cheap = cpu_side ? xg_cost_cpu_and_seconds_p90(&r->model, f)
-                                  : xg_cost_stock_seconds_p90(&r->model, f);
+    const double cheap =
+        cpu_side ? xg_cost_cpu_and_seconds_p90(&r->model, f) *
+                       xg_cost_learned_factor(&r->learned, XG_COST_CPU, 1)
+                 : xg_cost_stock_seconds_p90(&r->model, f) *
+                       xg_cost_learned_factor(&r->learned, XG_COST_STOCK,
+                                              f->is_and);
     if (cheap * (pressure > 1 ? pressure : 1) < *gpu_s + excess)
         return cpu_side ? XG_ROUTE_CPU : XG_ROUTE_STOCK_CHEAPER;
     return XG_ROUTE_GPU;
@@ -353,7 +376,12 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
         }
     }
     if (!rc && *route == XG_ROUTE_CPU) {
+        const double t0 = f.is_and ? xg_thread_cpu_now() : 0;
         st = xg_handle_run_cpu(r->base, pq, &r->o.bm25, k, out);
+        if (f.is_and && !st)
+            xg_cost_learn(&r->learned, XG_COST_CPU, 1,
+                          xg_cost_cpu_and_seconds(&r->model, &f),
+                          xg_thread_cpu_now() - t0);
         if (st == XG_ERR_UNSUPPORTED) *route = XG_ROUTE_STOCK_UNSUPPORTED;
         else if (st == XG_ERR_NOMEM) rc = st;
         else if (st) *route = XG_ROUTE_STOCK_GPU_ERROR; /* an engine error */

@@ -143,6 +143,14 @@ void xg_router_routes(const xg_router *r, uint64_t *counts);
  * Enquire front). */
 uint64_t xg_router_gpu_faults(const xg_router *r);
 
+/* What the planner learned from the times it saw (cost_model.h): the CPU
+ * matcher's ANDs and the GPU's batches it times itself; stock's time is
+ * told by the caller that ran stock (serve), with the query it ran. */
+void xg_router_learn_stock(xg_router *r, const struct xg_prepared *pq,
+                           double seconds);
+struct xg_cost_learned;
+const struct xg_cost_learned *xg_router_learned(const xg_router *r);
+
 /* Where the dispatcher's time went (the Enquire front; zeros without a
  * dispatcher): its batches and their host steps (engine.h's stats).
  * Read when no batch runs. */

@@ -105,6 +105,32 @@ int main(int argc, char **argv)
     unlink(path);
     rmdir(dir);
     group_ok("model file: round trip, older files, partial CPU keys");
+
+    /* Learning: nothing learned is a factor of 1; a side measured at twice
+     * its price converges to 2, the other sides and operators untouched;
+     * one observation moves the mean by 1/32 of the gap; a wild one is
+     * clamped to e^3; nonsense (0 or negative) is ignored. */
+    struct xg_cost_learned l;
+    memset(&l, 0, sizeof l);
+    CHECK(xg_cost_learned_factor(&l, XG_COST_CPU, 1) == 1, "nothing learned");
+    xg_cost_learn(&l, XG_COST_STOCK, 0, 1e-4, 1e-4 * exp(1));
+    CHECK(fabs(xg_cost_learned_factor(&l, XG_COST_STOCK, 0) - exp(1.0 / 32)) < 1e-12,
+          "one observation: 1/32 of the way");
+    for (int i = 0; i < 2000; ++i) xg_cost_learn(&l, XG_COST_CPU, 1, 3e-5, 6e-5);
+    CHECK(fabs(xg_cost_learned_factor(&l, XG_COST_CPU, 1) - 2) < 1e-9,
+          "converges to the measured ratio");
+    CHECK(xg_cost_learned_seen(&l, XG_COST_CPU, 1) == 2000, "counted");
+    CHECK(xg_cost_learned_factor(&l, XG_COST_CPU, 0) == 1 &&
+              xg_cost_learned_seen(&l, XG_COST_STOCK, 1) == 0,
+          "other operators untouched");
+    for (int i = 0; i < 2000; ++i) xg_cost_learn(&l, XG_COST_STOCK, 1, 1e-6, 1);
+    CHECK(fabs(xg_cost_learned_factor(&l, XG_COST_STOCK, 1) - exp(3)) < 1e-6,
+          "clamped at e^3");
+    xg_cost_learn(&l, XG_COST_CPU, 1, 0, 1);
+    xg_cost_learn(&l, XG_COST_CPU, 1, 1, -1);
+    xg_cost_learn(&l, XG_COST_SIDES, 1, 1, 2);
+    CHECK(xg_cost_learned_seen(&l, XG_COST_CPU, 1) == 2000, "nonsense ignored");
+    group_ok("learning: factor, convergence, clamp, independence");
     printf("%d passed, 0 failed\n", n_passed);
     return 0;
 }

@@ -18,6 +18,7 @@
  *    a status code, no exception reaching C.
  *  usage: test_router SAMPLE_DIR WORK_DIR
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +73,18 @@ static int write_model(const char *path, int stock_cheap, int cpu_cheap)
     if (cpu_cheap >= 0)
         fprintf(f, "cpu_and_scale %s\ncpu_and_exponent 1\n"
                 "cpu_and_spread 1\n", cpu_cheap ? "1e-15" : "1e3");
+    return fclose(f) != 0;
+}
+
+/* learning_pass's model: stock 1 us on any query, a GPU batch 10 us. */
+static int write_learn_model(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return 1;
+    fprintf(f, "stock_or_scale 1e-6\nstock_or_exponent 0\n"
+            "stock_and_scale 1e-6\nstock_and_exponent 0\n"
+            "stock_or_spread 1\nstock_and_spread 1\n"
+            "gpu_batch 1e-5\ngpu_per_posting 0\n");
     return fclose(f) != 0;
 }
 
@@ -264,6 +277,76 @@ static void context_front_pass(const char *what, const char *db, int engine,
     xg_context_close(ctx);
 }
 
+/* serve's front learning from the times it sees: a model that prices
+ * stock's OR at 1 us and a GPU batch at 10 us sends the ORs to stock; told
+ * 200 times that stock took 1 ms on one of them, the planner scales
+ * stock's price (by e^3 at most) and the next OR goes to the GPU.  Every
+ * MSet stays stock's. */
+static void learning_pass(const char *db, const char *model)
+{
+    const char *paths[] = {db};
+    struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
+    co.engine = XG_ENGINE_AUTO;
+    co.cost_model = model;
+    co.deadline_ms = 600000;
+    /* Times, not the machine's load, decide here: tests run side by side. */
+    setenv("XG_NO_PRESSURE", "1", 1);
+    xg_context *ctx;
+    int orc = xg_context_open_remote(paths, 1, NULL, &co, &ctx);
+    unsetenv("XG_NO_PRESSURE");
+    xg_handle *h = NULL;
+    if (orc || xg_handle_open(paths, 1, NULL, &h)) {
+        CHECK(0, "learning: open: %s", xg_last_error());
+        if (!orc) xg_context_close(ctx);
+        return;
+    }
+    xg_router *r = xg_context_router(ctx);
+    uint32_t stock[2] = {0}, engine[2] = {0};
+    int first_after = -1;
+    for (int phase = 0; phase < 2; ++phase) {
+        for (int q = 0; q < n_plain; ++q) {
+            struct xg_search_opts o = opts(0, XG_ENGINE_AUTO);
+            struct xg_result res;
+            int route = -1;
+            int rc = xg_context_search(ctx, texts[q], &o, 0, K, &res, &route);
+            CHECK(rc == XG_OK && xg_test_same_hits(&res, stock_of(q, 0)),
+                  "learning: query %d '%s': rc %d or MSet differs", q, texts[q],
+                  rc);
+            if (rc == XG_OK) xg_result_free(&res);
+            if (phase && first_after < 0) first_after = route;
+            stock[phase] += route == XG_ROUTE_STOCK_CHEAPER;
+            engine[phase] += route == XG_ROUTE_GPU || route == XG_ROUTE_CPU;
+        }
+        if (phase) break;
+        /* Stock's time as serve tells it, on the first query. */
+        struct xg_search_opts o = opts(0, XG_ENGINE_AUTO);
+        xg_xquery *xq = NULL;
+        struct xg_prepared *pq = NULL;
+        if (!xg_handle_parse(h, texts[0], &o, &xq) &&
+            !xg_handle_prepare_terms(h, xq, &pq))
+            for (int i = 0; i < 200; ++i) xg_router_learn_stock(r, pq, 1e-3);
+        xg_prepared_free(pq);
+        if (xq) xg_shim_xquery_free(xq);
+    }
+    const struct xg_cost_learned *l = xg_router_learned(r);
+    const double sf = xg_cost_learned_factor(l, XG_COST_STOCK, 0);
+    CHECK(stock[0] == (uint32_t)n_plain, "learning: before, %u of %d ORs on "
+          "stock", stock[0], n_plain);
+    /* The first after: the GPU's price has seen no batch yet.  Later ones
+     * weigh the twins' slow batches too (the dispatcher's excess). */
+    CHECK(first_after == XG_ROUTE_GPU || first_after == XG_ROUTE_CPU,
+          "learning: the first OR after went to %s", xg_route_name(first_after));
+    CHECK(sf > 19 && sf <= exp(3) &&
+              xg_cost_learned_seen(l, XG_COST_STOCK, 0) == 200,
+          "learning: stock's OR factor %.2f after 200 times", sf);
+    printf("ok remote auto, learning: %d ORs on stock; stock seen 200 times "
+           "20x slower than priced (factor %.2f, clamped at e^3); then the "
+           "first OR on the engines (%u of %d, the slow twins' batches "
+           "counted)\n", n_plain, sf, engine[1], n_plain);
+    xg_handle_close(h);
+    xg_context_close(ctx);
+}
+
 static void context_pass(const char *what, const char *db, int engine,
                          const char *model, ctx_want_fn want, int inject)
 {
@@ -380,7 +463,7 @@ int main(int argc, char **argv)
     }
     char tsv[4096], db[4096], stale[4096], damaged[4096], bad[4096],
         qpath[4096], cmd[40000], model_gpu[4200], model_stock[4200],
-        model_cpu[4200], model_cpu_dear[4200];
+        model_cpu[4200], model_cpu_dear[4200], model_learn[4200];
     snprintf(tsv, sizeof tsv, "%s/docs.tsv", argv[1]);
     snprintf(qpath, sizeof qpath, "%s/queries.tsv", argv[1]);
     snprintf(db, sizeof db, "%s/router-db", argv[2]);
@@ -390,12 +473,14 @@ int main(int argc, char **argv)
     snprintf(model_gpu, sizeof model_gpu, "%s/gpu.model", argv[2]);
     snprintf(model_stock, sizeof model_stock, "%s/stock.model", argv[2]);
     snprintf(model_cpu, sizeof model_cpu, "%s/cpu.model", argv[2]);
+    snprintf(model_learn, sizeof model_learn, "%s/learn.model", argv[2]);
     snprintf(model_cpu_dear, sizeof model_cpu_dear, "%s/cpu-dear.model",
              argv[2]);
     mkdir(argv[2], 0755);
     if (make_db(tsv, db, 1) || make_db(tsv, stale, 0) ||
         write_model(model_gpu, 0, -1) || write_model(model_stock, 1, -1) ||
-        write_model(model_cpu, 0, 1) || write_model(model_cpu_dear, 0, 0))
+        write_model(model_cpu, 0, 1) || write_model(model_cpu_dear, 0, 0) ||
+        write_learn_model(model_learn))
         return 1;
     /* Another database (its own uuid) with db's index: stale.  A copy
      * with a truncated index: damaged.  And a copy to break later. */
@@ -498,6 +583,7 @@ int main(int argc, char **argv)
     CHECK(last_counts[XG_ROUTE_GPU] > last_counts[XG_ROUTE_CPU],
           "remote auto, CPU matcher dearer: the GPU answers");
     xg_handle_close(feat_h);
+    learning_pass(db, model_learn);
 
     /* ---- Stale and damaged indexes ---- */
     const char *spaths[] = {stale}, *dpaths[] = {damaged};

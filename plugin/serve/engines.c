@@ -12,6 +12,7 @@
 #include "../../gpu/index/format_read.h"
 #include "../../gpu/runtime/error.h"
 #include "../../shim/xg_export.h"
+#include "../cost_model.h"
 #include "../router.h"
 #include "relay.h"
 
@@ -47,9 +48,26 @@ static int open_context(const struct xg_serve_opts *o, xg_context **ctx)
                                   NULL, &co, ctx);
 }
 
+/* What c's planner learned from the times it saw (cost_model.h): the
+ * factor on each side's prediction and how many times taught it. */
+static void log_learned(xg_context *c)
+{
+    const struct xg_cost_learned *l = xg_router_learned(xg_context_router(c));
+    xg_serve_log("planner learned (times measured / predicted): stock "
+                 "x%.2f OR (%llu searches), x%.2f AND (%llu); CPU matcher "
+                 "x%.2f AND (%llu)",
+                 xg_cost_learned_factor(l, XG_COST_STOCK, 0),
+                 (unsigned long long)xg_cost_learned_seen(l, XG_COST_STOCK, 0),
+                 xg_cost_learned_factor(l, XG_COST_STOCK, 1),
+                 (unsigned long long)xg_cost_learned_seen(l, XG_COST_STOCK, 1),
+                 xg_cost_learned_factor(l, XG_COST_CPU, 1),
+                 (unsigned long long)xg_cost_learned_seen(l, XG_COST_CPU, 1));
+}
+
 /* Add c's routes to the closed total and close it (not under mu). */
 static void retire_close(struct xg_serve_engines *e, xg_context *c)
 {
+    if (e->o->engine == XG_ENGINE_AUTO) log_learned(c);
     uint64_t counts[XG_ROUTE_COUNT];
     xg_context_routes(c, counts);
     struct xg_router_batches b;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../../gpu/query_shape.h"
+#include "../../gpu/runtime/clock.h"
 #include "../../shim/xg_shim.h"
 #include "../context.h"
 #include "../router.h"
@@ -348,9 +349,15 @@ static int stock_answer(struct xg_serve_search *s, uint32_t k, uint32_t cal,
                         struct answer *a)
 {
     struct xg_stock_mset m;
+    const double t0 = xg_thread_cpu_now();
     int rc = xg_shim_stock_mset(xg_handle_db(s->h), s->xq,
                                 &xg_context_options(s->ctx)->bm25, k, cal,
                                 &s->st, &m);
+    /* The planner prices stock's plain top k (calibrate's k 10, no
+     * forced count): a search it could have sent elsewhere teaches it. */
+    if (!rc && s->pq && cal <= k && k <= 100)
+        xg_router_learn_stock(xg_context_router(s->ctx), s->pq,
+                              xg_thread_cpu_now() - t0);
     a->res = m.res;
     a->lower = m.lower;
     a->estimated = m.estimated;
