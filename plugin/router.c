@@ -13,7 +13,9 @@
  */
 #include "router.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +36,9 @@ struct xg_router {
     struct xg_cost_model model;
     struct xg_cost_learned learned; /* the model scaled by what is seen */
     struct xg_cpu_load load;        /* scales stock's one-thread time */
+    sem_t cpu_slots;                /* xg_router_limit_cpu's searches */
+    int cpu_limited;
+    _Atomic uint32_t cpu_now, cpu_peak;
     int no_pressure;                /* XG_NO_PRESSURE=1 (knobs.h) */
     pthread_mutex_t gpu_lock;       /* starting the dispatcher */
     struct xg_dispatch *dispatch;   /* XG_FRONT_ENQUIRE and _REMOTE */
@@ -219,8 +224,40 @@ void xg_router_close(xg_router *r)
 {
     if (!r) return;
     xg_dispatch_stop(r->dispatch);
+    if (r->cpu_limited) sem_destroy(&r->cpu_slots);
     pthread_mutex_destroy(&r->gpu_lock);
     free(r);
+}
+
+/* ---- Searches on the host's CPU ---------------------------------------- */
+
+void xg_router_limit_cpu(xg_router *r, unsigned n)
+{
+    if (n && !r->cpu_limited && !sem_init(&r->cpu_slots, 0, n))
+        r->cpu_limited = 1;
+}
+
+void xg_router_cpu_enter(xg_router *r)
+{
+    if (r->cpu_limited)
+        while (sem_wait(&r->cpu_slots) && errno == EINTR) {
+        }
+    const uint32_t now = atomic_fetch_add(&r->cpu_now, 1) + 1;
+    uint32_t peak = atomic_load(&r->cpu_peak);
+    while (now > peak &&
+           !atomic_compare_exchange_weak(&r->cpu_peak, &peak, now)) {
+    }
+}
+
+void xg_router_cpu_leave(xg_router *r)
+{
+    atomic_fetch_sub(&r->cpu_now, 1);
+    if (r->cpu_limited) sem_post(&r->cpu_slots);
+}
+
+uint32_t xg_router_cpu_peak(const xg_router *r)
+{
+    return atomic_load(&((xg_router *)r)->cpu_peak);
 }
 
 /* ---- The decision ---------------------------------------------------- */
@@ -376,12 +413,14 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
         }
     }
     if (!rc && *route == XG_ROUTE_CPU) {
+        xg_router_cpu_enter(r);
         const double t0 = f.is_and ? xg_thread_cpu_now() : 0;
         st = xg_handle_run_cpu(r->base, pq, &r->o.bm25, k, out);
+        const double t1 = f.is_and ? xg_thread_cpu_now() : 0;
+        xg_router_cpu_leave(r);
         if (f.is_and && !st)
             xg_cost_learn(&r->learned, XG_COST_CPU, 1,
-                          xg_cost_cpu_and_seconds(&r->model, &f),
-                          xg_thread_cpu_now() - t0);
+                          xg_cost_cpu_and_seconds(&r->model, &f), t1 - t0);
         if (st == XG_ERR_UNSUPPORTED) *route = XG_ROUTE_STOCK_UNSUPPORTED;
         else if (st == XG_ERR_NOMEM) rc = st;
         else if (st) *route = XG_ROUTE_STOCK_GPU_ERROR; /* an engine error */

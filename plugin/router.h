@@ -151,6 +151,15 @@ void xg_router_learn_stock(xg_router *r, const struct xg_prepared *pq,
 struct xg_cost_learned;
 const struct xg_cost_learned *xg_router_learned(const xg_router *r);
 
+/* Searches answered on the host's CPU (the CPU matcher here, stock's
+ * in-process answers in serve) bracket their work with enter/leave; after
+ * xg_router_limit_cpu(r, n) (n > 0, before the first search) at most n
+ * run at once, the others wait their turn.  The peak seen at once. */
+void xg_router_limit_cpu(xg_router *r, unsigned n);
+void xg_router_cpu_enter(xg_router *r);
+void xg_router_cpu_leave(xg_router *r);
+uint32_t xg_router_cpu_peak(const xg_router *r);
+
 /* Where the dispatcher's time went (the Enquire front; zeros without a
  * dispatcher): its batches and their host steps (engine.h's stats).
  * Read when no batch runs. */

@@ -491,6 +491,45 @@ def add_docs(path, terms, wdf):
     w.close()
 
 
+def threads_cap(binary, work, dbpath, sample):
+    """--threads 1: 8 clients at once, every MSet stock's, and at most one
+    search on the host's CPU at a time (the server's own count)."""
+    with Server(binary, work, "threads", dbpath, "--engine", ENGINE,
+                "--threads", "1") as srv:
+        texts = read_queries(sample)[:40]
+        bad = []
+
+        def client(op):
+            # Xapian objects are not shared between threads: each its own.
+            db = xapian.remote_open("127.0.0.1", srv.port)
+            local = xapian.Database(dbpath)
+            qp = parser(op)
+            for t in texts:
+                q = qp.parse_query(t)
+                if mset_fields(db, q, 10)[0] != mset_fields(local, q, 10)[0]:
+                    bad.append(t)
+            db.close()
+
+        ts = [threading.Thread(target=client, args=(
+            xapian.Query.OP_AND if i % 2 else xapian.Query.OP_OR,))
+            for i in range(8)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        if bad:
+            fail("--threads 1: %d MSets differ from stock's, first %r" %
+                 (len(bad), bad[0]))
+        if srv.stop() != 0:
+            fail("--threads 1: exit status")
+        m = re.search(r"on the host's CPU at once: at most (\d+) \(--threads 1\)",
+                      srv.text())
+        if not m or int(m.group(1)) != 1:
+            fail("--threads 1: %r" % (m.group(0) if m else srv.text()[-400:]))
+        ok("--threads 1", "8 clients at once, %d searches, every MSet stock's; "
+           "at most 1 on the host's CPU at a time" % (8 * len(texts)))
+
+
 def and_maybe_skip(binary, work):
     """Stock's top 1 misses the document its own full ranking puts first
     (testlib.write_and_maybe_skip): serve answers from the engine with the
@@ -1389,6 +1428,7 @@ def main():
         if s2.stop() != 0:
             fail("the second server's exit status")
         spares(binary, work, dbpath)
+        threads_cap(binary, work, dbpath, a.sample)
         and_maybe_skip(binary, work)
         updated(binary, work, dbpath)
         reexported(binary, work, dbpath)

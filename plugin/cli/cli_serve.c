@@ -30,6 +30,10 @@ static const char help[] =
     "                            xapian (every message to xapian-progsrv);\n"
     "                            default auto\n"
     "  --device-memory MIB       GPU memory budget (default: 90% of free)\n"
+    "  -j, --threads N           searches answered on the host's CPU at\n"
+    "                            once (the CPU matcher, stock in-process);\n"
+    "                            more wait their turn (default 0: no\n"
+    "                            limit; each connection has its thread)\n"
     "  --batch-wait MS           how long a GPU batch waits for more\n"
     "                            searches (default 0: it leaves as soon as\n"
     "                            the GPU is free; batches form while it is\n"
@@ -101,11 +105,12 @@ int xg_cli_serve(int argc, char **argv)
         {"reexport", no_argument, 0, 'R'},
         {"reexport-every", required_argument, 0, 'r'},
         {"spare-children", required_argument, 0, 'C'},
+        {"threads", required_argument, 0, 'j'},
         {0, 0, 0, 0}};
     int c, status;
     uint32_t u;
     optind = 1;
-    while ((c = xg_cli_getopt("serve", help, argc, argv, "p:I:u:t:m:", opts,
+    while ((c = xg_cli_getopt("serve", help, argc, argv, "p:I:u:t:m:j:", opts,
                               &status)) != -1) {
         switch (c) {
         case 'p':
@@ -131,6 +136,11 @@ int xg_cli_serve(int argc, char **argv)
             if (xg_cli_amount("serve", "--drain", optarg, "seconds", 1e7, &o.drain)) return 2;
             break;
         case 'P': o.progsrv = optarg; break;
+        case 'j':
+            if (xg_cli_uint("serve", "--threads", optarg, 0, 4096, &u))
+                return 2;
+            o.threads = (int)u;
+            break;
         case 'C':
             if (xg_cli_uint("serve", "--spare-children", optarg, 0, 256, &u))
                 return 2;

@@ -44,8 +44,10 @@ static int open_context(const struct xg_serve_opts *o, xg_context **ctx)
     co.max_wait_ms = o->batch_wait_ms;
     co.wait_spin_ms = o->gpu_spin_ms;
     co.gpu_lanes = o->gpu_lanes;
-    return xg_context_open_remote((const char *const *)o->dbs, (size_t)o->ndb,
-                                  NULL, &co, ctx);
+    int rc = xg_context_open_remote((const char *const *)o->dbs,
+                                    (size_t)o->ndb, NULL, &co, ctx);
+    if (!rc) xg_router_limit_cpu(xg_context_router(*ctx), (unsigned)o->threads);
+    return rc;
 }
 
 /* What c's planner learned from the times it saw (cost_model.h): the
@@ -64,10 +66,20 @@ static void log_learned(xg_context *c)
                  (unsigned long long)xg_cost_learned_seen(l, XG_COST_CPU, 1));
 }
 
+/* How many searches ran on the host's CPU at once (--threads caps it). */
+static void log_cpu_peak(const struct xg_serve_opts *o, xg_context *c)
+{
+    char cap[40] = "no limit";
+    if (o->threads) snprintf(cap, sizeof cap, "--threads %d", o->threads);
+    xg_serve_log("searches on the host's CPU at once: at most %u (%s)",
+                 xg_router_cpu_peak(xg_context_router(c)), cap);
+}
+
 /* Add c's routes to the closed total and close it (not under mu). */
 static void retire_close(struct xg_serve_engines *e, xg_context *c)
 {
     if (e->o->engine == XG_ENGINE_AUTO) log_learned(c);
+    log_cpu_peak(e->o, c);
     uint64_t counts[XG_ROUTE_COUNT];
     xg_context_routes(c, counts);
     struct xg_router_batches b;

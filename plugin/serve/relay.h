@@ -34,6 +34,9 @@ struct xg_serve_opts {
                                past it, and serve from it (engines.h) */
     int spare_children;     /* xapian-progsrv children kept started ahead
                                for new connections (children.h); 0: none */
+    int threads;            /* searches answered on the host's CPU at once
+                               (the CPU matcher, in-process stock); 0: no
+                               limit */
     double reexport_every;  /* seconds between its checks (0: 2) */
 };
 
