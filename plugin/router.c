@@ -387,7 +387,9 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
     }
     pq->stats = ws;
     double gpu_s;
+    /* choose() fills it unless the engine is fixed (then nothing learns). */
     struct xg_query_features f;
+    memset(&f, 0, sizeof f);
     *route = choose(r, r->base, pq, r->o.engine, &f, &gpu_s);
     /* Plans only for the queries the engines will run. */
     if (!is_stock(*route) && (rc = xg_handle_prepare_plans(r->base, pq))) {
