@@ -148,13 +148,17 @@ uint64_t xg_router_gpu_faults(const xg_router *r);
  * told by the caller that ran stock (serve), with the query it ran. */
 void xg_router_learn_stock(xg_router *r, const struct xg_prepared *pq,
                            double seconds);
+/* 1 for one search in 16 of the calling thread: the ones timed to learn
+ * from (a thread CPU clock read costs a system call on every search). */
+int xg_router_learn_due(void);
 struct xg_cost_learned;
 const struct xg_cost_learned *xg_router_learned(const xg_router *r);
 
 /* Searches answered on the host's CPU (the CPU matcher here, stock's
  * in-process answers in serve) bracket their work with enter/leave; after
  * xg_router_limit_cpu(r, n) (n > 0, before the first search) at most n
- * run at once, the others wait their turn.  The peak seen at once. */
+ * run at once, the others wait their turn, and the peak seen at once is
+ * counted (0 without a limit). */
 void xg_router_limit_cpu(xg_router *r, unsigned n);
 void xg_router_cpu_enter(xg_router *r);
 void xg_router_cpu_leave(xg_router *r);

@@ -599,44 +599,44 @@ char *xg_shim_xquery_describe(const xg_xquery *q)
     XG_SHIM_CATCH_NULL("query")
 }
 
-/* See xg_shim.h.  p NULL means XG_BM25_DEFAULTS.  out->hits is malloc'd
- * (NULL when there are no hits); on error *out is left empty. */
+/* The stock matcher on q; unpruned: check_at_least = the database's
+ * size, so the matcher never raises its minimum weight and skips nothing.
+ * p NULL means XG_BM25_DEFAULTS.  out->hits is malloc'd (NULL when there
+ * are no hits); on error *out is left empty. */
 static int search_query(xg_db *db, const Xapian::Query &q,
                         const struct xg_bm25_params *p, uint32_t first,
                         uint32_t maxitems, int unpruned,
                         struct xg_result *out);
 
+/* xg_shim_search and xg_shim_search_unpruned (fn names it): search_query
+ * catches its own; this keeps the rule that no exception leaves an
+ * extern "C" function however it changes. */
+static int search_xquery(const char *fn, xg_db *db, const xg_xquery *q,
+                         const struct xg_bm25_params *p, uint32_t k,
+                         int unpruned, struct xg_result *out)
+{
+    if (!out)
+        return xg_set_error(XG_ERR_ARG, "%s: NULL out", fn);
+    std::memset(out, 0, sizeof *out);
+    if (!q)
+        return xg_set_error(XG_ERR_ARG, "%s: NULL argument", fn);
+    XG_SHIM_TRY
+        return search_query(db, q->q, p, 0, k, unpruned, out);
+    XG_SHIM_CATCH("query")
+}
+
 int xg_shim_search(xg_db *db, const xg_xquery *q,
                    const struct xg_bm25_params *p, uint32_t k,
                    struct xg_result *out)
 {
-    if (!out)
-        return xg_set_error(XG_ERR_ARG, "xg_shim_search: NULL out");
-    out->matches_estimated = 0;
-    out->n_hits = 0;
-    out->hits = NULL;
-    if (!q)
-        return xg_set_error(XG_ERR_ARG, "xg_shim_search: NULL argument");
-    /* xg_shim_search_query catches its own; this keeps the rule that no
-     * exception leaves an extern "C" function however it changes. */
-    XG_SHIM_TRY
-        return xg_shim_search_query(db, q->q, p, 0, k, out);
-    XG_SHIM_CATCH("query")
+    return search_xquery("xg_shim_search", db, q, p, k, 0, out);
 }
 
 int xg_shim_search_unpruned(xg_db *db, const xg_xquery *q,
                             const struct xg_bm25_params *p, uint32_t k,
                             struct xg_result *out)
 {
-    if (!out)
-        return xg_set_error(XG_ERR_ARG, "xg_shim_search_unpruned: NULL out");
-    std::memset(out, 0, sizeof *out);
-    if (!q)
-        return xg_set_error(XG_ERR_ARG, "xg_shim_search_unpruned: NULL "
-                            "argument");
-    XG_SHIM_TRY
-        return search_query(db, q->q, p, 0, k, 1, out);
-    XG_SHIM_CATCH("query")
+    return search_xquery("xg_shim_search_unpruned", db, q, p, k, 1, out);
 }
 
 } // extern "C"
@@ -649,8 +649,6 @@ int xg_shim_search_query(xg_db *db, const Xapian::Query &q,
     return search_query(db, q, p, first, maxitems, 0, out);
 }
 
-/* unpruned: check_at_least = the database's size, so the matcher never
- * raises its minimum weight and skips nothing. */
 static int search_query(xg_db *db, const Xapian::Query &q,
                         const struct xg_bm25_params *p, uint32_t first,
                         uint32_t maxitems, int unpruned,

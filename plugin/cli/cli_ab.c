@@ -663,9 +663,10 @@ static int compare_runs(const char *cmd, xg_searcher *s,
             const struct xg_result *got = &runs[e].res[i];
             overlap[e] += xg_ab_overlap(ref->hits, ref->n_hits, got->hits,
                                         got->n_hits, k, scratch);
-            if (!same_mset(ref, got) && can_ask && !asked)
+            const int same = same_mset(ref, got);
+            if (!same && can_ask && !asked)
                 asked = stock_full_ranking(s, o, qs->text[i], &full) ? -1 : 1;
-            if (same_mset(ref, got)) {
+            if (same) {
                 ++t->identical;
             } else if (asked == 1 && same_mset(&full, got) &&
                        !same_mset(&full, ref)) {

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fd_pass.h"
+
 extern char **environ;
 
 /* A glass version file is a few hundred bytes; a larger file is no
@@ -110,12 +112,6 @@ static int same_stamp(const struct stamp *a, const struct stamp *b)
     return a->len == b->len && !memcmp(a->b, b->b, a->len);
 }
 
-static int set_nonblock(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -1 : 0;
-}
-
 /* Start `progsrv --timeout 0 DB...` on two pipes.  The relay keeps the
  * timeouts, so the child has none of its own; it gets default signal
  * handling and its own process group (a terminal's ^C or a unit's
@@ -176,7 +172,8 @@ out:
     close(out[1]);
     ch->to_child = in[1];
     ch->from_child = out[0];
-    if (!rc && (set_nonblock(ch->to_child) || set_nonblock(ch->from_child)))
+    if (!rc && (xg_fd_set_nonblock(ch->to_child) ||
+                xg_fd_set_nonblock(ch->from_child)))
         rc = -1;
     if (rc) {
         int e = errno;

@@ -66,20 +66,19 @@ static void log_learned(xg_context *c)
                  (unsigned long long)xg_cost_learned_seen(l, XG_COST_CPU, 1));
 }
 
-/* How many searches ran on the host's CPU at once (--threads caps it). */
+/* How many searches ran on the host's CPU at once, under --threads. */
 static void log_cpu_peak(const struct xg_serve_opts *o, xg_context *c)
 {
-    char cap[40] = "no limit";
-    if (o->threads) snprintf(cap, sizeof cap, "--threads %d", o->threads);
-    xg_serve_log("searches on the host's CPU at once: at most %u (%s)",
-                 xg_router_cpu_peak(xg_context_router(c)), cap);
+    xg_serve_log("searches on the host's CPU at once: at most %u "
+                 "(--threads %d)", xg_router_cpu_peak(xg_context_router(c)),
+                 o->threads);
 }
 
 /* Add c's routes to the closed total and close it (not under mu). */
 static void retire_close(struct xg_serve_engines *e, xg_context *c)
 {
     if (e->o->engine == XG_ENGINE_AUTO) log_learned(c);
-    log_cpu_peak(e->o, c);
+    if (e->o->threads) log_cpu_peak(e->o, c);
     uint64_t counts[XG_ROUTE_COUNT];
     xg_context_routes(c, counts);
     struct xg_router_batches b;

@@ -4,6 +4,7 @@
 #include "fd_pass.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -69,4 +70,10 @@ int xg_fd_pass_recv(int sock, unsigned char *byte, int *fd)
         }
     }
     return 1;
+}
+
+int xg_fd_set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -1 : 0;
 }

@@ -25,4 +25,7 @@ int xg_fd_pass_send(int sock, int fd);
  * byte read, 0: end of input, -1: error (errno). */
 int xg_fd_pass_recv(int sock, unsigned char *byte, int *fd);
 
+/* O_NONBLOCK on fd (a relayed socket or a child's pipe): 0, or -1. */
+int xg_fd_set_nonblock(int fd);
+
 #endif

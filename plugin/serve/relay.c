@@ -68,12 +68,6 @@ static double now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static int set_nonblock(int fd)
-{
-    int fl = fcntl(fd, F_GETFL);
-    return fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 ? -1 : 0;
-}
-
 static size_t pending(const struct xg_sbuf *b)
 {
     return b->len - b->off;
@@ -259,7 +253,7 @@ static ssize_t client_fill(struct relay *r)
     if (got < 0) return errno == EAGAIN ? -2 : -1;
     if (got == 0) return 0;
     if (fd >= 0 && b == XG_FD_PASS_BYTE && !pending(&r->cout) &&
-        !set_nonblock(fd)) {
+        !xg_fd_set_nonblock(fd)) {
         close(r->c->fd);
         r->c->fd = fd;
         r->passed = 1;
@@ -456,7 +450,7 @@ void xg_serve_relay(struct xg_serve_conn *c)
     r.c = c;
     r.o = c->sh->o;
     r.ch.to_child = r.ch.from_child = -1;
-    if (set_nonblock(c->fd)) {
+    if (xg_fd_set_nonblock(c->fd)) {
         log_conn(&r, "cannot set the socket non-blocking; closed");
     } else if (!(r.icpt = xg_serve_icpt_open(
                      ctx = xg_serve_engines_acquire(c->sh->engines)))) {

@@ -350,17 +350,17 @@ static int stock_answer(struct xg_serve_search *s, uint32_t k, uint32_t cal,
 {
     struct xg_stock_mset m;
     xg_router *router = xg_context_router(s->ctx);
+    /* The planner prices stock's plain top k (calibrate's k 10, no
+     * forced count): a search it could have sent elsewhere teaches it. */
+    const int timed = s->pq && cal <= k && k <= 100 && xg_router_learn_due();
     xg_router_cpu_enter(router);
-    const double t0 = xg_thread_cpu_now();
+    const double t0 = timed ? xg_thread_cpu_now() : 0;
     int rc = xg_shim_stock_mset(xg_handle_db(s->h), s->xq,
                                 &xg_context_options(s->ctx)->bm25, k, cal,
                                 &s->st, &m);
-    const double t1 = xg_thread_cpu_now();
+    const double t1 = timed ? xg_thread_cpu_now() : 0;
     xg_router_cpu_leave(router);
-    /* The planner prices stock's plain top k (calibrate's k 10, no
-     * forced count): a search it could have sent elsewhere teaches it. */
-    if (!rc && s->pq && cal <= k && k <= 100)
-        xg_router_learn_stock(router, s->pq, t1 - t0);
+    if (timed && !rc) xg_router_learn_stock(router, s->pq, t1 - t0);
     a->res = m.res;
     a->lower = m.lower;
     a->estimated = m.estimated;
