@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "../gpu/runtime/error.h"
 #include "../gpu/index/format_read.h"
@@ -112,9 +113,9 @@ void ResultSource::init(const Xapian::Database &db)
 }
 
 /* The query's own bounds, not the source's k documents: the source is
- * the left side of AND_MAYBE(source, SCALE_WEIGHT(query, 0)), whose
- * termfreqs are its left side's, and Xapian starts the MSet's bounds from
- * the root's termfreqs, so they start where stock's do. */
+ * the leftmost leaf of the accelerated query's AND_MAYBEs, whose
+ * termfreqs are their left sides', and Xapian starts the MSet's bounds
+ * from the root's termfreqs, so they start where stock's do. */
 Xapian::doccount ResultSource::get_termfreq_min() const
 {
     return cur_ ? cur_->tf_min : 0;
@@ -266,32 +267,115 @@ struct HandleGuard {
     }
 };
 
-/* The router answers (or leaves to stock) the query; an answered one
- * becomes AND_MAYBE(ResultSource, SCALE_WEIGHT(query, 0)). */
-Xapian::Query accelerate(xg_context *ctx, const Xapian::Query &query,
-                         Xapian::doccount first, Xapian::doccount maxitems,
-                         bool weighting_ok, int *route)
+/* A prepared query, freed on every way out. */
+struct PreparedGuard {
+    xg_prepared *pq = nullptr;
+    ~PreparedGuard() { xg_prepared_free(pq); }
+};
+
+/* Sources of weight 0 that Xapian counts as subqueries (factor 1), each
+ * matching the document `top` (its shard's docid in that shard) or no
+ * document. */
+std::shared_ptr<std::vector<ShardResult>>
+counter_shards(const xg_index *ix, const xg_hit *top)
+{
+    const uint32_t n = ix->hdr->n_shards;
+    auto shards = std::make_shared<std::vector<ShardResult>>(n);
+    for (uint32_t i = 0; i < n; ++i) {
+        (*shards)[i].uuid = ix->shards[i].uuid;
+        (*shards)[i].revision = ix->shards[i].revision;
+    }
+    if (top) {
+        ShardResult &s = (*shards)[(top->docid - 1) % n];
+        s.docids.push_back((top->docid - 1) / n + 1);
+        s.weights.push_back(0.0);
+        s.tf_min = s.tf_est = s.tf_max = 1;
+    }
+    return shards;
+}
+
+uint32_t gcd(uint32_t a, uint32_t b)
+{
+    while (b) {
+        const uint32_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* Xapian's percentages scale by m / n: of the n subqueries its matcher
+ * counts (leaves of factor other than 0), the m the greatest-weight
+ * document matches.  The source, weighted 0, is not among the n but
+ * always counts as matching (ExternalPostList::count_matching_subqs() is
+ * 1), so the accelerated query alone scales by (m + 1) / n.  Adding t
+ * sources of weight 0, j of them matching that document, gives
+ * (m + 1 + j) / (n + t), which is m / n exactly (the same rational, so
+ * the same double) for t = n / g and j = m / g - 1, g = gcd(m, n).
+ * Each is added with weight 0: a document's weight is unchanged bit for
+ * bit. */
+Xapian::Query percent_counters(const xg_index *ix, const xg_hit *top,
+                               uint32_t m, uint32_t n)
+{
+    const uint32_t g = gcd(m, n), t = n / g, j = m / g - 1;
+    std::shared_ptr<const std::vector<ShardResult>> on =
+        counter_shards(ix, top), off = counter_shards(ix, nullptr);
+    std::vector<Xapian::Query> subs;
+    for (uint32_t i = 0; i < t; ++i)
+        subs.emplace_back((new ResultSource(i < j ? on : off))->release());
+    return Xapian::Query(Xapian::Query::OP_OR, subs.begin(), subs.end());
+}
+
+/* The router answers (or leaves to stock) the query.  An answered one
+ * becomes AND_MAYBE(AND_MAYBE(SCALE_WEIGHT(ResultSource, 0), query),
+ * counters): the source limits the match to the engine's top k, Xapian
+ * weighs those k with the query itself (so weights, termweights and
+ * matching terms are its own), and the counters make its percentages
+ * stock's.  h: the caller's handle, or NULL to take one. */
+Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
+                         const Xapian::Query &query, Xapian::doccount first,
+                         Xapian::doccount maxitems, bool weighting_ok,
+                         int *route)
 {
     int r = XG_ROUTE_STOCK_UNSUPPORTED;
     if (route) *route = r;
-    xg_xquery *xq = xg_shim_xquery_wrap(query);
+    HandleGuard own(ctx);
+    xg_handle *h = given;
+    int rc = h ? XG_OK : xg_context_take(ctx, &own.h);
+    if (!h) h = own.h;
+    if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
+    if (rc)
+        throw Xapian::DatabaseError(std::string("xapian-gpu: ") +
+                                    xg_last_error());
+    std::unique_ptr<xg_xquery, void (*)(xg_xquery *)> xq(
+        xg_shim_xquery_wrap(query), xg_shim_xquery_free);
     if (!xq) throw std::bad_alloc();
+    /* Prepared here, so that its leaves are at hand below; a query that
+     * cannot be prepared the router routes (and counts) itself. */
+    PreparedGuard pq;
+    if (weighting_ok) {
+        rc = xg_handle_prepare_terms(h, xq.get(), &pq.pq);
+        if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
+        if (rc) pq.pq = nullptr;
+    }
     ResultGuard res;
-    int rc = xg_router_answer(xg_context_router(ctx), xq, NULL,
-                              uint64_t(first) + maxitems, weighting_ok,
-                              NULL, &res.r, &r);
-    xg_shim_xquery_free(xq);
+    rc = xg_router_answer(xg_context_router(ctx), xq.get(), pq.pq,
+                          uint64_t(first) + maxitems, weighting_ok, NULL,
+                          &res.r, &r);
     if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
     if (rc)
         throw Xapian::InternalError(std::string("xapian-gpu: ") +
                                     xg_last_error());
     if (route) *route = r;
-    if (r != XG_ROUTE_GPU && r != XG_ROUTE_CPU) return query;
+    if ((r != XG_ROUTE_GPU && r != XG_ROUTE_CPU) || !pq.pq) return query;
     const xg_index *ix = xg_context_index(ctx);
     std::vector<uint64_t> bounds(3 * size_t(ix->hdr->n_shards));
-    HandleGuard h(ctx);
-    rc = xg_context_take(ctx, &h.h);
-    if (!rc) rc = xg_shim_tree_bounds(xg_handle_db(h.h), query, bounds.data());
+    rc = xg_shim_tree_bounds(xg_handle_db(h), query, bounds.data());
+    const xg_hit *top = res.r.n_hits
+                            ? xg_result_greatest(&res.r, ix->hdr->n_shards)
+                            : nullptr;
+    uint32_t m = 0;
+    if (!rc && top) rc = xg_handle_doc_leaves(h, pq.pq, top, &m);
     if (rc) {
         if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
         throw Xapian::DatabaseError(std::string("xapian-gpu: ") +
@@ -299,10 +383,14 @@ Xapian::Query accelerate(xg_context *ctx, const Xapian::Query &query,
     }
     ResultSource *src = new ResultSource(split_by_shard(ix, res.r,
                                                         bounds.data()));
-    return Xapian::Query(Xapian::Query::OP_AND_MAYBE,
-                         Xapian::Query(src->release()),
-                         Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT, query,
-                                       0.0));
+    Xapian::Query weighed(Xapian::Query::OP_AND_MAYBE,
+                          Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT,
+                                        Xapian::Query(src->release()), 0.0),
+                          query);
+    /* No match: no percentages to scale. */
+    if (!top || m == 0 || m > pq.pq->q.n_leaves) return weighed;
+    return Xapian::Query(Xapian::Query::OP_AND_MAYBE, weighed,
+                         percent_counters(ix, top, m, pq.pq->q.n_leaves));
 }
 
 } // namespace
@@ -311,14 +399,14 @@ Xapian::Query xg_accelerate(xg_context *ctx, const Xapian::Query &query,
                             Xapian::doccount first, Xapian::doccount maxitems,
                             int *route)
 {
-    return accelerate(ctx, query, first, maxitems, true, route);
+    return accelerate(ctx, nullptr, query, first, maxitems, true, route);
 }
 
 Xapian::Query xg_accelerate(xg_context *ctx, const Xapian::Query &query,
                             Xapian::doccount first, Xapian::doccount maxitems,
                             const Xapian::Weight &weighting, int *route)
 {
-    return accelerate(ctx, query, first, maxitems,
+    return accelerate(ctx, nullptr, query, first, maxitems,
                       same_bm25(weighting, xg_context_options(ctx)->bm25),
                       route);
 }
@@ -345,8 +433,8 @@ extern "C" int xg_context_search(xg_context *ctx, const char *query,
         rc = xg_context_take(ctx, &h.h);
         if (!rc) rc = xg_handle_parse(h.h, query, o, &xq);
         if (!rc) {
-            Xapian::Query q = accelerate(ctx, xg_shim_xquery_get(xq), first,
-                                         maxitems, true, route);
+            Xapian::Query q = accelerate(ctx, h.h, xg_shim_xquery_get(xq),
+                                         first, maxitems, true, route);
             rc = xg_shim_search_query(xg_handle_db(h.h), q,
                                       &xg_context_options(ctx)->bm25, first,
                                       maxitems, out);

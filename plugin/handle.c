@@ -338,6 +338,35 @@ int xg_handle_run_stock_unpruned(xg_handle *s, const xg_xquery *xq,
     return xg_shim_search_unpruned(s->db, xq, p, k, out);
 }
 
+int xg_handle_doc_leaves(xg_handle *h, const struct xg_prepared *pq,
+                         const struct xg_hit *hit, uint32_t *matched)
+{
+    const struct xg_query *q = &pq->q;
+    if (hit->matched_leaves) {
+        *matched = hit->matched_leaves;
+        return XG_OK;
+    }
+    if ((q->op == XG_QOP_AND && q->n_groups == q->n_leaves) ||
+        q->n_leaves == 1) {
+        *matched = q->n_leaves;
+        return XG_OK;
+    }
+    return xg_shim_doc_leaves(h->db, q, hit->docid, matched);
+}
+
+const struct xg_hit *xg_result_greatest(const struct xg_result *r,
+                                        uint32_t n_shards)
+{
+    const struct xg_hit *best = &r->hits[0];
+    for (uint32_t i = 1; i < r->n_hits; ++i) {
+        const struct xg_hit *h = &r->hits[i];
+        if (h->weight != best->weight) break;   /* weight order */
+        if ((h->docid - 1) % n_shards < (best->docid - 1) % n_shards)
+            best = h;
+    }
+    return best;
+}
+
 int xg_handle_run_cpu(xg_handle *s, const struct xg_prepared *pq,
                       const struct xg_bm25_params *p, uint32_t k,
                       struct xg_result *out)

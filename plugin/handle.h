@@ -83,6 +83,21 @@ int xg_handle_run_stock_unpruned(xg_handle *h, const xg_xquery *xq,
                                  const struct xg_bm25_params *p, uint32_t k,
                                  struct xg_result *out);
 
+/* How many of pq's leaves document `hit` matches: Xapian's
+ * count_matching_subqs() for it, the numerator of its percentages (the
+ * denominator is pq->q.n_leaves).  The engines count it with the hit; an
+ * AND of single terms matches every leaf, a single term its one;
+ * otherwise Xapian's termlist tells. */
+int xg_handle_doc_leaves(xg_handle *h, const struct xg_prepared *pq,
+                         const struct xg_hit *hit, uint32_t *matched);
+
+/* The hit whose matching leaves Xapian's percentages use: of the hits
+ * with the greatest weight, the first its matcher meets, which visits
+ * shard after shard (of n_shards, docids interleaved), each in docid
+ * order.  r holds at least one hit. */
+const struct xg_hit *xg_result_greatest(const struct xg_result *r,
+                                        uint32_t n_shards);
+
 /* The exact CPU matcher on a prepared query (XG_ERR_UNSUPPORTED: it
  * cannot serve it exactly). */
 int xg_handle_run_cpu(xg_handle *h, const struct xg_prepared *pq,

@@ -10,13 +10,15 @@
  *      Xapian::MSet mset = enquire.get_mset(first, maxitems);
  *
  *  When the planner answers a query (GPU, or the exact CPU matcher), the
- *  returned query is OP_AND_MAYBE(ResultSource, OP_SCALE_WEIGHT(q, 0)):
- *  Xapian visits only the source's documents, the exact top
- *  first+maxitems with their weights; the source reports q's own match
- *  bounds, and the zero-weighted original keeps the matching terms
- *  (highlighting).  Otherwise it returns q unchanged and stock Xapian
- *  answers.  What can differ is in docs/plugin.md (percentages, and the
- *  lower bound where stock's bounds are estimates).  Do not ask the
+ *  returned query is AND_MAYBE(AND_MAYBE(SCALE_WEIGHT(ResultSource, 0),
+ *  q), counters): Xapian visits only the source's documents, the exact
+ *  top first+maxitems, and weighs them with q itself (weights,
+ *  termweights, matching terms: Xapian's own); the source reports q's own
+ *  match bounds, and the counters, sources of weight 0, make Xapian's
+ *  percentages stock's (docs/plugin.md).  Otherwise it returns q
+ *  unchanged and stock Xapian answers.  What can differ is in
+ *  docs/plugin.md (the lower bound where stock's bounds are estimates).
+ *  Do not ask the
  *  Enquire for more than first+maxitems items with the returned query.
  */
 #ifndef XAPIAN_GPU_HH

@@ -314,26 +314,6 @@ static int engine_answer(struct xg_serve_search *s, struct weighing *w,
     return rc;
 }
 
-/* How many of the query's leaves the best document matches (the percent
- * factor's numerator): the engines count it with the hit; every match of
- * an AND of single terms has every leaf, and of a single term its one;
- * otherwise Xapian tells. */
-static int top_doc_leaves(struct xg_serve_search *s, const struct xg_hit *top,
-                          uint32_t *matched)
-{
-    const struct xg_query *q = &s->pq->q;
-    if (top->matched_leaves) {
-        *matched = top->matched_leaves;
-        return XG_OK;
-    }
-    if ((q->op == XG_QOP_AND && q->n_groups == q->n_leaves) ||
-        q->n_leaves == 1) {
-        *matched = q->n_leaves;
-        return XG_OK;
-    }
-    return xg_shim_doc_leaves(xg_handle_db(s->h), q, top->docid, matched);
-}
-
 /* The same count from stock's answer, without reading postlists: its
  * percent for the best document is floor(100 m / n + tiny), m of n
  * leaves, so pct n / 100 lies in (m - n / 100 - tiny, m] and rounds to
@@ -422,7 +402,13 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
         leaves_from_percent(a.top_percent, s->pq->q.n_leaves);
     if (!rc && a.res.n_hits && a.max_attained > 0) {
         if (from_pct >= 0) matched = (uint32_t)from_pct;
-        else rc = top_doc_leaves(s, &a.res.hits[0], &matched);
+        else {
+            const struct xg_index *ix = xg_handle_index(s->h);
+            rc = xg_handle_doc_leaves(
+                s->h, s->pq,
+                xg_result_greatest(&a.res, ix ? ix->hdr->n_shards : 1),
+                &matched);
+        }
     }
     if (rc) {
         /* Xapian failed here (a database error): the child answers, as
