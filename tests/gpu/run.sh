@@ -95,6 +95,19 @@
 #                  Q OR queries (10000) on the GPU with the impacts and
 #                  without (--impacts off), each 3 times in turns; then
 #                  1000 of them against stock Xapian (every MSet compared)
+#   peers          issue 22's side-by-side run on the real-text collection
+#                  (TREC 2005 efficiency queries): stock Xapian, --engine
+#                  gpu, the plugin (auto) and the server (serve --engine
+#                  auto) through `xapian-gpu bench` (every MSet compared
+#                  with stock's), then Tantivy and PISA (tests/gpu/peers.py;
+#                  their wheels carried in .whl), at 1, 16 and 64
+#                  application threads, OR and AND, top 10 and 1000:
+#                  queries/s, p50, p99, index size and time.  One thread:
+#                  one query at a time (GPU batch 1), $XG_PQ1_OR (2000)
+#                  and $XG_PQ1_AND (10000) queries; 16 and 64: $XG_PQ_OR
+#                  (10000) and $XG_PQ_AND (50000); ours timed
+#                  $XG_PREPEAT (3) times.  $XG_PEERS: ours, theirs or
+#                  both (default)
 # XG_BUILD names another build folder than build-dev.
 # Logs go to $OUT; a short table is printed last.
 set -o pipefail
@@ -696,6 +709,67 @@ PY
         note "serve --engine gpu: $(grep -c '^ok' "$OUT/serve.log") ok, $(grep -c '^FAIL' "$OUT/serve.log") failed, exit $rc ($(( $(date +%s) - t )) s)"
         grep -E '^(ok|FAIL)' "$OUT/serve.log" | grep -E 'shard|routes|FAIL' \
             | cut -c1-160 | sed 's/^/    /' | tee -a "$SUMMARY"
+        ;;
+    peers)
+        t=$(date +%s)
+        prepare_collections 0 rt || exit 1
+        [ -f /tmp/realtext.tsv ] ||
+            xz -dc .device-carry/realtext/all.tsv.xz > /tmp/realtext.tsv
+        part=${XG_PEERS:-both}
+        if [ $part != ours ]; then
+            rm -rf /tmp/site
+            python3 -m pip install -q --no-index --no-deps --no-compile \
+                --no-cache-dir --target /tmp/site .whl/*.whl \
+                > "$OUT/peers-pip.log" 2>&1 || { note "peers: wheels do not install (.whl carried?)"; exit 1; }
+            # PISA's module needs the tbb wheel's libtbb.so.2, a data
+            # file pip --target does not always place: taken from the
+            # wheel itself.
+            python3 -c 'import glob, zipfile
+z = zipfile.ZipFile(glob.glob(".whl/tbb-*.whl")[0])
+n = [n for n in z.namelist() if n.endswith("/libtbb.so.2")][0]
+open("/tmp/site/libtbb.so.2", "wb").write(z.read(n))' ||
+                { note "peers: no libtbb.so.2 (wheel tbb)"; exit 1; }
+        fi
+        # bench starts its own `serve --engine auto` (engine server),
+        # which relays to xapian-progsrv.
+        export PATH=$PWD/.xapian-rt/usr/bin:$PATH
+        note "peers (q/s, p50 ms, p99 ms; ours: the median of ${XG_PREPEAT:-3} passes, every MSet against stock's):"
+        for n in 1 16 64; do
+            for op in or and; do
+                # Enough queries for about a second of stock's time.
+                case $op-$n in
+                    or-1) qn=${XG_PQ1_OR:-2000} ;;
+                    and-1) qn=${XG_PQ1_AND:-10000} ;;
+                    or-*) qn=${XG_PQ_OR:-10000} ;;
+                    *) qn=${XG_PQ_AND:-50000} ;;
+                esac
+                qf=/tmp/xg-pq-$op-$n.tsv
+                head -$qn .device-carry/realtext/trec-tb-2005-efficiency.tsv > $qf
+                batch=256
+                [ $n = 1 ] && batch=1
+                for k in 10 1000; do
+                    [ $part = theirs ] && break
+                    log="$OUT/peers-ours-$op-$k-$n.log"
+                    $CT $B bench --db "$rt" --queries $qf -k $k --op $op \
+                        --threads $n --batch $batch --repeat ${XG_PREPEAT:-3} \
+                        --engines xapian,gpu,plugin,server \
+                        --json="$OUT/peers-ours-$op-$k-$n.json" > "$log" 2>&1
+                    rc=$?
+                    note "    $op k $k threads $n, $qn queries (exit $rc): $(awk '/^routing/ {exit} $1 ~ /^(xapian|gpu|plugin|server)$/ && $2 ~ /^[0-9]+$/ {printf "%s %s %s %s; ", $1, $3, $5, $6}' "$log")$(grep -o "stock's top [0-9]* differs[^,]*" "$log" | head -1)"
+                done
+                [ $part = ours ] && continue
+                PYTHONPATH=/tmp/site LD_LIBRARY_PATH=/tmp/site:$LD_LIBRARY_PATH \
+                    $CT python3 tests/gpu/peers.py --docs /tmp/realtext.tsv \
+                    --queries $qf --queries-n $qn --ops $op --threads $n \
+                    --work /tmp/xg-peers --json "$OUT/peers-$op-$n.json" \
+                    > "$OUT/peers-$op-$n.log" 2>&1
+                note "    peers $op threads $n (exit $?): $(grep '^peer=' "$OUT/peers-$op-$n.log" | grep -v what=index | sed 's/what=search //' | tr '\n' ';')"
+            done
+        done
+        [ $part = ours ] ||
+            note "    index: $(grep -h '^peer=.*what=index' "$OUT"/peers-or-1.log | tr '\n' ';')"
+        note "    Xapian: $(du -sb "$rt" | cut -f1) bytes with the GPU index, which is $(stat -c %s "$rt/xapian-gpu.idx") bytes"
+        note "peers: $(( $(date +%s) - t )) s"
         ;;
     soak)
         q=100000
