@@ -56,7 +56,8 @@
 #   oldnew N      bench (OR, AND, top 10, every engine) with the build named
 #                  by $XG_OLD and with this one, in turns, on the N-doc
 #                  synthetic collection and the real-text one
-#                  ($XG_COLLS: syn, rt or both; $XG_TURNS: turns, 2)
+#                  ($XG_COLLS: syn, rt or both; $XG_TURNS: turns, 2;
+#                  $XG_ON_OPTS: more bench options, e.g. --batch 1)
 #   servebench     xapian-gpu serve (engine gpu, auto) against
 #                  xapian-tcpsrv on the real-text collection: 1, 16, 64
 #                  C++ clients (tests/bench_remote.cc) and python3-xapian
@@ -506,8 +507,8 @@ PY
                         bin=$B; [ $which = old ] && bin=$old
                         log="$OUT/oldnew-$coll-$op-$which-$turn.log"
                         $bin bench --db "$d" --queries "$q" $st -k 10 --op $op \
-                            > "$log" 2>&1
-                        note "    $which $turn: rc $? $(awk '/^engine +queries/ {on=1; next} /^routing/ {on=0} on {printf "%s %s q/s p50 %s; ", $1, $3, $5}' "$log")$(grep -o 'different [0-9]*' "$log")"
+                            ${XG_ON_OPTS:-} > "$log" 2>&1
+                        note "    $which $turn: rc $? $(awk '/^engine +queries/ {on=1; next} /^routing/ {on=0} on {printf "%s %s q/s p50 %s; ", $1, $3, $5}' "$log")$(grep -o 'different [0-9]*' "$log"); $(grep -o '[0-9]* batches, [0-9.]* s device time' "$log")"
                     done
                 done
             done
