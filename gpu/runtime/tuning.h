@@ -17,6 +17,8 @@
  * or three). */
 #define XG_FINISH_THREADS 128
 #define XG_FINISH_SPLIT 16
+/* ... and at least this many blocks in a batch of few queries. */
+#define XG_FINISH_MIN_BLOCKS 256
 /* Warps per block of the list decoders (decode.cu, accumulate.cu): one
  * warp per 128-posting block. */
 #define XG_DECODE_WARPS 8
