@@ -468,18 +468,20 @@ int xg_engine_dev_run(struct xg_gpu *e)
                                 d->d_cand};
     XG_CUDA_CHECK(xg_finish_gpu(&d->dix, &fa, b->n_queries, st),
                   "finish kernel");
-    XG_CUDA_CHECK(xg_pack_gpu(dq, d->d_res, d->d_cand, b->n_queries, d->d_off,
-                              d->d_packed, st), "pack kernel");
+    /* Only the candidates cross back, packed.  A small batch's come with
+     * its results, all the room they may fill, packed here afterwards: a
+     * copy that size costs less than a second round trip to the device
+     * (and two launches).  A larger batch reads its count first. */
+    const uint64_t room = b->cand_total * sizeof *e->h_cand;
+    const int one_trip = room <= XG_ONE_TRIP_BYTES;
+    if (!one_trip)
+        XG_CUDA_CHECK(xg_pack_gpu(dq, d->d_res, d->d_cand, b->n_queries,
+                                  d->d_off, d->d_packed, st), "pack kernel");
     XG_CUDA_CHECK(cudaMemcpyAsync(e->h_res, d->d_res,
                                   b->n_queries * sizeof *e->h_res,
                                   cudaMemcpyDeviceToHost, st), "results");
-    /* Only the candidates cross back, packed.  A small batch's come with
-     * its results, all the room they may fill: a copy that size costs
-     * less than a second round trip to the device.  A larger batch reads
-     * its count first. */
-    const uint64_t room = b->cand_total * sizeof *e->h_cand;
-    if (room <= XG_ONE_TRIP_BYTES)
-        XG_CUDA_CHECK(cudaMemcpyAsync(e->h_cand, d->d_packed, room,
+    if (one_trip)
+        XG_CUDA_CHECK(cudaMemcpyAsync(e->h_cand, d->d_cand, room,
                                       cudaMemcpyDeviceToHost, st),
                       "candidates");
     else {
@@ -494,6 +496,19 @@ int xg_engine_dev_run(struct xg_gpu *e)
     }
     if ((rc = xg_device_mark(&d->d, 0, NULL))) return rc;
     XG_CUDA_CHECK(xg_device_wait(&d->d), "batch");
+    if (one_trip) {
+        /* Back to back, as the pack kernel leaves them: each query's
+         * room starts at or after the packed position. */
+        uint64_t at = 0;
+        for (uint32_t i = 0; i < b->n_queries; ++i) {
+            const uint64_t from = b->queries[i].cand_first;
+            const uint32_t n = e->h_res[i].n_cand;
+            if (at != from)
+                memmove(e->h_cand + at, e->h_cand + from,
+                        n * sizeof *e->h_cand);
+            at += n;
+        }
+    }
     d->stage_used = 0; /* every list upload has landed */
     xg_device_marks_collect(&d->d, &e->st.device_seconds);
     return XG_OK;

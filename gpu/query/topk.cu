@@ -14,6 +14,11 @@
  *  that is more than the query's candidate room, `overflow` sends the query
  *  to the CPU matcher (a query on impact bounds first runs again on exact
  *  sums: engine.c).  Twin: topk_ref.c.
+ *
+ *  Five launches (stats, three histogram rounds, keep): the steps that
+ *  need a whole pass (begin, decide, end) run in the last of the query's
+ *  blocks to finish it, which small batches, where launches are most of
+ *  the time, do not wait a launch for.
  */
 #include <cuda_runtime.h>
 
@@ -23,6 +28,9 @@
 #define BINS 2048
 #define ROUNDS 3
 #define XG_SELECT_MIN_BLOCKS 256
+#if BINS % THREADS
+#error decide() gives each thread BINS / THREADS bins
+#endif
 
 /* Work splits: every query's items are cut into `split` slices, one block
  * each, so a single query still uses the whole GPU. */
@@ -80,6 +88,38 @@ static __device__ __forceinline__ void slice(const view &v, uint64_t *lo,
     *hi = *lo + per < v.n ? *lo + per : v.n;
 }
 
+/* True, in every thread of the block, for the last of a query's blocks
+ * to finish a pass: the pass's global writes of the others are visible to
+ * it (read them volatile), so it can run the step that needs all of them,
+ * which would otherwise be a launch of its own. */
+static __device__ __forceinline__ bool last_block(uint32_t *count)
+{
+    __shared__ bool last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        last = atomicAdd(count, 1u) == gridDim.y - 1;
+        if (last) *count = 0;           /* ready for the next pass */
+    }
+    __syncthreads();
+    return last;
+}
+
+/* Decide whether histograms are needed; set the range. */
+static __device__ void begin(const struct xg_select_args &a, uint32_t qi)
+{
+    struct xg_select_state &st = a.state[qi];
+    const struct xg_dquery &q = a.queries[qi];
+    const unsigned long long matched =
+        *(volatile unsigned long long *)&st.matched;
+    st.lo = 0;
+    st.hi = __longlong_as_double(
+        (long long)*(volatile unsigned long long *)&st.max_bits);
+    st.above = 0;
+    st.thr = -1.0;
+    st.done = matched <= q.cand_cap / 2 || matched <= q.k;
+}
+
 /* Pass 1: matches and the largest weight. */
 static __global__ void __launch_bounds__(THREADS)
 stats_kernel(struct xg_select_args a)
@@ -101,34 +141,97 @@ stats_kernel(struct xg_select_args a)
         double t = __shfl_down_sync(0xFFFFFFFFu, mx, o);
         mx = t > mx ? t : mx;
     }
+    struct xg_select_state &st = a.state[blockIdx.x];
     if ((threadIdx.x & 31u) == 0 && cnt) {
-        struct xg_select_state &st = a.state[blockIdx.x];
         atomicAdd(&st.matched, cnt);
         /* weights are >= 0: their bit patterns order as integers */
         atomicMax(&st.max_bits, (unsigned long long)__double_as_longlong(mx));
     }
+    if (last_block(&st.blocks) && threadIdx.x == 0) begin(a, blockIdx.x);
 }
 
-/* Decide whether histograms are needed; set the range. */
-static __global__ void begin_kernel(struct xg_select_args a)
+/* The round's outcome: kb the bin that holds the k-th largest weight,
+ * cum the matches at or above its lower edge (plus those above the
+ * range): narrow to that bin, or stop there. */
+static __device__ void settle(struct xg_select_state &st,
+                              const struct xg_dquery &q, const uint32_t *h,
+                              int kb, unsigned long long cum)
 {
-    struct xg_select_state &st = a.state[blockIdx.x];
-    const struct xg_dquery &q = a.queries[blockIdx.x];
-    if (threadIdx.x != 0) return;
-    st.lo = 0;
-    st.hi = __longlong_as_double((long long)st.max_bits);
-    st.above = 0;
-    st.thr = -1.0;
-    st.done = st.matched <= q.cand_cap / 2 || st.matched <= q.k;
+    const double S = __longlong_as_double((long long)st.max_bits);
+    const double lo = st.lo, hi = st.hi, width = (hi - lo) / BINS;
+    const double edge = lo + kb * width;
+    st.thr = edge;
+    if (cum <= q.cand_cap / 2 || width <= S * 1e-15) {
+        st.done = 1;
+    } else {
+        st.above = cum - h[kb];
+        st.lo = edge;
+        st.hi = kb == BINS - 1 ? hi : edge + width;
+    }
 }
 
-/* One histogram round over [lo, hi]. */
+/* Find the bin holding the k-th largest weight, counting down from the
+ * top bin (the first bin where the matches above the range plus those
+ * from the top down reach k; bin 0 if none), and clear the histogram for
+ * the next round.  The whole block: each thread sums BINS / THREADS bins
+ * from the top, a scan over the threads finds the one whose bins hold the
+ * k-th, and it walks them. */
+static __device__ void decide(const struct xg_select_args &a, uint32_t qi,
+                              uint32_t *h)
+{
+    __shared__ unsigned long long warp_sum[THREADS / 32];
+    __shared__ int found;
+    struct xg_select_state &st = a.state[qi];
+    const struct xg_dquery &q = a.queries[qi];
+    volatile uint32_t *g = a.hist + (uint64_t)qi * BINS;
+    for (uint32_t b = threadIdx.x; b < BINS; b += THREADS) {
+        h[b] = g[b];
+        g[b] = 0;
+    }
+    if (threadIdx.x == 0) found = 0;
+    __syncthreads();
+    const uint32_t per = BINS / THREADS, lane = threadIdx.x & 31u;
+    const int top = BINS - 1 - (int)(threadIdx.x * per);
+    unsigned long long sum = 0;
+    for (uint32_t j = 0; j < per; ++j) sum += h[top - (int)j];
+    unsigned long long inc = sum;
+    for (uint32_t o = 1; o < 32; o <<= 1) {
+        const unsigned long long y = __shfl_up_sync(0xFFFFFFFFu, inc, o);
+        if (lane >= o) inc += y;
+    }
+    if (lane == 31) warp_sum[threadIdx.x >> 5] = inc;
+    __syncthreads();
+    unsigned long long before = 0, total = 0;
+    for (uint32_t w = 0; w < THREADS / 32; ++w) {
+        if (w < (threadIdx.x >> 5)) before += warp_sum[w];
+        total += warp_sum[w];
+    }
+    const unsigned long long base = st.above + before + inc - sum;
+    __syncthreads();            /* every base read before settle() writes */
+    if ((threadIdx.x == 0 || base < q.k) && base + sum >= q.k) {
+        unsigned long long cum = base;
+        int kb = top;
+        for (uint32_t j = 0; j < per; ++j) {
+            cum += h[top - (int)j];
+            if (cum >= q.k) {
+                kb = top - (int)j;
+                break;
+            }
+        }
+        settle(st, q, h, kb, cum);
+        found = 1;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0 && !found) settle(st, q, h, 0, st.above + total);
+}
+
+/* One histogram round over [lo, hi]; its last block decides. */
 static __global__ void __launch_bounds__(THREADS)
 hist_kernel(struct xg_select_args a)
 {
     __shared__ uint32_t h[BINS];
-    const struct xg_select_state &st = a.state[blockIdx.x];
-    if (st.done) return;
+    struct xg_select_state &st = a.state[blockIdx.x];
+    if (st.done) return;        /* every block of the query alike */
     const view v = make_view(a, blockIdx.x);
     uint64_t lo_i, hi_i;
     slice(v, &lo_i, &hi_i);
@@ -145,38 +248,27 @@ hist_kernel(struct xg_select_args a)
     uint32_t *g = a.hist + (uint64_t)blockIdx.x * BINS;
     for (uint32_t b = threadIdx.x; b < BINS; b += THREADS)
         if (h[b]) atomicAdd(&g[b], h[b]);
+    if (last_block(&st.blocks)) decide(a, blockIdx.x, h);
 }
 
-/* Find the bin holding the k-th largest weight; narrow or stop. */
-static __global__ void decide_kernel(struct xg_select_args a)
+/* The query's result, from its finished state. */
+static __device__ void end(const struct xg_select_args &a, uint32_t qi)
 {
-    struct xg_select_state &st = a.state[blockIdx.x];
-    const struct xg_dquery &q = a.queries[blockIdx.x];
-    uint32_t *g = a.hist + (uint64_t)blockIdx.x * BINS;
-    if (threadIdx.x == 0 && !st.done) {
-        const double S = __longlong_as_double((long long)st.max_bits);
-        const double lo = st.lo, hi = st.hi, width = (hi - lo) / BINS;
-        unsigned long long cum = st.above;
-        int kb = 0;
-        for (int b = BINS - 1; b >= 0; --b) {
-            cum += g[b];
-            if (cum >= q.k) { kb = b; break; }
-        }
-        const double edge = lo + kb * width;
-        st.thr = edge;
-        if (cum <= q.cand_cap / 2 || width <= S * 1e-15) {
-            st.done = 1;
-        } else {
-            st.above = cum - g[kb];
-            st.lo = edge;
-            st.hi = kb == BINS - 1 ? hi : edge + width;
-        }
-    }
-    __syncthreads();
-    for (uint32_t b = threadIdx.x; b < BINS; b += blockDim.x) g[b] = 0;
+    const struct xg_select_state &st = a.state[qi];
+    const struct xg_dquery &q = a.queries[qi];
+    const uint32_t written = *(volatile const uint32_t *)&st.written;
+    const double S = __longlong_as_double((long long)st.max_bits);
+    struct xg_dqresult r;
+    r.matched = st.matched;
+    r.n_cand = written < q.cand_cap ? written : q.cand_cap;
+    r.overflow = written > q.cand_cap;
+    r.max_score = S;
+    r.threshold = xg_select_cut(st.thr, S, a.rel_margin, q.margin);
+    a.res[qi] = r;
 }
 
-/* Keep every item at or above the threshold minus the margin. */
+/* Keep every item at or above the threshold minus the margin; the
+ * last block writes the result. */
 static __global__ void __launch_bounds__(THREADS)
 keep_kernel(struct xg_select_args a)
 {
@@ -207,21 +299,7 @@ keep_kernel(struct xg_select_args a)
             a.out[q.cand_first + slot] = c;
         }
     }
-}
-
-static __global__ void end_kernel(struct xg_select_args a)
-{
-    const struct xg_select_state &st = a.state[blockIdx.x];
-    const struct xg_dquery &q = a.queries[blockIdx.x];
-    if (threadIdx.x != 0) return;
-    const double S = __longlong_as_double((long long)st.max_bits);
-    struct xg_dqresult r;
-    r.matched = st.matched;
-    r.n_cand = st.written < q.cand_cap ? st.written : q.cand_cap;
-    r.overflow = st.written > q.cand_cap;
-    r.max_score = S;
-    r.threshold = xg_select_cut(st.thr, S, a.rel_margin, q.margin);
-    a.res[blockIdx.x] = r;
+    if (last_block(&st.blocks) && threadIdx.x == 0) end(a, blockIdx.x);
 }
 
 extern "C" int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
@@ -245,14 +323,12 @@ extern "C" int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
     if (e == cudaSuccess)
         e = cudaMemsetAsync(a->hist, 0, (size_t)n_queries * BINS * 4, stream);
     if (e != cudaSuccess) return (int)e;
+    /* Five launches: each pass's last block per query does the step that
+     * needs the whole pass (begin, decide, end). */
     stats_kernel<<<grid, THREADS, 0, stream>>>(*a);
-    begin_kernel<<<n_queries, 32, 0, stream>>>(*a);
-    for (int r = 0; r < ROUNDS; ++r) {
+    for (int r = 0; r < ROUNDS; ++r)
         hist_kernel<<<grid, THREADS, 0, stream>>>(*a);
-        decide_kernel<<<n_queries, 256, 0, stream>>>(*a);
-    }
     keep_kernel<<<grid, THREADS, 0, stream>>>(*a);
-    end_kernel<<<n_queries, 32, 0, stream>>>(*a);
     return (int)cudaPeekAtLastError();
 }
 

@@ -36,6 +36,7 @@ struct xg_select_state {
     unsigned long long above;
     double lo, hi, thr;
     uint32_t done, written;
+    uint32_t blocks;            /* a pass's blocks finished (kernel) */
 };
 
 struct xg_select_args {
