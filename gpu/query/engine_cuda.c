@@ -95,6 +95,19 @@ static int dgrow(struct dev *d, void **p, uint64_t *cap, uint64_t need,
     return rc;
 }
 
+/* dgrow for scratch the kernels leave zeroed (the selection's state and
+ * histograms): zeroed once, when it is (re)allocated. */
+static int dgrow_zeroed(struct dev *d, void **p, uint64_t *cap, uint64_t need,
+                        size_t elem, const char *what)
+{
+    const void *before = *p;
+    const uint64_t cap_before = *cap;
+    int rc = dgrow(d, p, cap, need, elem, what);
+    if (rc || (*p == before && *cap == cap_before)) return rc;
+    XG_CUDA_CHECK(cudaMemsetAsync(*p, 0, *cap * elem, d->d.stream), what);
+    return XG_OK;
+}
+
 int xg_engine_device_info(int device, char *buf, size_t n)
 {
     struct xg_device_facts f;
@@ -396,9 +409,9 @@ int xg_engine_dev_run(struct xg_gpu *e)
                     sizeof(struct xg_dqresult), "query results")) ||
         (rc = dgrow(d, (void **)&d->d_off, &d->cap_off, b->n_queries + 1,
                     sizeof(uint64_t), "candidate offsets")) ||
-        (rc = dgrow(d, (void **)&d->d_sel, &d->cap_sel, b->n_queries + 1,
+        (rc = dgrow_zeroed(d, (void **)&d->d_sel, &d->cap_sel, b->n_queries + 1,
                     sizeof(struct xg_select_state), "selection state")) ||
-        (rc = dgrow(d, (void **)&d->d_hist, &d->cap_hist,
+        (rc = dgrow_zeroed(d, (void **)&d->d_hist, &d->cap_hist,
                     (b->n_queries + 1) * 2048ull, sizeof(uint32_t),
                     "selection histograms")) ||
         (rc = dgrow(d, (void **)&d->d_packed, &d->cap_packed,

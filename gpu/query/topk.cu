@@ -299,7 +299,10 @@ keep_kernel(struct xg_select_args a)
             a.out[q.cand_first + slot] = c;
         }
     }
-    if (last_block(&st.blocks) && threadIdx.x == 0) end(a, blockIdx.x);
+    if (last_block(&st.blocks) && threadIdx.x == 0) {
+        end(a, blockIdx.x);
+        st = xg_select_state();     /* zero for the next batch */
+    }
 }
 
 extern "C" int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
@@ -317,12 +320,6 @@ extern "C" int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
     if (split < 1) split = 1;
     if (split > 128) split = 128;
     dim3 grid(n_queries, (unsigned)split);
-    cudaError_t e = cudaMemsetAsync(a->state, 0,
-                                    n_queries * sizeof(struct xg_select_state),
-                                    stream);
-    if (e == cudaSuccess)
-        e = cudaMemsetAsync(a->hist, 0, (size_t)n_queries * BINS * 4, stream);
-    if (e != cudaSuccess) return (int)e;
     /* Five launches: each pass's last block per query does the step that
      * needs the whole pass (begin, decide, end). */
     stats_kernel<<<grid, THREADS, 0, stream>>>(*a);

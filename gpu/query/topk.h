@@ -49,8 +49,10 @@ struct xg_select_args {
     double rel_margin;           /* margin below the threshold, times S */
     struct xg_dcand *out;        /* candidates at query.cand_first */
     struct xg_dqresult *res;     /* one per query */
-    struct xg_select_state *state; /* kernel: one per query (scratch) */
-    uint32_t *hist;              /* kernel: 2048 per query (scratch) */
+    struct xg_select_state *state; /* kernel: one per query (scratch,
+                                    zero on entry; left zero) */
+    uint32_t *hist;              /* kernel: 2048 per query (scratch, zero
+                                    on entry; left zero) */
 };
 
 /* Every query of the batch; max_items = the most items any query has

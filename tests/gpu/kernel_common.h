@@ -711,6 +711,8 @@ static inline int test_or_pipeline(unsigned stages)
     uint32_t *dhist;
     CUDA(cudaMalloc((void **)&dst, nq * sizeof *dst));
     CUDA(cudaMalloc((void **)&dhist, nq * 2048 * 4));
+    CUDA(cudaMemset(dst, 0, nq * sizeof *dst));       /* the kernels keep */
+    CUDA(cudaMemset(dhist, 0, nq * 2048 * 4));        /* them zero after */
     struct xg_select_args gs = {dq, dacc, dmask, n_docs, NULL, NULL, 1e-12, dc, dr,
                                 dst, dhist};
     if (!(stages & OR_SELECT)) {
