@@ -493,8 +493,10 @@ def add_docs(path, terms, wdf):
 
 def threads_cap(binary, work, dbpath, sample):
     """--threads 1: 8 clients at once, every MSet stock's, and at most one
-    search on the host's CPU at a time (the server's own count)."""
-    with Server(binary, work, "threads", dbpath, "--engine", ENGINE,
+    search on the host's CPU at a time (the server's own count).  The CPU
+    matcher's engine, whatever the run's: searches the GPU answers never
+    take a host slot, and the cap must be reached to be tested."""
+    with Server(binary, work, "threads", dbpath, "--engine", "cpu",
                 "--threads", "1") as srv:
         texts = read_queries(sample)[:40]
         bad = []
