@@ -108,7 +108,8 @@
 #                  and $XG_PQ1_AND (10000) queries; 16 and 64: $XG_PQ_OR
 #                  (10000) and $XG_PQ_AND (50000); ours timed
 #                  $XG_PREPEAT (3) times.  $XG_PEERS: ours, theirs or
-#                  both (default)
+#                  both (default).  Bar charts in $OUT/peers-rt-*.svg
+#                  (tests/gpu/peers_plot.py)
 # XG_BUILD names another build folder than build-dev.
 # Logs go to $OUT; a short table is printed last.
 set -o pipefail
@@ -770,6 +771,8 @@ open("/tmp/site/libtbb.so.2", "wb").write(z.read(n))' ||
         [ $part = ours ] ||
             note "    index: $(grep -h '^peer=.*what=index' "$OUT"/peers-or-1.log | tr '\n' ';')"
         note "    Xapian: $(du -sb "$rt" | cut -f1) bytes with the GPU index, which is $(stat -c %s "$rt/xapian-gpu.idx") bytes"
+        python3 tests/gpu/peers_plot.py --dir "$OUT" --out-dir "$OUT" ||
+            note "peers: no plots"
         note "peers: $(( $(date +%s) - t )) s"
         ;;
     soak)
