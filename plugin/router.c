@@ -339,7 +339,11 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
                  : xg_cost_stock_seconds_p90(&r->model, f) *
                        xg_cost_learned_factor(&r->learned, XG_COST_STOCK,
                                               f->is_and);
-    if (cheap * (pressure > 1 ? pressure : 1) < *gpu_s + excess)
+    /* The excess is mostly the GPU caller's wait for a core when more
+     * threads want them than there are: the wait stock's time is already
+     * stretched by, so counted once, not twice. */
+    const double stretch = pressure > 1 ? pressure : 1;
+    if (cheap * stretch < *gpu_s + excess / stretch)
         return cpu_side ? XG_ROUTE_CPU : XG_ROUTE_STOCK_CHEAPER;
     return XG_ROUTE_GPU;
 }
