@@ -383,14 +383,18 @@ Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
     }
     ResultSource *src = new ResultSource(split_by_shard(ix, res.r,
                                                         bounds.data()));
+    /* A match holds 1 to n leaves; any other count would scale the
+     * percentages wrongly, so stock answers. */
+    const uint32_t n = pq.pq->q.n_leaves;
+    if (top && (m == 0 || m > n)) return query;
     Xapian::Query weighed(Xapian::Query::OP_AND_MAYBE,
                           Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT,
                                         Xapian::Query(src->release()), 0.0),
                           query);
     /* No match: no percentages to scale. */
-    if (!top || m == 0 || m > pq.pq->q.n_leaves) return weighed;
+    if (!top) return weighed;
     return Xapian::Query(Xapian::Query::OP_AND_MAYBE, weighed,
-                         percent_counters(ix, top, m, pq.pq->q.n_leaves));
+                         percent_counters(ix, top, m, n));
 }
 
 } // namespace

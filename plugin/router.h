@@ -144,8 +144,9 @@ void xg_router_routes(const xg_router *r, uint64_t *counts);
 uint64_t xg_router_gpu_faults(const xg_router *r);
 
 /* What the planner learned from the times it saw (cost_model.h): the CPU
- * matcher's ANDs and the GPU's batches it times itself; stock's time is
- * told by the caller that ran stock (serve), with the query it ran. */
+ * matcher's ANDs it times itself; stock's time is told by the caller
+ * that ran stock (serve), with the query it ran.  (The GPU's side is
+ * corrected by the dispatcher's measured excess instead.) */
 void xg_router_learn_stock(xg_router *r, const struct xg_prepared *pq,
                            double seconds);
 /* 1 for one search in 16 of the calling thread: the ones timed to learn

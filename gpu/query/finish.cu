@@ -68,9 +68,10 @@ extern "C" int xg_finish_gpu(const struct xg_dindex *ix,
                              uint32_t n_queries, cudaStream_t stream)
 {
     if (!n_queries) return cudaSuccess;
-    /* A small batch spreads wider: at least XG_FINISH_MIN_BLOCKS blocks,
-     * at most 64 a query (a warp per candidate of a typical query). */
-    uint32_t split = (XG_FINISH_MIN_BLOCKS + n_queries - 1) / n_queries;
+    /* A small batch spreads wider: at least XG_SMALL_BATCH_BLOCKS
+     * blocks, at most 64 a query (a warp per candidate of a typical
+     * query). */
+    uint32_t split = (XG_SMALL_BATCH_BLOCKS + n_queries - 1) / n_queries;
     if (split < XG_FINISH_SPLIT) split = XG_FINISH_SPLIT;
     if (split > 64) split = 64;
     dim3 grid(n_queries, split);

@@ -27,7 +27,6 @@
 
 #define BINS 2048
 #define ROUNDS 3
-#define XG_SELECT_MIN_BLOCKS 256
 #if BINS % THREADS
 #error decide() gives each thread BINS / THREADS bins
 #endif
@@ -310,18 +309,15 @@ extern "C" int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
 {
     if (!n_queries) return cudaSuccess;
     /* About 32K items a block, at most 128 blocks a query; and a small
-     * batch at least XG_SELECT_MIN_BLOCKS blocks in all (while each has a
-     * block's width of items): one query's 322K documents in 10 blocks
-     * left most of an H100 idle, the keep pass alone 116 us (ncu). */
+     * batch at least XG_SMALL_BATCH_BLOCKS blocks in all (while each has
+     * a block's width of items). */
     uint64_t split = (max_items + 32767) / 32768;
-    const uint64_t fill = (XG_SELECT_MIN_BLOCKS + n_queries - 1) / n_queries;
+    const uint64_t fill = (XG_SMALL_BATCH_BLOCKS + n_queries - 1) / n_queries;
     const uint64_t widest = (max_items + THREADS - 1) / THREADS;
     if (split < fill) split = fill < widest ? fill : widest;
     if (split < 1) split = 1;
     if (split > 128) split = 128;
     dim3 grid(n_queries, (unsigned)split);
-    /* Five launches: each pass's last block per query does the step that
-     * needs the whole pass (begin, decide, end). */
     stats_kernel<<<grid, THREADS, 0, stream>>>(*a);
     for (int r = 0; r < ROUNDS; ++r)
         hist_kernel<<<grid, THREADS, 0, stream>>>(*a);
