@@ -250,10 +250,14 @@ def main():
     ap.add_argument("--peers", default="tantivy,pisa")
     ap.add_argument("--json")
     a = ap.parse_args()
-    docs = read_tsv(a.docs)
+    try:
+        docs = read_tsv(a.docs)
+        texts = read_tsv(a.queries)
+    except OSError as e:
+        sys.exit("peers.py: %s: %s" % (e.filename, e.strerror))
     if not docs:
         sys.exit("peers.py: %s: no documents (expected id TAB text)" % a.docs)
-    qs = [ws for ws in (words(t) for _, t in read_tsv(a.queries)) if ws]
+    qs = [ws for ws in (words(t) for _, t in texts) if ws]
     qs = qs[:a.queries_n]
     if not qs:
         sys.exit("peers.py: %s: no queries" % a.queries)

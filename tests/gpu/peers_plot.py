@@ -91,7 +91,10 @@ def main():
     wrote = 0
     for op in ("or", "and"):
         for k in (10, 1000):
-            fig = figures(a.dir, op, k)
+            try:
+                fig = figures(a.dir, op, k)
+            except (OSError, ValueError, KeyError) as e:
+                sys.exit("peers_plot.py: %s: %s" % (a.dir, e))
             if not fig:
                 continue
             path = os.path.join(a.out_dir, "%s-%s-k%d.svg" % (a.prefix, op, k))
