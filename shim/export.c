@@ -373,6 +373,7 @@ void xg_export_opts_init(struct xg_export_opts *o)
     o->bloom_hashes = XG_EXPORT_DEFAULT_BLOOM_HASHES;
     o->hashseg_target = XG_EXPORT_DEFAULT_HASHSEG_TARGET;
     o->bm25 = bm25;
+    o->impacts = 1;
 }
 
 int xg_export(xg_db *db, const char *out_path,

@@ -26,7 +26,8 @@ struct xg_export_opts {
 #define XG_EXPORT_DEFAULT_BLOOM_HASHES 3u
 #define XG_EXPORT_DEFAULT_HASHSEG_TARGET 32u
 
-/* The defaults above, BM25's defaults, no progress bar, no impacts. */
+/* The defaults above, BM25's defaults, no progress bar, and impacts: one
+ * byte per posting that cuts the GPU engine's OR work (docs/gpu.md). */
 void xg_export_opts_init(struct xg_export_opts *o);
 
 struct xg_export_report {

@@ -109,7 +109,8 @@ def fold_queries(src, dst, append_original=False):
 ENGINE = "cpu"
 MEMBER = "auto"   # the GPU engine's AND membership test
 LIST_CACHE = 0    # KiB: force the GPU engine's LRU list cache
-IMPACTS = False   # export --impacts: OR candidates from quantized impacts
+IMPACTS = False   # export with impacts (the default) and check they are
+                  # used; otherwise --no-impacts: the exact OR path
 CAND_MIN = 0      # the GPU engine's least candidate room (0: its default)
 
 
@@ -387,7 +388,8 @@ def main():
     ap.add_argument("--list-cache", type=int, default=0, metavar="KIB",
                     help="force the GPU engine's list cache to KIB KiB")
     ap.add_argument("--impacts", action="store_true",
-                    help="export with --impacts and check they are used")
+                    help="export with impacts (export's default) and check they "
+                    "are used; without it the indexes have none")
     ap.add_argument("--cand-min", type=int, default=0, metavar="N",
                     help="the GPU engine's least candidate room (small: the "
                     "selection narrows even on small collections)")
@@ -443,7 +445,7 @@ def main():
             db = os.path.join(a.work, name)
             t = time.time()
             build(a.bin, docs, db, *opts,
-                  export=["--impacts"] if IMPACTS else [])
+                  export=["--impacts"] if IMPACTS else ["--no-impacts"])
             # The queries as given, then their plain-word versions (qids
             # "plain-..."), which must all be served.
             both = os.path.join(a.work, c + "-queries+plain.tsv")
@@ -490,7 +492,7 @@ def main():
     index_kb = run_rss([a.bin, "index", "--quiet", "--docid-scale",
                         str(scale), tsv, db])
     rss_kb = run_rss([a.bin, "export", "--quiet",
-                      *(["--impacts"] if IMPACTS else []), db])
+                      *(["--impacts"] if IMPACTS else ["--no-impacts"]), db])
     size = os.path.getsize(os.path.join(db, "xapian-gpu.idx"))
     # A dense array over 2*10^8 docids would be 800 MB of uint32.
     if size > 16 << 20:

@@ -40,9 +40,9 @@ def main():
     ap.add_argument("--engine", default="gpu", choices=["gpu", "cpu", "auto"])
     ap.add_argument("--only")
     ap.add_argument("--impacts", action="store_true",
-                    help="export with --impacts (the GPU engine's OR "
-                    "candidates from them) and run the collections and 16 "
-                    "threads only")
+                    help="export with impacts (the GPU engine's OR "
+                    "candidates from them; without it --no-impacts) and "
+                    "run the collections and 16 threads only")
     a = ap.parse_args()
     a.ir_data = resolve_ir_data(a.ir_data)
     why = skip_reason(a.bin, a.ir_data, a.work, a.engine)
@@ -61,7 +61,7 @@ def main():
         for shards in ("1", "2"):
             db = os.path.join(a.work, "%s-%s" % (c, shards))
             build(a.bin, docs, db, "--shards", shards,
-                  export=["--impacts"] if a.impacts else [])
+                  export=["--impacts"] if a.impacts else ["--no-impacts"])
             # No deadline (10 minutes), as for 16 threads below: a loaded
             # machine's default one withdraws a queued query to stock.
             print("ok %-10s %s shard(s): %s" %

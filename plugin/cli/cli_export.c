@@ -23,10 +23,11 @@ static const char help[] =
     "  --hashseg-target N            mean postings per hash segment (32)\n"
     "  --bm25 K1,K2,K3,B,MINLEN      parameters of the block upper bounds\n"
     "                                and of the impacts\n"
-    "  --impacts                     store one-byte quantized BM25 impacts\n"
-    "                                per posting: the GPU engine then picks\n"
-    "                                OR candidates from them, and rescores\n"
-    "                                exactly (+1 byte per posting)\n"
+    "  --no-impacts                  no one-byte quantized BM25 impacts per\n"
+    "                                posting (by default the index has them:\n"
+    "                                the GPU engine picks OR candidates from\n"
+    "                                them and rescores exactly; +1 byte per\n"
+    "                                posting); --impacts: the default\n"
     "  --scan-baseline               first time a bare pass over every\n"
     "                                posting through Xapian, and report the\n"
     "                                export's time against it\n"
@@ -46,6 +47,7 @@ int xg_cli_export(int argc, char **argv)
         {"bm25", required_argument, 0, 'w'},
         {"scan-baseline", no_argument, 0, 's'},
         {"impacts", no_argument, 0, 'I'},
+        {"no-impacts", no_argument, 0, 'N'},
         {"quiet", no_argument, 0, 'q'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -70,6 +72,7 @@ int xg_cli_export(int argc, char **argv)
             break;
         case 's': scan = 1; break;
         case 'I': o.impacts = 1; break;
+        case 'N': o.impacts = 0; break;
         case 'q': quiet = 1; break;
         default: return status;     /* --help, --version, bad usage */
         }
