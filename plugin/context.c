@@ -18,7 +18,6 @@ struct xg_context {
     char **paths;
     size_t n_paths;
     xg_handle *base;                /* owns the index and the GPU engine */
-    xg_handle *lane2;               /* the router's second GPU lane */
     xg_router *router;
     struct xg_context_opts o;
     pthread_key_t key;              /* the thread's struct slot */
@@ -77,14 +76,6 @@ static int open_front(const char *const *db_paths, size_t n_paths,
         eo.wait_spin_us = o->wait_spin_ms > 0 && o->wait_spin_ms < 1e3
                               ? (uint32_t)(o->wait_spin_ms * 1e3) : 0;
         xg_handle_set_engine_opts(c->base, &eo);
-        /* The second lane's handle; its engine opens with the
-         * dispatcher, after the base's (router.c decides). */
-        if (o->engine != XG_ENGINE_CPU && o->gpu_lanes != 1 &&
-            !o->device_memory && xg_handle_index(c->base)) {
-            rc = xg_handle_clone(c->base, db_paths, n_paths, &c->lane2);
-            if (!rc) xg_handle_set_engine_opts(c->lane2, &eo);
-            else if (rc != XG_ERR_NOMEM) rc = XG_OK;    /* one lane, then */
-        }
     }
     if (!rc) {
         struct xg_router_opts ro;
@@ -95,7 +86,7 @@ static int open_front(const char *const *db_paths, size_t n_paths,
         ro.max_wait = o->max_wait_ms > 0 ? o->max_wait_ms / 1e3 : 0;
         ro.deadline = o->deadline_ms > 0 ? o->deadline_ms / 1e3 : 0.05;
         ro.cost_model = o->cost_model;
-        ro.lane2 = c->lane2;
+        ro.one_lane = o->gpu_lanes == 1;
         /* Loads the index onto the GPU now (engines AUTO and GPU). */
         rc = xg_router_open(c->base, &ro, &c->router);
     }
@@ -127,7 +118,6 @@ void xg_context_close(xg_context *c)
 {
     if (!c) return;
     xg_router_close(c->router);     /* stops the dispatcher first */
-    xg_handle_close(c->lane2);
     /* No thread may use the context now: no slot is released after this. */
     if (c->key_ok) pthread_key_delete(c->key);
     for (struct slot *sl = c->slots, *next; sl; sl = next) {

@@ -10,6 +10,7 @@
  */
 #include "handle.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,11 @@ struct xg_handle {
     xg_gpu *gpu;                /* opened on first use */
     int gpu_tried, gpu_rc;
     char *gpu_error;
+    /* Several threads may run GPU batches at once (the engine has a slot
+     * for each of two); the engine opens once under gpu_mu, and closes
+     * only when no search holds gpu_rw. */
+    pthread_mutex_t gpu_mu;
+    pthread_rwlock_t gpu_rw;
     struct xg_engine_opts gpu_opts;
 };
 
@@ -62,18 +68,27 @@ static int same_revisions(xg_handle *s, uint64_t n_docs, const char *path)
     return rc;
 }
 
+static xg_handle *new_handle(void)
+{
+    xg_handle *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    pthread_mutex_init(&s->gpu_mu, NULL);
+    pthread_rwlock_init(&s->gpu_rw, NULL);
+    return s;
+}
+
 int xg_handle_open(const char *const *db_paths, size_t n_paths,
                    const char *index_path, xg_handle **out)
 {
     int rc;
     struct xg_db_stats st;
-    xg_handle *s = calloc(1, sizeof *s);
+    xg_handle *s = new_handle();
     struct xg_engine_opts eo = XG_ENGINE_DEFAULTS;
     *out = NULL;
     if (!s) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     s->gpu_opts = eo;
     if (n_paths == 0) {
-        free(s);
+        xg_handle_close(s);
         return xg_set_error(XG_ERR_ARG, "no database given");
     }
     if ((rc = xg_shim_db_open(db_paths, n_paths, &s->db))) goto fail;
@@ -121,6 +136,8 @@ void xg_handle_close(xg_handle *s)
     if (s->db) xg_shim_db_close(s->db);
     free(s->index_error);
     free(s->shard_doccount);
+    pthread_mutex_destroy(&s->gpu_mu);
+    pthread_rwlock_destroy(&s->gpu_rw);
     free(s);
 }
 
@@ -129,7 +146,7 @@ int xg_handle_clone(const xg_handle *base, const char *const *db_paths,
 {
     int rc;
     struct xg_db_stats st;
-    xg_handle *s = calloc(1, sizeof *s);
+    xg_handle *s = new_handle();
     *out = NULL;
     if (!s) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     s->gpu_opts = base->gpu_opts;
@@ -213,7 +230,7 @@ void xg_handle_set_engine_opts(xg_handle *s, const struct xg_engine_opts *o)
 }
 
 /* Open the GPU engine once; XG_OK or why not (kept for later calls). */
-static int gpu_ready(xg_handle *s)
+static int gpu_ready_locked(xg_handle *s)
 {
     if (s->gpu_tried) {
         if (s->gpu_rc)
@@ -235,6 +252,14 @@ static int gpu_ready(xg_handle *s)
     return s->gpu_rc;
 }
 
+static int gpu_ready(xg_handle *s)
+{
+    pthread_mutex_lock(&s->gpu_mu);
+    int rc = gpu_ready_locked(s);
+    pthread_mutex_unlock(&s->gpu_mu);
+    return rc;
+}
+
 int xg_handle_gpu_status(xg_handle *s, const char **why)
 {
     int rc = gpu_ready(s);
@@ -242,16 +267,28 @@ int xg_handle_gpu_status(xg_handle *s, const char **why)
     return rc;
 }
 
-void xg_handle_gpu_drop(xg_handle *s)
+/* Close the engine once no search uses it; rc and why (taken) say why. */
+static void gpu_close(xg_handle *s, int rc, char *why)
 {
+    pthread_rwlock_wrlock(&s->gpu_rw);
+    pthread_mutex_lock(&s->gpu_mu);
     xg_engine_close(s->gpu);
     s->gpu = NULL;
     s->gpu_tried = 1;
     if (!s->gpu_rc) {
-        s->gpu_rc = XG_ERR_NODEVICE;
+        s->gpu_rc = rc;
         free(s->gpu_error);
-        s->gpu_error = strdup("GPU engine closed: not needed");
+        s->gpu_error = why;
+        why = NULL;
     }
+    pthread_mutex_unlock(&s->gpu_mu);
+    pthread_rwlock_unlock(&s->gpu_rw);
+    free(why);
+}
+
+uint32_t xg_handle_gpu_slots(xg_handle *s)
+{
+    return gpu_ready(s) ? 0 : xg_engine_slots(s->gpu);
 }
 
 const struct xg_engine_stats *xg_handle_gpu_stats(const xg_handle *s)
@@ -380,6 +417,7 @@ int xg_handle_run_gpu(xg_handle *s, struct xg_prepared *const *pqs,
                       const struct xg_bm25_params *p, struct xg_result *out,
                       int *status)
 {
+    pthread_rwlock_rdlock(&s->gpu_rw);
     int rc = gpu_ready(s);
     struct xg_engine_query *eq = NULL;
     if (!rc && !(eq = calloc(n ? n : 1, sizeof *eq)))
@@ -394,15 +432,12 @@ int xg_handle_run_gpu(xg_handle *s, struct xg_prepared *const *pqs,
         }
         rc = xg_engine_search(s->gpu, eq, n, p, out, status);
         free(eq);
-        /* A device in an unknown state is not used again. */
-        if (rc == XG_ERR_CUDA || rc == XG_ERR_NODEVICE) {
-            s->gpu_rc = rc;
-            free(s->gpu_error);
-            s->gpu_error = strdup(xg_last_error());
-            xg_engine_close(s->gpu);
-            s->gpu = NULL;
-        }
     }
+    pthread_rwlock_unlock(&s->gpu_rw);
+    /* A device in an unknown state is not used again (a no-op where
+     * there was none, or another thread closed it first). */
+    if (rc == XG_ERR_CUDA || rc == XG_ERR_NODEVICE)
+        gpu_close(s, rc, strdup(xg_last_error()));
     if (rc)
         for (uint32_t i = 0; i < n; ++i) {
             memset(&out[i], 0, sizeof out[i]);

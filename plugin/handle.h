@@ -118,15 +118,17 @@ int xg_handle_gpu_status(xg_handle *h, const char **why);
  * XG_ERR_NOMEM, ...) or why the engine is not usable (XG_ERR_NODEVICE
  * ...), with every status[i] that code and every out[i] empty.  After
  * XG_ERR_CUDA or XG_ERR_NODEVICE the device is in an unknown state: the
- * engine is closed and xg_handle_gpu_status() reports that fault. */
+ * engine is closed and xg_handle_gpu_status() reports that fault.
+ * Thread-safe: up to xg_handle_gpu_slots(h) batches run at once (the
+ * rest of h is the thread's own). */
 int xg_handle_run_gpu(xg_handle *h, struct xg_prepared *const *pqs,
                       const uint32_t *ks, uint32_t k, uint32_t n,
                       const struct xg_bm25_params *p, struct xg_result *out,
                       int *status);
 
-/* Close h's GPU engine for good (its device memory freed); later calls
- * find no GPU on h. */
-void xg_handle_gpu_drop(xg_handle *h);
+/* How many GPU batches h runs at once (xg_engine_slots); 0 without a
+ * usable engine. */
+uint32_t xg_handle_gpu_slots(xg_handle *h);
 
 /* The engine's counters (NULL if it is not open). */
 const struct xg_engine_stats *xg_handle_gpu_stats(const xg_handle *h);

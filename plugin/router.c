@@ -165,16 +165,11 @@ static struct xg_dispatch *dispatcher(xg_router *r)
         r->dispatch_tried = 1;
         const char *why;
         if (xg_handle_gpu_status(r->base, &why) == XG_OK) {
+            /* A lane per engine slot: whichever is free takes the next
+             * batch, and both share the engine's one copy of the index. */
+            const uint32_t slots = xg_handle_gpu_slots(r->base);
             r->lanes[r->n_lanes++] = r->base;
-            /* A second lane only where both engines hold every list: a
-             * list cache each would double the copies.  One not used
-             * gives its device memory back. */
-            if (r->o.lane2 && xg_handle_gpu_stats(r->base)->cache_pool == 0 &&
-                xg_handle_gpu_status(r->o.lane2, &why) == XG_OK &&
-                xg_handle_gpu_stats(r->o.lane2)->cache_pool == 0)
-                r->lanes[r->n_lanes++] = r->o.lane2;
-            else if (r->o.lane2)
-                xg_handle_gpu_drop(r->o.lane2);
+            if (!r->o.one_lane && slots > 1) r->lanes[r->n_lanes++] = r->base;
             struct xg_dispatch_opts o;
             memset(&o, 0, sizeof o);
             o.max_batch = 256;

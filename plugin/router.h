@@ -63,12 +63,9 @@ struct xg_router_opts {
     double deadline;            /* seconds a query may stay queued */
     const char *cost_model;     /* NULL: xapian-gpu.model beside the index
                                    if present, else the built-in model */
-    xg_handle *lane2;           /* not XG_FRONT_MATCHER: a second handle on
-                                   the base's index (the caller's; it
-                                   outlives the router) whose GPU engine
-                                   runs batches beside the base's; used
-                                   when both engines hold every list on
-                                   the device.  NULL: one lane */
+    int one_lane;               /* not XG_FRONT_MATCHER: one GPU batch
+                                   at a time, even where the engine runs
+                                   two (xg_engine_slots) */
 };
 
 typedef struct xg_router xg_router;

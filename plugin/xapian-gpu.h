@@ -133,10 +133,10 @@ struct xg_context_opts {
                                    (0: it sleeps at once, leaving the cores
                                    to the application) */
     int gpu_lanes;              /* GPU batches in flight at once: 1, or 2
-                                   (0, the default; a second copy of the
-                                   index on the device, so only with the
-                                   default device_memory and where every
-                                   list fits twice) */
+                                   (0, the default): two share the one
+                                   copy of the index on the device, each
+                                   with its own batch buffers; one with a
+                                   device_memory budget or a list cache */
 };
 #define XG_CONTEXT_DEFAULTS {XG_ENGINE_AUTO, XG_BM25_DEFAULTS, 0, 0, 0, 0, NULL, 0, 0}
 

@@ -46,6 +46,10 @@ int xg_engine_plan_memory(struct xg_gpu *e, uint64_t budget)
         (e->hix.impacts ? s[XG_SEC_IMPACTS].length : 0);
     const uint64_t reserve = budget / 4, lists = ix->postings_len;
     uint64_t pool = e->o.list_cache;
+    /* A budget the caller set leaves no room for a second batch's
+     * buffers, and a list cache places each batch's lists itself. */
+    e->n_slots = e->o.memory_budget || pool || xg_knob_one_slot()
+                     ? 1 : XG_ENGINE_SLOTS;
     if (!pool) {
         if (!budget || meta + lists + XG_POSTINGS_PAD + reserve <= budget)
             return XG_OK;
@@ -56,6 +60,7 @@ int xg_engine_plan_memory(struct xg_gpu *e, uint64_t budget)
                                 (unsigned long long)meta,
                                 (unsigned long long)budget);
         pool = budget - meta - reserve - XG_POSTINGS_PAD;
+        e->n_slots = 1;
     }
     e->list_bytes = malloc(n_terms * sizeof *e->list_bytes);
     if (!e->list_bytes) return xg_set_error(XG_ERR_NOMEM, "out of memory");
@@ -84,10 +89,9 @@ int xg_engine_plan_memory(struct xg_gpu *e, uint64_t budget)
 /* Make every list of the batch resident and pinned: copy in the ones the
  * cache had not, and record where they went.  XG_ERR_NOMEM when they do
  * not fit together (the caller splits the batch). */
-static int place_lists(struct xg_gpu *e)
+static int place_lists(struct xg_gpu *e, const struct xg_batch *b)
 {
     if (!e->cache) return XG_OK;
-    const struct xg_batch *b = &e->batch;
     xg_lcache_unpin_all(e->cache);
     e->n_patch = 0;
     int rc = XG_OK;
@@ -125,12 +129,18 @@ static int place_lists(struct xg_gpu *e)
 
 /* K_d of every document for p and the collection statistics n_docs,
  * total_length (the average length); kept until either changes. */
+static int kd_is(const struct xg_gpu *e, const struct xg_bm25_params *p,
+                 uint64_t n_docs, uint64_t total_length)
+{
+    return e->kd_valid && !memcmp(&e->kd_params, p, sizeof *p) &&
+           e->kd_n_docs == n_docs && e->kd_total_length == total_length;
+}
+
+/* (Called with no search using K_d.) */
 static int set_kd(struct xg_gpu *e, const struct xg_bm25_params *p,
                   uint64_t n_docs, uint64_t total_length)
 {
-    if (e->kd_valid && !memcmp(&e->kd_params, p, sizeof *p) &&
-        e->kd_n_docs == n_docs && e->kd_total_length == total_length)
-        return XG_OK;
+    if (kd_is(e, p, n_docs, total_length)) return XG_OK;
     struct xg_bm25_query q;
     xg_bm25_query_init(p, n_docs, total_length, 0, &q);
     for (uint64_t d = 0; d < e->ix->hdr->n_docs; ++d)
@@ -151,6 +161,8 @@ int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
     if (!e) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     e->ix = ix;
     e->o = *o;
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_cond_init(&e->cv, NULL);
     if (!e->o.max_batch) e->o.max_batch = 256;
     e->h_kd = malloc((ix->hdr->n_docs + 1) * sizeof *e->h_kd);
     if (!e->h_kd) {
@@ -212,10 +224,14 @@ void xg_engine_close(xg_gpu *e)
     if (e->o.use_device) {
         xg_engine_dev_close(e); /* frees its pinned h_res, h_cand */
     } else {
-        free(e->h_res);
-        free(e->h_cand);
+        for (int i = 0; i < XG_ENGINE_SLOTS; ++i) {
+            free(e->slot[i].h_res);
+            free(e->slot[i].h_cand);
+        }
     }
-    xg_batch_free(&e->batch);
+    for (int i = 0; i < XG_ENGINE_SLOTS; ++i) xg_batch_free(&e->slot[i].batch);
+    pthread_mutex_destroy(&e->mu);
+    pthread_cond_destroy(&e->cv);
     xg_lcache_destroy(e->cache);
     free(e->list_bytes);
     free(e->list_off);
@@ -230,30 +246,32 @@ const struct xg_engine_stats *xg_engine_stats(const xg_gpu *e)
     return &e->st;
 }
 
-int xg_engine_host_room(struct xg_gpu *e)
+uint32_t xg_engine_slots(const xg_gpu *e) { return e->n_slots; }
+
+int xg_engine_host_room(struct xg_slot *s)
 {
-    const struct xg_batch *b = &e->batch;
-    if (b->n_queries > e->cap_res) {
-        void *p = realloc(e->h_res, b->n_queries * sizeof *e->h_res);
+    const struct xg_batch *b = &s->batch;
+    if (b->n_queries > s->cap_res) {
+        void *p = realloc(s->h_res, b->n_queries * sizeof *s->h_res);
         if (!p) return xg_set_error(XG_ERR_NOMEM, "out of memory");
-        e->h_res = p;
-        e->cap_res = b->n_queries;
+        s->h_res = p;
+        s->cap_res = b->n_queries;
     }
-    if (b->cand_total > e->cap_cand) {
-        void *p = realloc(e->h_cand, b->cand_total * sizeof *e->h_cand);
+    if (b->cand_total > s->cap_cand) {
+        void *p = realloc(s->h_cand, b->cand_total * sizeof *s->h_cand);
         if (!p) return xg_set_error(XG_ERR_NOMEM, "out of memory");
-        e->h_cand = p;
-        e->cap_cand = b->cand_total;
+        s->h_cand = p;
+        s->cap_cand = b->cand_total;
     }
     return XG_OK;
 }
 
 /* The twin pipeline: the kernels' CPU twins on host buffers. */
-static int run_ref(struct xg_gpu *e)
+static int run_ref(struct xg_gpu *e, struct xg_slot *s)
 {
-    struct xg_batch *b = &e->batch;
+    struct xg_batch *b = &s->batch;
     const uint64_t n_docs = e->hix.n_docs;
-    int rc = xg_engine_host_room(e);
+    int rc = xg_engine_host_room(s);
     if (rc) return rc;
     double *acc = talloc(b->n_rows * n_docs + 1, sizeof *acc);
     uint32_t *mask = talloc(b->n_rows * n_docs + 1, sizeof *mask);
@@ -289,11 +307,11 @@ static int run_ref(struct xg_gpu *e)
                                    icand};
     if ((rc = xg_intersect_ref(&e->hix, &ia))) goto done;
     struct xg_select_args sa = {b->queries, acc, mask, n_docs, icount, icand,
-                                XG_SELECT_MARGIN, e->h_cand, e->h_res, NULL,
+                                XG_SELECT_MARGIN, s->h_cand, s->h_res, NULL,
                                 NULL};
     if ((rc = xg_select_ref(&sa, b->n_queries))) goto done;
-    struct xg_finish_args fa = {b->queries, b->lists, e->h_res, b->leaf_list,
-                                b->leaf_tw, b->plan, b->bm25, e->h_cand};
+    struct xg_finish_args fa = {b->queries, b->lists, s->h_res, b->leaf_list,
+                                b->leaf_tw, b->plan, b->bm25, s->h_cand};
     rc = xg_finish_ref(&e->hix, &fa, b->n_queries);
 done:
     free(acc);
@@ -340,13 +358,17 @@ static int impacts_fit(const struct xg_gpu *e, const struct xg_bm25_params *p,
 /* Answer queries qs[0..n) in batches with the given batch options.  An
  * OR from impacts whose near-ties overflowed its candidate room is noted
  * in retry[] (the bounds are looser than exact sums, so the exact path
- * may still fit it); the others' statuses are final. */
-static int search_batches(xg_gpu *e, const struct xg_engine_query *qs,
+ * may still fit it); the others' statuses are final.  Runs on slot s;
+ * its statistics go to st, not yet the engine's. */
+static int search_batches(xg_gpu *e, struct xg_slot *s,
+                          struct xg_engine_stats *st,
+                          const struct xg_engine_query *qs,
                           uint32_t n, const struct xg_bm25_params *p,
                           const struct xg_batch_opts *bo,
                           struct xg_result *out, int *status,
                           uint32_t *retry, uint32_t *n_retry)
 {
+    struct xg_batch *b = &s->batch;
     int rc = XG_OK;
     for (uint32_t first = 0, cnt; first < n; first += cnt) {
         /* Close the batch at max_batch queries or at the work threshold,
@@ -360,12 +382,12 @@ static int search_batches(xg_gpu *e, const struct xg_engine_query *qs,
         /* With a list cache, halve the batch until its lists fit. */
         double t0 = xg_now();
         for (;;) {
-            rc = xg_batch_build(&e->batch, e->ix, qs, first, cnt, p, bo, out,
+            rc = xg_batch_build(b, e->ix, qs, first, cnt, p, bo, out,
                                 status);
-            if (!rc) rc = place_lists(e);
+            if (!rc) rc = place_lists(e, b);
             if (rc != XG_ERR_NOMEM || !e->cache || cnt == 1) break;
             cnt /= 2;
-            ++e->st.batch_splits;
+            ++st->batch_splits;
         }
         if (rc == XG_ERR_NOMEM && e->cache && cnt == 1) {
             /* One query whose lists outgrow the cache: the CPU answers. */
@@ -374,32 +396,33 @@ static int search_batches(xg_gpu *e, const struct xg_engine_query *qs,
             rc = XG_OK;
             continue;
         }
-        if (rc || !e->batch.n_queries) {
+        if (rc || !b->n_queries) {
             if (rc) return rc;
             continue;
         }
         const double t1 = xg_now();
-        rc = e->o.use_device ? xg_engine_dev_run(e) : run_ref(e);
+        rc = e->o.use_device ? xg_engine_dev_run(e, s) : run_ref(e, s);
         const double t2 = xg_now();
         if (!rc)
-            rc = xg_batch_finish(&e->batch, e->ix, e->h_res, e->h_cand,
+            rc = xg_batch_finish(b, e->ix, s->h_res, s->h_cand,
                                  e->o.use_device, out, status);
         if (rc) return rc;
         const double t3 = xg_now();
-        e->st.build_seconds += t1 - t0;
-        e->st.run_seconds += t2 - t1;
-        e->st.finish_seconds += t3 - t2;
-        ++e->st.batches;
-        e->st.postings_decoded += e->batch.total_blocks * XG_FMT_BLOCK;
+        st->build_seconds += t1 - t0;
+        st->run_seconds += t2 - t1;
+        st->finish_seconds += t3 - t2;
+        ++st->batches;
+        st->device_seconds += s->device_seconds;
+        st->postings_decoded += b->total_blocks * XG_FMT_BLOCK;
         for (int m = 0; m < XG_MEMBER_KINDS; ++m)
-            e->st.member_lists[m] += e->batch.member_lists[m];
-        e->st.bloom_lists += e->batch.bloom_lists;
-        for (uint32_t i = 0; i < e->batch.n_queries; ++i) {
-            e->st.candidates += e->h_res[i].n_cand;
-            if (!e->batch.queries[i].impact_row) continue;
-            ++e->st.impact_queries;
-            if (e->h_res[i].overflow && retry)
-                retry[(*n_retry)++] = e->batch.qmap[i];
+            st->member_lists[m] += b->member_lists[m];
+        st->bloom_lists += b->bloom_lists;
+        for (uint32_t i = 0; i < b->n_queries; ++i) {
+            st->candidates += s->h_res[i].n_cand;
+            if (!b->queries[i].impact_row) continue;
+            ++st->impact_queries;
+            if (s->h_res[i].overflow && retry)
+                retry[(*n_retry)++] = b->qmap[i];
         }
     }
     return XG_OK;
@@ -414,6 +437,65 @@ static void weigh_key(const struct xg_gpu *e, const struct xg_engine_query *eq,
                               : e->ix->hdr->total_length;
 }
 
+/* Take a free slot with K_d set for p and these statistics.  K_d changes
+ * only while no search uses it; one waiting to change it holds back new
+ * searches that would keep the old one. */
+static int acquire(xg_gpu *e, const struct xg_bm25_params *p,
+                   uint64_t n_docs, uint64_t total_length,
+                   struct xg_slot **out)
+{
+    pthread_mutex_lock(&e->mu);
+    struct xg_slot *s = NULL;
+    for (;;) {
+        const int same = kd_is(e, p, n_docs, total_length);
+        for (uint32_t i = 0; i < e->n_slots && !s; ++i)
+            if (!e->slot[i].busy) s = &e->slot[i];
+        if (s && (same ? !e->kd_waiters : !e->kd_users)) break;
+        s = NULL;
+        e->kd_waiters += !same;
+        pthread_cond_wait(&e->cv, &e->mu);
+        e->kd_waiters -= !same;
+    }
+    int rc = set_kd(e, p, n_docs, total_length);
+    if (!rc) {
+        s->busy = 1;
+        ++e->kd_users;
+        *out = s;
+    }
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+static void add_stats(struct xg_engine_stats *to,
+                      const struct xg_engine_stats *d)
+{
+    to->batches += d->batches;
+    to->postings_decoded += d->postings_decoded;
+    to->candidates += d->candidates;
+    to->device_seconds += d->device_seconds;
+    to->build_seconds += d->build_seconds;
+    to->run_seconds += d->run_seconds;
+    to->finish_seconds += d->finish_seconds;
+    to->batch_splits += d->batch_splits;
+    to->impact_queries += d->impact_queries;
+    to->impact_retries += d->impact_retries;
+    for (int m = 0; m < XG_MEMBER_KINDS; ++m)
+        to->member_lists[m] += d->member_lists[m];
+    to->bloom_lists += d->bloom_lists;
+}
+
+/* Give slot s back, with its search's statistics. */
+static void release(xg_gpu *e, struct xg_slot *s,
+                    const struct xg_engine_stats *st)
+{
+    pthread_mutex_lock(&e->mu);
+    add_stats(&e->st, st);
+    s->busy = 0;
+    --e->kd_users;
+    pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+}
+
 /* xg_engine_search for queries that share one collection's statistics. */
 static int search_one_key(xg_gpu *e, const struct xg_engine_query *qs,
                           uint32_t n, const struct xg_bm25_params *p,
@@ -425,8 +507,11 @@ static int search_one_key(xg_gpu *e, const struct xg_engine_query *qs,
                                e->o.cand_min ? e->o.cand_min : 4096u,
                                xg_knob_test_impact_slack(), 0, 0};
     weigh_key(e, &qs[0], &bo.n_docs, &bo.total_length);
-    int rc = set_kd(e, p, bo.n_docs, bo.total_length);
+    struct xg_slot *s;
+    int rc = acquire(e, p, bo.n_docs, bo.total_length, &s);
     if (rc) return rc;
+    struct xg_engine_stats st;
+    memset(&st, 0, sizeof st);
     bo.impacts = impacts_fit(e, p, &bo);
     uint32_t *retry = NULL, n_retry = 0;
     struct xg_engine_query *again = NULL;
@@ -434,11 +519,13 @@ static int search_one_key(xg_gpu *e, const struct xg_engine_query *qs,
     int *again_status = NULL;
     memset(out, 0, (size_t)n * sizeof *out);
     if (bo.impacts && !(retry = malloc((n ? n : 1) * sizeof *retry)))
-        return xg_set_error(XG_ERR_NOMEM, "out of memory");
-    rc = search_batches(e, qs, n, p, &bo, out, status, retry, &n_retry);
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+    if (!rc)
+        rc = search_batches(e, s, &st, qs, n, p, &bo, out, status, retry,
+                            &n_retry);
     if (!rc && n_retry) {
         /* Impact bounds overflowed: the exact sums select these again. */
-        e->st.impact_retries += n_retry;
+        st.impact_retries += n_retry;
         bo.impacts = 0;
         again = malloc(n_retry * sizeof *again);
         again_out = calloc(n_retry, sizeof *again_out);
@@ -447,7 +534,7 @@ static int search_one_key(xg_gpu *e, const struct xg_engine_query *qs,
             rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         } else {
             for (uint32_t r = 0; r < n_retry; ++r) again[r] = qs[retry[r]];
-            rc = search_batches(e, again, n_retry, p, &bo, again_out,
+            rc = search_batches(e, s, &st, again, n_retry, p, &bo, again_out,
                                 again_status, NULL, NULL);
         }
         for (uint32_t r = 0; !rc && r < n_retry; ++r) {
@@ -459,6 +546,7 @@ static int search_one_key(xg_gpu *e, const struct xg_engine_query *qs,
             for (uint32_t r = 0; r < n_retry; ++r)
                 xg_result_free(&again_out[r]);
     }
+    release(e, s, &st);
     free(retry);
     free(again);
     free(again_out);
@@ -523,6 +611,7 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
         free(done);
     }
     if (rc) return rc;
+    pthread_mutex_lock(&e->mu);
     for (uint32_t i = 0; i < n; ++i) {
         ++e->st.queries;
         if (status[i] == XG_OK) ++e->st.served; else ++e->st.to_cpu;
@@ -535,5 +624,6 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
         e->st.cache_evictions = cs.evictions;
         e->st.cache_bytes_loaded = cs.bytes_loaded;
     }
+    pthread_mutex_unlock(&e->mu);
     return XG_OK;
 }

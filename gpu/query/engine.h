@@ -116,7 +116,8 @@ int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
                    xg_gpu **out);
 void xg_engine_close(xg_gpu *e);
 
-/* Answer n queries (any n; batched internally).  out[i] and status[i] per
+/* Answer n queries (any n; batched internally).  Thread-safe: up to
+ * xg_engine_slots() calls run at once.   out[i] and status[i] per
  * query: XG_OK with the exact MSet, or XG_ERR_UNSUPPORTED (use the CPU
  * matcher).  Returns XG_OK, or an error (XG_ERR_CUDA, XG_ERR_NOMEM) after
  * which no out[] is valid and all are freed. */
@@ -125,6 +126,12 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
                      struct xg_result *out, int *status);
 
 const struct xg_engine_stats *xg_engine_stats(const xg_gpu *e);
+
+/* How many threads' searches the engine runs at once (1 or 2): each has
+ * its own batch buffers and stream, so one batch is built and finished
+ * on the host while another runs on the device.  One with a list cache
+ * or a memory budget the caller set.  More callers wait for a slot. */
+uint32_t xg_engine_slots(const xg_gpu *e);
 
 /* "NVIDIA H100 80GB HBM3 (132 SMs, 79 GiB)" or why there is no device. */
 int xg_engine_device_info(int device, char *buf, size_t n);

@@ -1,7 +1,8 @@
 /** @file engine_cuda.c
- *  @brief The engine's device side: the resident index, batch buffers,
- *         one stream, and the launch sequence (decode/accumulate,
- *         intersect, select, finish).  Built only with CUDA.
+ *  @brief The engine's device side: the resident index, each slot's
+ *         batch buffers and lane (its stream), and the launch sequence
+ *         (decode/accumulate, intersect, select, finish).  Built only
+ *         with CUDA.
  *
  *  The device, its stream, the budgeted pool and the timing are the
  *  runtime's (runtime/device.h).  Every CUDA call goes through
@@ -12,6 +13,7 @@
  *  fault hook) so the error paths are tested.
  */
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@
 #include "../runtime/device.h"
 #include "../runtime/error.h"
 #include "../runtime/fault.h"
+#include "../runtime/knobs.h"
 #include "finish.h"
 #include "intersect.h"
 #include "merge.h"
@@ -32,17 +35,10 @@
  * (256 KiB: about 10 us over the bus, less than a wait for the device). */
 #define XG_ONE_TRIP_BYTES (256u << 10)
 
-struct dev {
-    struct xg_device d;             /* stream, pool, timing, blocking waits */
-    struct xg_dindex dix;
-    void *index_mem[11];
-    uint64_t index_bytes[11];
-    uint8_t *pool;                  /* list cache pool (index_mem[0]) */
-    uint8_t *stage;                 /* pinned staging for list uploads */
-    uint64_t stage_cap, stage_used;
-    uint64_t *d_list_off, *d_patch;
-    uint64_t cap_patch;
-    double *d_kd;
+/* A slot's device side: its lane and its batch's buffers. */
+struct dslot {
+    struct xg_device_lane lane;
+    cudaEvent_t ev_kernels;         /* its batch's last kernel done */
     uint8_t *d_desc, *h_desc;
     size_t cap_desc;
     double *d_acc;
@@ -73,13 +69,35 @@ struct dev {
     uint64_t cap_hres, cap_hcand;
 };
 
+struct dev {
+    struct xg_device d;             /* stream, pool, blocking waits */
+    struct xg_dindex dix;
+    void *index_mem[11];
+    uint64_t index_bytes[11];
+    uint8_t *pool;                  /* list cache pool (index_mem[0]) */
+    uint8_t *stage;                 /* pinned staging for list uploads */
+    uint64_t stage_cap, stage_used;
+    uint64_t *d_list_off, *d_patch;
+    uint64_t cap_patch;
+    double *d_kd;
+    struct dslot slot[XG_ENGINE_SLOTS]; /* slot 0 on the device's stream */
+    pthread_mutex_t alloc_mu;       /* the pool, for slots side by side */
+    /* The slots' kernels run in turn, in the order their batches were
+     * queued: a batch of 256 fills the device alone, and two side by side
+     * would share its caches and finish both late.  Copies and host work
+     * still overlap the other slot's kernels. */
+    pthread_mutex_t order_mu;
+    cudaEvent_t last_kernels;       /* of the batch queued last (or NULL) */
+    int overlap;                    /* XG_SLOTS_OVERLAP: no turns */
+};
+
 /* Grow a batch buffer to hold `need` elements of `elem` bytes.  Batch
  * buffers come from the stream-ordered allocator, whose pool keeps what
  * is freed (the device opens with keep_pool): growing one for a larger
  * batch neither waits for the device nor maps new memory each time, where
  * cudaFree and cudaMalloc stall every query in flight. */
-static int dgrow(struct dev *d, void **p, uint64_t *cap, uint64_t need,
-                 size_t elem, const char *what)
+static int dgrow(struct dev *d, cudaStream_t st, void **p, uint64_t *cap,
+                 uint64_t need, size_t elem, const char *what)
 {
     /* A fault point (runtime/fault.h) even when the kept buffer is large
      * enough, so that injected faults reach steady-state batches too. */
@@ -88,23 +106,26 @@ static int dgrow(struct dev *d, void **p, uint64_t *cap, uint64_t need,
     if (need <= *cap && *p) return XG_OK;
     uint64_t c = *cap ? *cap : 1024;
     while (c < need) c *= 2;
-    xg_pool_free_async(&d->d.pool, p, *cap * elem);
+    pthread_mutex_lock(&d->alloc_mu);
+    xg_pool_free_on(&d->d.pool, st, p, *cap * elem);
     *cap = 0;
-    int rc = xg_pool_alloc_async(&d->d.pool, p, c * elem, what);
+    int rc = xg_pool_alloc_on(&d->d.pool, st, p, c * elem, what);
+    pthread_mutex_unlock(&d->alloc_mu);
     if (!rc) *cap = c;
     return rc;
 }
 
 /* dgrow for scratch the kernels leave zeroed (the selection's state and
  * histograms): zeroed once, when it is (re)allocated. */
-static int dgrow_zeroed(struct dev *d, void **p, uint64_t *cap, uint64_t need,
-                        size_t elem, const char *what)
+static int dgrow_zeroed(struct dev *d, cudaStream_t st, void **p,
+                        uint64_t *cap, uint64_t need, size_t elem,
+                        const char *what)
 {
     const void *before = *p;
     const uint64_t cap_before = *cap;
-    int rc = dgrow(d, p, cap, need, elem, what);
+    int rc = dgrow(d, st, p, cap, need, elem, what);
     if (rc || (*p == before && *cap == cap_before)) return rc;
-    XG_CUDA_CHECK(cudaMemsetAsync(*p, 0, *cap * elem, d->d.stream), what);
+    XG_CUDA_CHECK(cudaMemsetAsync(*p, 0, *cap * elem, st), what);
     return XG_OK;
 }
 
@@ -140,12 +161,15 @@ int xg_engine_dev_open(struct xg_gpu *e)
     struct dev *d = calloc(1, sizeof *d);
     if (!d) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     e->dev = d;
+    pthread_mutex_init(&d->alloc_mu, NULL);
+    pthread_mutex_init(&d->order_mu, NULL);
+    d->overlap = xg_knob_slots_overlap();
     /* The pool of the batch buffers keeps freed memory for the next
-     * growth; xg_engine_dev_close gives it back.  Two marks time a
-     * batch. */
+     * growth; xg_engine_dev_close gives it back.  The slots' lanes time
+     * their batches. */
     const struct xg_device_opts dopts = {
         .who = "GPU", .ordinal = e->o.device, .budget = e->o.memory_budget,
-        .marks = 2, .staging_threads = 1, .keep_pool = 1, .trim_at_close = 1,
+        .marks = 0, .staging_threads = 1, .keep_pool = 1, .trim_at_close = 1,
         .blocking_sync = e->o.blocking_sync, .spin_us = e->o.wait_spin_us};
     int rc = xg_device_open(&d->d, &dopts);
     if (rc) return rc;
@@ -154,6 +178,15 @@ int xg_engine_dev_open(struct xg_gpu *e)
     uint64_t n_terms = ix->hdr->n_terms, n_docs = ix->hdr->n_docs;
     const void *p;
     if ((rc = xg_engine_plan_memory(e, d->d.pool.budget))) return rc;
+    /* Slot 0 on the device's stream, the others on streams of their own:
+     * a batch of each may be on the device at once. */
+    for (uint32_t i = 0; i < e->n_slots; ++i) {
+        if ((rc = xg_device_lane_open(&d->d, i > 0, &d->slot[i].lane)))
+            return rc;
+        XG_CUDA_CHECK(cudaEventCreateWithFlags(&d->slot[i].ev_kernels,
+                                               cudaEventDisableTiming),
+                      "event");
+    }
     if (e->cache) {
         /* The lists come in per batch (xg_engine_dev_load_list). */
         void *pool;
@@ -245,24 +278,32 @@ void xg_engine_dev_close(struct xg_gpu *e)
 {
     struct dev *d = e->dev;
     if (!d) return;
-    if (d->d.stream) {
-        void *batch[] = {d->d_patch, d->d_desc, d->d_acc, d->d_mask,
-                         d->d_docs, d->d_wdfs, d->d_icount, d->d_icand,
-                         d->d_cand, d->d_res, d->d_off, d->d_packed,
-                         d->d_sel, d->d_hist, d->d_bsel, d->d_mpos};
-        for (size_t i = 0; i < sizeof batch / sizeof batch[0]; ++i)
-            if (batch[i]) cudaFreeAsync(batch[i], d->d.stream);
+    if (d->d.stream && d->d_patch) cudaFreeAsync(d->d_patch, d->d.stream);
+    for (int k = 0; k < XG_ENGINE_SLOTS; ++k) {
+        struct dslot *sl = &d->slot[k];
+        if (sl->lane.stream) {
+            void *batch[] = {sl->d_desc, sl->d_acc, sl->d_mask, sl->d_docs,
+                             sl->d_wdfs, sl->d_icount, sl->d_icand,
+                             sl->d_cand, sl->d_res, sl->d_off, sl->d_packed,
+                             sl->d_sel, sl->d_hist, sl->d_bsel, sl->d_mpos};
+            for (size_t i = 0; i < sizeof batch / sizeof batch[0]; ++i)
+                if (batch[i]) cudaFreeAsync(batch[i], sl->lane.stream);
+        }
+        xg_device_lane_close(&sl->lane);
+        if (sl->ev_kernels) cudaEventDestroy(sl->ev_kernels);
+        cudaFreeHost(sl->h_desc);
+        cudaFreeHost(sl->h_res);
+        cudaFreeHost(sl->h_cand);
+        e->slot[k].h_res = NULL;
+        e->slot[k].h_cand = NULL;
     }
     for (int i = 0; i < 11; ++i)
         xg_pool_free(&d->d.pool, &d->index_mem[i], d->index_bytes[i]);
     cudaFreeHost(d->stage);
-    cudaFreeHost(d->h_desc);
-    cudaFreeHost(d->h_res);
-    cudaFreeHost(d->h_cand);
-    e->h_res = NULL;
-    e->h_cand = NULL;
     /* After the batch buffers' frees: it trims the pool they went to. */
     xg_device_close(&d->d);
+    pthread_mutex_destroy(&d->alloc_mu);
+    pthread_mutex_destroy(&d->order_mu);
     free(d);
     e->dev = NULL;
 }
@@ -295,8 +336,8 @@ int xg_engine_dev_patch_offsets(struct xg_gpu *e)
 {
     struct dev *d = e->dev;
     if (!e->n_patch) return XG_OK;
-    int rc = dgrow(d, (void **)&d->d_patch, &d->cap_patch, 2ull * e->n_patch,
-                   sizeof *e->patch, "list offsets");
+    int rc = dgrow(d, d->d.stream, (void **)&d->d_patch, &d->cap_patch,
+                   2ull * e->n_patch, sizeof *e->patch, "list offsets");
     if (!rc)
         rc = stage_upload(d, d->d_patch, e->patch,
                           2ull * e->n_patch * sizeof *e->patch, "list offsets");
@@ -316,34 +357,133 @@ static uint64_t pinned_cap(uint64_t need, uint64_t floor)
     return 2 * (need + 1) > floor ? 2 * (need + 1) : floor;
 }
 
-int xg_engine_dev_run(struct xg_gpu *e)
+/* A batch's descriptor arrays in device memory (one upload). */
+struct descs {
+    const struct xg_dquery *dq;
+    const struct xg_dlist *dl;
+    const uint32_t *dll;
+    const double *dtw;
+    const struct xg_plan_op *dpl;
+    const uint32_t *diq;
+    const uint64_t *dip;
+    const uint32_t *dml;
+    const uint64_t *dmp;
+    size_t size;
+};
+
+/* The batch's kernels on its slot's stream, after those of the batch
+ * queued before it (on either slot) unless the slots overlap.  Called
+ * under d->order_mu. */
+static int queue_kernels(struct dev *d, struct dslot *sl,
+                         const struct xg_batch *b, const struct descs *ds,
+                         int one_trip)
+{
+    cudaStream_t st = sl->lane.stream;
+    const uint64_t n_docs = d->dix.n_docs;
+    if (!d->overlap && d->last_kernels)
+        XG_CUDA_CHECK(cudaStreamWaitEvent(st, d->last_kernels, 0),
+                      "batch order");
+    XG_CUDA_CHECK(cudaEventRecord(sl->lane.ev_start, st), "timing event");
+    XG_CUDA_CHECK(cudaMemcpyAsync(sl->d_desc, sl->h_desc, ds->size,
+                                  cudaMemcpyHostToDevice, st),
+                  "descriptor upload");
+    if (b->n_rows) {
+        /* Impact rows live in the mask alone: a batch of them only needs
+         * a third of the reset (and the selection reads as little). */
+        if (b->exact_rows)
+            XG_CUDA_CHECK(cudaMemsetAsync(sl->d_acc, 0,
+                                          b->n_rows * n_docs * sizeof(double),
+                                          st), "accumulator reset");
+        XG_CUDA_CHECK(cudaMemsetAsync(sl->d_mask, 0,
+                                      b->n_rows * n_docs * sizeof(uint32_t),
+                                      st), "mask reset");
+    }
+    XG_CUDA_CHECK(cudaMemsetAsync(sl->d_icount, 0,
+                                  (b->n_queries + 1) * sizeof(uint32_t), st),
+                  "count reset");
+    XG_CUDA_CHECK(xg_accumulate_gpu(&d->dix, ds->dl, ds->dq, 0,
+                                    b->n_dense_lists, 0, b->dense_blocks,
+                                    sl->d_acc, sl->d_mask, st),
+                  "accumulate kernel");
+    /* AND: probes and whole lists, block selection, selected blocks,
+     * merge paths, then the intersection. */
+    struct xg_merge_args ma = {ds->dq, ds->dl, ds->diq, ds->dip, b->n_iq,
+                               b->n_ml, ds->dml, ds->dmp, sl->d_docs,
+                               sl->d_bsel, sl->d_mpos};
+    if (b->n_iq)
+        XG_CUDA_CHECK(cudaMemsetAsync(sl->d_bsel, 0, b->total_blocks, st),
+                      "selection reset");
+    XG_CUDA_CHECK(xg_decode_lists_gpu(&d->dix, ds->dl, b->n_dense_lists,
+                                      b->n_lists, b->dense_blocks,
+                                      b->total_blocks, NULL, sl->d_docs,
+                                      sl->d_wdfs, st), "decode kernel");
+    XG_CUDA_CHECK(xg_block_select_gpu(&d->dix, &ma, b->iprefix[b->n_iq], st),
+                  "block selection kernel");
+    XG_CUDA_CHECK(xg_decode_lists_gpu(&d->dix, ds->dl, b->n_dense_lists,
+                                      b->n_lists, b->dense_blocks,
+                                      b->total_blocks, sl->d_bsel, sl->d_docs,
+                                      sl->d_wdfs, st), "decode kernel");
+    XG_CUDA_CHECK(xg_mergepath_gpu(&ma, b->mprefix[b->n_ml], st),
+                  "merge path kernel");
+    struct xg_intersect_args ia = {ds->dq, ds->dl, ds->diq, ds->dip,
+                                   b->n_iq, 0, sl->d_docs, sl->d_wdfs,
+                                   sl->d_mpos, ds->dll, ds->dtw, ds->dpl,
+                                   b->bm25, sl->d_icount, sl->d_icand};
+    XG_CUDA_CHECK(xg_intersect_gpu(&d->dix, &ia, b->iprefix[b->n_iq], st),
+                  "intersect kernel");
+    struct xg_select_args sa = {ds->dq, sl->d_acc, sl->d_mask, n_docs,
+                                sl->d_icount, sl->d_icand, XG_SELECT_MARGIN,
+                                sl->d_cand, sl->d_res, sl->d_sel,
+                                sl->d_hist};
+    uint64_t max_items = b->n_rows ? n_docs : 0;
+    for (uint32_t i = 0; i < b->n_iq; ++i)
+        if (b->iprefix[i + 1] - b->iprefix[i] > max_items)
+            max_items = b->iprefix[i + 1] - b->iprefix[i];
+    XG_CUDA_CHECK(xg_select_gpu(&sa, b->n_queries, max_items, st),
+                  "select kernel");
+    struct xg_finish_args fa = {ds->dq, ds->dl, sl->d_res, ds->dll, ds->dtw,
+                                ds->dpl, b->bm25, sl->d_cand};
+    XG_CUDA_CHECK(xg_finish_gpu(&d->dix, &fa, b->n_queries, st),
+                  "finish kernel");
+    if (!one_trip)
+        XG_CUDA_CHECK(xg_pack_gpu(ds->dq, sl->d_res, sl->d_cand,
+                                  b->n_queries, sl->d_off, sl->d_packed, st),
+                      "pack kernel");
+    XG_CUDA_CHECK(cudaEventRecord(sl->ev_kernels, st), "batch order");
+    d->last_kernels = sl->ev_kernels;
+    return XG_OK;
+}
+
+int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
 {
     struct dev *d = e->dev;
-    struct xg_batch *b = &e->batch;
+    struct dslot *sl = &d->slot[s - e->slot];
+    struct xg_batch *b = &s->batch;
+    cudaStream_t st = sl->lane.stream;
     const uint64_t n_docs = d->dix.n_docs;
     int rc;
     /* Pinned host buffers: device-to-host copies at full speed. */
-    if (b->n_queries > d->cap_hres || !d->h_res) {
-        cudaFreeHost(d->h_res);
-        d->h_res = NULL;
-        d->cap_hres = 0;
+    if (b->n_queries > sl->cap_hres || !sl->h_res) {
+        cudaFreeHost(sl->h_res);
+        sl->h_res = NULL;
+        sl->cap_hres = 0;
         uint64_t c = pinned_cap(b->n_queries, 1024);
-        XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_res, c * sizeof *d->h_res),
+        XG_CUDA_CHECK(cudaMallocHost((void **)&sl->h_res, c * sizeof *sl->h_res),
                       "pinned results");
-        d->cap_hres = c;
+        sl->cap_hres = c;
     }
-    if (b->cand_total > d->cap_hcand || !d->h_cand) {
-        cudaFreeHost(d->h_cand);
-        d->h_cand = NULL;
-        d->cap_hcand = 0;
+    if (b->cand_total > sl->cap_hcand || !sl->h_cand) {
+        cudaFreeHost(sl->h_cand);
+        sl->h_cand = NULL;
+        sl->cap_hcand = 0;
         uint64_t c = pinned_cap(b->cand_total, 1u << 16);
-        XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_cand,
-                                     c * sizeof *d->h_cand),
+        XG_CUDA_CHECK(cudaMallocHost((void **)&sl->h_cand,
+                                     c * sizeof *sl->h_cand),
                       "pinned candidates");
-        d->cap_hcand = c;
+        sl->cap_hcand = c;
     }
-    e->h_res = d->h_res;
-    e->h_cand = d->h_cand;
+    s->h_res = sl->h_res;
+    s->h_cand = sl->h_cand;
 
     /* One pinned buffer, one copy: every descriptor array of the batch. */
     size_t o_q = 0;
@@ -356,18 +496,20 @@ int xg_engine_dev_run(struct xg_gpu *e)
     size_t o_ml = ALIGN16(o_ip + (b->n_iq + 1) * sizeof *b->iprefix);
     size_t o_mp = ALIGN16(o_ml + (b->n_ml + 1) * sizeof *b->mlist);
     size_t size = ALIGN16(o_mp + (b->n_ml + 1) * sizeof *b->mprefix);
-    if (size > d->cap_desc) {
-        xg_pool_free_async(&d->d.pool, (void **)&d->d_desc, d->cap_desc);
-        cudaFreeHost(d->h_desc);
-        d->h_desc = NULL;
+    if (size > sl->cap_desc) {
+        pthread_mutex_lock(&d->alloc_mu);
+        xg_pool_free_on(&d->d.pool, st, (void **)&sl->d_desc, sl->cap_desc);
+        cudaFreeHost(sl->h_desc);
+        sl->h_desc = NULL;
         size_t c = pinned_cap(size, 1u << 20);
-        if ((rc = xg_pool_alloc_async(&d->d.pool, (void **)&d->d_desc, c,
-                                      "batch descriptors")))
-            return rc;
-        XG_CUDA_CHECK(cudaMallocHost((void **)&d->h_desc, c), "pinned buffer");
-        d->cap_desc = c;
+        rc = xg_pool_alloc_on(&d->d.pool, st, (void **)&sl->d_desc, c,
+                              "batch descriptors");
+        pthread_mutex_unlock(&d->alloc_mu);
+        if (rc) return rc;
+        XG_CUDA_CHECK(cudaMallocHost((void **)&sl->h_desc, c), "pinned buffer");
+        sl->cap_desc = c;
     }
-    uint8_t *h = d->h_desc;
+    uint8_t *h = sl->h_desc;
     memcpy(h + o_q, b->queries, b->n_queries * sizeof *b->queries);
     memcpy(h + o_l, b->lists, b->n_lists * sizeof *b->lists);
     memcpy(h + o_ll, b->leaf_list, b->n_leaves * sizeof *b->leaf_list);
@@ -377,152 +519,92 @@ int xg_engine_dev_run(struct xg_gpu *e)
     memcpy(h + o_ip, b->iprefix, (b->n_iq + 1) * sizeof *b->iprefix);
     if (b->n_ml) memcpy(h + o_ml, b->mlist, b->n_ml * sizeof *b->mlist);
     memcpy(h + o_mp, b->mprefix, (b->n_ml + 1) * sizeof *b->mprefix);
-    const struct xg_dquery *dq = (const void *)(d->d_desc + o_q);
-    const struct xg_dlist *dl = (const void *)(d->d_desc + o_l);
-    const uint32_t *dll = (const void *)(d->d_desc + o_ll);
-    const double *dtw = (const void *)(d->d_desc + o_tw);
-    const struct xg_plan_op *dpl = (const void *)(d->d_desc + o_pl);
-    const uint32_t *diq = (const void *)(d->d_desc + o_iq);
-    const uint64_t *dip = (const void *)(d->d_desc + o_ip);
-    const uint32_t *dml = (const void *)(d->d_desc + o_ml);
-    const uint64_t *dmp = (const void *)(d->d_desc + o_mp);
+    const struct descs ds = {
+        (const void *)(sl->d_desc + o_q), (const void *)(sl->d_desc + o_l),
+        (const void *)(sl->d_desc + o_ll), (const void *)(sl->d_desc + o_tw),
+        (const void *)(sl->d_desc + o_pl), (const void *)(sl->d_desc + o_iq),
+        (const void *)(sl->d_desc + o_ip), (const void *)(sl->d_desc + o_ml),
+        (const void *)(sl->d_desc + o_mp), size};
 
     const uint64_t cells = b->n_rows * n_docs + 1;
-    if ((rc = dgrow(d, (void **)&d->d_acc, &d->cap_rows, cells,
+    if ((rc = dgrow(d, st, (void **)&sl->d_acc, &sl->cap_rows, cells,
                     sizeof(double), "accumulators")) ||
-        (rc = dgrow(d, (void **)&d->d_mask, &d->cap_mask, cells,
+        (rc = dgrow(d, st, (void **)&sl->d_mask, &sl->cap_mask, cells,
                     sizeof(uint32_t), "match masks")) ||
-        (rc = dgrow(d, (void **)&d->d_docs, &d->cap_decoded,
+        (rc = dgrow(d, st, (void **)&sl->d_docs, &sl->cap_decoded,
                     b->decoded_total + 1, sizeof(uint32_t),
                     "decoded docids")) ||
-        (rc = dgrow(d, (void **)&d->d_wdfs, &d->cap_wdfs,
+        (rc = dgrow(d, st, (void **)&sl->d_wdfs, &sl->cap_wdfs,
                     b->decoded_total + 1, sizeof(uint32_t), "decoded wdfs")))
         return rc;
-    if ((rc = dgrow(d, (void **)&d->d_icount, &d->cap_icount,
+    if ((rc = dgrow(d, st, (void **)&sl->d_icount, &sl->cap_icount,
                     b->n_queries + 1, sizeof(uint32_t), "match counts")) ||
-        (rc = dgrow(d, (void **)&d->d_icand, &d->cap_icand,
+        (rc = dgrow(d, st, (void **)&sl->d_icand, &sl->cap_icand,
                     b->icand_total + 1, sizeof(struct xg_dcand),
                     "intersection output")) ||
-        (rc = dgrow(d, (void **)&d->d_cand, &d->cap_cand, b->cand_total + 1,
+        (rc = dgrow(d, st, (void **)&sl->d_cand, &sl->cap_cand, b->cand_total + 1,
                     sizeof(struct xg_dcand), "candidates")) ||
-        (rc = dgrow(d, (void **)&d->d_res, &d->cap_res, b->n_queries + 1,
+        (rc = dgrow(d, st, (void **)&sl->d_res, &sl->cap_res, b->n_queries + 1,
                     sizeof(struct xg_dqresult), "query results")) ||
-        (rc = dgrow(d, (void **)&d->d_off, &d->cap_off, b->n_queries + 1,
+        (rc = dgrow(d, st, (void **)&sl->d_off, &sl->cap_off, b->n_queries + 1,
                     sizeof(uint64_t), "candidate offsets")) ||
-        (rc = dgrow_zeroed(d, (void **)&d->d_sel, &d->cap_sel, b->n_queries + 1,
+        (rc = dgrow_zeroed(d, st, (void **)&sl->d_sel, &sl->cap_sel, b->n_queries + 1,
                     sizeof(struct xg_select_state), "selection state")) ||
-        (rc = dgrow_zeroed(d, (void **)&d->d_hist, &d->cap_hist,
+        (rc = dgrow_zeroed(d, st, (void **)&sl->d_hist, &sl->cap_hist,
                     (b->n_queries + 1) * 2048ull, sizeof(uint32_t),
                     "selection histograms")) ||
-        (rc = dgrow(d, (void **)&d->d_packed, &d->cap_packed,
+        (rc = dgrow(d, st, (void **)&sl->d_packed, &sl->cap_packed,
                     b->cand_total + 1, sizeof(struct xg_dcand),
                     "packed candidates")) ||
-        (rc = dgrow(d, (void **)&d->d_bsel, &d->cap_bsel,
+        (rc = dgrow(d, st, (void **)&sl->d_bsel, &sl->cap_bsel,
                     b->total_blocks + 1, 1, "block selection")) ||
-        (rc = dgrow(d, (void **)&d->d_mpos, &d->cap_mpos, b->mpos_total + 1,
+        (rc = dgrow(d, st, (void **)&sl->d_mpos, &sl->cap_mpos, b->mpos_total + 1,
                     sizeof(uint32_t), "merge positions")))
         return rc;
 
-    cudaStream_t st = d->d.stream;
-    if ((rc = xg_device_timer_start(&d->d))) return rc;
-    XG_CUDA_CHECK(cudaMemcpyAsync(d->d_desc, h, size, cudaMemcpyHostToDevice,
-                                  st), "descriptor upload");
-    if (b->n_rows) {
-        /* Impact rows live in the mask alone: a batch of them only needs
-         * a third of the reset (and the selection reads as little). */
-        if (b->exact_rows)
-            XG_CUDA_CHECK(cudaMemsetAsync(d->d_acc, 0,
-                                          b->n_rows * n_docs * sizeof(double),
-                                          st), "accumulator reset");
-        XG_CUDA_CHECK(cudaMemsetAsync(d->d_mask, 0,
-                                      b->n_rows * n_docs * sizeof(uint32_t),
-                                      st), "mask reset");
-    }
-    XG_CUDA_CHECK(cudaMemsetAsync(d->d_icount, 0,
-                                  (b->n_queries + 1) * sizeof(uint32_t), st),
-                  "count reset");
-    XG_CUDA_CHECK(xg_accumulate_gpu(&d->dix, dl, dq, 0, b->n_dense_lists, 0,
-                                    b->dense_blocks, d->d_acc, d->d_mask, st),
-                  "accumulate kernel");
-    /* AND: probes and whole lists, block selection, selected blocks,
-     * merge paths, then the intersection. */
-    struct xg_merge_args ma = {dq, dl, diq, dip, b->n_iq, b->n_ml, dml, dmp,
-                               d->d_docs, d->d_bsel, d->d_mpos};
-    if (b->n_iq)
-        XG_CUDA_CHECK(cudaMemsetAsync(d->d_bsel, 0, b->total_blocks, st),
-                      "selection reset");
-    XG_CUDA_CHECK(xg_decode_lists_gpu(&d->dix, dl, b->n_dense_lists,
-                                      b->n_lists, b->dense_blocks,
-                                      b->total_blocks, NULL, d->d_docs,
-                                      d->d_wdfs, st), "decode kernel");
-    XG_CUDA_CHECK(xg_block_select_gpu(&d->dix, &ma, b->iprefix[b->n_iq], st),
-                  "block selection kernel");
-    XG_CUDA_CHECK(xg_decode_lists_gpu(&d->dix, dl, b->n_dense_lists,
-                                      b->n_lists, b->dense_blocks,
-                                      b->total_blocks, d->d_bsel, d->d_docs,
-                                      d->d_wdfs, st), "decode kernel");
-    XG_CUDA_CHECK(xg_mergepath_gpu(&ma, b->mprefix[b->n_ml], st),
-                  "merge path kernel");
-    struct xg_intersect_args ia = {dq, dl, diq, dip, b->n_iq, 0, d->d_docs,
-                                   d->d_wdfs, d->d_mpos, dll, dtw, dpl,
-                                   b->bm25, d->d_icount, d->d_icand};
-    XG_CUDA_CHECK(xg_intersect_gpu(&d->dix, &ia, b->iprefix[b->n_iq], st),
-                  "intersect kernel");
-    struct xg_select_args sa = {dq, d->d_acc, d->d_mask, n_docs, d->d_icount,
-                                d->d_icand, XG_SELECT_MARGIN, d->d_cand,
-                                d->d_res, d->d_sel, d->d_hist};
-    uint64_t max_items = b->n_rows ? n_docs : 0;
-    for (uint32_t i = 0; i < b->n_iq; ++i)
-        if (b->iprefix[i + 1] - b->iprefix[i] > max_items)
-            max_items = b->iprefix[i + 1] - b->iprefix[i];
-    XG_CUDA_CHECK(xg_select_gpu(&sa, b->n_queries, max_items, st),
-                  "select kernel");
-    struct xg_finish_args fa = {dq, dl, d->d_res, dll, dtw, dpl, b->bm25,
-                                d->d_cand};
-    XG_CUDA_CHECK(xg_finish_gpu(&d->dix, &fa, b->n_queries, st),
-                  "finish kernel");
     /* Only the candidates cross back, packed.  A small batch's come with
      * its results, all the room they may fill, packed here afterwards: a
      * copy that size costs less than a second round trip to the device
      * (and two launches).  A larger batch reads its count first. */
-    const uint64_t room = b->cand_total * sizeof *e->h_cand;
+    const uint64_t room = b->cand_total * sizeof *s->h_cand;
     const int one_trip = room <= XG_ONE_TRIP_BYTES;
-    if (!one_trip)
-        XG_CUDA_CHECK(xg_pack_gpu(dq, d->d_res, d->d_cand, b->n_queries,
-                                  d->d_off, d->d_packed, st), "pack kernel");
-    XG_CUDA_CHECK(cudaMemcpyAsync(e->h_res, d->d_res,
-                                  b->n_queries * sizeof *e->h_res,
+    pthread_mutex_lock(&d->order_mu);
+    rc = queue_kernels(d, sl, b, &ds, one_trip);
+    pthread_mutex_unlock(&d->order_mu);
+    if (rc) return rc;
+    XG_CUDA_CHECK(cudaMemcpyAsync(s->h_res, sl->d_res,
+                                  b->n_queries * sizeof *s->h_res,
                                   cudaMemcpyDeviceToHost, st), "results");
     if (one_trip)
-        XG_CUDA_CHECK(cudaMemcpyAsync(e->h_cand, d->d_cand, room,
+        XG_CUDA_CHECK(cudaMemcpyAsync(s->h_cand, sl->d_cand, room,
                                       cudaMemcpyDeviceToHost, st),
                       "candidates");
     else {
-        XG_CUDA_CHECK(xg_device_wait(&d->d), "batch");
+        XG_CUDA_CHECK(xg_device_lane_wait(&d->d, &sl->lane), "batch");
         uint64_t n_cand = 0;
         for (uint32_t i = 0; i < b->n_queries; ++i)
-            n_cand += e->h_res[i].n_cand;
-        XG_CUDA_CHECK(cudaMemcpyAsync(e->h_cand, d->d_packed,
-                                      n_cand * sizeof *e->h_cand,
+            n_cand += s->h_res[i].n_cand;
+        XG_CUDA_CHECK(cudaMemcpyAsync(s->h_cand, sl->d_packed,
+                                      n_cand * sizeof *s->h_cand,
                                       cudaMemcpyDeviceToHost, st),
                       "candidates");
     }
-    if ((rc = xg_device_mark(&d->d, 0, NULL))) return rc;
-    XG_CUDA_CHECK(xg_device_wait(&d->d), "batch");
+    XG_CUDA_CHECK(cudaEventRecord(sl->lane.ev_end, st), "timing event");
+    XG_CUDA_CHECK(xg_device_lane_wait(&d->d, &sl->lane), "batch");
     if (one_trip) {
         /* Back to back, as the pack kernel leaves them: each query's
          * room starts at or after the packed position. */
         uint64_t at = 0;
         for (uint32_t i = 0; i < b->n_queries; ++i) {
             const uint64_t from = b->queries[i].cand_first;
-            const uint32_t n = e->h_res[i].n_cand;
+            const uint32_t n = s->h_res[i].n_cand;
             if (at != from)
-                memmove(e->h_cand + at, e->h_cand + from,
-                        n * sizeof *e->h_cand);
+                memmove(s->h_cand + at, s->h_cand + from,
+                        n * sizeof *s->h_cand);
             at += n;
         }
     }
     d->stage_used = 0; /* every list upload has landed */
-    xg_device_marks_collect(&d->d, &e->st.device_seconds);
+    s->device_seconds = xg_device_lane_seconds(&sl->lane);
     return XG_OK;
 }

@@ -5,10 +5,29 @@
 #ifndef XG_ENGINE_INT_H
 #define XG_ENGINE_INT_H
 
+#include <pthread.h>
+
 #include "batch.h"
 #include "engine.h"
 #include "list_cache.h"
 #include "../index/pfor.h"
+
+/* Batches in flight at once: one is built and finished on the host while
+ * the other runs on the device. */
+#define XG_ENGINE_SLOTS 2
+
+/* One search's batch: its descriptors and the host copies of its results
+ * (pinned, engine_cuda.c's; the twins' own), and the device side's
+ * buffers and lane (engine_cuda.c). */
+struct xg_slot {
+    struct xg_batch batch;
+    struct xg_dqresult *h_res;     /* per batch query */
+    struct xg_dcand *h_cand;       /* batch.cand_total */
+    uint64_t cap_res, cap_cand;    /* the twins' */
+    double device_seconds;         /* the last batch's, from the device */
+    void *dev;
+    int busy;
+};
 
 struct xg_gpu {
     const struct xg_index *ix;
@@ -21,10 +40,14 @@ struct xg_gpu {
     struct xg_bm25_params kd_params;
     uint64_t kd_n_docs, kd_total_length;
     int kd_valid;
-    struct xg_batch batch;
-    struct xg_dqresult *h_res;     /* per batch query */
-    struct xg_dcand *h_cand;       /* batch.cand_total */
-    uint64_t cap_res, cap_cand;
+    /* Searches run at once, each on a slot of its own; n_slots is 1 with
+     * a list cache (it places lists per batch) or a memory budget. */
+    struct xg_slot slot[XG_ENGINE_SLOTS];
+    uint32_t n_slots;
+    pthread_mutex_t mu;            /* slots, K_d, statistics */
+    pthread_cond_t cv;
+    uint32_t kd_users;             /* searches weighing with K_d as it is */
+    uint32_t kd_waiters;           /* searches waiting to change it */
     void *dev;                     /* engine_cuda.c's state */
     /* Where each list is: hix.list_off, patched by the cache (twins); the
      * device keeps its own copy, patched from `patch`. */
@@ -49,15 +72,16 @@ int xg_engine_plan_memory(struct xg_gpu *e, uint64_t budget);
 int xg_engine_dev_open(struct xg_gpu *e);
 /* Upload kd after h_kd changed. */
 int xg_engine_dev_set_kd(struct xg_gpu *e);
-/* Run e->batch; fill e->h_res and e->h_cand. */
-int xg_engine_dev_run(struct xg_gpu *e);
+/* Run s->batch on s's lane; fill s->h_res, s->h_cand and
+ * s->device_seconds.  Safe beside a run on another slot. */
+int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s);
 /* The list cache placed term t at byte `off` of the pool: copy it in
  * (queued on the stream); then upload e->patch in one go. */
 int xg_engine_dev_load_list(struct xg_gpu *e, uint32_t t, uint64_t off);
 int xg_engine_dev_patch_offsets(struct xg_gpu *e);
 void xg_engine_dev_close(struct xg_gpu *e);
 
-/* Make room for the host copies of the results of e->batch. */
-int xg_engine_host_room(struct xg_gpu *e);
+/* Make room for the host copies of the results of s->batch (twins). */
+int xg_engine_host_room(struct xg_slot *s);
 
 #endif

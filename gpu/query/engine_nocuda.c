@@ -27,9 +27,10 @@ int xg_engine_dev_set_kd(struct xg_gpu *e)
     return xg_set_error(XG_ERR_NODEVICE, "GPU: built without CUDA");
 }
 
-int xg_engine_dev_run(struct xg_gpu *e)
+int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
 {
     (void)e;
+    (void)s;
     return xg_set_error(XG_ERR_NODEVICE, "GPU: built without CUDA");
 }
 

@@ -81,9 +81,15 @@ int xg_pool_alloc(struct xg_pool *p, void **out, size_t n, const char *what)
 
 int xg_pool_alloc_async(struct xg_pool *p, void **out, size_t n, const char *what)
 {
+    return xg_pool_alloc_on(p, p->stream, out, n, what);
+}
+
+int xg_pool_alloc_on(struct xg_pool *p, cudaStream_t s, void **out, size_t n,
+                     const char *what)
+{
     int rc = admit(p, out, n, what);
     if (rc) return rc;
-    XG_CUDA_CHECK(cudaMallocAsync(out, n ? n : 1, p->stream), what);
+    XG_CUDA_CHECK(cudaMallocAsync(out, n ? n : 1, s), what);
     p->used += n;
     return XG_OK;
 }
@@ -98,8 +104,13 @@ void xg_pool_free(struct xg_pool *p, void **ptr, size_t n)
 
 void xg_pool_free_async(struct xg_pool *p, void **ptr, size_t n)
 {
+    xg_pool_free_on(p, p->stream, ptr, n);
+}
+
+void xg_pool_free_on(struct xg_pool *p, cudaStream_t s, void **ptr, size_t n)
+{
     if (!*ptr) return;
-    cudaFreeAsync(*ptr, p->stream);
+    cudaFreeAsync(*ptr, s);
     *ptr = NULL;
     p->used -= n;
 }
@@ -213,19 +224,72 @@ void xg_device_close(struct xg_device *d)
 
 /* ---- Waits and timing ------------------------------------------------- */
 
-cudaError_t xg_device_wait(struct xg_device *d)
+static cudaError_t wait_on(const struct xg_device *d, cudaStream_t s,
+                           cudaEvent_t ev)
 {
-    if (!d->ev_wait) return cudaStreamSynchronize(d->stream);
-    cudaError_t rc = cudaEventRecord(d->ev_wait, d->stream);
+    if (!ev) return cudaStreamSynchronize(s);
+    cudaError_t rc = cudaEventRecord(ev, s);
     if (rc != cudaSuccess) return rc;
     if (d->o.spin_us) {
         const double end = xg_now() + d->o.spin_us * 1e-6;
         do {
-            rc = cudaEventQuery(d->ev_wait);
+            rc = cudaEventQuery(ev);
             if (rc != cudaErrorNotReady) return rc;
         } while (xg_now() < end);
     }
-    return cudaEventSynchronize(d->ev_wait);
+    return cudaEventSynchronize(ev);
+}
+
+cudaError_t xg_device_wait(struct xg_device *d)
+{
+    return wait_on(d, d->stream, d->ev_wait);
+}
+
+int xg_device_lane_open(struct xg_device *d, int own_stream,
+                        struct xg_device_lane *l)
+{
+    memset(l, 0, sizeof *l);
+    l->stream = d->stream;
+    if (own_stream) {
+        XG_CUDA_CHECK(cudaStreamCreateWithFlags(&l->stream,
+                                                cudaStreamNonBlocking),
+                      "stream");
+        l->own_stream = 1;
+    }
+    if (d->o.blocking_sync)
+        XG_CUDA_CHECK(cudaEventCreateWithFlags(&l->ev_wait,
+                                               cudaEventBlockingSync |
+                                                   cudaEventDisableTiming),
+                      "event");
+    XG_CUDA_CHECK(cudaEventCreate(&l->ev_start), "event");
+    XG_CUDA_CHECK(cudaEventCreate(&l->ev_end), "event");
+    return XG_OK;
+}
+
+void xg_device_lane_close(struct xg_device_lane *l)
+{
+    if (l->stream) cudaStreamSynchronize(l->stream);
+    if (l->ev_wait) cudaEventDestroy(l->ev_wait);
+    if (l->ev_start) cudaEventDestroy(l->ev_start);
+    if (l->ev_end) cudaEventDestroy(l->ev_end);
+    if (l->own_stream && l->stream) cudaStreamDestroy(l->stream);
+    memset(l, 0, sizeof *l);
+}
+
+cudaError_t xg_device_lane_wait(const struct xg_device *d,
+                                const struct xg_device_lane *l)
+{
+    return wait_on(d, l->stream, l->ev_wait);
+}
+
+double xg_device_lane_seconds(const struct xg_device_lane *l)
+{
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, l->ev_start, l->ev_end) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return ms / 1e3;
 }
 
 int xg_device_sync(struct xg_device *d, const char *what)

@@ -60,6 +60,10 @@ int xg_pool_alloc(struct xg_pool *p, void **out, size_t n, const char *what);
 int xg_pool_alloc_async(struct xg_pool *p, void **out, size_t n, const char *what);
 void xg_pool_free(struct xg_pool *p, void **ptr, size_t n);
 void xg_pool_free_async(struct xg_pool *p, void **ptr, size_t n);
+/* The same ordered on stream s (a lane's, below). */
+int xg_pool_alloc_on(struct xg_pool *p, cudaStream_t s, void **out, size_t n,
+                     const char *what);
+void xg_pool_free_on(struct xg_pool *p, cudaStream_t s, void **ptr, size_t n);
 
 /* ---- Step timing ------------------------------------------------------
  * Events recorded on the stream at the end of each step; the intervals
@@ -123,6 +127,31 @@ void xg_device_close(struct xg_device *d);
 cudaError_t xg_device_wait(struct xg_device *d);
 /* cudaStreamSynchronize, checked: "GPU: <what>: <error>". */
 int xg_device_sync(struct xg_device *d, const char *what);
+
+/* ---- Lanes -------------------------------------------------------------
+ * Work that may run beside other work on the device (the query engine's
+ * batches in flight at once) goes on a lane: a stream (the device's own,
+ * or one of the lane's), a wait event made as xg_device_wait's, and a
+ * start and an end event that time one pass.  Its memory comes from the
+ * device's pool (xg_pool_alloc_on with the lane's stream). */
+struct xg_device_lane {
+    cudaStream_t stream;
+    int own_stream;
+    cudaEvent_t ev_wait;        /* blocking_sync: as the device's */
+    cudaEvent_t ev_start, ev_end;
+};
+
+/* own_stream 0: the lane uses d's stream.  On error xg_device_lane_close
+ * still frees what was made. */
+int xg_device_lane_open(struct xg_device *d, int own_stream,
+                        struct xg_device_lane *l);
+void xg_device_lane_close(struct xg_device_lane *l);
+/* Wait for everything queued on the lane, as xg_device_wait does. */
+cudaError_t xg_device_lane_wait(const struct xg_device *d,
+                                const struct xg_device_lane *l);
+/* The seconds between the lane's start and end events, once both have
+ * passed (0 if timing fails). */
+double xg_device_lane_seconds(const struct xg_device_lane *l);
 
 /* Start a pass's timing: forget the marks, then mark a start (step -1). */
 int xg_device_timer_start(struct xg_device *d);

@@ -33,6 +33,9 @@ int xg_knob_no_pressure(void)
 
 int xg_knob_export_timing(void) { return getenv("XG_EXPORT_TIMING") != NULL; }
 
+int xg_knob_one_slot(void) { return flag("XG_ONE_SLOT"); }
+int xg_knob_slots_overlap(void) { return flag("XG_SLOTS_OVERLAP"); }
+
 double xg_knob_test_impact_slack(void)
 {
     const char *e = getenv("XG_TEST_IMPACT_SLACK");

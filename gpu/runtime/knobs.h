@@ -35,6 +35,12 @@ int xg_knob_gpu_twins(void);
  * matcher) at its one-thread time, not stretched by the cores'
  * contention (plugin/router.c, read when a router opens). */
 int xg_knob_no_pressure(void);
+/* XG_ONE_SLOT=1: the query engine runs one batch at a time, not two
+ * (query/engine.c). */
+int xg_knob_one_slot(void);
+/* XG_SLOTS_OVERLAP=1: the engine's two batches in flight run their
+ * kernels side by side instead of in turn (query/engine_cuda.c). */
+int xg_knob_slots_overlap(void);
 /* XG_EXPORT_TIMING set (any value): the export prints its phases' times
  * (shim/export.c). */
 int xg_knob_export_timing(void);

@@ -401,10 +401,124 @@ static void count_routes(const xg_searcher *s, uint64_t served0,
     run->routing[XG_AB_ROUTE_CPU] += reruns - (uint32_t)dev;
 }
 
+/* What run_gpu's batch runners share: the prepared queries, the next one
+ * to take, and the run's figures. */
+struct gpu_feed {
+    struct prep_job *pj;
+    struct xg_cli_queries *qs;
+    struct engine_run *run;
+    xg_searcher *s;
+    xg_router *router;
+    xg_handle *h;
+    struct xg_search_opts o;
+    uint32_t batch;
+    pthread_mutex_t mu;             /* next, rc, run->routing */
+    uint32_t next;
+    int rc;
+    char err[1024];                 /* the runner's message with rc */
+};
+
+/* One batch runner: it takes the next prepared queries, in order, up to
+ * a batch, and runs them; then the next batch. */
+static void *batch_runner(void *arg)
+{
+    struct gpu_feed *f = arg;
+    struct prep_job *pj = f->pj;
+    const struct xg_search_opts *o = &f->o;
+    const uint32_t batch = f->batch;
+    const xg_xquery **xready = pj->xq ? calloc(batch, sizeof *xready) : NULL;
+    struct xg_prepared **ready = calloc(batch, sizeof *ready);
+    uint32_t *idx = calloc(batch, sizeof *idx);
+    struct xg_result *res = calloc(batch, sizeof *res);
+    int *st = calloc(batch, sizeof *st);
+    int *route = calloc(batch, sizeof *route);
+    uint8_t *rerun = calloc(batch, 1);
+    int rc = XG_OK;
+    if (!ready || !idx || !res || !st || !route || !rerun ||
+        (pj->xq && !xready))
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+    while (!rc) {
+        /* Gather the next prepared queries, in order, up to a batch. */
+        uint32_t cnt = 0;
+        pthread_mutex_lock(&f->mu);
+        if (f->rc || f->next >= f->qs->n) {
+            pthread_mutex_unlock(&f->mu);
+            break;
+        }
+        while (f->next < f->qs->n && cnt < batch) {
+            const uint32_t next = f->next;
+            while (!__atomic_load_n(&pj->done[next], __ATOMIC_ACQUIRE)) {
+                pthread_mutex_lock(&pj->j.lock);
+                int failed = pj->j.rc;
+                pthread_mutex_unlock(&pj->j.lock);
+                if (failed) break;
+                sched_yield();
+            }
+            if (!__atomic_load_n(&pj->done[next], __ATOMIC_ACQUIRE)) break;
+            if (pj->pq[next]) {
+                if (xready) xready[cnt] = pj->xq[next];
+                ready[cnt] = pj->pq[next];
+                idx[cnt++] = next;
+            }
+            ++f->next;
+        }
+        const int prep_failed = pj->j.rc;
+        pthread_mutex_unlock(&f->mu);
+        if (prep_failed) break;
+        if (!cnt) continue;
+        double tb = xg_cli_now();
+        rc = xg_router_run_batch(f->router, f->h, ready, xready, NULL, o->k,
+                                 cnt, o->engine, &o->bm25, res, st, route);
+        uint64_t served0 = gpu_served(f->s);
+        if (!rc && o->default_and == 2) {
+            const char *texts[1024];
+            for (uint32_t i = 0; i < cnt; ++i) {
+                texts[i] = f->qs->text[idx[i]];
+                rerun[i] = st[i] == XG_OK && res[i].n_hits < o->k;
+            }
+            rc = xg_router_andor_finish(f->router, f->h, texts, cnt, o, res,
+                                        st);
+        }
+        tb = xg_cli_now() - tb;
+        pthread_mutex_lock(&f->mu);
+        if (!rc) count_routes(f->s, served0, st, route,
+                              o->default_and == 2 ? rerun : NULL, cnt, f->run);
+        pthread_mutex_unlock(&f->mu);
+        for (uint32_t i = 0; i < cnt && !rc; ++i) {
+            uint32_t q = idx[i];
+            f->run->res[q] = res[i];
+            f->run->status[q] = st[i];
+            /* A query waits for its own preparation, then its batch. */
+            f->run->lat[q] += tb;
+        }
+    }
+    if (rc) {
+        pthread_mutex_lock(&f->mu);
+        if (!f->rc) {
+            f->rc = rc;
+            snprintf(f->err, sizeof f->err, "%s", xg_last_error());
+        }
+        pthread_mutex_unlock(&f->mu);
+    }
+    free(xready);
+    free(ready);
+    free(idx);
+    free(res);
+    free(st);
+    free(route);
+    free(rerun);
+    return NULL;
+}
+
 /* The GPU engine.  Threads prepare the queries, as an application's
- * threads each prepare their own; the main thread meanwhile takes them in
- * order and runs batches of B as soon as they are ready, so preparing and
- * the device overlap as they would in a deployment. */
+ * threads each prepare their own; meanwhile batch runners take them in
+ * order and run batches of B as soon as they are ready, so preparing and
+ * the device overlap as they would in a deployment.  Where the engine
+ * runs two batches at once (xg_engine_slots) there are two runners, so
+ * that one batch is built and finished on the host while the other runs
+ * on the device, as the plugin's two lanes do; one otherwise, and for
+ * `auto` and AND+OR, whose stock and second pass use the handle's
+ * Xapian objects. */
 static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
                    struct xg_cli_queries *qs, struct engine_run *run,
                    uint32_t batch, uint32_t threads, xg_searcher **pool)
@@ -418,21 +532,17 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
                               ? calloc(qs->n + 1, sizeof(xg_xquery *))
                               : NULL,
                           calloc(qs->n + 1, 1)};
-    const xg_xquery **xready =
-        pj.xq ? calloc(batch, sizeof *xready) : NULL;
-    xg_router *router = xg_searcher_router(s);
-    xg_handle *h = xg_searcher_handle(s);
-    struct xg_prepared **ready = calloc(batch, sizeof *ready);
-    uint32_t *idx = calloc(batch, sizeof *idx);
-    struct xg_result *res = calloc(batch, sizeof *res);
-    int *st = calloc(batch, sizeof *st);
-    int *route = calloc(batch, sizeof *route);
-    uint8_t *rerun = calloc(batch, 1);
-    pthread_t *t = calloc(threads, sizeof *t);
+    struct gpu_feed f = {&pj, qs, run, s, xg_searcher_router(s),
+                         xg_searcher_handle(s), o, batch,
+                         PTHREAD_MUTEX_INITIALIZER, 0, XG_OK, ""};
+    const uint32_t runners =
+        o.engine == XG_ENGINE_GPU && o.default_and != 2 &&
+                xg_handle_gpu_slots(f.h) > 1 ? 2 : 1;
+    pthread_t *t = calloc(threads, sizeof *t), rt[2];
     int rc = XG_OK;
-    uint32_t started = 0;
-    if (!pj.pq || !pj.done || !ready || !idx || !res || !st || !route ||
-        !rerun || !t || (o.engine == XG_ENGINE_AUTO && (!pj.xq || !xready))) {
+    uint32_t started = 0, running = 0;
+    if (!pj.pq || !pj.done || !t ||
+        (o.engine == XG_ENGINE_AUTO && !pj.xq)) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -444,50 +554,11 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
         rc = xg_set_error(XG_ERR_NOMEM, "cannot start threads");
         goto done;
     }
-    for (uint32_t next = 0; next < qs->n && !rc;) {
-        /* Gather the next prepared queries, in order, up to a batch. */
-        uint32_t cnt = 0;
-        while (next < qs->n && cnt < batch) {
-            while (!__atomic_load_n(&pj.done[next], __ATOMIC_ACQUIRE)) {
-                pthread_mutex_lock(&pj.j.lock);
-                int failed = pj.j.rc;
-                pthread_mutex_unlock(&pj.j.lock);
-                if (failed) break;
-                sched_yield();
-            }
-            if (!__atomic_load_n(&pj.done[next], __ATOMIC_ACQUIRE)) break;
-            if (pj.pq[next]) {
-                if (xready) xready[cnt] = pj.xq[next];
-                ready[cnt] = pj.pq[next];
-                idx[cnt++] = next;
-            }
-            ++next;
-        }
-        if (pj.j.rc) break;
-        if (!cnt) continue;
-        double tb = xg_cli_now();
-        rc = xg_router_run_batch(router, h, ready, xready, NULL, o.k, cnt,
-                                 o.engine, &o.bm25, res, st, route);
-        uint64_t served0 = gpu_served(s);
-        if (!rc && o.default_and == 2) {
-            const char *texts[1024];
-            for (uint32_t i = 0; i < cnt; ++i) {
-                texts[i] = qs->text[idx[i]];
-                rerun[i] = st[i] == XG_OK && res[i].n_hits < o.k;
-            }
-            rc = xg_router_andor_finish(router, h, texts, cnt, &o, res, st);
-        }
-        tb = xg_cli_now() - tb;
-        if (!rc) count_routes(s, served0, st, route,
-                              o.default_and == 2 ? rerun : NULL, cnt, run);
-        for (uint32_t i = 0; i < cnt && !rc; ++i) {
-            uint32_t q = idx[i];
-            run->res[q] = res[i];
-            run->status[q] = st[i];
-            /* A query waits for its own preparation, then its batch. */
-            run->lat[q] += tb;
-        }
-    }
+    for (; running < runners; ++running)
+        if (pthread_create(&rt[running], NULL, batch_runner, &f)) break;
+    if (!running) batch_runner(&f);
+    for (uint32_t i = 0; i < running; ++i) pthread_join(rt[i], NULL);
+    if (f.rc) rc = xg_set_error(f.rc, "%s", f.err);
     run->wall = xg_cli_now() - t0;
 done:
     for (uint32_t i = 0; i < started; ++i) pthread_join(t[i], NULL);
@@ -499,14 +570,7 @@ done:
             if (pj.xq[i]) xg_shim_xquery_free(pj.xq[i]);
     free(pj.pq);
     free(pj.xq);
-    free(xready);
     free(pj.done);
-    free(ready);
-    free(idx);
-    free(res);
-    free(st);
-    free(route);
-    free(rerun);
     free(t);
     return rc;
 }

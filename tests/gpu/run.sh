@@ -7,7 +7,9 @@
 # Xapian and no ../shared).  Stages, in the order given:
 #   kernels        every kernel against its CPU twin: one test per kernel
 #                  (tests/gpu/test_kernel_*.c: decode, intersect, merge,
-#                  accumulate, topk, finish); fails if any fails
+#                  accumulate, topk, finish), then test_lanes on the GPU
+#                  (one engine, two slots, three threads); fails if any
+#                  fails
 #   ab             --engine gpu against stock Xapian on every collection
 #   bench N [Q]    synthetic collection of N docs, Q queries (10000): export,
 #                  then xapian/cpu (all cores) vs gpu, OR, AND and AND+OR,
@@ -58,6 +60,12 @@
 #                  synthetic collection and the real-text one
 #                  ($XG_COLLS: syn, rt or both; $XG_TURNS: turns, 2;
 #                  $XG_ON_OPTS: more bench options, e.g. --batch 1)
+#   knobs          the real-text bench (OR, AND, top 10, 16 threads, median
+#                  of 3 passes) with each of $XG_KNOBS (NAME:VAR=VALUE,...;
+#                  NAME:- for none) in turns, $XG_TURNS (2) times, and the
+#                  build in $XG_OLD as "old" if set: what a knob (an
+#                  optimisation turned off, gpu/runtime/knobs.h) buys;
+#                  $XG_ON_OPTS: more bench options
 #   servebench     xapian-gpu serve (engine gpu, auto) against
 #                  xapian-tcpsrv on the real-text collection: 1, 16, 64
 #                  C++ clients (tests/bench_remote.cc) and python3-xapian
@@ -237,6 +245,12 @@ while [ $# -gt 0 ]; do
             note "kernel_$k: $(tail -1 "$OUT/kernel_$k.log") (exit $rc)"
             [ "$rc" = 0 ] || kfail=1
         done
+        # One engine's two slots on two streams, from three threads.
+        $BD/tests/test_lanes tests/sample/cranfield /tmp/xg-lanes gpu \
+            > "$OUT/lanes.log" 2>&1
+        rc=$?
+        note "lanes (GPU): $(tail -1 "$OUT/lanes.log") (exit $rc)"
+        [ "$rc" = 0 ] || kfail=1
         note "kernels: $([ $kfail = 0 ] && echo all passed || echo FAILED) ($(( $(date +%s) - t )) s)"
         ;;
     kbench)
@@ -509,8 +523,31 @@ PY
                         log="$OUT/oldnew-$coll-$op-$which-$turn.log"
                         $bin bench --db "$d" --queries "$q" $st -k 10 --op $op \
                             ${XG_ON_OPTS:-} > "$log" 2>&1
-                        note "    $which $turn: rc $? $(awk '/^engine +queries/ {on=1; next} /^routing/ {on=0} on {printf "%s %s q/s p50 %s; ", $1, $3, $5}' "$log")$(grep -o 'different [0-9]*' "$log"); $(grep -o '[0-9]* batches, [0-9.]* s device time' "$log")"
+                        note "    $which $turn: rc $? $(awk '/^engine +queries/ {on=1; next} /^routing/ {on=0} on && $2 ~ /^[0-9]+$/ {printf "%s %s q/s p50 %s; ", $1, $3, $5}' "$log")$(grep -o 'different [0-9]*' "$log"); $(grep -o '[0-9]* batches, [0-9.]* s device time' "$log")"
                     done
+                done
+            done
+        done
+        ;;
+    knobs)
+        # The same bench under each knob setting (and the old build), in
+        # turns on one machine and database; bench compares every MSet
+        # with stock Xapian's.
+        prepare_collections 0 rt || exit 1
+        head -10000 .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-trec10k.tsv
+        variants=${XG_KNOBS:-base:-}
+        [ -n "${XG_OLD:-}" ] && variants="old:-,$variants"
+        for op in or and; do
+            note "knobs, rt, 10000 queries, op $op, top 10, median of 3 passes:"
+            for turn in $(seq ${XG_TURNS:-2}); do
+                for v in ${variants//,/ }; do
+                    name=${v%%:*}; kv=${v#*:}
+                    bin=$B; [ "$name" = old ] && bin=$XG_OLD
+                    log="$OUT/knobs-$op-$name-$turn.log"
+                    if [ "$kv" = - ]; then envs=(); else envs=("$kv"); fi
+                    env "${envs[@]}" $bin bench --db "$rt" --queries /tmp/xg-trec10k.tsv \
+                        -k 10 --op $op --repeat 3 ${XG_ON_OPTS:-} > "$log" 2>&1
+                    note "    $name $turn: rc $? $(awk '/^engine +queries/ {on=1; next} /^routing/ {on=0} on && $2 ~ /^[0-9]+$/ {printf "%s %s q/s p50 %s; ", $1, $3, $5}' "$log")$(grep -o 'different [0-9]*' "$log"); $(grep -o '[0-9]* batches, [0-9.]* s device time' "$log"); $(grep -o 'build [0-9.]* s, device run [0-9.]* s, finish [0-9.]* s' "$log")"
                 done
             done
         done
