@@ -516,9 +516,10 @@ static void *batch_runner(void *arg)
  * the device overlap as they would in a deployment.  Where the engine
  * runs two batches at once (xg_engine_slots) there are two runners, so
  * that one batch is built and finished on the host while the other runs
- * on the device, as the plugin's two lanes do; one otherwise, and for
- * `auto` and AND+OR, whose stock and second pass use the handle's
- * Xapian objects. */
+ * on the device, as the plugin's two lanes do.  One otherwise; with one
+ * thread (one query at a time: one application thread waits for each
+ * answer); and for `auto` and AND+OR, whose stock and second pass use
+ * the handle's Xapian objects. */
 static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
                    struct xg_cli_queries *qs, struct engine_run *run,
                    uint32_t batch, uint32_t threads, xg_searcher **pool)
@@ -536,7 +537,7 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
                          xg_searcher_handle(s), o, batch,
                          PTHREAD_MUTEX_INITIALIZER, 0, XG_OK, ""};
     const uint32_t runners =
-        o.engine == XG_ENGINE_GPU && o.default_and != 2 &&
+        o.engine == XG_ENGINE_GPU && o.default_and != 2 && threads > 1 &&
                 xg_handle_gpu_slots(f.h) > 1 ? 2 : 1;
     pthread_t *t = calloc(threads, sizeof *t), rt[2];
     int rc = XG_OK;
