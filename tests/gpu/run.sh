@@ -66,6 +66,11 @@
 #                  build in $XG_OLD as "old" if set: what a knob (an
 #                  optimisation turned off, gpu/runtime/knobs.h) buys;
 #                  $XG_ON_OPTS: more bench options
+#   overhead       the planner's cost on queries it leaves to stock: the
+#                  real-text database copied with a cost model whose GPU
+#                  batch costs 100 s (every query stock:cheaper), then
+#                  bench --engines xapian,plugin (OR, AND, top 10; 1, 16
+#                  and 64 threads; median of 3 passes, $XG_TURNS (2) turns)
 #   servebench     xapian-gpu serve (engine gpu, auto) against
 #                  xapian-tcpsrv on the real-text collection: 1, 16, 64
 #                  C++ clients (tests/bench_remote.cc) and python3-xapian
@@ -548,6 +553,28 @@ PY
                     env "${envs[@]}" $bin bench --db "$rt" --queries /tmp/xg-trec10k.tsv \
                         -k 10 --op $op --repeat 3 ${XG_ON_OPTS:-} > "$log" 2>&1
                     note "    $name $turn: rc $? $(awk '/^engine +queries/ {on=1; next} /^routing/ {on=0} on && $2 ~ /^[0-9]+$/ {printf "%s %s q/s p50 %s; ", $1, $3, $5}' "$log")$(grep -o 'different [0-9]*' "$log"); $(grep -o '[0-9]* batches, [0-9.]* s device time' "$log"); $(grep -o 'build [0-9.]* s, device run [0-9.]* s, finish [0-9.]* s' "$log")"
+                done
+            done
+        done
+        ;;
+    overhead)
+        # The plugin with a GPU present, its planner consulted for every
+        # query and sending each to stock, against stock alone.
+        prepare_collections 0 rt || exit 1
+        ov=/tmp/xg-rt-stockonly
+        rm -rf "$ov" && cp -a "$rt" "$ov" || exit 1
+        sed 's/^gpu_batch .*/gpu_batch 100/' "$rt/xapian-gpu.model" > "$ov/xapian-gpu.model"
+        head -10000 .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-trec10k.tsv
+        head -2000 /tmp/xg-trec10k.tsv > /tmp/xg-trec2k.tsv
+        note "planner overhead on stock-routed queries (plugin / stock, median of 3 passes):"
+        for op in or and; do
+            for n in 1 16 64; do
+                q=/tmp/xg-trec10k.tsv; [ $n = 1 ] && q=/tmp/xg-trec2k.tsv
+                for turn in $(seq ${XG_TURNS:-2}); do
+                    log="$OUT/overhead-$op-$n-$turn.log"
+                    $B bench --db "$ov" --queries $q -k 10 --op $op --threads $n \
+                        --repeat 3 --engines xapian,plugin > "$log" 2>&1
+                    note "    $op threads $n turn $turn: rc $? $(awk '$1 ~ /^(xapian|plugin)$/ && $2 ~ /^[0-9]+$/ {q[$1]=$3} END {printf "stock %s q/s, plugin %s q/s, ratio %.3f", q["xapian"], q["plugin"], q["plugin"]/q["xapian"]}' "$log"); $(grep -o 'plugin routes.*' "$log")"
                 done
             done
         done
