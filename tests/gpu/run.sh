@@ -574,7 +574,7 @@ PY
                     log="$OUT/overhead-$op-$n-$turn.log"
                     $B bench --db "$ov" --queries $q -k 10 --op $op --threads $n \
                         --repeat 3 --engines xapian,plugin > "$log" 2>&1
-                    note "    $op threads $n turn $turn: rc $? $(awk '$1 ~ /^(xapian|plugin)$/ && $2 ~ /^[0-9]+$/ {q[$1]=$3} END {printf "stock %s q/s, plugin %s q/s, ratio %.3f", q["xapian"], q["plugin"], q["plugin"]/q["xapian"]}' "$log"); $(grep -o 'plugin routes.*' "$log")"
+                    note "    $op threads $n turn $turn: rc $? $(awk '/^routing/ {exit} $1 ~ /^(xapian|plugin)$/ && $2 ~ /^[0-9]+$/ {q[$1]=$3; p[$1]=$5} END {printf "stock %s q/s (p50 %s ms), plugin %s (p50 %s), ratio %.3f", q["xapian"], p["xapian"], q["plugin"], p["plugin"], q["xapian"] ? q["plugin"]/q["xapian"] : 0}' "$log"); $(grep -o 'plugin routes.*' "$log")"
                 done
             done
         done
