@@ -97,13 +97,13 @@ void xg_router_batches(xg_router *r, struct xg_router_batches *out)
     out->queries = ds.queries;
     out->busy_seconds = ds.busy_seconds;
     out->lanes = r->n_lanes;
-    for (uint32_t i = 0; i < r->n_lanes; ++i) {
-        const struct xg_engine_stats *es = xg_handle_gpu_stats(r->lanes[i]);
-        if (!es) continue;
-        out->build_seconds += es->build_seconds;
-        out->run_seconds += es->run_seconds;
-        out->device_seconds += es->device_seconds;
-        out->finish_seconds += es->finish_seconds;
+    /* Every lane runs the base's engine: its counters hold them all. */
+    const struct xg_engine_stats *es = xg_handle_gpu_stats(r->base);
+    if (es) {
+        out->build_seconds = es->build_seconds;
+        out->run_seconds = es->run_seconds;
+        out->device_seconds = es->device_seconds;
+        out->finish_seconds = es->finish_seconds;
     }
 }
 

@@ -128,17 +128,19 @@ struct xg_context_opts {
     const char *cost_model;     /* file from `xapian-gpu calibrate`; NULL:
                                    xapian-gpu.model next to the index if
                                    present, else the built-in default */
-    double wait_spin_ms;        /* a thread waiting for a GPU batch polls
-                                   the device this long before it sleeps
-                                   (0: it sleeps at once, leaving the cores
-                                   to the application) */
+    double wait_spin_ms;        /* a lane's thread waiting for its GPU
+                                   batch polls the device this long before
+                                   it sleeps (0.5, the default; 0: it
+                                   sleeps at once, leaving the cores to
+                                   the application, and wakes later) */
     int gpu_lanes;              /* GPU batches in flight at once: 1, or 2
                                    (0, the default): two share the one
                                    copy of the index on the device, each
                                    with its own batch buffers; one with a
                                    device_memory budget or a list cache */
 };
-#define XG_CONTEXT_DEFAULTS {XG_ENGINE_AUTO, XG_BM25_DEFAULTS, 0, 0, 0, 0, NULL, 0, 0}
+#define XG_CONTEXT_DEFAULTS \
+    {XG_ENGINE_AUTO, XG_BM25_DEFAULTS, 0, 0, 0, 0, NULL, 0.5, 0}
 
 typedef struct xg_context xg_context;
 

@@ -48,6 +48,9 @@ static const char help_ab[] =
     "  --batch B               queries per GPU batch (256)\n"
     "  --batch-wait MS         how long the plugin engines' GPU batches wait\n"
     "                          for company (0, the default: none)\n"
+    "  --gpu-spin MS           how long their lane threads poll the device\n"
+    "                          for a batch before they sleep (0.5; 0: at\n"
+    "                          once)\n"
     "  --json=OUT              write the figures as JSON to OUT\n"
     "  --qrels FILE            TREC qrels: MAP, P@10 and nDCG@10 per engine\n"
     "  --html OUT              write a self-contained HTML report to OUT\n"
@@ -269,6 +272,7 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
         co.device = a->engine_opts.device;
         co.device_memory = a->engine_opts.memory_budget;
         co.max_wait_ms = a->batch_wait_ms;
+        if (a->gpu_spin_ms >= 0) co.wait_spin_ms = a->gpu_spin_ms;
         run->route = calloc(qs->n + 1, sizeof *run->route);
         if (!run->route || xg_context_open((const char *const *)a->dbs,
                                            a->n_dbs, a->index, &co, &j.ctx)) {
@@ -323,6 +327,17 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
     if (j.ctx) {
         xg_context_routes(j.ctx, run->reasons);
         for (int r = 0; r < XG_ROUTE_COUNT; ++r) run->reasons[r] -= before[r];
+        /* Where the dispatcher's time went, as serve prints it. */
+        struct xg_router_batches b;
+        xg_router_batches(xg_context_router(j.ctx), &b);
+        if (b.batches)
+            fprintf(stderr, "%s: gpu batches: %llu of %.1f queries on "
+                    "average; the batch threads (%u lanes) busy %.3f s: "
+                    "build %.3f, run %.3f (device %.3f), finish %.3f\n",
+                    run->name, (unsigned long long)b.batches,
+                    (double)b.queries / (double)b.batches, b.lanes,
+                    b.busy_seconds, b.build_seconds, b.run_seconds,
+                    b.device_seconds, b.finish_seconds);
         xg_context_close(j.ctx);
     }
     if (j.rc) return xg_set_error(XG_ERR_IO, "%s", j.err);

@@ -5,7 +5,8 @@
 
 /* Long options without a short letter. */
 enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML, OPT_MODEL, OPT_SAMPLES,
-       OPT_REPEAT, OPT_IMPACTS, OPT_CAND_MIN, OPT_SERVER, OPT_BATCH_WAIT };
+       OPT_REPEAT, OPT_IMPACTS, OPT_CAND_MIN, OPT_SERVER, OPT_BATCH_WAIT,
+       OPT_GPU_SPIN };
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
     int is_ab = !strcmp(cmd, "ab") || !strcmp(cmd, "bench") ||
                 !strcmp(cmd, "calibrate"), c, status;
     memset(a, 0, sizeof *a);
+    a->gpu_spin_ms = -1;            /* the context's default */
     a->opts = defaults;
     a->engine_opts = edefaults;
     static const struct option opts[] = {
@@ -52,6 +54,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"repeat", required_argument, 0, OPT_REPEAT},
         {"server", required_argument, 0, OPT_SERVER},
         {"batch-wait", required_argument, 0, OPT_BATCH_WAIT},
+        {"gpu-spin", required_argument, 0, OPT_GPU_SPIN},
         {0, 0, 0, 0}};
     optind = 1;
     while ((c = xg_cli_getopt(cmd, help, argc, argv, "d:k:", opts, &status)) != -1) {
@@ -154,6 +157,13 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
                 return xg_cli_usage(cmd, "--batch-wait is for ab and bench");
             if (xg_cli_amount(cmd, "--batch-wait", optarg, "milliseconds",
                               1000, &a->batch_wait_ms))
+                return 2;
+            break;
+        case OPT_GPU_SPIN:
+            if (!is_ab)
+                return xg_cli_usage(cmd, "--gpu-spin is for ab and bench");
+            if (xg_cli_amount(cmd, "--gpu-spin", optarg, "milliseconds",
+                              1000, &a->gpu_spin_ms))
                 return 2;
             break;
         case OPT_QRELS:

@@ -24,6 +24,8 @@ struct xg_cli_search_args {
     uint32_t repeat;               /* ab/bench: timed passes per engine */
     double batch_wait_ms;          /* ab/bench: the plugin engines' context
                                       max_wait_ms (0: none) */
+    double gpu_spin_ms;            /* ab/bench: their wait_spin_ms (< 0:
+                                      the context's default) */
     struct xg_search_opts opts;
     struct xg_engine_opts engine_opts;
 };
