@@ -82,12 +82,14 @@ struct dev {
     double *d_kd;
     struct dslot slot[XG_ENGINE_SLOTS]; /* slot 0 on the device's stream */
     pthread_mutex_t alloc_mu;       /* the pool, for slots side by side */
-    /* The slots' kernels run in turn, in the order their batches were
+    /* Large batches' kernels run in turn, in the order the batches were
      * queued: a batch of 256 fills the device alone, and two side by side
      * would share its caches and finish both late.  Copies and host work
-     * still overlap the other slot's kernels. */
+     * still overlap the other slot's kernels.  A small batch leaves most
+     * of the device idle: it runs beside the other slot's, and queues
+     * without waiting for the other's launches. */
     pthread_mutex_t order_mu;
-    cudaEvent_t last_kernels;       /* of the batch queued last (or NULL) */
+    cudaEvent_t last_kernels;       /* of the large batch queued last */
     int overlap;                    /* XG_SLOTS_OVERLAP: no turns */
 };
 
@@ -371,16 +373,15 @@ struct descs {
     size_t size;
 };
 
-/* The batch's kernels on its slot's stream, after those of the batch
- * queued before it (on either slot) unless the slots overlap.  Called
- * under d->order_mu. */
+/* The batch's kernels on its slot's stream; in_turn: after those of the
+ * large batch queued before it (on either slot), under d->order_mu. */
 static int queue_kernels(struct dev *d, struct dslot *sl,
                          const struct xg_batch *b, const struct descs *ds,
-                         int one_trip)
+                         int one_trip, int in_turn)
 {
     cudaStream_t st = sl->lane.stream;
     const uint64_t n_docs = d->dix.n_docs;
-    if (!d->overlap && d->last_kernels)
+    if (in_turn && d->last_kernels)
         XG_CUDA_CHECK(cudaStreamWaitEvent(st, d->last_kernels, 0),
                       "batch order");
     XG_CUDA_CHECK(cudaEventRecord(sl->lane.ev_start, st), "timing event");
@@ -449,8 +450,10 @@ static int queue_kernels(struct dev *d, struct dslot *sl,
         XG_CUDA_CHECK(xg_pack_gpu(ds->dq, sl->d_res, sl->d_cand,
                                   b->n_queries, sl->d_off, sl->d_packed, st),
                       "pack kernel");
-    XG_CUDA_CHECK(cudaEventRecord(sl->ev_kernels, st), "batch order");
-    d->last_kernels = sl->ev_kernels;
+    if (in_turn) {
+        XG_CUDA_CHECK(cudaEventRecord(sl->ev_kernels, st), "batch order");
+        d->last_kernels = sl->ev_kernels;
+    }
     return XG_OK;
 }
 
@@ -568,9 +571,11 @@ int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
      * (and two launches).  A larger batch reads its count first. */
     const uint64_t room = b->cand_total * sizeof *s->h_cand;
     const int one_trip = room <= XG_ONE_TRIP_BYTES;
-    pthread_mutex_lock(&d->order_mu);
-    rc = queue_kernels(d, sl, b, &ds, one_trip);
-    pthread_mutex_unlock(&d->order_mu);
+    const int in_turn =
+        !d->overlap && b->n_queries >= XG_TURN_MIN_QUERIES;
+    if (in_turn) pthread_mutex_lock(&d->order_mu);
+    rc = queue_kernels(d, sl, b, &ds, one_trip, in_turn);
+    if (in_turn) pthread_mutex_unlock(&d->order_mu);
     if (rc) return rc;
     XG_CUDA_CHECK(cudaMemcpyAsync(s->h_res, sl->d_res,
                                   b->n_queries * sizeof *s->h_res,

@@ -21,6 +21,10 @@
  * selection's and the finish's), so that one query still fills the GPU:
  * one query's 322K documents in 10 blocks left most of an H100 idle. */
 #define XG_SMALL_BATCH_BLOCKS 256
+/* The query engine's batches of at least this many queries take turns
+ * on the device (engine_cuda.c); smaller ones, which leave most of it
+ * idle, run beside the other slot's. */
+#define XG_TURN_MIN_QUERIES 64
 /* Warps per block of the list decoders (decode.cu, accumulate.cu): one
  * warp per 128-posting block. */
 #define XG_DECODE_WARPS 8
