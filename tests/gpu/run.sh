@@ -13,7 +13,7 @@
 #   ab             --engine gpu against stock Xapian on every collection
 #   bench N [Q]    synthetic collection of N docs, Q queries (10000): export,
 #                  then xapian/cpu (all cores) vs gpu, OR, AND and AND+OR,
-#                  top 10
+#                  top 10 ($XG_ON_OPTS: more bench options, e.g. --engines)
 #   latency N      one query at a time (GPU batch of 1) on that collection
 #   members N      AND with each membership test (Bloom: see kbench)
 #   cache N        the LRU list cache at 1/2 and 1/8 of the index's size,
@@ -476,7 +476,7 @@ PY
         $B synth queries --queries "$q" /tmp/xg-q.tsv
         for op in or and andor; do
             $B bench --db "$db" --queries /tmp/xg-q.tsv --stem none -k 10 \
-                --op $op --json="$OUT/bench-$n-$op.json" 2>&1 \
+                --op $op --json="$OUT/bench-$n-$op.json" ${XG_ON_OPTS:-} 2>&1 \
                 | tee "$OUT/bench-$n-$op.log"
             note "bench $n docs, $q queries, op $op:"
             grep -E '^(queries|engine|xapian|cpu|gpu|threads)' \
