@@ -34,7 +34,8 @@
  *  bitmap, so a find/set/clear touches one word per level (at most 6).
  *  Unpinning is O(1) (a batch counter).  Memory: 17 bytes per term id,
  *  allocated once, and about pool_bytes / 1024 bytes of bitmaps (64 MiB for
- *  a 64 GiB pool).  Not thread-safe: one cache per engine, one thread.
+ *  a 64 GiB pool).  Not thread-safe: one cache per engine, which
+ *  then runs one batch at a time (one slot).
  */
 #ifndef XG_LIST_CACHE_H
 #define XG_LIST_CACHE_H
