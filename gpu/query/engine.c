@@ -127,8 +127,7 @@ static int place_lists(struct xg_gpu *e, const struct xg_batch *b)
     return rc;
 }
 
-/* K_d of every document for p and the collection statistics n_docs,
- * total_length (the average length); kept until either changes. */
+/* K_d is set for p and these statistics. */
 static int kd_is(const struct xg_gpu *e, const struct xg_bm25_params *p,
                  uint64_t n_docs, uint64_t total_length)
 {
@@ -136,7 +135,9 @@ static int kd_is(const struct xg_gpu *e, const struct xg_bm25_params *p,
            e->kd_n_docs == n_docs && e->kd_total_length == total_length;
 }
 
-/* (Called with no search using K_d.) */
+/* K_d of every document for p and the collection statistics n_docs,
+ * total_length (the average length); kept until either changes.  Called
+ * with no search using K_d (acquire). */
 static int set_kd(struct xg_gpu *e, const struct xg_bm25_params *p,
                   uint64_t n_docs, uint64_t total_length)
 {
