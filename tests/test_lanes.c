@@ -12,8 +12,11 @@
  *  CI has no GPU) and a candidate room of 16, every OR query of the
  *  sample that matches more than 8 documents narrows its selection
  *  threshold in histogram rounds (the step that once kept its histogram
- *  in a static array).  Each thread answers the sample's queries in
- *  batches of 8, ROUNDS times; every MSet must be stock's under the
+ *  in a static array).  Each thread answers the sample's queries
+ *  ROUNDS times: threads 0 and 2 in batches of 8, which run beside the
+ *  other slot's, thread 1 all of them in one batch of at least
+ *  XG_TURN_MIN_QUERIES, which takes turns on the device (engine_cuda.c).
+ *  Every MSet must be stock's under the
  *  thread's parameters, and each hit's count of matched leaves Xapian's
  *  (the percentages' numerator).  With `gpu` the engine runs on the
  *  device (tests/gpu/run.sh kernels), its two slots on two streams.
@@ -26,12 +29,13 @@
 #include <string.h>
 
 #include "../gpu/runtime/error.h"
+#include "../gpu/runtime/tuning.h"
 #include "../plugin/handle.h"
 #include "mset_compare.h"
 #include "sample_db.h"
 
-#define NQ 64
-#define BATCH 8
+#define NQ 96
+#define BATCH 8                 /* threads 0 and 2: small batches */
 #define ROUNDS 40
 #define K 10
 
@@ -40,6 +44,7 @@
 struct lane_run {
     xg_handle *h;
     struct xg_bm25_params p;
+    int batch;                  /* queries per engine call */
     struct xg_prepared **pq;
     const struct xg_result *ref;
     uint32_t (*leaves)[K];      /* Xapian's count for each reference hit */
@@ -50,12 +55,12 @@ struct lane_run {
 static void *lane(void *arg)
 {
     struct lane_run *r = arg;
-    struct xg_result out[BATCH];
-    int status[BATCH];
+    static _Thread_local struct xg_result out[NQ];
+    static _Thread_local int status[NQ];
+    const int bs = r->batch;
     for (int round = 0; round < ROUNDS; ++round)
-        for (int first = 0; first < r->n; first += BATCH) {
-            uint32_t m = (uint32_t)(r->n - first < BATCH ? r->n - first
-                                                         : BATCH);
+        for (int first = 0; first < r->n; first += bs) {
+            uint32_t m = (uint32_t)(r->n - first < bs ? r->n - first : bs);
             if (xg_handle_run_gpu(r->h, r->pq + first, NULL, K, m, &r->p,
                                   out, status)) {
                 ++r->faults;
@@ -163,15 +168,22 @@ int main(int argc, char **argv)
     if (references(h, texts, text_of, pq, n, &defaults, ref[0], leaves[0]) ||
         references(h, texts, text_of, pq, n, &other, ref[1], leaves[1]))
         return 1;
+    if (n < XG_TURN_MIN_QUERIES) {
+        printf("FAIL: %d queries prepared, fewer than a batch that takes "
+               "turns (%d)\n", n, XG_TURN_MIN_QUERIES);
+        return 1;
+    }
     printf("test_lanes: %d OR queries, candidate room 16, one engine (%s) "
-           "in %d threads (the third with k1 2, b 0.5), %d rounds each\n",
-           n, gpu ? "GPU" : "CPU twins", THREADS, ROUNDS);
+           "in %d threads (the third with k1 2, b 0.5; the second in "
+           "batches of %d, the others of %d), %d rounds each\n",
+           n, gpu ? "GPU" : "CPU twins", THREADS, n, BATCH, ROUNDS);
 
     struct lane_run run[THREADS];
     pthread_t t[THREADS];
     for (int l = 0; l < THREADS; ++l) {
         const int w = l == 2;
-        run[l] = (struct lane_run){h, w ? other : defaults, pq, ref[w],
+        run[l] = (struct lane_run){h, w ? other : defaults,
+                                   l == 1 ? n : BATCH, pq, ref[w],
                                    leaves[w], n, 0, 0};
         if (pthread_create(&t[l], NULL, lane, &run[l])) return 1;
     }

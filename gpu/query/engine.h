@@ -80,7 +80,9 @@ struct xg_engine_opts {
 struct xg_engine_stats {
     uint64_t queries, served, to_cpu, batches;
     uint64_t postings_decoded, candidates;
-    double device_seconds;          /* sum of per-batch event times */
+    double device_seconds;          /* sum of per-batch event times (two
+                                       small batches side by side count
+                                       their overlap twice) */
     double build_seconds;           /* host wall: batch descriptors, list
                                        placement */
     double run_seconds;             /* host wall from the first copy up to

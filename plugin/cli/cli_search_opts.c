@@ -153,19 +153,17 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             a->server = optarg;
             break;
         case OPT_BATCH_WAIT:
+        case OPT_GPU_SPIN: {
+            /* The plugin engines' context: milliseconds, at most 1000. */
+            const int wait = c == OPT_BATCH_WAIT;
+            const char *name = wait ? "--batch-wait" : "--gpu-spin";
             if (!is_ab)
-                return xg_cli_usage(cmd, "--batch-wait is for ab and bench");
-            if (xg_cli_amount(cmd, "--batch-wait", optarg, "milliseconds",
-                              1000, &a->batch_wait_ms))
+                return xg_cli_usage(cmd, "%s is for ab and bench", name);
+            if (xg_cli_amount(cmd, name, optarg, "milliseconds", 1000,
+                              wait ? &a->batch_wait_ms : &a->gpu_spin_ms))
                 return 2;
             break;
-        case OPT_GPU_SPIN:
-            if (!is_ab)
-                return xg_cli_usage(cmd, "--gpu-spin is for ab and bench");
-            if (xg_cli_amount(cmd, "--gpu-spin", optarg, "milliseconds",
-                              1000, &a->gpu_spin_ms))
-                return 2;
-            break;
+        }
         case OPT_QRELS:
         case OPT_HTML:
             if (!is_ab)
