@@ -53,17 +53,17 @@ int main(int argc, char **argv)
     CHECK(xg_dict_finish(&w) == XG_OK, "finish");
     const uint64_t *ix = (const uint64_t *)index.data;
     const uint64_t n_buckets = index.len / 8 - 1;
-    uint64_t *keys = malloc((n_buckets + 1) * sizeof *keys);
-    CHECK(keys && xg_dict_keys(dict.data, dict.len, ix, n_buckets, keys) == XG_OK,
-          "keys");
+    struct xg_dict_hash hash;
+    CHECK(xg_dict_hash_build(dict.data, dict.len, ix, n_buckets, (uint64_t)n,
+                             &hash) == XG_OK && hash.slot, "hash");
     group_ok("build: sorted terms with shared prefixes and zero bytes");
 
     for (int k = 0; k < 2; ++k) {
-        const uint64_t *kk = k ? keys : NULL;
+        const struct xg_dict_hash *kk = k ? &hash : NULL;
         for (int i = 0; i < n; ++i)
             CHECK(xg_dict_lookup(dict.data, dict.len, ix, kk, n_buckets,
                                  (uint64_t)n, t[i].s, t[i].n) == i,
-                  "term %d not found at its rank (keys %d)", i, k);
+                  "term %d not found at its rank (hash %d)", i, k);
         /* Absent: each term with a byte appended (0x01 sorts between the
          * term and its extensions by 0x00... and 'a'), and with its last
          * byte dropped when that is not itself a term. */
@@ -73,7 +73,7 @@ int main(int argc, char **argv)
             CHECK(!bsearch(&x, t, (size_t)n, sizeof *t, by_bytes) &&
                       xg_dict_lookup(dict.data, dict.len, ix, kk, n_buckets,
                                      (uint64_t)n, x.s, x.n) == -1,
-                  "term %d + 0x01 found (keys %d)", i, k);
+                  "term %d + 0x01 found (hash %d)", i, k);
             if (t[i].n) {
                 x = t[i];
                 --x.n;
@@ -82,16 +82,42 @@ int main(int argc, char **argv)
                 if (hit) want = hit - t;
                 CHECK(xg_dict_lookup(dict.data, dict.len, ix, kk, n_buckets,
                                      (uint64_t)n, x.s, x.n) == want,
-                      "term %d less its last byte (keys %d)", i, k);
+                      "term %d less its last byte (hash %d)", i, k);
             }
         }
         /* After the last term (no generated term has 7 bytes 0xff). */
         CHECK(xg_dict_lookup(dict.data, dict.len, ix, kk, n_buckets,
                              (uint64_t)n, "\xff\xff\xff\xff\xff\xff\xff",
-                             7) == -1, "past the last term (keys %d)", k);
-        group_ok(k ? "lookups with bucket keys" : "lookups over the buckets");
+                             7) == -1, "past the last term (hash %d)", k);
+        group_ok(k ? "lookups through the hash" : "lookups over the buckets");
     }
-    free(keys);
+
+    /* Collisions: a decoy slot with a term's tag but another id, placed
+     * at the term's home slot (the real entry moves one on), must be
+     * passed over; an absent term whose tag matches a present one's slot
+     * must still be absent. */
+    struct xg_dict_hash fake;
+    fake.mask = hash.mask;
+    fake.slot = calloc(hash.mask + 1, sizeof *fake.slot);
+    CHECK(fake.slot != NULL, "calloc");
+    for (int i = 0; i < n; i += 97) {
+        memset(fake.slot, 0, (hash.mask + 1) * sizeof *fake.slot);
+        uint64_t x = xg_dict_term_hash(t[i].s, t[i].n);
+        uint64_t home = x & fake.mask, tag = x >> 32 << 32;
+        int other = (i + 1) % n;
+        fake.slot[home] = tag | (uint64_t)(other + 1);
+        fake.slot[(home + 1) & fake.mask] = tag | (uint64_t)(i + 1);
+        CHECK(xg_dict_lookup(dict.data, dict.len, ix, &fake, n_buckets,
+                             (uint64_t)n, t[i].s, t[i].n) == i,
+              "term %d behind a decoy", i);
+        fake.slot[(home + 1) & fake.mask] = 0;
+        CHECK(xg_dict_lookup(dict.data, dict.len, ix, &fake, n_buckets,
+                             (uint64_t)n, t[i].s, t[i].n) == -1,
+              "term %d found through another term's slot", i);
+    }
+    free(fake.slot);
+    group_ok("hash collisions");
+    xg_dict_hash_free(&hash);
     free(t);
     xg_buf_free(&dict);
     xg_buf_free(&index);

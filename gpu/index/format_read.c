@@ -38,7 +38,7 @@ void xg_fmt_close(struct xg_index *ix)
 {
     if (!ix) return;
     if (ix->base) munmap((void *)ix->base, ix->size);
-    free(ix->dict_keys);
+    xg_dict_hash_free(&ix->dict_hash);
     free(ix->path);
     free(ix);
 }
@@ -131,14 +131,10 @@ static int check_structure(struct xg_index *ix, const char *path)
     ix->doclens = (const uint32_t *)(b + s[XG_SEC_DOCLENS].offset);
     if ((rc = check_impacts(ix, path))) return rc;
 
-    if (xg_dict_walk(ix->dict, s[XG_SEC_DICT].length, ix->dict_index,
-                     ix->n_buckets, n_terms, NULL, NULL))
-        FAIL(XG_ERR_FORMAT, "%s", xg_last_error());
-    ix->dict_keys = malloc((ix->n_buckets + 1) * sizeof *ix->dict_keys);
-    if (!ix->dict_keys) FAIL(XG_ERR_NOMEM, "out of memory");
-    if (xg_dict_keys(ix->dict, s[XG_SEC_DICT].length, ix->dict_index,
-                     ix->n_buckets, ix->dict_keys))
-        FAIL(XG_ERR_FORMAT, "%s", xg_last_error());
+    if ((rc = xg_dict_hash_build(ix->dict, s[XG_SEC_DICT].length,
+                                 ix->dict_index, ix->n_buckets, n_terms,
+                                 &ix->dict_hash)))
+        FAIL(rc, "%s", xg_last_error());
 
     /* Documents: docids strictly ascending, lengths add up. */
     uint64_t total = 0;
@@ -310,7 +306,7 @@ int64_t xg_fmt_lookup(const struct xg_index *ix, const char *term,
                       size_t len)
 {
     return xg_dict_lookup(ix->dict, ix->sec[XG_SEC_DICT].length,
-                          ix->dict_index, ix->dict_keys, ix->n_buckets,
+                          ix->dict_index, &ix->dict_hash, ix->n_buckets,
                           ix->hdr->n_terms,
                           term, len);
 }

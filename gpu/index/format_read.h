@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "termdict.h"
 
 struct xg_index {
     char *path;
@@ -25,7 +26,7 @@ struct xg_index {
     const struct xg_fmt_section *sec;   /* XG_SEC_COUNT entries */
     const uint8_t *dict;
     const uint64_t *dict_index;
-    uint64_t *dict_keys;                /* xg_dict_keys, built at open */
+    struct xg_dict_hash dict_hash;      /* built at open */
     uint64_t n_buckets;
     const struct xg_fmt_term *terms;
     const struct xg_fmt_term_lr *terms_lr;

@@ -103,14 +103,6 @@ static int64_t next_term(const uint8_t **p, const uint8_t *end, int first,
 
 #define TERM_MAX 4096 /* Xapian terms are at most 245 bytes */
 
-/* The search key of a term (see xg_dict_keys). */
-static uint64_t term_key(const uint8_t *t, size_t n)
-{
-    uint64_t k = 0;
-    for (size_t i = 0; i < 8; ++i) k = k << 8 | (i < n ? t[i] : 0);
-    return k;
-}
-
 /* The first (whole) term of the bucket at offset off: its bytes and
  * length; -1 if malformed. */
 static int bucket_head(const uint8_t *dict, uint64_t dict_len, uint64_t off,
@@ -125,48 +117,109 @@ static int bucket_head(const uint8_t *dict, uint64_t dict_len, uint64_t off,
     return 0;
 }
 
-int xg_dict_keys(const uint8_t *dict, uint64_t dict_len,
-                 const uint64_t *index, uint64_t n_buckets, uint64_t *keys)
+/* Scan bucket b from its first term: the id of `term` if it is there,
+ * else -1.  With `only` >= 0, compares the term at that id alone (the
+ * hash's candidate), decoding the ones before it. */
+static int64_t bucket_scan(const uint8_t *dict, uint64_t dict_len,
+                           const uint64_t *index, uint64_t b,
+                           uint64_t n_terms, int64_t only, const char *term,
+                           size_t len)
 {
-    for (uint64_t b = 0; b < n_buckets; ++b) {
-        const uint8_t *t;
-        uint64_t n;
-        if (bucket_head(dict, dict_len, index[b], &t, &n))
-            return xg_set_error(XG_ERR_FORMAT, "dictionary: bad bucket %llu",
-                                (unsigned long long)b);
-        keys[b] = term_key(t, (size_t)n);
+    char buf[TERM_MAX];
+    if (index[b] > dict_len) return -1;
+    const uint8_t *p = dict + index[b];
+    const uint8_t *end = dict + (index[b + 1] <= dict_len ? index[b + 1]
+                                                          : dict_len);
+    size_t prev = 0;
+    for (uint64_t i = 0; i < XG_FMT_DICT_BUCKET; ++i) {
+        uint64_t id = b * XG_FMT_DICT_BUCKET + i;
+        if (id >= n_terms || p >= end) break;
+        int64_t n = next_term(&p, end, i == 0, buf, sizeof buf, prev);
+        if (n < 0) return -1;
+        if (only < 0 || id == (uint64_t)only) {
+            int c = cmp_bytes(buf, (size_t)n, term, len);
+            if (c == 0) return (int64_t)id;
+            if (c > 0 || only >= 0) break;
+        }
+        prev = (size_t)n;
     }
-    return XG_OK;
+    return -1;
+}
+
+uint64_t xg_dict_term_hash(const char *term, size_t len)
+{
+    const uint64_t m = 0xff51afd7ed558ccdull;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ len, w;
+    for (; len >= 8; term += 8, len -= 8) {
+        memcpy(&w, term, 8);
+        h = (h ^ w) * m;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, term, len);
+    h = (h ^ w) * m;
+    h ^= h >> 32;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ h >> 29;
+}
+
+static void hash_put(void *ctx, uint64_t id, const char *t, size_t n)
+{
+    struct xg_dict_hash *h = ctx;
+    uint64_t x = xg_dict_term_hash(t, n), i = x & h->mask;
+    while (h->slot[i]) i = (i + 1) & h->mask;
+    h->slot[i] = (x >> 32) << 32 | (id + 1);
+}
+
+int xg_dict_hash_build(const uint8_t *dict, uint64_t dict_len,
+                       const uint64_t *index, uint64_t n_buckets,
+                       uint64_t n_terms, struct xg_dict_hash *h)
+{
+    h->slot = NULL;
+    h->mask = 0;
+    if (n_terms >= UINT32_MAX)
+        return xg_dict_walk(dict, dict_len, index, n_buckets, n_terms, NULL,
+                            NULL);
+    uint64_t size = 16;
+    while (size < n_terms + n_terms / 2 + 1) size *= 2;
+    h->slot = calloc(size, sizeof *h->slot);
+    if (!h->slot) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    h->mask = size - 1;
+    int rc = xg_dict_walk(dict, dict_len, index, n_buckets, n_terms,
+                          hash_put, h);
+    if (rc) xg_dict_hash_free(h);
+    return rc;
+}
+
+void xg_dict_hash_free(struct xg_dict_hash *h)
+{
+    free(h->slot);
+    h->slot = NULL;
+    h->mask = 0;
 }
 
 int64_t xg_dict_lookup(const uint8_t *dict, uint64_t dict_len,
-                       const uint64_t *index, const uint64_t *keys,
+                       const uint64_t *index, const struct xg_dict_hash *hash,
                        uint64_t n_buckets, uint64_t n_terms, const char *term,
                        size_t len)
 {
-    char buf[TERM_MAX];
     if (n_buckets == 0) return -1;
-    /* The last bucket whose first term <= term, in [lo, hi). */
-    uint64_t lo = 0, hi = n_buckets;
-    if (keys) {
-        /* Buckets with a smaller key start with a smaller term, a larger
-         * key a larger one: only equal keys need the terms compared. */
-        const uint64_t k = term_key((const uint8_t *)term, len);
-        uint64_t a = 0, b = n_buckets;
-        while (a < b) { /* first key > k */
-            uint64_t mid = a + (b - a) / 2;
-            if (keys[mid] <= k) a = mid + 1; else b = mid;
+    if (hash && hash->slot) {
+        uint64_t x = xg_dict_term_hash(term, len);
+        for (uint64_t i = x & hash->mask;; i = (i + 1) & hash->mask) {
+            uint64_t e = hash->slot[i];
+            if (!e) return -1;
+            if (e >> 32 != x >> 32) continue;
+            uint64_t id = (uint32_t)e - 1;
+            if (id >= n_terms) return -1;
+            int64_t r = bucket_scan(dict, dict_len, index,
+                                    id / XG_FMT_DICT_BUCKET, n_terms,
+                                    (int64_t)id, term, len);
+            if (r >= 0) return r;
         }
-        if (a == 0) return -1; /* before the first term */
-        hi = a;
-        b = a;
-        a = 0;
-        while (a < b) { /* first key == k (or hi) */
-            uint64_t mid = a + (b - a) / 2;
-            if (keys[mid] < k) a = mid + 1; else b = mid;
-        }
-        lo = a ? a - 1 : 0;
     }
+    /* The last bucket whose first term <= term. */
+    uint64_t lo = 0, hi = n_buckets;
     while (hi - lo > 1) {
         uint64_t mid = lo + (hi - lo) / 2, n;
         const uint8_t *t;
@@ -176,22 +229,7 @@ int64_t xg_dict_lookup(const uint8_t *dict, uint64_t dict_len,
         else
             hi = mid;
     }
-    if (index[lo] > dict_len) return -1;
-    const uint8_t *p = dict + index[lo];
-    const uint8_t *end = dict + (index[lo + 1] <= dict_len ? index[lo + 1]
-                                                           : dict_len);
-    size_t prev = 0;
-    for (uint64_t i = 0; i < XG_FMT_DICT_BUCKET; ++i) {
-        uint64_t id = lo * XG_FMT_DICT_BUCKET + i;
-        if (id >= n_terms || p >= end) break;
-        int64_t n = next_term(&p, end, i == 0, buf, sizeof buf, prev);
-        if (n < 0) return -1;
-        int c = cmp_bytes(buf, (size_t)n, term, len);
-        if (c == 0) return (int64_t)id;
-        if (c > 0) break;
-        prev = (size_t)n;
-    }
-    return -1;
+    return bucket_scan(dict, dict_len, index, lo, n_terms, -1, term, len);
 }
 
 int xg_dict_walk(const uint8_t *dict, uint64_t dict_len,

@@ -6,8 +6,11 @@
  *  and whose others store (varint shared-prefix length, varint suffix
  *  length, suffix bytes) against the previous term.  DICT_INDEX holds the
  *  uint64 offset of each bucket in DICT, plus one final entry = DICT length.
- *  Looked up on the CPU at query time (binary search over buckets, then a
- *  scan of at most one bucket).
+ *  Looked up on the CPU at query time, per query term, also for queries
+ *  the planner leaves to stock Xapian: through a hash of the terms built
+ *  at open (one probe, then the one candidate's bucket decoded to confirm
+ *  it), or without one by a binary search over the buckets' first terms
+ *  and a scan of at most one bucket.
  */
 #ifndef XG_DICT_H
 #define XG_DICT_H
@@ -33,19 +36,35 @@ int xg_dict_add(struct xg_dict_writer *w, const char *term, size_t len);
 /* Write the final DICT_INDEX entry and release writer state. */
 int xg_dict_finish(struct xg_dict_writer *w);
 
-/* The search keys of the buckets: the first 8 bytes of each bucket's first
- * term, big-endian, zero-padded (their order is the terms' byte order,
- * ties aside).  Binary search over this compact array touches a few cache
- * lines instead of one per step; the planner looks terms up per query.
- * keys: n_buckets entries.  XG_OK or XG_ERR_FORMAT. */
-int xg_dict_keys(const uint8_t *dict, uint64_t dict_len,
-                 const uint64_t *index, uint64_t n_buckets, uint64_t *keys);
+/* Term ids by hash, built at open.  Open addressing over a power-of-two
+ * table of at least 1.5 slots per term; a slot holds the term's 32-bit
+ * hash tag (high half) and id + 1 (low half, 0: empty).  A tag match is
+ * confirmed by decoding the term, so a collision costs time, never a
+ * wrong id; an empty slot ends an absent term's probe.  slot is NULL when
+ * there are too many terms for 32-bit ids (lookups then search the
+ * buckets). */
+struct xg_dict_hash {
+    uint64_t *slot;
+    uint64_t mask;              /* table size - 1 */
+};
+
+/* The hash lookups use (exposed for tests that place collisions). */
+uint64_t xg_dict_term_hash(const char *term, size_t len);
+
+/* Walk the dictionary, checking its encoding as xg_dict_walk does, and
+ * build h.  XG_OK, XG_ERR_FORMAT or XG_ERR_NOMEM (h then holds nothing to
+ * free). */
+int xg_dict_hash_build(const uint8_t *dict, uint64_t dict_len,
+                       const uint64_t *index, uint64_t n_buckets,
+                       uint64_t n_terms, struct xg_dict_hash *h);
+void xg_dict_hash_free(struct xg_dict_hash *h);
 
 /* Find `term`; returns its id, or -1 if absent (or the dictionary is
  * malformed around it: the reader never reads outside [dict, dict+len)).
- * keys: from xg_dict_keys, or NULL to search the buckets themselves. */
+ * hash: from xg_dict_hash_build over this dictionary, or NULL (or one
+ * with no slots) to search the buckets. */
 int64_t xg_dict_lookup(const uint8_t *dict, uint64_t dict_len,
-                       const uint64_t *index, const uint64_t *keys,
+                       const uint64_t *index, const struct xg_dict_hash *hash,
                        uint64_t n_buckets, uint64_t n_terms, const char *term,
                        size_t len);
 

@@ -41,7 +41,7 @@ static inline int xg_buf_append(struct xg_buf *b, const void *p, size_t n)
 /* Append zero bytes until len is a multiple of `align`. */
 static inline int xg_buf_pad(struct xg_buf *b, size_t align)
 {
-    static const uint8_t zeros[64];
+    static const uint8_t zeros[64] = {0};
     size_t n = (align - b->len % align) % align;
     return xg_buf_append(b, zeros, n);
 }
