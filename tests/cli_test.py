@@ -7,6 +7,9 @@ xapian-compact), issue 20 point 5, docs/cli.md:
 - -d is --db wherever a subcommand takes --db;
 - an unknown option and an option missing its value are bad usage: exit 2
   and one stderr line naming the subcommand, a different message for each.
+
+Also: `synth text` writes the documents `synth docs` indexes (each
+document's words and counts equal its termlist's terms and wdfs).
 """
 import argparse
 import os
@@ -30,6 +33,7 @@ COMMANDS = [
     ("qlm", "--sigma", True),
     ("qlm-search", "--qlm", False),
     ("synth docs", "--docs", False),
+    ("synth text", "--docs", False),
     ("synth queries", "--queries", False),
     ("serve", "--port", False),
 ]
@@ -175,8 +179,39 @@ def main():
         expect("%s -d DB" % name, [b, name, "-d", db, q], 2,
                stderr_has=["xapian-gpu %s: " % name, "--queries FILE is required"])
 
+    check_synth_text(b, w)
     print("%d passed, 0 failed" % CHECKS)
     return 0
+
+
+def check_synth_text(b, w):
+    """synth text and synth docs, with the same options, give the same
+    documents: words and counts against the database's termlists."""
+    import collections
+    from testlib import xapian_module
+    xapian = xapian_module()
+    opts = ["--docs", "60", "--vocab", "3000", "--mu", "4", "--seed", "7"]
+    db_path, tsv = os.path.join(w, "synth-db"), os.path.join(w, "synth.tsv")
+    for cmd in (["docs", "--quiet"] + opts + [db_path], ["text"] + opts + [tsv]):
+        p = run([b, "synth"] + cmd)
+        if p.returncode:
+            sys.exit("FAIL synth %s: %r" % (cmd[0], p.stderr))
+    db = xapian.Database(db_path)
+    lines = open(tsv).read().splitlines()
+    if len(lines) != db.get_doccount() or len(lines) != 60:
+        sys.exit("FAIL synth text: %d lines for %d documents" %
+                 (len(lines), db.get_doccount()))
+    for line in lines:
+        docid, _, text = line.partition("\t")
+        words = collections.Counter(text.split(" "))
+        terms = {t.term.decode(): t.wdf
+                 for t in db.get_document(int(docid)).termlist()}
+        if words != terms:
+            sys.exit("FAIL synth text: document %s differs from its termlist"
+                     % docid)
+        if len(text.split(" ")) != db.get_doclength(int(docid)):
+            sys.exit("FAIL synth text: document %s length" % docid)
+    ok("synth text = synth docs' termlists", "60 documents")
 
 
 if __name__ == "__main__":

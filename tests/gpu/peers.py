@@ -6,8 +6,10 @@ application threads.  The peers' wheels travel to the device (run.sh
 stage `peers`); this script only imports them.
 
 Each peer indexes the same text (docs.tsv: id TAB text) with its own
-English analysis (Tantivy `en_stem`, PISA porter2, no stopwords) and
-ranks with its own BM25 (Tantivy k1 1.2 b 0.75, PISA k1 0.9 b 0.4):
+English analysis (Tantivy `en_stem`, PISA porter2, no stopwords; with
+`--stem none`, for the synthetic collection of `xapian-gpu synth text`,
+Tantivy's `default` tokenizer and no PISA stemmer) and ranks with its own
+BM25 (Tantivy k1 1.2 b 0.75, PISA k1 0.9 b 0.4):
 their MSets are not Xapian's, their speed is what a user would get.
   Tantivy: OR is a disjunction of the query's words, AND their
   conjunction (`conjunction_by_default`), top k by block-max WAND, no
@@ -23,8 +25,10 @@ application pays it too).
 
 usage: peers.py --docs TSV --queries TSV --work DIR [--queries-n N]
                 [--threads 1,16,64] [--k 10,1000] [--peers tantivy,pisa]
-                [--json OUT]
-Prints one line per (peer, op, k, threads) and writes them as JSON."""
+                [--stem porter2|none] [--index-only] [--json OUT]
+Prints one line per (peer, op, k, threads) and writes them as JSON.  An
+index built before in DIR (same documents, same stemming) is reused, its
+build time and size as first measured; --index-only builds and stops."""
 import argparse
 import json
 import multiprocessing as mp
@@ -46,17 +50,18 @@ def words(text):
     return WORD.findall(text.lower())
 
 
-def read_tsv(path, limit=None):
-    out = []
+def each_tsv(path):
+    """(id, text) for each line of an id TAB text file, read as needed: the
+    10^6-document synthetic text is 3.3 GB."""
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             a, sep, b = line.rstrip("\n").partition("\t")
-            if not sep:
-                continue
-            out.append((a, b))
-            if limit and len(out) >= limit:
-                break
-    return out
+            if sep:
+                yield a, b
+
+
+def read_tsv(path):
+    return list(each_tsv(path))
 
 
 def dir_bytes(path, keep=None):
@@ -75,12 +80,12 @@ def pct(xs, p):
 
 # ---- Tantivy -------------------------------------------------------------
 
-def tantivy_index(docs, path, threads):
+def tantivy_index(docs, path, threads, stem):
     import tantivy
     sb = tantivy.SchemaBuilder()
     sb.add_unsigned_field("id", stored=True)
-    sb.add_text_field("body", stored=False, tokenizer_name="en_stem",
-                      index_option="freq")
+    sb.add_text_field("body", stored=False, tokenizer_name=(
+        "en_stem" if stem == "porter2" else "default"), index_option="freq")
     schema = sb.build()
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
@@ -154,7 +159,11 @@ def pisa_module():
     return _pisathon
 
 
-def pisa_index(docs, path, threads):
+def pisa_stemmer(stem):
+    return "porter2" if stem == "porter2" else ""
+
+
+def pisa_index(docs, path, threads, stem):
     pisa = pisa_module()
     shutil.rmtree(path, ignore_errors=True)
     os.makedirs(path)
@@ -169,9 +178,9 @@ def pisa_index(docs, path, threads):
                     f.write("%d %s\n" % (i, text.replace("\n", " ")))
         t = threading.Thread(target=feed, daemon=True)
         t.start()
-        pisa.index(fifo, path, "porter2", 100000, threads)
+        pisa.index(fifo, path, pisa_stemmer(stem), 100000, threads)
         t.join()
-    ctx = pisa_context(pisa, path)      # compresses, block-max data
+    ctx = pisa_context(pisa, path, stem)   # compresses, block-max data
     elapsed = time.perf_counter() - t0
     # What retrieval reads: the compressed postings, the block-max data,
     # the lexicons (not the uncompressed inverted files it starts from).
@@ -180,9 +189,9 @@ def pisa_index(docs, path, threads):
     return elapsed, size, ctx
 
 
-def pisa_context(pisa, path):
+def pisa_context(pisa, path, stem):
     ctx = pisa.RetrievalContext()
-    pisa.prepare_index(ctx, path, "block_simdbp", "bm25", "porter2",
+    pisa.prepare_index(ctx, path, "block_simdbp", "bm25", pisa_stemmer(stem),
                        stop_fname="")
     return ctx
 
@@ -222,17 +231,18 @@ def pisa_run(pisa, ctx, qs, op, k, n):
 BUILT = "xg-built.json"     # an index built before: its time and size
 
 
-def built_before(path, n_docs):
+def built_before(path, n_docs, stem):
     try:
         with open(os.path.join(path, BUILT)) as f:
             b = json.load(f)
-        return b if b.get("documents") == n_docs else None
+        return b if (b.get("documents"), b.get("stem")) == (n_docs, stem) \
+            else None
     except (OSError, ValueError):
         return None
 
 
-def built_now(path, n_docs, seconds, size):
-    b = dict(documents=n_docs, seconds=seconds, bytes=size)
+def built_now(path, n_docs, stem, seconds, size):
+    b = dict(documents=n_docs, stem=stem, seconds=seconds, bytes=size)
     with open(os.path.join(path, BUILT), "w") as f:
         json.dump(b, f)
     return b
@@ -248,14 +258,16 @@ def main():
     ap.add_argument("--k", default="10,1000")
     ap.add_argument("--ops", default="or,and")
     ap.add_argument("--peers", default="tantivy,pisa")
+    ap.add_argument("--stem", choices=("porter2", "none"), default="porter2")
+    ap.add_argument("--index-only", action="store_true")
     ap.add_argument("--json")
     a = ap.parse_args()
     try:
-        docs = read_tsv(a.docs)
+        n_docs = sum(1 for _ in each_tsv(a.docs))
         texts = read_tsv(a.queries)
     except OSError as e:
         sys.exit("peers.py: %s: %s" % (e.filename, e.strerror))
-    if not docs:
+    if not n_docs:
         sys.exit("peers.py: %s: no documents (expected id TAB text)" % a.docs)
     qs = [ws for ws in (words(t) for _, t in texts) if ws]
     qs = qs[:a.queries_n]
@@ -273,27 +285,30 @@ def main():
         print(" ".join("%s=%s" % (x, ("%.6g" % y) if isinstance(y, float)
                                   else y) for x, y in r.items()), flush=True)
 
-    print("%d documents, %d queries, %d cores" % (len(docs), len(qs), cores),
+    print("%d documents, %d queries, %d cores" % (n_docs, len(qs), cores),
           flush=True)
     for peer in a.peers.split(","):
         path = os.path.join(a.work, peer)
-        built = built_before(path, len(docs))
+        built = built_before(path, n_docs, a.stem)
+        docs = each_tsv(a.docs)
         if peer == "tantivy":
             if not built:
-                built = built_now(path, len(docs),
-                                  *tantivy_index(docs, path, min(cores, 8)))
+                built = built_now(path, n_docs, a.stem, *tantivy_index(
+                    docs, path, min(cores, 8), a.stem))
             run = lambda op, k, n: tantivy_run(path, qs, op, k, n)
         elif peer == "pisa":
             pisa = pisa_module()
             if built:
-                ctx = pisa_context(pisa, path)
+                ctx = pisa_context(pisa, path, a.stem)
             else:
-                secs, size, ctx = pisa_index(docs, path, cores)
-                built = built_now(path, len(docs), secs, size)
+                secs, size, ctx = pisa_index(docs, path, cores, a.stem)
+                built = built_now(path, n_docs, a.stem, secs, size)
             run = lambda op, k, n: pisa_run(pisa, ctx, qs, op, k, n)
         else:
             sys.exit("peers.py: unknown peer %s" % peer)
         row(peer, "index", seconds=built["seconds"], bytes=built["bytes"])
+        if a.index_only:
+            continue
         for op in ops:
             for k in ks:
                 for n in threads:
@@ -306,7 +321,7 @@ def main():
                         **extra)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump(dict(documents=len(docs), queries=len(qs), cores=cores,
+            json.dump(dict(documents=n_docs, queries=len(qs), cores=cores,
                            rows=rows), f, indent=1)
     return 0
 

@@ -109,8 +109,10 @@
 #                  Q OR queries (10000) on the GPU with the impacts and
 #                  without (--impacts off), each 3 times in turns; then
 #                  1000 of them against stock Xapian (every MSet compared)
-#   peers          issue 22's side-by-side run on the real-text collection
-#                  (TREC 2005 efficiency queries): stock Xapian, --engine
+#   peers [syn N]  issue 22's side-by-side run on the real-text collection
+#                  (TREC 2005 efficiency queries), or on the N-doc
+#                  synthetic one (its queries, no stemming; the peers
+#                  index `synth text`; logs in $OUT/syn): stock Xapian, --engine
 #                  gpu, the plugin (auto) and the server (serve --engine
 #                  auto) through `xapian-gpu bench` (every MSet compared
 #                  with stock's), then Tantivy and PISA (tests/gpu/peers.py;
@@ -119,9 +121,14 @@
 #                  queries/s, p50, p99, index size and time.  One thread:
 #                  one query at a time (GPU batch 1), $XG_PQ1_OR (2000)
 #                  and $XG_PQ1_AND (10000) queries; 16 and 64: $XG_PQ_OR
-#                  (10000) and $XG_PQ_AND (50000); ours timed
-#                  $XG_PREPEAT (3) times.  $XG_PEERS: ours, theirs or
-#                  both (default).  Bar charts in $OUT/peers-rt-*.svg
+#                  (10000) and $XG_PQ_AND (50000) (synthetic: 200, 500,
+#                  2000, 4000); ours timed $XG_PREPEAT (3) times.
+#                  $XG_PTHREADS ("1 16 64") and $XG_POPS ("or and")
+#                  narrow a run (one call has 10 minutes).  $XG_PEERS:
+#                  ours, theirs, both (default), or index (only build
+#                  the collection and the peers' indexes, which later
+#                  runs on the machine reuse).  Bar charts in
+#                  $OUT/peers-rt-*.svg, $OUT/syn/peers-syn-*.svg
 #                  (tests/gpu/peers_plot.py)
 # XG_BUILD names another build folder than build-dev.
 # Logs go to $OUT; a short table is printed last.
@@ -777,10 +784,23 @@ PY
             | cut -c1-160 | sed 's/^/    /' | tee -a "$SUMMARY"
         ;;
     peers)
+        # peers [syn N]: the real-text collection, or the N-doc synthetic
+        # one (its text from `synth text`, searched without stemming).
         t=$(date +%s)
-        prepare_collections 0 rt || exit 1
-        [ -f /tmp/realtext.tsv ] ||
-            xz -dc .device-carry/realtext/all.tsv.xz > /tmp/realtext.tsv
+        coll=rt pdir=$OUT stem=porter2 qsrc=.device-carry/realtext/trec-tb-2005-efficiency.tsv
+        if [ "${1:-}" = syn ]; then
+            coll=syn$2 pdir=$OUT/syn stem=none qsrc=/tmp/xg-q.tsv
+            shift 2
+            prepare_collections "${coll#syn}" syn || exit 1
+            pdb=$db docs=/tmp/xg-$coll.tsv
+            [ -f "$docs" ] || $B synth text --docs "${coll#syn}" "$docs" || exit 1
+            mkdir -p "$pdir"
+        else
+            prepare_collections 0 rt || exit 1
+            pdb=$rt docs=/tmp/realtext.tsv
+            [ -f "$docs" ] || xz -dc .device-carry/realtext/all.tsv.xz > "$docs"
+        fi
+        note "prepared $coll: $(( $(date +%s) - t )) s"
         part=${XG_PEERS:-both}
         if [ $part != ours ]; then
             rm -rf /tmp/site
@@ -796,47 +816,60 @@ n = [n for n in z.namelist() if n.endswith("/libtbb.so.2")][0]
 open("/tmp/site/libtbb.so.2", "wb").write(z.read(n))' ||
                 { note "peers: no libtbb.so.2 (wheel tbb)"; exit 1; }
         fi
+        peers_py() {
+            PYTHONPATH=/tmp/site LD_LIBRARY_PATH=/tmp/site:$LD_LIBRARY_PATH \
+                $CT python3 tests/gpu/peers.py --docs "$docs" --stem $stem \
+                --work /tmp/xg-peers-$coll "$@"
+        }
+        if [ $part = index ]; then
+            peers_py --queries "$qsrc" --index-only > "$pdir/peers-index.log" 2>&1
+            note "    peers' indexes, $coll (exit $?): $(grep '^peer=' "$pdir/peers-index.log" | tr '\n' ';')"
+            note "peers: $(( $(date +%s) - t )) s"
+            continue
+        fi
         # bench starts its own `serve --engine auto` (engine server),
         # which relays to xapian-progsrv.
         export PATH=$PWD/.xapian-rt/usr/bin:$PATH
-        note "peers (q/s, p50 ms, p99 ms; ours: the median of ${XG_PREPEAT:-3} passes, every MSet against stock's):"
-        for n in 1 16 64; do
-            for op in or and; do
+        note "peers, $coll (q/s, p50 ms, p99 ms; ours: the median of ${XG_PREPEAT:-3} passes, every MSet against stock's):"
+        for n in ${XG_PTHREADS:-1 16 64}; do
+            for op in ${XG_POPS:-or and}; do
                 # Enough queries for about a second of stock's time.
-                case $op-$n in
-                    or-1) qn=${XG_PQ1_OR:-2000} ;;
-                    and-1) qn=${XG_PQ1_AND:-10000} ;;
-                    or-*) qn=${XG_PQ_OR:-10000} ;;
-                    *) qn=${XG_PQ_AND:-50000} ;;
+                case $coll-$op-$n in
+                    rt-or-1) qn=${XG_PQ1_OR:-2000} ;;
+                    rt-and-1) qn=${XG_PQ1_AND:-10000} ;;
+                    rt-or-*) qn=${XG_PQ_OR:-10000} ;;
+                    rt-*) qn=${XG_PQ_AND:-50000} ;;
+                    *-or-1) qn=${XG_PQ1_OR:-200} ;;
+                    *-and-1) qn=${XG_PQ1_AND:-500} ;;
+                    *-or-*) qn=${XG_PQ_OR:-2000} ;;
+                    *) qn=${XG_PQ_AND:-4000} ;;
                 esac
-                qf=/tmp/xg-pq-$op-$n.tsv
-                head -$qn .device-carry/realtext/trec-tb-2005-efficiency.tsv > $qf
+                qf=/tmp/xg-pq-$coll-$op-$n.tsv
+                head -$qn "$qsrc" > $qf
                 batch=256
                 [ $n = 1 ] && batch=1
                 for k in 10 1000; do
                     [ $part = theirs ] && break
-                    log="$OUT/peers-ours-$op-$k-$n.log"
-                    $CT $B bench --db "$rt" --queries $qf -k $k --op $op \
-                        --threads $n --batch $batch --repeat ${XG_PREPEAT:-3} \
+                    log="$pdir/peers-ours-$op-$k-$n.log"
+                    $CT $B bench --db "$pdb" --queries $qf -k $k --op $op \
+                        --stem $stem --threads $n --batch $batch \
+                        --repeat ${XG_PREPEAT:-3} \
                         --engines xapian,gpu,plugin,server \
-                        --json="$OUT/peers-ours-$op-$k-$n.json" > "$log" 2>&1
+                        --json="$pdir/peers-ours-$op-$k-$n.json" > "$log" 2>&1
                     rc=$?
                     note "    $op k $k threads $n, $qn queries (exit $rc): $(awk '/^routing/ {exit} $1 ~ /^(xapian|gpu|plugin|server)$/ && $2 ~ /^[0-9]+$/ {printf "%s %s %s %s; ", $1, $3, $5, $6}' "$log")$(grep -o "stock's top [0-9]* differs[^,]*" "$log" | head -1)"
                 done
                 [ $part = ours ] && continue
-                PYTHONPATH=/tmp/site LD_LIBRARY_PATH=/tmp/site:$LD_LIBRARY_PATH \
-                    $CT python3 tests/gpu/peers.py --docs /tmp/realtext.tsv \
-                    --queries $qf --queries-n $qn --ops $op --threads $n \
-                    --work /tmp/xg-peers --json "$OUT/peers-$op-$n.json" \
-                    > "$OUT/peers-$op-$n.log" 2>&1
-                note "    peers $op threads $n (exit $?): $(grep '^peer=' "$OUT/peers-$op-$n.log" | grep -v what=index | sed 's/what=search //' | tr '\n' ';')"
+                peers_py --queries $qf --queries-n $qn --ops $op --threads $n \
+                    --json "$pdir/peers-$op-$n.json" > "$pdir/peers-$op-$n.log" 2>&1
+                note "    peers $op threads $n (exit $?): $(grep '^peer=' "$pdir/peers-$op-$n.log" | grep -v what=index | sed 's/what=search //' | tr '\n' ';')"
             done
         done
         [ $part = ours ] ||
-            note "    index: $(grep -h '^peer=.*what=index' "$OUT"/peers-or-1.log | tr '\n' ';')"
-        note "    Xapian: $(du -sb "$rt" | cut -f1) bytes with the GPU index, which is $(stat -c %s "$rt/xapian-gpu.idx") bytes"
-        python3 tests/gpu/peers_plot.py --dir "$OUT" --out-dir "$OUT" ||
-            note "peers: no plots"
+            note "    index: $(grep -h '^peer=.*what=index' "$pdir"/peers-*.log | sort -u | tr '\n' ';')"
+        note "    Xapian: $(du -sb "$pdb" | cut -f1) bytes with the GPU index, which is $(stat -c %s "$pdb/xapian-gpu.idx") bytes"
+        python3 tests/gpu/peers_plot.py --dir "$pdir" --out-dir "$pdir" \
+            --prefix peers-${coll%%[0-9]*} || note "peers: no plots"
         note "peers: $(( $(date +%s) - t )) s"
         ;;
     soak)
