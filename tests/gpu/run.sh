@@ -65,7 +65,8 @@
 #                  NAME:- for none) in turns, $XG_TURNS (2) times, and the
 #                  build in $XG_OLD as "old" if set: what a knob (an
 #                  optimisation turned off, gpu/runtime/knobs.h) buys;
-#                  $XG_ON_OPTS: more bench options
+#                  $XG_ON_OPTS: more bench options; $XG_KQN: queries
+#                  (10000, of 50000); $XG_POPS: operators ("or and")
 #   overhead       the planner's cost on queries it leaves to stock: the
 #                  real-text database copied with a cost model whose GPU
 #                  batch costs 100 s (every query stock:cheaper), then
@@ -549,18 +550,19 @@ PY
         # turns on one machine and database; bench compares every MSet
         # with stock Xapian's.
         prepare_collections 0 rt || exit 1
-        head -10000 .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-trec10k.tsv
+        kq=/tmp/xg-trec-k${XG_KQN:=10000}.tsv
+        head -$XG_KQN .device-carry/realtext/trec-tb-2005-efficiency.tsv > $kq
         variants=${XG_KNOBS:-base:-}
         [ -n "${XG_OLD:-}" ] && variants="old:-,$variants"
-        for op in or and; do
-            note "knobs, rt, 10000 queries, op $op, top 10, median of 3 passes:"
+        for op in ${XG_POPS:-or and}; do
+            note "knobs, rt, $XG_KQN queries, op $op, top 10, median of 3 passes:"
             for turn in $(seq ${XG_TURNS:-2}); do
                 for v in ${variants//,/ }; do
                     name=${v%%:*}; kv=${v#*:}
                     bin=$B; [ "$name" = old ] && bin=$XG_OLD
                     log="$OUT/knobs-$op-$name-$turn.log"
                     if [ "$kv" = - ]; then envs=(); else envs=("$kv"); fi
-                    env "${envs[@]}" $bin bench --db "$rt" --queries /tmp/xg-trec10k.tsv \
+                    env "${envs[@]}" $bin bench --db "$rt" --queries $kq \
                         -k 10 --op $op --repeat 3 ${XG_ON_OPTS:-} > "$log" 2>&1
                     note "    $name $turn: rc $? $(awk '/^engine +queries/ {on=1; next} /^routing/ {on=0} on && $2 ~ /^[0-9]+$/ {printf "%s %s q/s p50 %s; ", $1, $3, $5}' "$log")$(grep -o 'different [0-9]*' "$log"); $(grep -o '[0-9]* batches, [0-9.]* s device time' "$log"); $(grep -o 'build [0-9.]* s, device run [0-9.]* s, finish [0-9.]* s' "$log")"
                 done
