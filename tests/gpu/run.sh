@@ -804,9 +804,9 @@ PY
         # peers [syn N]: the real-text collection, or the N-doc synthetic
         # one (its text from `synth text`, searched without stemming).
         t=$(date +%s)
-        coll=rt pdir=$OUT stem=porter2 qsrc=.device-carry/realtext/trec-tb-2005-efficiency.tsv
+        coll=rt pdir=$OUT stem=porter2 ourstem=english qsrc=.device-carry/realtext/trec-tb-2005-efficiency.tsv
         if [ "${1:-}" = syn ]; then
-            coll=syn$2 pdir=$OUT/syn stem=none qsrc=/tmp/xg-q.tsv
+            coll=syn$2 pdir=$OUT/syn stem=none ourstem=none qsrc=/tmp/xg-q.tsv
             shift 2
             prepare_collections "${coll#syn}" syn || exit 1
             pdb=$db docs=/tmp/xg-$coll.tsv
@@ -869,7 +869,7 @@ open("/tmp/site/libtbb.so.2", "wb").write(z.read(n))' ||
                     [ $part = theirs ] && break
                     log="$pdir/peers-ours-$op-$k-$n.log"
                     $CT $B bench --db "$pdb" --queries $qf -k $k --op $op \
-                        --stem $stem --threads $n --batch $batch \
+                        --stem $ourstem --threads $n --batch $batch \
                         --repeat ${XG_PREPEAT:-3} \
                         --engines xapian,gpu,plugin,server \
                         --json="$pdir/peers-ours-$op-$k-$n.json" > "$log" 2>&1
