@@ -351,7 +351,37 @@ struct prep_job {
     xg_xquery **xq;             /* engine auto: kept for stock's answer */
     uint8_t *done;              /* per query: prepared (or failed) */
     uint8_t *answered;          /* per query: its batch is done (GPU) */
+    /* The runners' progress: the first query no runner has taken yet
+     * (UINT32_MAX once they stop), and how far past it a preparing
+     * thread may run (0: no limit). */
+    pthread_mutex_t win_mu;
+    pthread_cond_t win_cv;
+    uint32_t taken, window;
 };
+
+/* Wait until query i is within the window of the runners' progress.
+ * Preparing threads that run ahead of the batches take the cores the
+ * runners need: with 64 of them on 16 cores the engine's AND fell below
+ * its 16-thread figure.  An application has as many queries in flight
+ * as it can wait for; the window is that bound here. */
+static void window_wait(struct prep_job *pj, uint32_t i)
+{
+    if (!pj->window) return;
+    pthread_mutex_lock(&pj->win_mu);
+    while (pj->taken != UINT32_MAX && i >= pj->taken + pj->window)
+        pthread_cond_wait(&pj->win_cv, &pj->win_mu);
+    pthread_mutex_unlock(&pj->win_mu);
+}
+
+/* The runners took queries up to `taken` (UINT32_MAX: they stopped). */
+static void window_move(struct prep_job *pj, uint32_t taken)
+{
+    if (!pj->window) return;
+    pthread_mutex_lock(&pj->win_mu);
+    if (pj->taken != UINT32_MAX && taken > pj->taken) pj->taken = taken;
+    pthread_cond_broadcast(&pj->win_cv);
+    pthread_mutex_unlock(&pj->win_mu);
+}
 
 /* A preparing thread frees query i - RECYCLE_BEHIND, once answered, before
  * it prepares query i, as an application frees each query after its
@@ -372,6 +402,7 @@ static void *prepare_thread(void *arg)
     xg_searcher *s = pool_take(j);
     struct xg_search_opts o = j->a->opts;
     for (uint32_t i; (i = take(j)) < j->qs->n;) {
+        window_wait(pj, i);
         const uint32_t old = i - RECYCLE_BEHIND;
         if (i >= RECYCLE_BEHIND && pj->answered &&
             __atomic_load_n(&pj->answered[old], __ATOMIC_ACQUIRE)) {
@@ -498,7 +529,9 @@ static void *batch_runner(void *arg)
             ++f->next;
         }
         const int prep_failed = pj->j.rc;
+        const uint32_t taken = f->next;
         pthread_mutex_unlock(&f->mu);
+        window_move(pj, taken);
         if (prep_failed) break;
         if (!cnt) continue;
         double tb = xg_cli_now();
@@ -536,6 +569,8 @@ static void *batch_runner(void *arg)
         }
         pthread_mutex_unlock(&f->mu);
     }
+    /* No runner waits for more (done, or failed): nobody may wait on. */
+    window_move(pj, UINT32_MAX);
     free(xready);
     free(ready);
     free(idx);
@@ -568,7 +603,9 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
                           o.engine == XG_ENGINE_AUTO
                               ? calloc(qs->n + 1, sizeof(xg_xquery *))
                               : NULL,
-                          calloc(qs->n + 1, 1), calloc(qs->n + 1, 1)};
+                          calloc(qs->n + 1, 1), calloc(qs->n + 1, 1),
+                          PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+                          0, 4 * (batch ? batch : 1)};
     struct gpu_feed f = {&pj, qs, run, s, xg_searcher_router(s),
                          xg_searcher_handle(s), o, batch,
                          PTHREAD_MUTEX_INITIALIZER, 0, XG_OK, ""};
