@@ -537,7 +537,9 @@ static void *batch_runner(void *arg)
         double tb = xg_cli_now();
         rc = xg_router_run_batch(f->router, f->h, ready, xready, NULL, o->k,
                                  cnt, o->engine, &o->bm25, res, st, route);
-        uint64_t served0 = gpu_served(f->s);
+        /* Only AND+OR reads it, with one runner: two runners' searches
+         * would update the engine's counters under it. */
+        const uint64_t served0 = o->default_and == 2 ? gpu_served(f->s) : 0;
         if (!rc && o->default_and == 2) {
             const char *texts[1024];
             for (uint32_t i = 0; i < cnt; ++i) {
