@@ -345,8 +345,8 @@ int xg_handle_prepare_plans(xg_handle *s, struct xg_prepared *pq)
     int rc = XG_OK;
     uint32_t n_sh = s->n_shards, nl = pq->q.n_leaves;
     uint32_t *sdf = calloc((size_t)n_sh * (nl ? nl : 1), 4);
-    /* Not calloc: a plan is read up to n_ops, and zeroing 12 KB a shard
-     * costs more than writing it. */
+    /* Not calloc: a plan is read only up to n_ops, so zeroing its 12 KB
+     * is wasted work on every query. */
     pq->plans = malloc(n_sh * sizeof *pq->plans);
     if (!sdf || !pq->plans) {
         free(sdf);

@@ -387,9 +387,9 @@ static void window_move(struct prep_job *pj, uint32_t taken)
  * it prepares query i, as an application frees each query after its
  * answer: the threads then reuse that memory instead of faulting in about
  * 53 KB of fresh pages a query for the whole pass, which bound the GPU
- * engine's AND (16 threads on real text: 269,000-299,000 q/s before,
- * 451,000-471,000 after).  Freeing on the batch runners instead put the
- * frees on the serial path and cost OR 8-10%. */
+ * engine's AND (docs/benchmarks.md, "The bench's engine path").  Freeing
+ * on the batch runners instead put the frees on their serial path and
+ * cost OR throughput. */
 #define RECYCLE_BEHIND 1024u
 
 /* A preparing thread: QueryParser, conversion, term ids and plans, with
