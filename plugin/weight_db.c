@@ -36,12 +36,11 @@ static uint64_t doc_index(const struct weigher *w, uint32_t docid)
     return lo;
 }
 
-static int on_term(void *ctx, const char *term, size_t term_len,
-                   const uint32_t *docids, const uint32_t *wdfs, uint32_t n,
-                   const uint32_t *shard_df)
+static int on_term(void *ctx, const struct xg_term_postings *tp)
 {
-    (void)shard_df;
     struct weigher *w = ctx;
+    const uint32_t *docids = tp->docids, *wdfs = tp->wdfs;
+    const uint32_t n = tp->n;
     const double tw = xg_bm25_termweight(&w->p, w->n_docs, n, 1, 1.0);
     if (n > w->wts_cap) {
         double *nw = realloc(w->wts, (size_t)n * sizeof *nw);
@@ -60,7 +59,7 @@ static int on_term(void *ctx, const char *term, size_t term_len,
         w->wts[i] = weight;
     }
     w->postings += n;
-    return w->fn(w->ctx, term, term_len, docids, w->wts, n);
+    return w->fn(w->ctx, tp->term, tp->term_len, docids, w->wts, n);
 }
 
 int xg_weight_db(const char *const *paths, size_t n_paths,
@@ -89,7 +88,7 @@ int xg_weight_db(const char *const *paths, size_t n_paths,
         xg_bm25_query_init(&w.p, st.n_docs, st.total_length, 1, &w.q);
         for (uint64_t i = 0; i < st.n_docs; ++i) w.kd[i] = xg_bm25_kd(&w.q, w.lens[i]);
     }
-    if (!rc) rc = xg_shim_db_each_term(db, on_term, &w);
+    if (!rc) rc = xg_shim_db_each_term(db, 0, on_term, &w);
     if (n_docs) *n_docs = st.n_docs;
     if (n_postings) *n_postings = w.postings;
     xg_shim_db_close(db);

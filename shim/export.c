@@ -2,9 +2,10 @@
  *  @brief xapian-gpu export: stream a Xapian database into the GPU index.
  *
  *  One pass: doc lengths once from the all-documents lists (the dense
- *  renumbering), then every term's postings (docid + wdf only, through
- *  xg_shim_db_each_term) encoded into PForDelta blocks with their skip
- *  entries, Bloom filter, regression and hash segments.  Sections grow in
+ *  renumbering), then every term's postings (docid + wdf, and positions
+ *  unless left out, through xg_shim_db_each_term) encoded into PForDelta
+ *  blocks with their skip entries, Bloom filter, regression, hash
+ *  segments and per-block positions (gpu/index/positions.h).  Sections grow in
  *  memory and are written at the end to a temporary file that is fsync'd
  *  and renamed over the destination, so a failed export leaves nothing.
  */
@@ -43,6 +44,9 @@ struct exporter {
     struct xg_buf sec[XG_SEC_COUNT];
     struct xg_buf terms_lr;            /* appended to TERMS at the end */
     struct xg_buf impact_codes;        /* appended to IMPACTS at the end */
+    struct xg_buf pos_data;            /* appended to POSITIONS (the block
+                                          offsets) at the end */
+    int positions;                     /* writing POSITIONS */
     double *kd;                        /* dense -> K_d (impacts only) */
     struct xg_dict_writer dict;
     uint32_t n_shards;
@@ -112,15 +116,64 @@ static void draw_progress(struct exporter *x, int final)
             (unsigned long long)x->n_postings, rate / 1e6, final ? "\n" : "");
 }
 
+/* Append v as an LEB128 varint (positions.h) at *p. */
+static uint8_t *put_varint(uint8_t *p, uint32_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* One term's positions into POSITIONS (positions.h): per block, its
+ * offset in the data area, then, unless none of its postings has a
+ * position, each posting's count and its first position and gaps. */
+static int encode_positions(struct exporter *x,
+                            const struct xg_term_postings *tp)
+{
+    const uint32_t *pos = tp->positions;
+    int rc;
+    for (uint32_t from = 0; from < tp->n; from += XG_FMT_BLOCK) {
+        const uint32_t to = tp->n - from < XG_FMT_BLOCK ? tp->n
+                                                        : from + XG_FMT_BLOCK;
+        const uint64_t at = x->pos_data.len;
+        if ((rc = xg_buf_append(&x->sec[XG_SEC_POSITIONS], &at, sizeof at)))
+            return rc;
+        uint64_t m = 0;
+        for (uint32_t i = from; i < to; ++i) m += tp->pos_counts[i];
+        if (!m) continue;
+        /* At most 5 bytes a varint. */
+        if ((rc = xg_buf_reserve(&x->pos_data, 5 * ((size_t)m + to - from))))
+            return rc;
+        uint8_t *p = x->pos_data.data + x->pos_data.len;
+        for (uint32_t i = from; i < to; ++i) {
+            const uint32_t c = tp->pos_counts[i];
+            p = put_varint(p, c);
+            for (uint32_t k = 0; k < c; ++k) {
+                if (k && pos[k] <= pos[k - 1])
+                    return xg_set_error(XG_ERR_XAPIAN, "term positions not "
+                                        "ascending (database changed during "
+                                        "export?)");
+                p = put_varint(p, k ? pos[k] - pos[k - 1] : pos[k]);
+            }
+            pos += c;
+        }
+        x->pos_data.len = (size_t)(p - x->pos_data.data);
+    }
+    return XG_OK;
+}
+
 /* Encode one term's list into the sections (runs on the encoder thread). */
-static int encode_term(struct exporter *x, const char *term, size_t len,
-                       const uint32_t *docids, const uint32_t *wdfs,
-                       uint32_t n, const uint32_t *shard_df)
+static int encode_term(struct exporter *x, const struct xg_term_postings *tp)
 {
     struct xg_buf *post = &x->sec[XG_SEC_POSTINGS];
+    const uint32_t *wdfs = tp->wdfs;
+    const uint32_t n = tp->n;
     int rc;
-    if ((rc = map_dense(x, docids, n))) return rc;
-    if ((rc = xg_dict_add(&x->dict, term, len))) return rc;
+    if ((rc = map_dense(x, tp->docids, n))) return rc;
+    if ((rc = xg_dict_add(&x->dict, tp->term, tp->term_len))) return rc;
     struct xg_fmt_term e;
     struct xg_fmt_term_lr lr;
     struct xg_list_params lp = {(uint32_t)x->n_docs,
@@ -145,7 +198,8 @@ static int encode_term(struct exporter *x, const char *term, size_t len,
             (rc = xg_buf_append(&x->sec[XG_SEC_IMPACTS], &im, sizeof im)))
             return rc;
     }
-    if ((rc = xg_buf_append(&x->sec[XG_SEC_SHARD_DF], shard_df,
+    if (x->positions && (rc = encode_positions(x, tp))) return rc;
+    if ((rc = xg_buf_append(&x->sec[XG_SEC_SHARD_DF], tp->shard_df,
                             x->n_shards * 4u)))
         return rc;
     ++x->n_terms;
@@ -161,12 +215,19 @@ static int encode_term(struct exporter *x, const char *term, size_t len,
 #define CHUNK_POSTINGS (1u << 16)
 #define CHUNK_TERMS 4096u
 
+/* Per term in a chunk. */
+struct chunk_term {
+    uint32_t len, n;            /* term bytes, postings */
+    uint64_t n_positions;
+};
+
 struct chunk {
     uint32_t n_terms;
     uint64_t n_postings;
     struct xg_buf terms;        /* term bytes back to back */
-    struct xg_buf meta;         /* per term: uint32 len, uint32 n */
+    struct xg_buf meta;         /* struct chunk_term per term */
     struct xg_buf docids, wdfs, shard_df;
+    struct xg_buf pos_counts, positions;    /* when positions are read */
 };
 
 struct ring {
@@ -191,18 +252,27 @@ static void *encoder_main(void *arg)
         pthread_mutex_unlock(&r->m);
         int rc = XG_OK;
         double t_enc = now();
-        const char *term = (const char *)c->terms.data;
-        const uint32_t *meta = (const uint32_t *)c->meta.data;
-        const uint32_t *docids = (const uint32_t *)c->docids.data;
-        const uint32_t *wdfs = (const uint32_t *)c->wdfs.data;
-        const uint32_t *sdf = (const uint32_t *)c->shard_df.data;
+        const struct chunk_term *meta = (const void *)c->meta.data;
+        struct xg_term_postings tp = {
+            .term = (const char *)c->terms.data,
+            .docids = (const uint32_t *)c->docids.data,
+            .wdfs = (const uint32_t *)c->wdfs.data,
+            .shard_df = (const uint32_t *)c->shard_df.data,
+            .pos_counts = (const uint32_t *)c->pos_counts.data,
+            .positions = (const uint32_t *)c->positions.data};
         for (uint32_t i = 0; i < c->n_terms && !rc; ++i) {
-            uint32_t len = meta[2 * i], n = meta[2 * i + 1];
-            rc = encode_term(x, term, len, docids, wdfs, n, sdf);
-            term += len;
-            docids += n;
-            wdfs += n;
-            sdf += x->n_shards;
+            tp.term_len = meta[i].len;
+            tp.n = meta[i].n;
+            tp.n_positions = meta[i].n_positions;
+            rc = encode_term(x, &tp);
+            tp.term += tp.term_len;
+            tp.docids += tp.n;
+            tp.wdfs += tp.n;
+            tp.shard_df += x->n_shards;
+            if (x->positions) {
+                tp.pos_counts += tp.n;
+                tp.positions += tp.n_positions;
+            }
         }
         x->encoding += now() - t_enc;
         pthread_mutex_lock(&r->m);
@@ -237,25 +307,31 @@ static int publish(struct ring *r)
     c->n_terms = 0;
     c->n_postings = 0;
     c->terms.len = c->meta.len = c->docids.len = c->wdfs.len = 0;
-    c->shard_df.len = 0;
+    c->shard_df.len = c->pos_counts.len = c->positions.len = 0;
     return 0;
 }
 
-static int on_term(void *ctx, const char *term, size_t len,
-                   const uint32_t *docids, const uint32_t *wdfs, uint32_t n,
-                   const uint32_t *shard_df)
+static int on_term(void *ctx, const struct xg_term_postings *tp)
 {
     struct ring *r = ctx;
     double t_in = now();
+    const uint32_t n = tp->n;
     if (n == 0) return 0; /* a term with no postings cannot be in a list */
     /* The chunk at head is the reader's alone until it is published. */
     struct chunk *c = &r->c[r->head % RING];
-    uint32_t meta[2] = {(uint32_t)len, n};
-    int rc = xg_buf_append(&c->terms, term, len);
-    if (!rc) rc = xg_buf_append(&c->meta, meta, sizeof meta);
-    if (!rc) rc = xg_buf_append(&c->docids, docids, (size_t)n * 4);
-    if (!rc) rc = xg_buf_append(&c->wdfs, wdfs, (size_t)n * 4);
-    if (!rc) rc = xg_buf_append(&c->shard_df, shard_df, r->x->n_shards * 4u);
+    const struct chunk_term meta = {(uint32_t)tp->term_len, n,
+                                    tp->n_positions};
+    int rc = xg_buf_append(&c->terms, tp->term, tp->term_len);
+    if (!rc) rc = xg_buf_append(&c->meta, &meta, sizeof meta);
+    if (!rc) rc = xg_buf_append(&c->docids, tp->docids, (size_t)n * 4);
+    if (!rc) rc = xg_buf_append(&c->wdfs, tp->wdfs, (size_t)n * 4);
+    if (!rc) rc = xg_buf_append(&c->shard_df, tp->shard_df,
+                                r->x->n_shards * 4u);
+    if (!rc && r->x->positions)
+        rc = xg_buf_append(&c->pos_counts, tp->pos_counts, (size_t)n * 4);
+    if (!rc && r->x->positions)
+        rc = xg_buf_append(&c->positions, tp->positions,
+                           (size_t)tp->n_positions * 4);
     if (rc) {
         pthread_mutex_lock(&r->m);
         r->x->rc = rc;
@@ -294,7 +370,8 @@ static int write_index(struct exporter *x, xg_db *db, const char *out_path,
     memcpy(h->magic, XG_FMT_MAGIC, 8);
     h->version = XG_FMT_VERSION;
     h->endian_tag = XG_FMT_ENDIAN_TAG;
-    h->flags = XG_FMT_FLAG_BLOCK_UB | (x->kd ? XG_FMT_FLAG_IMPACTS : 0);
+    h->flags = XG_FMT_FLAG_BLOCK_UB | (x->kd ? XG_FMT_FLAG_IMPACTS : 0) |
+               (x->positions ? XG_FMT_FLAG_POSITIONS : 0);
     h->n_shards = x->n_shards;
     h->n_sections = XG_SEC_COUNT;
     h->n_docs = x->n_docs;
@@ -374,6 +451,7 @@ void xg_export_opts_init(struct xg_export_opts *o)
     o->hashseg_target = XG_EXPORT_DEFAULT_HASHSEG_TARGET;
     o->bm25 = bm25;
     o->impacts = 1;
+    o->positions = 1;
 }
 
 int xg_export(xg_db *db, const char *out_path,
@@ -396,6 +474,10 @@ int xg_export(xg_db *db, const char *out_path,
     x.n_shards = st.n_shards;
     x.n_docs = st.n_docs;
     if ((rc = xg_shim_db_count_terms(db, &x.n_terms_hint))) return rc;
+    if ((rc = xg_shim_db_has_positions(db, &x.positions)) ||
+        (rc = xg_shim_db_position_bytes(db, &rep->xapian_position_bytes)))
+        return rc;
+    x.positions = x.positions && o->positions;
     xg_bm25_query_init(&o->bm25, st.n_docs, st.total_length, 1, &x.bm25);
     x.docids = malloc((st.n_docs + 1) * 4);
     x.doclens = malloc((st.n_docs + 1) * 4);
@@ -449,7 +531,8 @@ int xg_export(xg_db *db, const char *out_path,
         rc = xg_set_error(XG_ERR_NOMEM, "cannot start the encoder thread");
         goto done;
     }
-    rc = xg_shim_db_each_term(db, on_term, ring);
+    rc = xg_shim_db_each_term(db, x.positions ? XG_TERMS_POSITIONS : 0,
+                              on_term, ring);
     int read_rc = rc;
     char read_err[512];
     snprintf(read_err, sizeof read_err, "%s", xg_last_error());
@@ -466,6 +549,8 @@ int xg_export(xg_db *db, const char *out_path,
         xg_buf_free(&ring->c[i].docids);
         xg_buf_free(&ring->c[i].wdfs);
         xg_buf_free(&ring->c[i].shard_df);
+        xg_buf_free(&ring->c[i].pos_counts);
+        xg_buf_free(&ring->c[i].positions);
     }
     pthread_mutex_destroy(&ring->m);
     pthread_cond_destroy(&ring->not_full);
@@ -487,6 +572,14 @@ int xg_export(xg_db *db, const char *out_path,
         (rc = xg_buf_append(&x.sec[XG_SEC_IMPACTS], x.impact_codes.data,
                             x.impact_codes.len)))
         goto done;
+    if (x.positions) {
+        /* The final offset (the data's length), then the data. */
+        const uint64_t end = x.pos_data.len;
+        if ((rc = xg_buf_append(&x.sec[XG_SEC_POSITIONS], &end, sizeof end)) ||
+            (rc = xg_buf_append(&x.sec[XG_SEC_POSITIONS], x.pos_data.data,
+                                x.pos_data.len)))
+            goto done;
+    }
     rep->read_seconds = (t_terms - x.t0) + (t_end - t_terms - x.in_callback);
     double t_write = now();
     if ((rc = write_index(&x, db, out_path, &st, rep))) goto done;
@@ -499,12 +592,14 @@ int xg_export(xg_db *db, const char *out_path,
     rep->n_terms = x.n_terms;
     rep->n_postings = x.n_postings;
     rep->n_blocks = x.n_blocks;
+    rep->positions = x.positions;
     rep->seconds = now() - x.t0;
 done:
     if (rc && o->progress) fputc('\n', stderr);
     for (unsigned i = 0; i < XG_SEC_COUNT; ++i) xg_buf_free(&x.sec[i]);
     xg_buf_free(&x.terms_lr);
     xg_buf_free(&x.impact_codes);
+    xg_buf_free(&x.pos_data);
     free(x.kd);
     free(x.dict.prev);
     free(x.docids);

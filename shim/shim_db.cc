@@ -250,17 +250,29 @@ inline uint32_t *room(std::vector<uint32_t> &v, size_t need)
     return v.data();
 }
 
-/* Read one shard's postings for `term` (docid and wdf only), mapping to
+/* Where read_postings puts positions: NULL `counts` when they are not
+ * asked for.  `n` is the number of positions written. */
+struct pos_sink {
+    std::vector<uint32_t> *counts, *pos;
+    size_t n;
+};
+
+/* Read one shard's postings for `term` (docid and wdf, and with a sink
+ * each posting's positions through the same iterator: the position table
+ * is keyed by term then docid, so this reads it in order), mapping to
  * combined docids.  Returns the number read. */
 uint32_t read_postings(const Xapian::Database &shard, const std::string &term,
                        uint32_t hint, uint32_t n_shards, uint32_t shard_ix,
-                       std::vector<uint32_t> &ids, std::vector<uint32_t> &wdfs)
+                       std::vector<uint32_t> &ids, std::vector<uint32_t> &wdfs,
+                       pos_sink &ps)
 {
     uint32_t *d = room(ids, hint);
     uint32_t *w = room(wdfs, hint);
+    uint32_t *c = ps.counts ? room(*ps.counts, hint) : NULL;
     size_t cap = ids.size();
     uint32_t k = 0;
     const uint32_t add = shard_ix + 1;
+    ps.n = 0;
     Xapian::PostingIterator it = shard.postlist_begin(term);
     const Xapian::PostingIterator end = shard.postlist_end(term);
     for (; it != end; ++it) {
@@ -268,13 +280,71 @@ uint32_t read_postings(const Xapian::Database &shard, const std::string &term,
             /* termfreq was only a hint; grow and go on. */
             d = room(ids, cap + 1);
             w = room(wdfs, cap + 1);
+            if (c) c = room(*ps.counts, cap + 1);
             cap = ids.size();
         }
         d[k] = (*it - 1) * n_shards + add;
         w[k] = it.get_wdf();
+        if (c) {
+            uint32_t m = 0;
+            const Xapian::PositionIterator pe = it.positionlist_end();
+            for (Xapian::PositionIterator p = it.positionlist_begin();
+                 p != pe; ++p, ++m) {
+                uint32_t *out = room(*ps.pos, ps.n + 1);
+                out[ps.n++] = *p;
+            }
+            c[k] = m;
+        }
         ++k;
     }
     return k;
+}
+
+/* The merged list's positions: posting i of the merge came from shard
+ * (ids[i] - 1) % n (the interleaving), in that shard's order, so each
+ * shard's counts and positions are taken in turn.  Returns the number of
+ * positions. */
+size_t merge_positions(xg_db *db, const uint32_t *ids, uint32_t k)
+{
+    const size_t n = db->shards.size();
+    size_t total = 0;
+    std::vector<size_t> at(n, 0), pat(n, 0);
+    uint32_t *oc = room(db->pos_counts, k);
+    for (uint32_t i = 0; i < k; ++i) {
+        const size_t s = (ids[i] - 1) % n;
+        const uint32_t m = db->sh_pos_counts[s][at[s]++];
+        oc[i] = m;
+        total += m;
+    }
+    uint32_t *op = room(db->positions, total);
+    for (uint32_t i = 0; i < k; ++i) {
+        const size_t s = (ids[i] - 1) % n;
+        memcpy(op, db->sh_positions[s].data() + pat[s],
+               oc[i] * sizeof *op);
+        op += oc[i];
+        pat[s] += oc[i];
+    }
+    return total;
+}
+
+/* Bytes of one table file summed over the shards; a missing file counts
+ * 0 when missing_ok. */
+int table_bytes(xg_db *db, const char *table, bool missing_ok,
+                uint64_t *bytes)
+{
+    uint64_t total = 0;
+    for (const std::string &dir : db->shard_paths) {
+        std::string file = dir + "/" + table;
+        struct stat sb;
+        if (stat(file.c_str(), &sb) != 0) {
+            if (missing_ok && errno == ENOENT)
+                continue;
+            return stat_error(file, errno);
+        }
+        total += (uint64_t)sb.st_size;
+    }
+    *bytes = total;
+    return XG_OK;
 }
 
 } // namespace
@@ -479,29 +549,42 @@ int xg_shim_db_doclens(xg_db *db, uint32_t *docids, uint32_t *lens)
 }
 
 /* See xg_shim.h.  Shards' allterms lists are merged by term bytes; for each
- * term every shard holding it is read (docid, wdf) into a reused buffer and
- * the shards merged into ascending combined docids. */
-int xg_shim_db_each_term(xg_db *db, xg_term_fn fn, void *ctx)
+ * term every shard holding it is read (docid, wdf, positions if asked)
+ * into a reused buffer and the shards merged into ascending combined
+ * docids. */
+int xg_shim_db_each_term(xg_db *db, unsigned flags, xg_term_fn fn, void *ctx)
 {
     if (!db || !fn)
         return xg_set_error(XG_ERR_ARG, "xg_shim_db_each_term: NULL argument");
     const char *where = db->name.c_str();
     XG_SHIM_TRY
         const size_t n = db->shards.size();
+        const bool want_pos = (flags & XG_TERMS_POSITIONS) != 0;
         std::vector<uint32_t> shard_df(n, 0);
+        struct xg_term_postings tp = {};
+        tp.shard_df = shard_df.data();
 
         if (n == 1) {
             /* No merging at all: read straight into the output buffers. */
             where = db->shard_paths[0].c_str();
             const Xapian::Database &sh = db->shards[0];
+            pos_sink ps = {want_pos ? &db->pos_counts : NULL,
+                           &db->positions, 0};
             for (Xapian::TermIterator t = sh.allterms_begin();
                  t != sh.allterms_end(); ++t) {
                 const std::string term = *t;
                 uint32_t k = read_postings(sh, term, t.get_termfreq(), 1, 0,
-                                           db->docids, db->wdfs);
+                                           db->docids, db->wdfs, ps);
                 shard_df[0] = k;
-                int r = fn(ctx, term.data(), term.size(), db->docids.data(),
-                           db->wdfs.data(), k, shard_df.data());
+                tp.term = term.data();
+                tp.term_len = term.size();
+                tp.docids = db->docids.data();
+                tp.wdfs = db->wdfs.data();
+                tp.n = k;
+                tp.pos_counts = want_pos ? db->pos_counts.data() : NULL;
+                tp.positions = want_pos ? db->positions.data() : NULL;
+                tp.n_positions = ps.n;
+                int r = fn(ctx, &tp);
                 if (r)
                     return r;
             }
@@ -511,12 +594,19 @@ int xg_shim_db_each_term(xg_db *db, xg_term_fn fn, void *ctx)
         std::vector<Xapian::TermIterator> its(n);
         std::vector<std::string> cur(n);
         std::vector<char> live(n);
+        std::vector<pos_sink> ps(n);
+        if (want_pos) {
+            db->sh_pos_counts.resize(n);
+            db->sh_positions.resize(n);
+        }
         for (size_t s = 0; s < n; ++s) {
             where = db->shard_paths[s].c_str();
             its[s] = db->shards[s].allterms_begin();
             live[s] = its[s] != db->shards[s].allterms_end();
             if (live[s])
                 cur[s] = *its[s];
+            if (want_pos)
+                ps[s] = {&db->sh_pos_counts[s], &db->sh_positions[s], 0};
         }
         std::vector<const std::vector<uint32_t> *> ids(n), vals(n);
         for (size_t s = 0; s < n; ++s) {
@@ -542,7 +632,8 @@ int xg_shim_db_each_term(xg_db *db, xg_term_fn fn, void *ctx)
                 shard_df[s] = read_postings(db->shards[s], term,
                                             its[s].get_termfreq(),
                                             (uint32_t)n, (uint32_t)s,
-                                            db->sh_docids[s], db->sh_wdfs[s]);
+                                            db->sh_docids[s], db->sh_wdfs[s],
+                                            ps[s]);
                 total += shard_df[s];
                 ++holders;
                 holder = s;
@@ -551,13 +642,20 @@ int xg_shim_db_each_term(xg_db *db, xg_term_fn fn, void *ctx)
                 if (live[s])
                     cur[s] = *its[s];
             }
+            tp.term = term.data();
+            tp.term_len = term.size();
             if (holders == 1) {
                 /* Most terms are rare and live in one shard: its list is
                  * already in combined docids, so hand it over unmerged. */
-                int r = fn(ctx, term.data(), term.size(),
-                           db->sh_docids[holder].data(),
-                           db->sh_wdfs[holder].data(), shard_df[holder],
-                           shard_df.data());
+                tp.docids = db->sh_docids[holder].data();
+                tp.wdfs = db->sh_wdfs[holder].data();
+                tp.n = shard_df[holder];
+                if (want_pos) {
+                    tp.pos_counts = db->sh_pos_counts[holder].data();
+                    tp.positions = db->sh_positions[holder].data();
+                    tp.n_positions = ps[holder].n;
+                }
+                int r = fn(ctx, &tp);
                 if (r)
                     return r;
                 continue;
@@ -566,13 +664,36 @@ int xg_shim_db_each_term(xg_db *db, xg_term_fn fn, void *ctx)
              * in 32 bits too. */
             uint32_t *d = room(db->docids, total);
             uint32_t *w = room(db->wdfs, total);
-            uint32_t k = merge_shards(n, ids.data(), vals.data(),
-                                      shard_df.data(), d, w);
-            int r = fn(ctx, term.data(), term.size(), d, w, k,
-                       shard_df.data());
+            tp.n = merge_shards(n, ids.data(), vals.data(), shard_df.data(),
+                                d, w);
+            tp.docids = d;
+            tp.wdfs = w;
+            if (want_pos) {
+                tp.n_positions = merge_positions(db, d, tp.n);
+                tp.pos_counts = db->pos_counts.data();
+                tp.positions = db->positions.data();
+            }
+            int r = fn(ctx, &tp);
             if (r)
                 return r;
         }
+    XG_SHIM_CATCH(where)
+}
+
+/* See xg_shim.h. */
+int xg_shim_db_has_positions(xg_db *db, int *out)
+{
+    if (!db || !out)
+        return xg_set_error(XG_ERR_ARG,
+                            "xg_shim_db_has_positions: NULL argument");
+    const char *where = db->name.c_str();
+    XG_SHIM_TRY
+        *out = 0;
+        for (size_t s = 0; s < db->shards.size() && !*out; ++s) {
+            where = db->shard_paths[s].c_str();
+            *out = db->shards[s].has_positions();
+        }
+        return XG_OK;
     XG_SHIM_CATCH(where)
 }
 
@@ -613,19 +734,20 @@ int xg_shim_db_postlist_bytes(xg_db *db, uint64_t *bytes)
     if (!db || !bytes)
         return xg_set_error(XG_ERR_ARG,
                             "xg_shim_db_postlist_bytes: NULL argument");
-    const char *where = db->name.c_str();
     XG_SHIM_TRY
-        uint64_t total = 0;
-        for (const std::string &dir : db->shard_paths) {
-            std::string file = dir + "/postlist.glass";
-            struct stat sb;
-            if (stat(file.c_str(), &sb) != 0)
-                return stat_error(file, errno);
-            total += (uint64_t)sb.st_size;
-        }
-        *bytes = total;
-        return XG_OK;
-    XG_SHIM_CATCH(where)
+        return table_bytes(db, "postlist.glass", false, bytes);
+    XG_SHIM_CATCH(db->name.c_str())
+}
+
+/* See xg_shim.h. */
+int xg_shim_db_position_bytes(xg_db *db, uint64_t *bytes)
+{
+    if (!db || !bytes)
+        return xg_set_error(XG_ERR_ARG,
+                            "xg_shim_db_position_bytes: NULL argument");
+    XG_SHIM_TRY
+        return table_bytes(db, "position.glass", true, bytes);
+    XG_SHIM_CATCH(db->name.c_str())
 }
 
 } // extern "C"

@@ -46,6 +46,10 @@ struct xg_db {
     std::vector<uint32_t> docids, wdfs;               /* merged output */
     std::vector<std::vector<uint32_t>> sh_docids;     /* per shard, combined */
     std::vector<std::vector<uint32_t>> sh_wdfs;
+    /* Positions (XG_TERMS_POSITIONS): per posting counts, then the
+     * positions back to back; merged and per shard as above. */
+    std::vector<uint32_t> pos_counts, positions;
+    std::vector<std::vector<uint32_t>> sh_pos_counts, sh_positions;
 };
 
 /* Set the last error from the exception being handled and return its code.

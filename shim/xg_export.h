@@ -20,14 +20,17 @@ struct xg_export_opts {
     int progress;                      /* draw a progress bar on stderr */
     int impacts;                       /* store quantized impacts for the
                                           bm25 parameters (format.h) */
+    int positions;                     /* store term positions when the
+                                          database has them (format.h) */
 };
 
 #define XG_EXPORT_DEFAULT_BLOOM_BITS 8u
 #define XG_EXPORT_DEFAULT_BLOOM_HASHES 3u
 #define XG_EXPORT_DEFAULT_HASHSEG_TARGET 32u
 
-/* The defaults above, BM25's defaults, no progress bar, and impacts: one
- * byte per posting that cuts the GPU engine's OR work (docs/gpu.md). */
+/* The defaults above, BM25's defaults, no progress bar, impacts (one
+ * byte per posting that cuts the GPU engine's OR work, docs/gpu.md) and
+ * positions (when the database has them). */
 void xg_export_opts_init(struct xg_export_opts *o);
 
 struct xg_export_report {
@@ -36,6 +39,8 @@ struct xg_export_report {
     uint64_t file_bytes;
     double seconds;                    /* wall time of the whole export */
     double read_seconds;               /* of which inside Xapian's API */
+    int positions;                     /* POSITIONS was written */
+    uint64_t xapian_position_bytes;    /* the shards' position.glass */
 };
 
 /* Export `db` to `out_path` atomically: written to a temporary file beside

@@ -70,14 +70,37 @@ int xg_shim_db_shard(xg_db *db, uint32_t shard, struct xg_shard_info *out);
  * all-documents list once (never a per-posting doc length lookup). */
 int xg_shim_db_doclens(xg_db *db, uint32_t *docids, uint32_t *lens);
 
-/* Called once per term, terms in byte order.  `docids` are combined docids,
- * strictly ascending, `wdfs` their wdf, n = df over all shards;
- * `shard_df[s]` the term's frequency in shard s.  Return 0 to go on,
- * nonzero to stop (that value is returned by xg_shim_db_each_term). */
-typedef int (*xg_term_fn)(void *ctx, const char *term, size_t term_len,
-                          const uint32_t *docids, const uint32_t *wdfs,
-                          uint32_t n, const uint32_t *shard_df);
-int xg_shim_db_each_term(xg_db *db, xg_term_fn fn, void *ctx);
+/* One term's postings, as xg_shim_db_each_term hands them over.  `docids`
+ * are combined docids, strictly ascending, `wdfs` their wdf, n = df over
+ * all shards; `shard_df[s]` the term's frequency in shard s.  With
+ * XG_TERMS_POSITIONS, `pos_counts[i]` is the number of positions of
+ * posting i (Xapian's positionlist for that term and document) and
+ * `positions` holds them all back to back, each posting's ascending, in
+ * posting order (n_positions in all); without it both are NULL. */
+struct xg_term_postings {
+    const char *term;
+    size_t term_len;
+    const uint32_t *docids;
+    const uint32_t *wdfs;
+    uint32_t n;
+    const uint32_t *shard_df;
+    const uint32_t *pos_counts;
+    const uint32_t *positions;
+    uint64_t n_positions;
+};
+
+/* Called once per term, terms in byte order; the struct and its arrays
+ * live until the call returns.  Return 0 to go on, nonzero to stop (that
+ * value is returned by xg_shim_db_each_term). */
+typedef int (*xg_term_fn)(void *ctx, const struct xg_term_postings *tp);
+
+/* flags for xg_shim_db_each_term */
+#define XG_TERMS_POSITIONS 1u   /* read each posting's positions too, through
+                                   the same PostingIterator as its wdf */
+int xg_shim_db_each_term(xg_db *db, unsigned flags, xg_term_fn fn, void *ctx);
+
+/* 1 in *out when any shard has positions (Database::has_positions()). */
+int xg_shim_db_has_positions(xg_db *db, int *out);
 
 /* A bare pass over every posting (docid and wdf only), for the export speed
  * benchmark: returns the number of postings seen and a checksum of them. */
@@ -85,6 +108,10 @@ int xg_shim_db_scan_postings(xg_db *db, uint64_t *n_postings, uint64_t *sum);
 
 /* Bytes of the postlist tables (postlist.glass) over all shards. */
 int xg_shim_db_postlist_bytes(xg_db *db, uint64_t *bytes);
+
+/* Bytes of the position tables (position.glass) over all shards; a shard
+ * that has none (glass creates the table lazily) counts 0. */
+int xg_shim_db_position_bytes(xg_db *db, uint64_t *bytes);
 
 /* ---- shim_query.cc --------------------------------------------------- */
 

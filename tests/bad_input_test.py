@@ -41,7 +41,7 @@ def expect_fault(what, cmd, needles, code=1):
     print("ok %-36s %s" % (what, err))
 
 
-def section_table(data, n=10):
+def section_table(data, n=12):
     n_shards = struct.unpack_from("<I", data, 32)[0]
     base = 512 + 64 * n_shards
     secs = []
@@ -123,7 +123,7 @@ def main():
     h[44] ^= 0x10  # n_docs
     bad_index("flipped-header-byte", bytes(h), ["header checksum"])
     names = ["DICT", "DICT_INDEX", "TERMS", "SHARD_DF", "SKIP", "POSTINGS",
-             "BLOOM", "HASHSEG", "DOCIDS", "DOCLENS"]
+             "BLOOM", "HASHSEG", "DOCIDS", "DOCLENS", "IMPACTS", "POSITIONS"]
     for i, (off, length) in enumerate(section_table(good)):
         if length == 0:
             continue
@@ -136,7 +136,7 @@ def main():
     # --fix-crcs): refused at open, before any answer is printed; the
     # stock matcher answers under --engine auto.
     if a.fuzz:
-        secs = dict(zip(names + ["IMPACTS"], section_table(good, 11)))
+        secs = dict(zip(names, section_table(good)))
         n_terms = struct.unpack_from("<Q", good, 72)[0]
 
         def tampered(name, mutate, needles, base=good):
@@ -187,13 +187,31 @@ def main():
         assert run([b, "export", "--quiet", "--impacts", db, "-o",
                     impidx]).returncode == 0
         imp = open(impidx, "rb").read()
-        isecs = dict(zip(names + ["IMPACTS"], section_table(imp, 11)))
+        isecs = dict(zip(names, section_table(imp)))
 
         def low_codes(d):
             off, length = isecs["IMPACTS"]
             codes = off + 16 * n_terms
             d[codes:off + length] = bytes(off + length - codes)
         tampered("tampered-impacts", low_codes, ["impact code"], base=imp)
+
+        # Positions (tests/test_positions.cc has the other faults): the
+        # last varint of the data runs past its end; block offsets that
+        # do not span the data.
+        n_blocks = struct.unpack_from("<Q", good, 88)[0]
+
+        def cut_last_position(d):
+            off, length = secs["POSITIONS"]
+            d[off + length - 1] |= 0x80
+
+        def short_offsets(d):
+            off, _ = secs["POSITIONS"]
+            at = off + 8 * n_blocks
+            struct.pack_into("<Q", d, at, struct.unpack_from("<Q", d, at)[0] - 1)
+        tampered("tampered-positions", cut_last_position,
+                 ["term ", "positions: a position is cut off"])
+        tampered("tampered-position-offsets", short_offsets,
+                 ["section POSITIONS", "do not span"])
 
     # Stale: the database changed after the export.
     assert run(["xapian-metadata", "set", db, "touched", "1"]).returncode == 0

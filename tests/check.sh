@@ -24,7 +24,8 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=0 \
     meson test -C build-san --print-errorlogs --num-processes 2 \
     crc32c pfor bloom listmeta list_cache dict impact wire synth wt_plan \
     wt_dict cost_model excess threads staging big_alloc cpu_load ab_report \
-    engine_faults router bad_input cli qlm weight_db qlm_search vocab
+    engine_faults router bad_input cli qlm weight_db qlm_search vocab \
+    positions
 # The soak with LeakSanitizer on: 16 threads through one context, GPU
 # faults injected throughout (the first build ran 16 x 3,000 queries).
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \

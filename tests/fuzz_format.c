@@ -30,12 +30,28 @@ static uint64_t rnd(void)
     return z ^ (z >> 31);
 }
 
+/* Every position of every posting of block b of term t. */
+static void read_positions(const struct xg_index *ix, uint64_t t, uint32_t b,
+                           uint32_t n)
+{
+    const uint8_t *begin, *end;
+    xg_fmt_block_positions(ix, t, b, &begin, &end);
+    for (uint32_t j = 0; j < n; ++j) {
+        struct xg_pos_cursor c;
+        uint32_t pos;
+        if (xg_pos_open(&c, begin, end, j)) break;
+        while (xg_pos_next(&c, &pos)) {}
+    }
+}
+
 static void read_everything(const struct xg_index *ix)
 {
     uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK], n;
     for (uint64_t t = 0; t < ix->hdr->n_terms; ++t)
-        for (uint32_t b = 0; b < xg_fmt_n_blocks(ix, t); ++b)
+        for (uint32_t b = 0; b < xg_fmt_n_blocks(ix, t); ++b) {
             if (xg_fmt_block_decode(ix, t, b, docs, wdfs, &n) != XG_OK) break;
+            read_positions(ix, t, b, n);
+        }
     xg_fmt_lookup(ix, "the", 3);
     xg_fmt_lookup(ix, "Zboundari", 9);
     xg_fmt_lookup(ix, "", 0);

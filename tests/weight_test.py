@@ -99,6 +99,13 @@ def check_impacts(a, db, bm25, label):
             n_terms != len(by_term):
         sys.exit("FAIL %s: IMPACTS section: flags %d, %d bytes for %d terms"
                  % (label, flags, i_len, n_terms))
+    # The index keeps the database's positions (docs/format.md): the flag
+    # and (n_blocks + 1) offsets at least.
+    n_blocks, = struct.unpack_from("<Q", data, 88)
+    p_len, = struct.unpack_from("<Q", data, sec + 32 * 11 + 8)
+    if not flags & 4 or p_len <= 8 * (n_blocks + 1):
+        sys.exit("FAIL %s: POSITIONS section: flags %d, %d bytes"
+                 % (label, flags, p_len))
     codes = data[i_off + 16 * n_terms:i_off + i_len]
     worst = 0.0
     for tid, term in enumerate(sorted(by_term, key=lambda t: t.encode())):

@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define XG_FMT_MAGIC "XGPUIDX1"  /* 8 bytes, no NUL */
-#define XG_FMT_VERSION 2u
+#define XG_FMT_VERSION 3u
 #define XG_FMT_ENDIAN_TAG 0x01020304u
 #define XG_FMT_BLOCK 128u         /* postings per PForDelta block */
 #define XG_FMT_ALIGN 64u          /* section alignment in the file */
@@ -45,6 +45,9 @@ enum xg_fmt_section_id {
     XG_SEC_IMPACTS,       /* optional: struct xg_fmt_impact per term, then
                              one uint8 code per posting (empty without
                              XG_FMT_FLAG_IMPACTS) */
+    XG_SEC_POSITIONS,     /* optional: (n_blocks + 1) uint64 offsets, then
+                             each block's term positions (positions.h;
+                             empty without XG_FMT_FLAG_POSITIONS) */
     XG_SEC_COUNT
 };
 
@@ -53,6 +56,7 @@ enum xg_fmt_section_id {
 /* Header flags. */
 #define XG_FMT_FLAG_BLOCK_UB 1u   /* skip entries carry BM25 upper bounds */
 #define XG_FMT_FLAG_IMPACTS 2u    /* IMPACTS holds quantized BM25 parts */
+#define XG_FMT_FLAG_POSITIONS 4u  /* POSITIONS holds term positions */
 
 /* The header: 512 bytes at offset 0. */
 struct xg_fmt_header {

@@ -27,6 +27,7 @@
 static const char *const section_names[XG_SEC_COUNT] = {
     "DICT", "DICT_INDEX", "TERMS", "SHARD_DF", "SKIP",
     "POSTINGS", "BLOOM", "HASHSEG", "DOCIDS", "DOCLENS", "IMPACTS",
+    "POSITIONS",
 };
 
 const char *xg_fmt_section_name(unsigned id)
@@ -81,6 +82,81 @@ static int check_impacts(struct xg_index *ix, const char *path)
                  (unsigned long long)t);
         at += ix->terms[t].df;
     }
+    return XG_OK;
+fail:
+    return rc;
+}
+
+/* The fault in one block's position data (positions.h) holding `expect`
+ * postings' entries, or NULL: each count and position must be there,
+ * every gap >= 1, no position past 2^32 - 1, no byte left over. */
+static const char *positions_fault(const uint8_t *p, const uint8_t *end,
+                                   uint32_t expect)
+{
+    for (uint32_t j = 0; j < expect; ++j) {
+        uint32_t c, v;
+        uint64_t pos = 0;
+        if (xg_pos_varint(&p, end, &c)) return "a position count is cut off";
+        /* Each position takes a byte at least. */
+        if (c > (uint64_t)(end - p)) return "a position list is cut off";
+        for (uint32_t k = 0; k < c; ++k) {
+            if (xg_pos_varint(&p, end, &v))
+                return "a position is cut off or too large";
+            if (k && v == 0) return "a zero position gap";
+            pos = k ? pos + v : v;
+            if (pos > UINT32_MAX) return "a position past 2^32 - 1";
+        }
+    }
+    return p == end ? NULL : "bytes left over after the block's postings";
+}
+
+/* POSITIONS: empty without the flag; otherwise n_blocks + 1 offsets that
+ * start at 0, ascend and end at the data's length, then the data, where
+ * every non-empty block decodes to exactly its postings' entries.  Runs
+ * after the terms' skip ranges are checked. */
+static int check_positions(struct xg_index *ix, const char *path)
+{
+    int rc = XG_OK;
+    const struct xg_fmt_header *h = ix->hdr;
+    const struct xg_fmt_section *s = &ix->sec[XG_SEC_POSITIONS];
+    ix->pos_offsets = NULL;
+    ix->pos_data = NULL;
+    if (!(h->flags & XG_FMT_FLAG_POSITIONS)) {
+        if (s->length)
+            FAIL(XG_ERR_FORMAT, "section POSITIONS present without its flag");
+        return XG_OK;
+    }
+    if (h->n_blocks >= s->length / 8)
+        FAIL(XG_ERR_FORMAT, "section POSITIONS is too small for its %llu "
+             "block offsets", (unsigned long long)h->n_blocks + 1);
+    const uint64_t *off = (const uint64_t *)(ix->base + s->offset);
+    const uint8_t *data = (const uint8_t *)(off + h->n_blocks + 1);
+    const uint64_t len = s->length - (h->n_blocks + 1) * 8;
+    if (off[0] != 0 || off[h->n_blocks] != len)
+        FAIL(XG_ERR_FORMAT, "section POSITIONS: block offsets do not span "
+             "its data (%llu to %llu of %llu bytes)",
+             (unsigned long long)off[0],
+             (unsigned long long)off[h->n_blocks], (unsigned long long)len);
+    for (uint64_t t = 0; t < h->n_terms; ++t) {
+        const struct xg_fmt_term *e = &ix->terms[t];
+        const uint32_t nb = xg_fmt_n_blocks(ix, t);
+        for (uint32_t b = 0; b < nb; ++b) {
+            const uint64_t g = e->skip_first + b;
+            if (off[g + 1] < off[g] || off[g + 1] > len)
+                FAIL(XG_ERR_FORMAT, "term %llu block %u: position offsets "
+                     "out of order", (unsigned long long)t, b);
+            if (off[g + 1] == off[g]) continue;
+            const uint32_t left = e->df - b * XG_FMT_BLOCK;
+            const char *fault = positions_fault(
+                data + off[g], data + off[g + 1],
+                left < XG_FMT_BLOCK ? left : XG_FMT_BLOCK);
+            if (fault)
+                FAIL(XG_ERR_FORMAT, "term %llu block %u: positions: %s",
+                     (unsigned long long)t, b, fault);
+        }
+    }
+    ix->pos_offsets = off;
+    ix->pos_data = data;
     return XG_OK;
 fail:
     return rc;
@@ -196,7 +272,7 @@ static int check_structure(struct xg_index *ix, const char *path)
     }
     if (next_skip != h->n_blocks || postings != h->n_postings)
         FAIL(XG_ERR_FORMAT, "block or posting counts do not add up");
-    return XG_OK;
+    return check_positions(ix, path);
 fail:
     return rc;
 }

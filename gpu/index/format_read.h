@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "format.h"
+#include "positions.h"
 #include "termdict.h"
 
 struct xg_index {
@@ -43,6 +44,9 @@ struct xg_index {
     const struct xg_fmt_impact *impacts;/* per term, or NULL (no IMPACTS) */
     const uint8_t *impact_codes;        /* one per posting, lists in term
                                            order */
+    const uint64_t *pos_offsets;        /* n_blocks + 1 offsets into
+                                           pos_data, or NULL (no POSITIONS) */
+    const uint8_t *pos_data;            /* positions.h, per block */
 };
 
 /* Open and verify.  Errors (message names the file and the fault):
@@ -64,6 +68,30 @@ int64_t xg_fmt_lookup(const struct xg_index *ix, const char *term,
 static inline uint32_t xg_fmt_n_blocks(const struct xg_index *ix, uint64_t t)
 {
     return (ix->terms[t].df + XG_FMT_BLOCK - 1) / XG_FMT_BLOCK;
+}
+
+/* 1 when the index holds term positions (XG_FMT_FLAG_POSITIONS). */
+static inline int xg_fmt_has_positions(const struct xg_index *ix)
+{
+    return ix->pos_offsets != NULL;
+}
+
+/* The position data of block `blk` of term `t` (positions.h: read it with
+ * xg_pos_open and xg_pos_next): [*begin, *end), empty when none of the
+ * block's postings has a position or the index has no positions.  Checked
+ * at open: every block decodes completely. */
+static inline void xg_fmt_block_positions(const struct xg_index *ix,
+                                          uint64_t t, uint32_t blk,
+                                          const uint8_t **begin,
+                                          const uint8_t **end)
+{
+    if (!ix->pos_offsets) {
+        *begin = *end = NULL;
+        return;
+    }
+    const uint64_t g = ix->terms[t].skip_first + blk;
+    *begin = ix->pos_data + ix->pos_offsets[g];
+    *end = ix->pos_data + ix->pos_offsets[g + 1];
 }
 
 /* Decode block `blk` of term `t`: dense doc numbers and wdfs (up to 128

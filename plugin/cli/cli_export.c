@@ -28,6 +28,9 @@ static const char help[] =
     "                                the GPU engine picks OR candidates from\n"
     "                                them and rescores exactly; +1 byte per\n"
     "                                posting); --impacts: the default\n"
+    "  --no-positions                no term positions (by default the index\n"
+    "                                holds Xapian's positions when the\n"
+    "                                database has them)\n"
     "  --scan-baseline               first time a bare pass over every\n"
     "                                posting through Xapian, and report the\n"
     "                                export's time against it\n"
@@ -48,6 +51,7 @@ int xg_cli_export(int argc, char **argv)
         {"scan-baseline", no_argument, 0, 's'},
         {"impacts", no_argument, 0, 'I'},
         {"no-impacts", no_argument, 0, 'N'},
+        {"no-positions", no_argument, 0, 'P'},
         {"quiet", no_argument, 0, 'q'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -73,6 +77,7 @@ int xg_cli_export(int argc, char **argv)
         case 's': scan = 1; break;
         case 'I': o.impacts = 1; break;
         case 'N': o.impacts = 0; break;
+        case 'P': o.positions = 0; break;
         case 'q': quiet = 1; break;
         default: return status;     /* --help, --version, bad usage */
         }
@@ -118,6 +123,13 @@ int xg_cli_export(int argc, char **argv)
                (rep.section_bytes[XG_SEC_POSTINGS] +
                 rep.section_bytes[XG_SEC_SKIP]) / np,
                (unsigned long long)post_bytes, post_bytes / np);
+        if (rep.positions)
+            printf("positions: %.1f MB (Xapian's position table: %.1f MB)\n",
+                   rep.section_bytes[XG_SEC_POSITIONS] / 1e6,
+                   rep.xapian_position_bytes / 1e6);
+        else
+            printf("positions: none (%s)\n", o.positions
+                   ? "the database has none" : "--no-positions");
         printf("sections:");
         for (unsigned i = 0; i < XG_SEC_COUNT; ++i)
             printf(" %s=%llu", xg_fmt_section_name(i),
