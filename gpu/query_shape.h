@@ -10,6 +10,13 @@
  *  OP_SCALE_WEIGHT leaves no node of its own: its factor is multiplied
  *  into each leaf below it, as QueryScaleWeight::postlist does.
  *
+ *  OP_PHRASE of terms adds a position filter (struct xg_qfilter) over its
+ *  leaves, which stay contiguous in the leaf array.  As an operand of an
+ *  AND (or as the whole query) its terms are operands of that AND, as
+ *  Xapian's AndContext merges them, and the filter applies to the AND's
+ *  matches; as an operand of an OR it is a clause of its own: the AND of
+ *  its leaves, filtered, as one OR operand.
+ *
  *  The plan (struct xg_plan) fixes the order in which leaf weights are
  *  added for one shard, replicating the postlist tree Xapian 1.4.22 builds
  *  (xapian-notes.md §1 step 4): a Huffman tree of binary ORs by termfreq_est,
@@ -28,6 +35,7 @@ extern "C" {
 #endif
 
 #define XG_QUERY_MAX_LEAVES 1024u
+#define XG_QUERY_MAX_FILTERS 64u
 
 enum xg_qop {
     XG_QOP_OR = 1,  /* any leaf matches; all leaves in one OR tree */
@@ -44,11 +52,29 @@ struct xg_qleaf {
                            (1.0 under none); always > 0 */
 };
 
+/* A position filter: Xapian 1.4's ExactPhrasePostList when window equals
+ * the number of terms, PhrasePostList when it is larger.  Its terms are
+ * leaves [first, first + n), in the phrase's order. */
+enum xg_qfilter_kind { XG_QF_PHRASE = 1 };
+
+struct xg_qfilter {
+    uint32_t kind;              /* enum xg_qfilter_kind */
+    uint32_t window;            /* >= n */
+    uint32_t first, n;          /* n >= 2 */
+    uint32_t clause;            /* 1: an OR operand of its own (the AND of
+                                   its leaves, filtered; the leaves carry
+                                   the OR's group); 0: its leaves are
+                                   operands of the query's AND, each its
+                                   own group, and it filters that AND */
+};
+
 struct xg_query {
     int op;                     /* enum xg_qop */
     uint32_t n_leaves;          /* 0: matches nothing */
     uint32_t n_groups;
     uint32_t query_length;      /* sum of wqf over the leaves (BM25 k2) */
+    uint32_t n_filters;         /* position filters (0: none) */
+    struct xg_qfilter filters[XG_QUERY_MAX_FILTERS];
     struct xg_qleaf leaves[XG_QUERY_MAX_LEAVES];
     char *strbuf;               /* owned; freed by xg_query_free() */
 };
@@ -61,15 +87,18 @@ void xg_query_free(struct xg_query *q);
  *   XG_PLAN_OR2     pop r, l; push matched = l|r, weight = l+r, l or r
  *                   (OrPostList::get_weight)
  *   XG_PLAN_AND n   pop n kids pushed in order; matched = all;
- *                   weight = ((0 + w0) + w1) + ... (MultiAndPostList) */
-enum xg_plan_kind { XG_PLAN_LEAF = 1, XG_PLAN_OR2 = 2, XG_PLAN_AND = 3 };
+ *                   weight = ((0 + w0) + w1) + ... (MultiAndPostList)
+ *   XG_PLAN_FILTER f  pop (m, w); push (m && filter f passes, w) */
+enum xg_plan_kind {
+    XG_PLAN_LEAF = 1, XG_PLAN_OR2 = 2, XG_PLAN_AND = 3, XG_PLAN_FILTER = 4
+};
 
 struct xg_plan_op {
     uint16_t kind;  /* enum xg_plan_kind */
     uint16_t arg;   /* leaf index (LEAF) or number of kids (AND) */
 };
 
-#define XG_PLAN_MAX_OPS (3u * XG_QUERY_MAX_LEAVES)
+#define XG_PLAN_MAX_OPS (3u * XG_QUERY_MAX_LEAVES + XG_QUERY_MAX_FILTERS)
 
 struct xg_plan {
     uint32_t n_ops;

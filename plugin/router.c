@@ -392,6 +392,15 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
         *route = unprepared_route(r->base, rc);
         return XG_OK;
     }
+    /* Through Enquire, Xapian weighs the accelerated query itself, and its
+     * AND_MAYBE moves a phrase's postlist with check(), where Xapian
+     * 1.4.22 can add a phrase's weight to a document without it
+     * (docs/plugin.md, "What can differ"): stock answers phrases here. */
+    if (r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters) {
+        if (!given) xg_prepared_free(pq);
+        *route = XG_ROUTE_STOCK_UNSUPPORTED;
+        return XG_OK;
+    }
     pq->stats = ws;
     double gpu_s;
     /* choose() fills it unless the engine is fixed (then nothing learns). */

@@ -688,11 +688,18 @@ int xg_shim_db_has_positions(xg_db *db, int *out)
                             "xg_shim_db_has_positions: NULL argument");
     const char *where = db->name.c_str();
     XG_SHIM_TRY
-        *out = 0;
-        for (size_t s = 0; s < db->shards.size() && !*out; ++s) {
+        /* An empty shard builds no postlist tree (LocalSubMatch), so it
+         * does not count; one without positions would match no phrase
+         * (QueryWindowed::postlist_windowed shrinks its AND to nothing),
+         * which the matchers do not replicate: no positions then. */
+        int any = 0, all = 1;
+        for (size_t s = 0; s < db->shards.size(); ++s) {
             where = db->shard_paths[s].c_str();
-            *out = db->shards[s].has_positions();
+            if (db->shards[s].get_doccount() == 0) continue;
+            any = 1;
+            all &= db->shards[s].has_positions() ? 1 : 0;
         }
+        *out = any && all;
         return XG_OK;
     XG_SHIM_CATCH(where)
 }

@@ -16,6 +16,11 @@
  *  produce is the one libxapian's instantiation produced.  This is why the
  *  plan lives in the C++ shim and not in C.
  *
+ *  A phrase inside an OR is an AND of its terms under a position filter,
+ *  whose estimate is the AND's divided by 4 (exact phrase) or 3
+ *  (exactphrasepostlist.cc, phrasepostlist.cc); a phrase merged into an
+ *  AND adds its filter above the whole AND (AndContext::postlist()).
+ *
  *  OP_SCALE_WEIGHT needs nothing here.  QueryScaleWeight::postlist returns
  *  its subquery's postlist, so the tree's shape and its estimates are the
  *  ones the query would have without it.  The converter refuses the two
@@ -34,9 +39,14 @@ namespace {
 /// A stand-in for a PostList: its estimate, and what it sums.
 struct Node {
     uint32_t est;       ///< get_termfreq_est() as a Xapian::doccount
-    int leaf;           ///< leaf index, or -1 for an OR node / AND node
+    int leaf;           ///< leaf index, or -1 for an OR node / a clause
     Node *l = nullptr;  ///< OR: left kid
     Node *r = nullptr;  ///< OR: right kid
+    int filter = -1;    ///< a clause: its position filter
+    std::vector<Node *> kids;   ///< a clause: its AND's kids, in order
+
+    Node(uint32_t e, int lf, Node *a = nullptr, Node *b = nullptr)
+        : est(e), leaf(lf), l(a), r(b) {}
 };
 
 /// queryinternal.cc's ComparePostListTermFreqAscending (heap order).
@@ -63,12 +73,22 @@ uint32_t or_estimate(uint32_t l, uint32_t r, uint32_t dbsize)
     return static_cast<uint32_t>(est + 0.5);
 }
 
+/// MultiAndPostList::get_termfreq_est() over kids in its sorted order.
+uint32_t and_estimate(const std::vector<Node *> &sorted, uint32_t dbsize)
+{
+    if (dbsize == 0) return 0;
+    double result = sorted[0]->est;
+    for (size_t i = 1; i < sorted.size(); ++i)
+        result = (result * sorted[i]->est) / dbsize;
+    return static_cast<uint32_t>(result + 0.5);
+}
+
 class PlanBuilder {
   public:
     explicit PlanBuilder(uint32_t dbsize_) : dbsize(dbsize_) {}
 
     Node *leaf(int index, uint32_t est) {
-        nodes.emplace_back(new Node{est, index});
+        nodes.emplace_back(new Node(est, index));
         return nodes.back().get();
     }
 
@@ -81,14 +101,54 @@ class PlanBuilder {
             std::pop_heap(pls.begin(), pls.end(), HeapCmp());
             pls.pop_back();
             Node *l = pls.front();
-            nodes.emplace_back(new Node{or_estimate(l->est, r->est, dbsize),
-                                        -1, l, r});
+            nodes.emplace_back(new Node(or_estimate(l->est, r->est, dbsize),
+                                        -1, l, r));
             Node *pl = nodes.back().get();
             if (pls.size() == 1) return pl;
             std::pop_heap(pls.begin(), pls.end(), HeapCmp());
             pls.back() = pl;
             std::push_heap(pls.begin(), pls.end(), HeapCmp());
         }
+    }
+
+    /// A phrase that is an OR operand: AndContext::postlist() over its
+    /// leaves, under ExactPhrasePostList (an estimate of a quarter) or
+    /// PhrasePostList (a third).
+    Node *clause(const struct xg_query *q, uint32_t f,
+                 const uint32_t *leaf_df) {
+        const struct xg_qfilter &qf = q->filters[f];
+        std::vector<Node *> pls;
+        for (uint32_t i = qf.first; i < qf.first + qf.n; ++i)
+            pls.push_back(leaf((int)i, leaf_df[i]));
+        nodes.emplace_back(new Node(0, -1));
+        Node *c = nodes.back().get();
+        c->filter = (int)f;
+        c->kids = and_order(pls);
+        const uint32_t est = and_estimate(c->kids, dbsize);
+        c->est = qf.window == qf.n ? est / 4 : est / 3;
+        return c;
+    }
+
+    /// The OR operands among leaves of `group` (every leaf: group < 0),
+    /// in the order they were added: leaves, and the clauses where they
+    /// start.
+    std::vector<Node *> operands(const struct xg_query *q, int64_t group,
+                                 const uint32_t *leaf_df) {
+        std::vector<Node *> pls;
+        for (uint32_t i = 0; i < q->n_leaves; ++i) {
+            if (group >= 0 && q->leaves[i].group != (uint64_t)group) continue;
+            uint32_t f = 0;
+            while (f < q->n_filters &&
+                   !(q->filters[f].clause && q->filters[f].first == i))
+                ++f;
+            if (f < q->n_filters) {
+                pls.push_back(clause(q, f, leaf_df));
+                i += q->filters[f].n - 1;
+            } else {
+                pls.push_back(leaf((int)i, leaf_df[i]));
+            }
+        }
+        return pls;
     }
 
     /// MultiAndPostList's kid order.
@@ -113,10 +173,16 @@ bool emit(struct xg_plan *out, uint16_t kind, uint16_t arg)
     return true;
 }
 
-/// Postfix emission of an OR tree (or a single leaf).
+/// Postfix emission of an OR tree (or a single leaf, or a clause).
 bool emit_tree(const Node *n, struct xg_plan *out)
 {
     if (n->leaf >= 0) return emit(out, XG_PLAN_LEAF, (uint16_t)n->leaf);
+    if (n->filter >= 0) {
+        for (const Node *k : n->kids)
+            if (!emit_tree(k, out)) return false;
+        return emit(out, XG_PLAN_AND, (uint16_t)n->kids.size()) &&
+               emit(out, XG_PLAN_FILTER, (uint16_t)n->filter);
+    }
     return emit_tree(n->l, out) && emit_tree(n->r, out) &&
            emit(out, XG_PLAN_OR2, 0);
 }
@@ -136,10 +202,7 @@ extern "C" int xg_shim_plan(const struct xg_query *q,
                                 XG_QUERY_MAX_LEAVES);
         PlanBuilder b(shard_doccount);
         if (q->op == XG_QOP_OR || q->n_groups <= 1) {
-            std::vector<Node *> pls;
-            for (uint32_t i = 0; i < q->n_leaves; ++i)
-                pls.push_back(b.leaf((int)i, leaf_shard_df[i]));
-            if (!emit_tree(b.or_tree(pls), out))
+            if (!emit_tree(b.or_tree(b.operands(q, -1, leaf_shard_df)), out))
                 return xg_set_error(XG_ERR_UNSUPPORTED,
                                     "unsupported: plan too large");
             return XG_OK;
@@ -150,10 +213,7 @@ extern "C" int xg_shim_plan(const struct xg_query *q,
         // One postlist per AND operand: the group's own OR tree.
         std::vector<Node *> kids;
         for (uint32_t g = 0; g < q->n_groups; ++g) {
-            std::vector<Node *> pls;
-            for (uint32_t i = 0; i < q->n_leaves; ++i)
-                if (q->leaves[i].group == g)
-                    pls.push_back(b.leaf((int)i, leaf_shard_df[i]));
+            std::vector<Node *> pls = b.operands(q, g, leaf_shard_df);
             if (pls.empty())
                 return xg_set_error(XG_ERR_ARG, "plan: empty AND operand %u",
                                     g);
@@ -166,6 +226,12 @@ extern "C" int xg_shim_plan(const struct xg_query *q,
         if (!emit(out, XG_PLAN_AND, (uint16_t)kids.size()))
             return xg_set_error(XG_ERR_UNSUPPORTED,
                                 "unsupported: plan too large");
+        // AndContext::postlist(): the position filters over the whole AND.
+        for (uint32_t f = 0; f < q->n_filters; ++f)
+            if (!q->filters[f].clause &&
+                !emit(out, XG_PLAN_FILTER, (uint16_t)f))
+                return xg_set_error(XG_ERR_UNSUPPORTED,
+                                    "unsupported: plan too large");
         return XG_OK;
     }
     XG_SHIM_CATCH("plan");

@@ -7,6 +7,9 @@
  *  term, OP_OR of terms (nested ORs flattened), OP_AND whose operands are
  *  terms or ORs of terms (nested ANDs flattened, each operand one group).
  *  Leaves keep depth-first order; repeated words stay separate leaves.
+ *  OP_PHRASE of terms, alone, in an OR or in an AND, adds a position
+ *  filter (query_shape.h); its window (no accessor in 1.4 either) is
+ *  decoded from its serialisation.
  *
  *  OP_SCALE_WEIGHT may wrap the whole query, an AND operand or a term.
  *  QueryScaleWeight::postlist only passes factor * scale_factor down, so
@@ -361,9 +364,81 @@ int operand(const Xapian::Query &q, size_t i, double factor,
     return unwrap_scale(sub, f, scaled);
 }
 
-/* OP_OR: every leaf below (through nested ORs) goes into `group`. */
+/* What a walk collects. */
+struct shape {
+    std::vector<leaf> leaves;
+    std::vector<xg_qfilter> filters;
+};
+
+/* OP_PHRASE's window: serialise_() writes the operator byte (with the
+ * operand count when under 8), the count - 8 otherwise, then the window;
+ * QueryWindowed::done() has replaced a window of 0 by the count. */
+int phrase_window(const Xapian::Query &q, uint32_t &window)
+{
+    const std::string s = q.serialise();
+    const unsigned char *p = (const unsigned char *)s.data();
+    const unsigned char *end = p + s.size();
+    uint64_t n = 0, w = 0;
+    if (p == end)
+        return bad_leaf("empty phrase");
+    const unsigned char ch = *p++;
+    if ((ch & 0xf8) != (0x80 | 15 << 3))
+        return xg_set_error(XG_ERR_XAPIAN, "query: cannot decode OP_PHRASE");
+    n = ch & 0x07;
+    if (n == 0 && !decode_length(p, end, n))
+        return xg_set_error(XG_ERR_XAPIAN, "query: cannot decode OP_PHRASE");
+    if ((ch & 0x07) == 0)
+        n += 8;
+    if (!decode_length(p, end, w) || n != q.get_num_subqueries())
+        return xg_set_error(XG_ERR_XAPIAN, "query: cannot decode OP_PHRASE");
+    /* A window narrower than the phrase can never hold. */
+    if (w < n || w > UINT32_MAX)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: OP_PHRASE "
+                            "with window %llu of %llu terms",
+                            (unsigned long long)w, (unsigned long long)n);
+    window = (uint32_t)w;
+    return XG_OK;
+}
+
+/* OP_PHRASE of terms: its leaves, in order, then a filter over them.
+ * group_of(i): the group of the i-th term (one group per term when it is
+ * merged into an AND, the OR's group when it is an OR clause). */
+template <typename GroupOf>
+int add_phrase(const Xapian::Query &q, double factor, uint32_t clause,
+               GroupOf group_of, shape &out)
+{
+    if (out.filters.size() >= XG_QUERY_MAX_FILTERS)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: more than %u "
+                            "phrases", XG_QUERY_MAX_FILTERS);
+    xg_qfilter f;
+    f.kind = XG_QF_PHRASE;
+    f.clause = clause;
+    f.first = (uint32_t)out.leaves.size();
+    f.n = (uint32_t)q.get_num_subqueries();
+    int rc = phrase_window(q, f.window);
+    /* QueryWindowed::postlist_windowed wraps any operand but a term in an
+     * OrPosPostList, and gives each the phrase's own factor. */
+    for (uint32_t i = 0; !rc && i < f.n; ++i) {
+        const Xapian::Query sub = q.get_subquery(i);
+        if (sub.get_type() != Xapian::Query::LEAF_TERM)
+            return unsupported(sub.get_type(), "OP_PHRASE");
+        rc = add_leaf(sub, group_of(i), factor, out.leaves);
+    }
+    if (!rc)
+        out.filters.push_back(f);
+    return rc;
+}
+
+/* OP_OR: every leaf below (through nested ORs) goes into `group`; a
+ * phrase is a clause of its own where `phrases` allows it: in an OR that
+ * is not an AND's operand.  Under an AND, MultiAndPostList moves that OR
+ * with check(), and on some documents holding none of a phrase's terms
+ * Xapian 1.4.22 adds the phrase's weight from elsewhere (lisa query 2:
+ * "information on non-users libraries AND they" gives document 3716
+ * 9.844 with the phrase and 4.537, its terms' weights, without), which no
+ * definition of the query reproduces: such queries stay with stock. */
 int walk_or(const Xapian::Query &q, uint32_t group, double factor,
-            int depth, std::vector<leaf> &out)
+            int depth, bool phrases, shape &out)
 {
     int rc = too_deep(depth, "OP_OR");
     for (size_t i = 0, n = q.get_num_subqueries(); !rc && i < n; ++i) {
@@ -374,11 +449,16 @@ int walk_or(const Xapian::Query &q, uint32_t group, double factor,
             break;
         Xapian::Query::op t = sub.get_type();
         if (t == Xapian::Query::LEAF_TERM)
-            rc = add_leaf(sub, group, f, out);
+            rc = add_leaf(sub, group, f, out.leaves);
         else if (t == Xapian::Query::OP_OR && !scaled)
-            rc = walk_or(sub, group, f, depth + 1, out);
+            rc = walk_or(sub, group, f, depth + 1, phrases, out);
         else if (t == Xapian::Query::OP_OR)
             rc = unsupported_scaled(t);
+        else if (t == Xapian::Query::OP_PHRASE && phrases)
+            rc = add_phrase(sub, f, 1, [group](uint32_t) { return group; },
+                            out);
+        else if (t == Xapian::Query::OP_PHRASE)
+            rc = unsupported(t, "OP_OR inside OP_AND");
         else
             rc = unsupported(t, "OP_OR");
     }
@@ -386,9 +466,10 @@ int walk_or(const Xapian::Query &q, uint32_t group, double factor,
 }
 
 /* OP_AND: each operand is a group (a term, or an OR of terms); nested
- * ANDs contribute their operands as groups of this AND. */
+ * ANDs contribute their operands as groups of this AND, and so do a
+ * phrase's terms (AndContext's position filters apply to the whole AND). */
 int walk_and(const Xapian::Query &q, uint32_t &n_groups, double factor,
-             int depth, std::vector<leaf> &out)
+             int depth, shape &out)
 {
     int rc = too_deep(depth, "OP_AND");
     for (size_t i = 0, n = q.get_num_subqueries(); !rc && i < n; ++i) {
@@ -399,13 +480,18 @@ int walk_and(const Xapian::Query &q, uint32_t &n_groups, double factor,
             break;
         Xapian::Query::op t = sub.get_type();
         if (t == Xapian::Query::LEAF_TERM)
-            rc = add_leaf(sub, n_groups++, f, out);
+            rc = add_leaf(sub, n_groups++, f, out.leaves);
         else if (t == Xapian::Query::OP_OR)
-            rc = walk_or(sub, n_groups++, f, depth + 1, out);
-        else if (t == Xapian::Query::OP_AND && !scaled)
-            rc = walk_and(sub, n_groups, f, depth + 1, out);
-        else if (t == Xapian::Query::OP_AND)
+            rc = walk_or(sub, n_groups++, f, depth + 1, false, out);
+        else if ((t == Xapian::Query::OP_AND || t == Xapian::Query::OP_PHRASE)
+                 && scaled)
             rc = unsupported_scaled(t);
+        else if (t == Xapian::Query::OP_AND)
+            rc = walk_and(sub, n_groups, f, depth + 1, out);
+        else if (t == Xapian::Query::OP_PHRASE)
+            rc = add_phrase(sub, f, 0,
+                            [&n_groups](uint32_t) { return n_groups++; },
+                            out);
         else
             rc = unsupported(t, "OP_AND");
     }
@@ -487,13 +573,14 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
 {
     if (!out)
         return xg_set_error(XG_ERR_ARG, "xg_shim_xquery_convert: NULL out");
-    out->n_leaves = out->n_groups = out->query_length = 0;
+    out->n_leaves = out->n_groups = out->query_length = out->n_filters = 0;
     out->strbuf = NULL;
     out->op = XG_QOP_OR;
     if (!q)
         return xg_set_error(XG_ERR_ARG, "xg_shim_xquery_convert: NULL query");
     XG_SHIM_TRY
-        std::vector<leaf> leaves;
+        shape sh;
+        std::vector<leaf> &leaves = sh.leaves;
         uint32_t n_groups = 0;
         int op = XG_QOP_OR;
         /* LocalSubMatch::get_postlist starts BM25 at factor 1.0. */
@@ -512,12 +599,18 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
             n_groups = 1;
             break;
         case Xapian::Query::OP_OR:
-            rc = walk_or(root, 0, factor, 0, leaves);
+            rc = walk_or(root, 0, factor, 0, true, sh);
             n_groups = 1;
             break;
         case Xapian::Query::OP_AND:
             op = XG_QOP_AND;
-            rc = walk_and(root, n_groups, factor, 0, leaves);
+            rc = walk_and(root, n_groups, factor, 0, sh);
+            break;
+        case Xapian::Query::OP_PHRASE:
+            /* QueryAndLike::postlist: an AndContext of its terms. */
+            op = XG_QOP_AND;
+            rc = add_phrase(root, factor, 0,
+                            [&n_groups](uint32_t) { return n_groups++; }, sh);
             break;
         default:
             rc = unsupported(t, NULL);
@@ -550,6 +643,9 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
             length += leaves[i].wqf;
             p += leaves[i].term.size() + 1;
         }
+        for (size_t i = 0; i < sh.filters.size(); ++i)
+            out->filters[i] = sh.filters[i];
+        out->n_filters = (uint32_t)sh.filters.size();
         out->op = op;
         out->n_leaves = (uint32_t)leaves.size();
         out->n_groups = n_groups;

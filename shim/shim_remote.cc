@@ -15,6 +15,7 @@
 #include <cstring>
 #include <set>
 
+#include "../gpu/query/phrase.h"
 #include "shim_int.h"
 #include "xg_shim.hh"
 
@@ -175,20 +176,46 @@ int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
     const char *where = db->name.c_str();
     XG_SHIM_TRY
         std::set<std::string> in_doc, not_in_doc;
+        std::vector<uint8_t> has(q->n_leaves);
         for (uint32_t i = 0; i < q->n_leaves; ++i) {
             const std::string term(q->leaves[i].term, q->leaves[i].term_len);
-            bool has;
             if (in_doc.count(term)) {
-                has = true;
-            } else if (not_in_doc.count(term)) {
-                has = false;
-            } else {
+                has[i] = 1;
+            } else if (!not_in_doc.count(term)) {
                 Xapian::PostingIterator it = db->combined.postlist_begin(term);
                 it.skip_to(did);
-                has = it != db->combined.postlist_end(term) && *it == did;
-                (has ? in_doc : not_in_doc).insert(term);
+                has[i] = it != db->combined.postlist_end(term) && *it == did;
+                (has[i] ? in_doc : not_in_doc).insert(term);
             }
-            *n += has;
+            *n += has[i];
+        }
+        /* A phrase clause of an OR counts only where it matches (the
+         * match went through every filter of an AND already). */
+        for (uint32_t f = 0; f < q->n_filters; ++f) {
+            const struct xg_qfilter &qf = q->filters[f];
+            if (!qf.clause) continue;
+            uint32_t here = 0;
+            for (uint32_t i = qf.first; i < qf.first + qf.n; ++i)
+                here += has[i];
+            bool holds = here == qf.n;
+            if (holds) {
+                std::vector<std::vector<uint32_t>> pos(qf.n);
+                std::vector<const uint32_t *> ptr(qf.n);
+                std::vector<uint32_t> count(qf.n);
+                for (uint32_t i = 0; i < qf.n; ++i) {
+                    const struct xg_qleaf &l = q->leaves[qf.first + i];
+                    const std::string term(l.term, l.term_len);
+                    for (Xapian::PositionIterator p =
+                             db->combined.positionlist_begin(did, term);
+                         p != db->combined.positionlist_end(did, term); ++p)
+                        pos[i].push_back(*p);
+                    ptr[i] = pos[i].data();
+                    count[i] = (uint32_t)pos[i].size();
+                }
+                holds = xg_phrase_holds(ptr.data(), count.data(), qf.n,
+                                        qf.window);
+            }
+            if (!holds) *n -= here;
         }
         return XG_OK;
     XG_SHIM_CATCH(where)

@@ -99,7 +99,8 @@ typedef int (*xg_term_fn)(void *ctx, const struct xg_term_postings *tp);
                                    the same PostingIterator as its wdf */
 int xg_shim_db_each_term(xg_db *db, unsigned flags, xg_term_fn fn, void *ctx);
 
-/* 1 in *out when any shard has positions (Database::has_positions()). */
+/* 1 in *out when every shard that holds documents has positions
+ * (Database::has_positions()), and there is one. */
 int xg_shim_db_has_positions(xg_db *db, int *out);
 
 /* A bare pass over every posting (docid and wdf only), for the export speed

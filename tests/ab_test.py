@@ -8,7 +8,9 @@ collection of ../shared/ir-data (or, where it is absent, the bundled
 sample tests/sample/cranfield), for OR, AND and AND-then-OR at every k
 from 1 to 20 and at k = 1000 (--ks), plus a two-shard variant, a
 deleted-documents variant and a sparse-docid variant (up to 10^4
-documents, last docid near 2*10^8; always run).  Weights are compared as
+documents, last docid near 2*10^8; always run).  Each collection's
+queries are joined by phrase queries cut from its own text (quoted and
+hyphenated words, phrase_queries()), which every engine must serve.  Weights are compared as
 the %.17g text the CLI prints, which round-trips doubles exactly.  Stock
 Xapian is asked for k = 20 and k = 1000 (and 1 and 10, to check its top k
 is the prefix of its top 20); the engine under test for every k.
@@ -104,6 +106,34 @@ def fold_queries(src, dst, append_original=False):
             text = re.sub(r"[^0-9A-Za-z]+", " ", text)
             text = ops.sub(lambda m: m.group(1).lower(), text)
             o.write("plain-%s\t%s\n" % (qid, text))
+
+
+def phrase_queries(docs, dst, limit=160):
+    """Queries with phrases taken from the collection's own text, so that
+    most of them match: a quoted pair, a hyphenated pair, a quoted triple
+    between two other words of the document, and two hyphenated pairs
+    (qids "phr-...").  Deterministic: documents evenly spread."""
+    shapes = ('"{0} {1}"', "{0}-{1}", '{3} "{0} {1} {2}" {4}',
+              "{0}-{1} {2}-{3}")
+    out = []
+    with open(docs, encoding="utf-8") as f:
+        lines = f.readlines()
+    every = max(1, len(lines) // (2 * limit))
+    for n, line in enumerate(lines):
+        if n % every or "\t" not in line:
+            continue
+        words = re.findall(r"[a-z]{3,}", line.split("\t", 1)[1].lower())
+        if len(words) < 12:
+            continue
+        mid = len(words) // 2
+        shape = shapes[len(out) % len(shapes)]
+        w = words[mid:mid + 3] + [words[1], words[-2]]
+        out.append("phr-%d\t%s\n" % (len(out), shape.format(*w)))
+        if len(out) == limit:
+            break
+    with open(dst, "w", encoding="utf-8") as o:
+        o.writelines(out)
+    return len(out)
 
 
 ENGINE = "cpu"
@@ -222,7 +252,7 @@ def compare(name, binary, db, queries, ops=("or", "and", "andor"), ks=None,
                     continue
                 if "error" in g:
                     if not g["error"].startswith("unsupported: ") or \
-                            r["qid"].startswith("plain-"):
+                            r["qid"].startswith(("plain-", "phr-")):
                         sys.exit("FAIL %s qid %s: %s error %r" %
                                  (name, r["qid"], ENGINE, g["error"]))
                     unsupported += 1
@@ -450,6 +480,13 @@ def main():
             # "plain-..."), which must all be served.
             both = os.path.join(a.work, c + "-queries+plain.tsv")
             fold_queries(queries, both, append_original=True)
+            # And phrases from the text, which every engine must serve.
+            phr = os.path.join(a.work, c + "-phrases.tsv")
+            if phrase_queries(docs, phr) < 30:
+                sys.exit("FAIL %s: too few phrase queries" % c)
+            with open(both, "a", encoding="utf-8") as o, \
+                    open(phr, encoding="utf-8") as f:
+                o.write(f.read())
             plain = os.path.join(a.work, c + "-plain-queries.tsv")
             fold_queries(queries, plain)
             if LIST_CACHE:

@@ -25,7 +25,7 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=0 \
     crc32c pfor bloom listmeta list_cache dict impact wire synth wt_plan \
     wt_dict cost_model excess threads staging big_alloc cpu_load ab_report \
     engine_faults router bad_input cli qlm weight_db qlm_search vocab \
-    positions
+    positions phrase
 # The soak with LeakSanitizer on: 16 threads through one context, GPU
 # faults injected throughout (the first build ran 16 x 3,000 queries).
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \

@@ -240,9 +240,10 @@ def counts_agree(got, ref):
 
 # What the engines serve (docs/server.md, docs/cli.md): an OR of terms, or
 # an AND whose operands are terms or ORs of terms; nested ORs in an OR and
-# ANDs in an AND flatten, scaled weights are looked through.  Anything
-# else (phrases, NEAR, AND_NOT, filters, synonyms, an AND inside an OR ...)
-# goes to stock.
+# ANDs in an AND flatten, scaled weights are looked through; a phrase of
+# terms alone, in an OR or (unscaled) in an AND, but not in an OR that is
+# an AND's operand.  Anything else (NEAR, AND_NOT, filters, synonyms, an
+# AND inside an OR ...) goes to stock.
 LEAF_TERM = 100     # Xapian::Query::LEAF_TERM
 
 
@@ -258,22 +259,45 @@ def _children(q, op):
     return out
 
 
+def _phrase_of_terms(q):
+    return q.get_type() == xapian.Query.OP_PHRASE and all(
+        q.get_subquery(i).get_type() == LEAF_TERM
+        for i in range(q.get_num_subqueries()))
+
+
+def _scaled_phrase_in_and(q):
+    """An operand of an AND (through nested ANDs) that is a scaled phrase:
+    a subtree of its own, not merged into the AND."""
+    for i in range(q.get_num_subqueries()):
+        c = q.get_subquery(i)
+        if c.get_type() == xapian.Query.OP_SCALE_WEIGHT:
+            while c.get_type() == xapian.Query.OP_SCALE_WEIGHT:
+                c = c.get_subquery(0)
+            if c.get_type() == xapian.Query.OP_PHRASE:
+                return True
+        elif c.get_type() == xapian.Query.OP_AND and _scaled_phrase_in_and(c):
+            return True
+    return False
+
+
 def served_shape(q):
     while not q.empty() and q.get_type() == xapian.Query.OP_SCALE_WEIGHT:
         q = q.get_subquery(0)
     if q.empty():
         return False
     t = q.get_type()
-    if t == LEAF_TERM:
+    if t == LEAF_TERM or _phrase_of_terms(q):
         return True
     if t == xapian.Query.OP_OR:
-        return all(c.get_type() == LEAF_TERM for c in _children(q, t))
-    if t == xapian.Query.OP_AND:
-        return all(c.get_type() == LEAF_TERM or
-                   (c.get_type() == xapian.Query.OP_OR and
-                    all(g.get_type() == LEAF_TERM
-                        for g in _children(c, xapian.Query.OP_OR)))
+        return all(c.get_type() == LEAF_TERM or _phrase_of_terms(c)
                    for c in _children(q, t))
+    if t == xapian.Query.OP_AND:
+        return not _scaled_phrase_in_and(q) and all(
+            c.get_type() == LEAF_TERM or _phrase_of_terms(c) or
+            (c.get_type() == xapian.Query.OP_OR and
+             all(g.get_type() == LEAF_TERM
+                 for g in _children(c, xapian.Query.OP_OR)))
+            for c in _children(q, t))
     return False
 
 

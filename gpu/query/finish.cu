@@ -55,7 +55,7 @@ finish_kernel(struct xg_dindex ix, struct xg_finish_args a)
         double weight;
         const int ok = xg_plan_eval(a.plan + q.plan_first +
                                         shard * q.plan_stride,
-                                    q.plan_len, matched, w, sm, sw, &weight);
+                                    q.plan_len, matched, w, NULL, sm, sw, &weight);
         if (ok && a.bm25.k2 != 0)
             weight = weight + xg_bm25_sumextra(&a.bm25, ix.doclens[doc]);
         cand.matched = ok ? 1u + n_matched : 0u;

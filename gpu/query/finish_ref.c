@@ -60,7 +60,7 @@ int xg_finish_ref(const struct xg_dindex *ix, const struct xg_finish_args *a,
             uint32_t shard = (ix->docids[cand->doc] - 1) % ix->n_shards;
             int ok = xg_plan_eval(a->plan + q->plan_first +
                                       shard * q->plan_stride,
-                                  q->plan_len, matched, w, sm, sw, &weight);
+                                  q->plan_len, matched, w, NULL, sm, sw, &weight);
             if (ok && a->bm25.k2 != 0)
                 weight = weight + xg_bm25_sumextra(&a->bm25,
                                                    ix->doclens[cand->doc]);

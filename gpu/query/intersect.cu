@@ -58,7 +58,7 @@ intersect_kernel(struct xg_dindex ix, struct xg_intersect_args a)
                 const uint32_t shard = (ix.docids[doc] - 1) % ix.n_shards;
                 hit = xg_plan_eval(a.plan + q.plan_first +
                                        shard * q.plan_stride,
-                                   q.plan_len, matched, w, sm, sw, &weight);
+                                   q.plan_len, matched, w, NULL, sm, sw, &weight);
                 if (hit && a.bm25.k2 != 0)
                     weight = weight + xg_bm25_sumextra(&a.bm25, ix.doclens[doc]);
             }

@@ -38,7 +38,7 @@ int xg_intersect_ref(const struct xg_dindex *ix,
             }
             uint32_t shard = (ix->docids[doc] - 1) % ix->n_shards;
             if (!xg_plan_eval(a->plan + q->plan_first + shard * q->plan_stride,
-                              q->plan_len, matched, w, sm, sw, &weight))
+                              q->plan_len, matched, w, NULL, sm, sw, &weight))
                 continue;
             if (a->bm25.k2 != 0)
                 weight = weight + xg_bm25_sumextra(&a->bm25, ix->doclens[doc]);

@@ -5,7 +5,8 @@
  *  largest of the operands' current documents and every list skips to it
  *  through its skip array, decoding only the blocks it lands in.  Each
  *  match is scored by evaluating the shard's plan, which fixes the order of
- *  the floating-point additions to Xapian's.
+ *  the floating-point additions to Xapian's.  A phrase's filter reads its
+ *  terms' positions only for documents holding all of them.
  */
 #include "match_ref.h"
 
@@ -13,7 +14,9 @@
 #include <string.h>
 
 #include "../bm25.h"
+#include "../index/positions.h"
 #include "../runtime/error.h"
+#include "phrase.h"
 #include "plan_eval.h"
 
 struct cursor {
@@ -58,6 +61,58 @@ static int cursor_skip_to(struct cursor *c, uint32_t target)
         if (rc || c->at_end) return rc;
     }
     while (c->docs[c->pos] < target) ++c->pos; /* block's last >= target */
+    return XG_OK;
+}
+
+/* Positions read for one document's filters, reused from one to the next. */
+struct pos_buf {
+    uint32_t *v;
+    size_t n, cap;
+};
+
+/* Append the positions of the posting c is on to b. */
+static int read_positions(const struct cursor *c, struct pos_buf *b)
+{
+    const uint8_t *begin, *end;
+    struct xg_pos_cursor pc;
+    uint32_t p;
+    xg_fmt_block_positions(c->ix, c->term, c->blk, &begin, &end);
+    if (xg_pos_open(&pc, begin, end, c->pos))
+        return xg_set_error(XG_ERR_FORMAT, "%s: term %llu: bad positions",
+                            c->ix->path, (unsigned long long)c->term);
+    while (xg_pos_next(&pc, &p)) {
+        if (b->n == b->cap) {
+            size_t cap = b->cap ? 2 * b->cap : 256;
+            uint32_t *v = realloc(b->v, cap * sizeof *v);
+            if (!v) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+            b->v = v;
+            b->cap = cap;
+        }
+        b->v[b->n++] = p;
+    }
+    return XG_OK;
+}
+
+/* Filter f of q for the document every one of its leaves is on. */
+static int filter_passes(const struct xg_qfilter *f, const struct cursor *cur,
+                         const uint32_t *leaf_cur, struct pos_buf *b,
+                         uint8_t *passed)
+{
+    size_t start[XG_QUERY_MAX_LEAVES + 1];
+    const uint32_t *pos[XG_QUERY_MAX_LEAVES];
+    uint32_t count[XG_QUERY_MAX_LEAVES];
+    b->n = 0;
+    for (uint32_t i = 0; i < f->n; ++i) {
+        start[i] = b->n;
+        int rc = read_positions(&cur[leaf_cur[f->first + i]], b);
+        if (rc) return rc;
+    }
+    start[f->n] = b->n;
+    for (uint32_t i = 0; i < f->n; ++i) {
+        pos[i] = b->v + start[i];
+        count[i] = (uint32_t)(start[i + 1] - start[i]);
+    }
+    *passed = (uint8_t)xg_phrase_holds(pos, count, f->n, f->window);
     return XG_OK;
 }
 
@@ -128,6 +183,8 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
     double stack_w[XG_QUERY_MAX_LEAVES];
     struct cursor *cur = NULL;
     struct topk top = {k, 0, NULL};
+    struct pos_buf pbuf = {NULL, 0, 0};
+    uint8_t passed[XG_QUERY_MAX_FILTERS];
     struct xg_bm25_query bq;
     uint64_t n_matched = 0;
     int rc = XG_OK;
@@ -135,6 +192,9 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
     memset(out, 0, sizeof *out);
     if (nl > XG_QUERY_MAX_LEAVES)
         return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: too many leaves");
+    if (q->n_filters && !xg_fmt_has_positions(ix))
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a phrase, and "
+                            "%s has no positions", ix->path);
     const uint64_t n_docs = ws ? ws->n_docs : h->n_docs;
     xg_bm25_query_init(p, n_docs, ws ? ws->total_length : h->total_length,
                        q->query_length, &bq);
@@ -219,10 +279,23 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
                                                 cur[c].wdfs[cur[c].pos], doclen)
                               : 0.0;
         }
+        /* Each filter whose terms are all here; Xapian counts a phrase
+         * clause's leaves only where the clause matches. */
+        for (uint32_t f = 0; f < q->n_filters; ++f) {
+            const struct xg_qfilter *qf = &q->filters[f];
+            uint32_t here = 0;
+            for (uint32_t i = qf->first; i < qf->first + qf->n; ++i)
+                here += matched[i];
+            passed[f] = 0;
+            if (here == qf->n &&
+                (rc = filter_passes(qf, cur, leaf_cur, &pbuf, &passed[f])))
+                goto done;
+            if (qf->clause && !passed[f]) n_leaves_matched -= here;
+        }
         uint32_t shard = (ix->docids[d] - 1) % h->n_shards;
         double wt;
         if (xg_plan_eval(plans[shard].ops, plans[shard].n_ops, matched, w,
-                         stack_m, stack_w, &wt)) {
+                         passed, stack_m, stack_w, &wt)) {
             if (bq.k2 != 0) wt = wt + xg_bm25_sumextra(&bq, doclen);
             ++n_matched;
             topk_push(&top, d, wt, n_leaves_matched);
@@ -239,6 +312,7 @@ finish:
     out->matches_estimated = n_matched;
     top.h = NULL;
 done:
+    free(pbuf.v);
     free(top.h);
     free(cur);
     return rc;

@@ -16,12 +16,14 @@
 #include "../runtime/host_device.h"
 
 /* Returns 1 and *out = the document's weight if it matches, 0 otherwise.
- * matched[i] / w[i]: leaf i matched and its sumpart.  `stack_m` and
+ * matched[i] / w[i]: leaf i matched and its sumpart; passed[f]: position
+ * filter f holds for the document (read only where the plan has filters,
+ * and only for a filter whose leaves all matched).  `stack_m` and
  * `stack_w` have room for the plan's number of leaves. */
 XG_HOST_DEVICE static inline int
 xg_plan_eval(const struct xg_plan_op *ops, uint32_t n_ops,
-             const uint8_t *matched, const double *w, uint8_t *stack_m,
-             double *stack_w, double *out)
+             const uint8_t *matched, const double *w, const uint8_t *passed,
+             uint8_t *stack_m, double *stack_w, double *out)
 {
     uint32_t sp = 0;
     for (uint32_t i = 0; i < n_ops; ++i) {
@@ -38,6 +40,9 @@ xg_plan_eval(const struct xg_plan_op *ops, uint32_t n_ops,
             stack_m[sp] = lm | rm;
             stack_w[sp] = lm && rm ? lw + rw : lm ? lw : rw;
             ++sp;
+        } else if (op.kind == XG_PLAN_FILTER) {
+            /* A SelectPostList: the weight is its source's. */
+            stack_m[sp - 1] = stack_m[sp - 1] && passed[op.arg];
         } else { /* XG_PLAN_AND: MultiAndPostList, 0 + w0 + w1 + ... */
             uint32_t n = op.arg, base = sp - n;
             double s = 0;

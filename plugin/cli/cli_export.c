@@ -129,7 +129,8 @@ int xg_cli_export(int argc, char **argv)
                    rep.xapian_position_bytes / 1e6);
         else
             printf("positions: none (%s)\n", o.positions
-                   ? "the database has none" : "--no-positions");
+                   ? "not every shard of the database has them"
+                   : "--no-positions");
         printf("sections:");
         for (unsigned i = 0; i < XG_SEC_COUNT; ++i)
             printf(" %s=%llu", xg_fmt_section_name(i),

@@ -71,6 +71,27 @@ static void print_result(const char *qid, const char *engine,
                r->hits[i].weight);
 }
 
+/* Why a batch left a prepared query unanswered: with --op andor its OR
+ * form may be a shape the engines do not serve (converting it again gives
+ * the reason); otherwise the engine's own limit.  NULL without memory. */
+static char *batch_refusal(xg_handle *h, const char *text,
+                           const struct xg_search_opts *o)
+{
+    struct xg_search_opts or_o = *o;
+    xg_xquery *xq = NULL;
+    struct xg_prepared *pq = NULL;
+    char *why = NULL;
+    if (o->default_and == 2) {
+        or_o.default_and = 0;
+        if (xg_handle_parse(h, text, &or_o, &xq) == XG_OK &&
+            xg_handle_prepare(h, xq, &pq) == XG_ERR_UNSUPPORTED)
+            why = strdup(xg_last_error());
+        xg_prepared_free(pq);
+        if (xq) xg_shim_xquery_free(xq);
+    }
+    return why ? why : strdup("unsupported: beyond the engine's limits");
+}
+
 /* A query that got no answer, and why (QueryParser's message, or
  * "unsupported"). */
 static void print_error(const char *qid, const char *engine, const char *why,
@@ -250,6 +271,8 @@ int xg_cli_search(int argc, char **argv)
             if (!qrc[i]) {
                 print_result(qs.qid[f + i], engine, &res[i], a.json);
             } else {
+                if (!err[i] && qrc[i] == XG_ERR_UNSUPPORTED)
+                    err[i] = batch_refusal(h, qs.text[f + i], &a.opts);
                 print_error(qs.qid[f + i], engine,
                             err[i] ? err[i] : "unsupported", a.json);
             }

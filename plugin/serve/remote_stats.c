@@ -229,7 +229,10 @@ int xg_remote_bounds(xg_db *db, const struct xg_index *ix,
                                              q->leaves[i].term_len);
             if (t >= 0) out->max_part[t] += maxpart[i];
         }
-        if (!xg_plan_eval(plan->ops, plan->n_ops, all, maxpart, stack_m,
+        /* A position filter's bound is its AND's (SelectPostList), so
+         * every filter counts as passed ("all" has room: n_leaves >= 2
+         * per filter). */
+        if (!xg_plan_eval(plan->ops, plan->n_ops, all, maxpart, all, stack_m,
                           stack_w, max_possible))
             *max_possible = 0;
     }

@@ -75,6 +75,13 @@
 #                  at 16 and 64 threads over all 50,000 queries;
 #                  $XG_TURNS (2) turns; the build in $XG_OLD too, in
 #                  turns, if set)
+#   phrases        phrase-heavy real text (issue 23): how many of the 50,000
+#                  TREC queries each engine serves (ab, OR and AND), then
+#                  bench (16 threads, median of 3) of stock, the CPU
+#                  matcher and the GPU engine on the TREC queries that
+#                  QueryParser turns into phrases and on 5,000 queries of
+#                  hyphenated terms from the text
+#                  (tests/gpu/phrase_queries.py), every MSet compared
 #   servebench     xapian-gpu serve (engine gpu, auto) against
 #                  xapian-tcpsrv on the real-text collection: 1, 16, 64
 #                  C++ clients (tests/bench_remote.cc) and python3-xapian
@@ -566,6 +573,29 @@ PY
                         -k 10 --op $op --repeat 3 ${XG_ON_OPTS:-} > "$log" 2>&1
                     note "    $name $turn: rc $? $(awk '/^engine +queries/ {on=1; next} /^routing/ {on=0} on && $2 ~ /^[0-9]+$/ {printf "%s %s q/s p50 %s; ", $1, $3, $5}' "$log")$(grep -o 'different [0-9]*' "$log"); $(grep -o '[0-9]* batches, [0-9.]* s device time' "$log"); $(grep -o 'build [0-9.]* s, device run [0-9.]* s, finish [0-9.]* s' "$log")"
                 done
+            done
+        done
+        ;;
+    phrases)
+        prepare_collections 0 rt || exit 1
+        python3 tests/gpu/phrase_queries.py /tmp/realtext.tsv \
+            .device-carry/realtext/trec-tb-2005-efficiency.tsv /tmp \
+            | tee -a "$SUMMARY"
+        for op in or and; do
+            $CT $B ab --db "$rt" --op "$op" --threads 16 \
+                --queries .device-carry/realtext/trec-tb-2005-efficiency.tsv \
+                --engines xapian,cpu > "$OUT/phrases-cover-$op.log" 2>&1
+            note "TREC 50,000, $op: $(grep -m1 '^queries' "$OUT/phrases-cover-$op.log")"
+        done
+        for qf in trec-phrases hyphen-queries; do
+            for op in or and; do
+                $CT $B bench --db "$rt" --queries "/tmp/$qf.tsv" -k 10 \
+                    --op "$op" --threads 16 --repeat 3 \
+                    --engines xapian,cpu,gpu > "$OUT/phrases-$qf-$op.log" 2>&1
+                note "$qf, $op (exit $?):"
+                grep -E '^(xapian|cpu|gpu) |identical|differ' \
+                    "$OUT/phrases-$qf-$op.log" | sed 's/^/    /' \
+                    | tee -a "$SUMMARY"
             done
         done
         ;;
