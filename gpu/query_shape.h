@@ -10,6 +10,9 @@
  *  OP_SCALE_WEIGHT leaves no node of its own: its factor is multiplied
  *  into each leaf below it, as QueryScaleWeight::postlist does.
  *
+ *  OP_AND_NOT at the root: its first operand is converted as a query of
+ *  its own, the rest (terms, ORs of terms) become negated leaves.
+ *
  *  OP_PHRASE of terms adds a position filter (struct xg_qfilter) over its
  *  leaves, which stay contiguous in the leaf array.  As an operand of an
  *  AND (or as the whole query) its terms are operands of that AND, as
@@ -49,7 +52,10 @@ struct xg_qleaf {
     uint32_t group;     /* AND operand index (always 0 under XG_QOP_OR) */
     double factor;      /* BM25Weight::init's factor: the product of the
                            enclosing OP_SCALE_WEIGHT factors, root first
-                           (1.0 under none); always > 0 */
+                           (1.0 under none); > 0 unless negated */
+    uint32_t negated;   /* 1: a right operand of the root's OP_AND_NOT
+                           (factor 0, in no group and no plan): a document
+                           it matches is excluded */
 };
 
 /* A position filter: Xapian 1.4's ExactPhrasePostList when window equals
@@ -74,6 +80,7 @@ struct xg_query {
     uint32_t n_groups;
     uint32_t query_length;      /* sum of wqf over the leaves (BM25 k2) */
     uint32_t n_filters;         /* position filters (0: none) */
+    uint32_t n_negated;         /* negated leaves (0: no OP_AND_NOT) */
     struct xg_qfilter filters[XG_QUERY_MAX_FILTERS];
     struct xg_qleaf leaves[XG_QUERY_MAX_LEAVES];
     char *strbuf;               /* owned; freed by xg_query_free() */

@@ -395,8 +395,12 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
     /* Through Enquire, Xapian weighs the accelerated query itself, and its
      * AND_MAYBE moves a phrase's postlist with check(), where Xapian
      * 1.4.22 can add a phrase's weight to a document without it
-     * (docs/plugin.md, "What can differ"): stock answers phrases here. */
-    if (r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters) {
+     * (docs/plugin.md, "What can differ"): stock answers phrases here.
+     * AND_NOT is served at the matcher front only so far: the Enquire
+     * and remote fronts count its factor-0 leaves apart (percentages,
+     * statistics). */
+    if ((r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters) ||
+        (r->o.front != XG_FRONT_MATCHER && pq->q.n_negated)) {
         if (!given) xg_prepared_free(pq);
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
         return XG_OK;

@@ -136,7 +136,9 @@ class PlanBuilder {
                                  const uint32_t *leaf_df) {
         std::vector<Node *> pls;
         for (uint32_t i = 0; i < q->n_leaves; ++i) {
-            if (group >= 0 && q->leaves[i].group != (uint64_t)group) continue;
+            if (q->leaves[i].negated ||
+                (group >= 0 && q->leaves[i].group != (uint64_t)group))
+                continue;
             uint32_t f = 0;
             while (f < q->n_filters &&
                    !(q->filters[f].clause && q->filters[f].first == i))

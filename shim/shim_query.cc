@@ -168,6 +168,7 @@ struct leaf {
     uint32_t wqf;
     uint32_t group;
     double factor;
+    bool negated = false;
 };
 
 /* decode_length() of xapian-core/net/length.cc, without exceptions. */
@@ -498,6 +499,33 @@ int walk_and(const Xapian::Query &q, uint32_t &n_groups, double factor,
     return rc;
 }
 
+/* A query without AND_NOT at its root: op, n_groups and the leaves. */
+int convert_positive(const Xapian::Query &root, double factor, int &op,
+                     uint32_t &n_groups, shape &sh)
+{
+    const Xapian::Query::op t = root.get_type();
+    switch (t) {
+    case Xapian::Query::LEAF_MATCH_NOTHING:
+        return XG_OK;
+    case Xapian::Query::LEAF_TERM:
+        n_groups = 1;
+        return add_leaf(root, 0, factor, sh.leaves);
+    case Xapian::Query::OP_OR:
+        n_groups = 1;
+        return walk_or(root, 0, factor, 0, true, sh);
+    case Xapian::Query::OP_AND:
+        op = XG_QOP_AND;
+        return walk_and(root, n_groups, factor, 0, sh);
+    case Xapian::Query::OP_PHRASE:
+        /* QueryAndLike::postlist: an AndContext of its terms. */
+        op = XG_QOP_AND;
+        return add_phrase(root, factor, 0,
+                          [&n_groups](uint32_t) { return n_groups++; }, sh);
+    default:
+        return unsupported(t, NULL);
+    }
+}
+
 } // namespace
 
 extern "C" {
@@ -574,6 +602,7 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
     if (!out)
         return xg_set_error(XG_ERR_ARG, "xg_shim_xquery_convert: NULL out");
     out->n_leaves = out->n_groups = out->query_length = out->n_filters = 0;
+    out->n_negated = 0;
     out->strbuf = NULL;
     out->op = XG_QOP_OR;
     if (!q)
@@ -591,30 +620,33 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
         if (rc != XG_OK)
             return rc;
         Xapian::Query::op t = root.get_type();
-        switch (t) {
-        case Xapian::Query::LEAF_MATCH_NOTHING:
-            break;
-        case Xapian::Query::LEAF_TERM:
-            rc = add_leaf(root, 0, factor, leaves);
-            n_groups = 1;
-            break;
-        case Xapian::Query::OP_OR:
-            rc = walk_or(root, 0, factor, 0, true, sh);
-            n_groups = 1;
-            break;
-        case Xapian::Query::OP_AND:
-            op = XG_QOP_AND;
-            rc = walk_and(root, n_groups, factor, 0, sh);
-            break;
-        case Xapian::Query::OP_PHRASE:
-            /* QueryAndLike::postlist: an AndContext of its terms. */
-            op = XG_QOP_AND;
-            rc = add_phrase(root, factor, 0,
-                            [&n_groups](uint32_t) { return n_groups++; }, sh);
-            break;
-        default:
-            rc = unsupported(t, NULL);
-            break;
+        if (t == Xapian::Query::OP_AND_NOT) {
+            /* QueryAndNot::postlist: its first operand's own tree, and an
+             * OR of the rest built with factor 0 (scale weights on them
+             * already stripped by QueryAndNot::add_subquery). */
+            Xapian::Query left = root.get_subquery(0);
+            if ((rc = unwrap_scale(left, factor, &scaled)) != XG_OK ||
+                (rc = convert_positive(left, factor, op, n_groups, sh)) !=
+                    XG_OK)
+                return rc;
+            for (size_t i = 1, n = root.get_num_subqueries(); i < n; ++i) {
+                const Xapian::Query sub = root.get_subquery(i);
+                const size_t from = leaves.size();
+                if (sub.get_type() == Xapian::Query::LEAF_TERM)
+                    rc = add_leaf(sub, 0, 1.0, leaves);
+                else if (sub.get_type() == Xapian::Query::OP_OR)
+                    rc = walk_or(sub, 0, 1.0, 1, false, sh);
+                else
+                    rc = unsupported(sub.get_type(), "OP_AND_NOT");
+                if (rc != XG_OK)
+                    return rc;
+                for (size_t j = from; j < leaves.size(); ++j) {
+                    leaves[j].factor = 0.0;
+                    leaves[j].negated = true;
+                }
+            }
+        } else {
+            rc = convert_positive(root, factor, op, n_groups, sh);
         }
         if (rc != XG_OK)
             return rc;
@@ -631,7 +663,7 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
         if (!buf)
             return xg_set_error(XG_ERR_NOMEM, "query: out of memory");
         char *p = buf;
-        uint32_t length = 0;
+        uint32_t length = 0, n_negated = 0;
         for (size_t i = 0; i < leaves.size(); ++i) {
             memcpy(p, leaves[i].term.data(), leaves[i].term.size());
             p[leaves[i].term.size()] = '\0';
@@ -640,12 +672,15 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
             out->leaves[i].wqf = leaves[i].wqf;
             out->leaves[i].group = leaves[i].group;
             out->leaves[i].factor = leaves[i].factor;
+            out->leaves[i].negated = leaves[i].negated;
+            n_negated += leaves[i].negated;
             length += leaves[i].wqf;
             p += leaves[i].term.size() + 1;
         }
         for (size_t i = 0; i < sh.filters.size(); ++i)
             out->filters[i] = sh.filters[i];
         out->n_filters = (uint32_t)sh.filters.size();
+        out->n_negated = n_negated;
         out->op = op;
         out->n_leaves = (uint32_t)leaves.size();
         out->n_groups = n_groups;

@@ -109,12 +109,14 @@ def fold_queries(src, dst, append_original=False):
 
 
 def phrase_queries(docs, dst, limit=160):
-    """Queries with phrases taken from the collection's own text, so that
-    most of them match: a quoted pair, a hyphenated pair, a quoted triple
-    between two other words of the document, and two hyphenated pairs
-    (qids "phr-...").  Deterministic: documents evenly spread."""
+    """Queries with phrases and negations taken from the collection's own
+    text, so that most of them match: a quoted pair, a hyphenated pair, a
+    quoted triple between two other words of the document, two hyphenated
+    pairs, words with a -word and with NOT, a phrase with a -word (qids
+    "phr-...").  Deterministic: documents evenly spread."""
     shapes = ('"{0} {1}"', "{0}-{1}", '{3} "{0} {1} {2}" {4}',
-              "{0}-{1} {2}-{3}")
+              "{0}-{1} {2}-{3}", "{0} {1} -{3}", "{0} {2} NOT {4}",
+              '"{0} {1}" -{4}')
     out = []
     with open(docs, encoding="utf-8") as f:
         lines = f.readlines()

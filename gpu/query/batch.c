@@ -50,9 +50,10 @@ static int classify(const struct xg_engine_query *eq)
 {
     const struct xg_query *q = eq->q;
     if (q->n_leaves == 0) return -2;
-    /* Position filters are the CPU matcher's until the kernels read
-     * positions. */
-    if (q->n_leaves > XG_GPU_MAX_LEAVES || q->n_filters) return -1;
+    /* Position filters and AND_NOT are the CPU matcher's until the kernels
+     * serve them. */
+    if (q->n_leaves > XG_GPU_MAX_LEAVES || q->n_filters || q->n_negated)
+        return -1;
     int is_and = q->op == XG_QOP_AND && q->n_groups > 1;
     if (!is_and) return XG_DPATH_DENSE;
     if (q->n_groups > XG_GPU_MAX_GROUPS) return -1;

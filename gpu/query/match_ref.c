@@ -226,7 +226,8 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
     uint32_t n_groups = q->op == XG_QOP_AND ? q->n_groups : 1;
     uint8_t group_live[XG_QUERY_MAX_LEAVES] = {0};
     for (uint32_t i = 0; i < nl; ++i)
-        if (leaf_cur[i] != UINT32_MAX) group_live[q->leaves[i].group] = 1;
+        if (leaf_cur[i] != UINT32_MAX && !q->leaves[i].negated)
+            group_live[q->leaves[i].group] = 1;
     int is_and = q->op == XG_QOP_AND && n_groups > 1;
     if (is_and)
         for (uint32_t g = 0; g < n_groups; ++g)
@@ -247,7 +248,9 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
                 for (uint32_t g = 0; g < n_groups; ++g) gmin[g] = UINT32_MAX;
                 for (uint32_t i = 0; i < nl; ++i) {
                     uint32_t c = leaf_cur[i];
-                    if (c == UINT32_MAX || cur[c].at_end) continue;
+                    if (c == UINT32_MAX || cur[c].at_end ||
+                        q->leaves[i].negated)
+                        continue;
                     uint32_t g = q->leaves[i].group;
                     if (cursor_doc(&cur[c]) < gmin[g]) gmin[g] = cursor_doc(&cur[c]);
                 }
@@ -269,11 +272,22 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
             }
             if (ended) break;
         }
+        /* The leapfrog moves negated cursors only when the groups
+         * disagree: bring them up to d. */
+        for (uint32_t i = 0; is_and && q->n_negated && i < nl; ++i)
+            if (q->leaves[i].negated && leaf_cur[i] != UINT32_MAX &&
+                (rc = cursor_skip_to(&cur[leaf_cur[i]], d)))
+                goto done;
         uint32_t doclen = ix->doclens[d], n_leaves_matched = 0;
+        int excluded = 0;   /* AndNotPostList: a negated leaf matches */
         for (uint32_t i = 0; i < nl; ++i) {
             uint32_t c = leaf_cur[i];
             matched[i] = c != UINT32_MAX && !cur[c].at_end &&
                          cursor_doc(&cur[c]) == d;
+            if (q->leaves[i].negated) {
+                excluded |= matched[i];
+                matched[i] = 0;
+            }
             n_leaves_matched += matched[i];
             w[i] = matched[i] ? xg_bm25_sumpart(&bq, tw[i],
                                                 cur[c].wdfs[cur[c].pos], doclen)
@@ -294,7 +308,8 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
         }
         uint32_t shard = (ix->docids[d] - 1) % h->n_shards;
         double wt;
-        if (xg_plan_eval(plans[shard].ops, plans[shard].n_ops, matched, w,
+        if (!excluded &&
+            xg_plan_eval(plans[shard].ops, plans[shard].n_ops, matched, w,
                          passed, stack_m, stack_w, &wt)) {
             if (bq.k2 != 0) wt = wt + xg_bm25_sumextra(&bq, doclen);
             ++n_matched;
