@@ -24,6 +24,10 @@
 #include "shim_int.h"
 
 #include <cerrno>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -304,23 +308,26 @@ uint32_t read_postings(const Xapian::Database &shard, const std::string &term,
  * (ids[i] - 1) % n (the interleaving), in that shard's order, so each
  * shard's counts and positions are taken in turn.  Returns the number of
  * positions. */
-size_t merge_positions(xg_db *db, const uint32_t *ids, uint32_t k)
+size_t merge_positions(size_t n,
+                       const std::vector<std::vector<uint32_t>> &sh_counts,
+                       const std::vector<std::vector<uint32_t>> &sh_pos,
+                       const uint32_t *ids, uint32_t k,
+                       std::vector<uint32_t> &counts,
+                       std::vector<uint32_t> &positions)
 {
-    const size_t n = db->shards.size();
     size_t total = 0;
     std::vector<size_t> at(n, 0), pat(n, 0);
-    uint32_t *oc = room(db->pos_counts, k);
+    uint32_t *oc = room(counts, k);
     for (uint32_t i = 0; i < k; ++i) {
         const size_t s = (ids[i] - 1) % n;
-        const uint32_t m = db->sh_pos_counts[s][at[s]++];
+        const uint32_t m = sh_counts[s][at[s]++];
         oc[i] = m;
         total += m;
     }
-    uint32_t *op = room(db->positions, total);
+    uint32_t *op = room(positions, total);
     for (uint32_t i = 0; i < k; ++i) {
         const size_t s = (ids[i] - 1) % n;
-        memcpy(op, db->sh_positions[s].data() + pat[s],
-               oc[i] * sizeof *op);
+        memcpy(op, sh_pos[s].data() + pat[s], oc[i] * sizeof *op);
         op += oc[i];
         pat[s] += oc[i];
     }
@@ -344,6 +351,249 @@ int table_bytes(xg_db *db, const char *table, bool missing_ok,
         total += (uint64_t)sb.st_size;
     }
     *bytes = total;
+    return XG_OK;
+}
+
+/* ---- Reading positions on several threads ---------------------------
+ * Xapian opens a position list per posting (about 1.5 us each on the
+ * build VM), so with positions the walk is bound by those reads.  Runs of
+ * consecutive terms (windows) are read by threads of their own, each
+ * with its own Database handles (a Database must not be shared between
+ * threads), and handed to the callback in term order by the calling
+ * thread, so its output is the one-thread walk's. */
+
+/* A run of consecutive terms and, once read, their merged postings and
+ * positions back to back. */
+struct term_window {
+    std::vector<std::string> terms;
+    std::vector<uint32_t> hints;        /* [t * n + s]: termfreq, 0 absent */
+    std::vector<uint32_t> docids, wdfs, counts, positions;
+    std::vector<uint32_t> shard_df;     /* [t * n + s] */
+    std::vector<uint32_t> n_post;       /* per term */
+    std::vector<uint64_t> n_pos;        /* per term */
+    int taken = 0, done = 0, rc = XG_OK;
+    std::string err;
+};
+
+/* One reading thread's handles and buffers. */
+struct window_reader {
+    std::vector<Xapian::Database> shards;
+    std::vector<std::vector<uint32_t>> ids, wdfs, counts, pos;
+    std::vector<uint32_t> mids, mwdfs, mcounts, mpos;
+
+    void append(term_window &w, const uint32_t *d, const uint32_t *f,
+                const uint32_t *c, uint32_t k, const uint32_t *p,
+                uint64_t np)
+    {
+        w.docids.insert(w.docids.end(), d, d + k);
+        w.wdfs.insert(w.wdfs.end(), f, f + k);
+        w.counts.insert(w.counts.end(), c, c + k);
+        w.positions.insert(w.positions.end(), p, p + np);
+        w.n_post.push_back(k);
+        w.n_pos.push_back(np);
+    }
+
+    void read(term_window &w)
+    {
+        const size_t n = shards.size();
+        std::vector<pos_sink> ps(n);
+        for (size_t t = 0; t < w.terms.size(); ++t) {
+            size_t holders = 0, holder = 0;
+            uint64_t total = 0;
+            for (size_t s = 0; s < n; ++s) {
+                uint32_t &df = w.shard_df[t * n + s];
+                df = 0;
+                if (!w.hints[t * n + s]) continue;
+                ps[s] = {&counts[s], &pos[s], 0};
+                df = read_postings(shards[s], w.terms[t], w.hints[t * n + s],
+                                   (uint32_t)n, (uint32_t)s, ids[s], wdfs[s],
+                                   ps[s]);
+                total += df;
+                ++holders;
+                holder = s;
+            }
+            if (holders == 1) {
+                append(w, ids[holder].data(), wdfs[holder].data(),
+                       counts[holder].data(), w.shard_df[t * n + holder],
+                       pos[holder].data(), ps[holder].n);
+                continue;
+            }
+            uint32_t *d = room(mids, total), *f = room(mwdfs, total);
+            std::vector<const std::vector<uint32_t> *> pi(n), pv(n);
+            for (size_t s = 0; s < n; ++s) {
+                pi[s] = &ids[s];
+                pv[s] = &wdfs[s];
+            }
+            const uint32_t k = merge_shards(n, pi.data(), pv.data(),
+                                            &w.shard_df[t * n], d, f);
+            const size_t np = merge_positions(n, counts, pos, d, k, mcounts,
+                                              mpos);
+            append(w, d, f, mcounts.data(), k, mpos.data(), np);
+        }
+    }
+};
+
+int deliver_windows(xg_db *db, unsigned n_threads, std::mutex &m,
+                    std::condition_variable &work,
+                    std::condition_variable &ready,
+                    std::deque<std::shared_ptr<term_window>> &pending,
+                    xg_term_fn fn, void *ctx);
+
+int each_term_threads(xg_db *db, unsigned n_threads, xg_term_fn fn,
+                      void *ctx)
+{
+    const size_t n = db->shards.size();
+    std::vector<window_reader> readers(n_threads);
+    for (window_reader &r : readers) {
+        r.ids.resize(n);
+        r.wdfs.resize(n);
+        r.counts.resize(n);
+        r.pos.resize(n);
+        for (size_t s = 0; s < n; ++s) {
+            r.shards.emplace_back(db->shard_paths[s]);
+            if (r.shards[s].get_revision() != db->shards[s].get_revision())
+                return xg_set_error(XG_ERR_STALE, "%s: the database changed "
+                                    "while it was being read",
+                                    db->shard_paths[s].c_str());
+        }
+    }
+    std::mutex m;
+    std::condition_variable work, ready;
+    std::deque<std::shared_ptr<term_window>> pending;  /* in term order */
+    bool stop = false;
+    auto worker = [&](window_reader &r) {
+        std::unique_lock<std::mutex> lk(m);
+        for (;;) {
+            std::shared_ptr<term_window> w;
+            work.wait(lk, [&] {
+                if (stop) return true;
+                for (auto &p : pending)
+                    if (!p->taken) return true;
+                return false;
+            });
+            if (stop) return;
+            for (auto &p : pending)
+                if (!p->taken) {
+                    w = p;
+                    break;
+                }
+            w->taken = 1;
+            lk.unlock();
+            try {
+                r.read(*w);
+            } catch (...) {
+                w->rc = xg_shim_fail(db->name.c_str());
+                w->err = xg_last_error();
+            }
+            lk.lock();
+            w->done = 1;
+            ready.notify_all();
+        }
+    };
+    std::vector<std::thread> threads;
+    for (window_reader &r : readers) threads.emplace_back(worker, std::ref(r));
+    auto finish = [&](int rc) {
+        {
+            std::lock_guard<std::mutex> g(m);
+            stop = true;
+        }
+        work.notify_all();
+        for (std::thread &t : threads) t.join();
+        return rc;
+    };
+
+    try {
+        return finish(deliver_windows(db, n_threads, m, work, ready, pending,
+                                      fn, ctx));
+    } catch (...) {
+        finish(XG_OK);  /* no thread may outlive its windows */
+        throw;
+    }
+}
+
+/* each_term_threads' calling thread: lists the terms into windows and
+ * hands the read windows to fn in order.  XG_OK, fn's nonzero, or a
+ * reading thread's error. */
+int deliver_windows(xg_db *db, unsigned n_threads, std::mutex &m,
+                    std::condition_variable &work,
+                    std::condition_variable &ready,
+                    std::deque<std::shared_ptr<term_window>> &pending,
+                    xg_term_fn fn, void *ctx)
+{
+    const size_t n = db->shards.size();
+    std::vector<Xapian::TermIterator> its(n);
+    std::vector<std::string> cur(n);
+    std::vector<char> live(n);
+    for (size_t s = 0; s < n; ++s) {
+        its[s] = db->shards[s].allterms_begin();
+        live[s] = its[s] != db->shards[s].allterms_end();
+        if (live[s]) cur[s] = *its[s];
+    }
+    struct xg_term_postings tp = {};
+    bool more = true;
+    for (;;) {
+        /* Fill windows while fewer than two per thread wait. */
+        while (more && pending.size() < 2 * (size_t)n_threads) {
+            auto w = std::make_shared<term_window>();
+            uint64_t hinted = 0;
+            while (hinted < (1u << 16) && w->terms.size() < 4096) {
+                size_t first = n;
+                for (size_t s = 0; s < n; ++s)
+                    if (live[s] && (first == n || cur[s] < cur[first]))
+                        first = s;
+                if (first == n) {
+                    more = false;
+                    break;
+                }
+                const std::string term = cur[first];
+                w->terms.push_back(term);
+                for (size_t s = 0; s < n; ++s) {
+                    uint32_t h = 0;
+                    if (live[s] && cur[s] == term) {
+                        /* A term listed with no postings is hinted 1: its
+                         * read finds none, as the one-thread walk does. */
+                        h = its[s].get_termfreq() ? its[s].get_termfreq() : 1;
+                        ++its[s];
+                        live[s] = its[s] != db->shards[s].allterms_end();
+                        if (live[s]) cur[s] = *its[s];
+                    }
+                    w->hints.push_back(h);
+                    hinted += h;
+                }
+            }
+            w->shard_df.resize(w->hints.size());
+            if (w->terms.empty()) break;
+            std::lock_guard<std::mutex> g(m);
+            pending.push_back(w);
+            work.notify_one();
+        }
+        std::shared_ptr<term_window> w;
+        {
+            std::unique_lock<std::mutex> lk(m);
+            if (pending.empty()) break;
+            ready.wait(lk, [&] { return pending.front()->done != 0; });
+            w = pending.front();
+            pending.pop_front();
+        }
+        if (w->rc)
+            return xg_set_error(w->rc, "%s", w->err.c_str());
+        size_t at = 0, pat = 0;
+        for (size_t t = 0; t < w->terms.size(); ++t) {
+            tp.term = w->terms[t].data();
+            tp.term_len = w->terms[t].size();
+            tp.docids = w->docids.data() + at;
+            tp.wdfs = w->wdfs.data() + at;
+            tp.pos_counts = w->counts.data() + at;
+            tp.n = w->n_post[t];
+            tp.shard_df = &w->shard_df[t * n];
+            tp.positions = w->positions.data() + pat;
+            tp.n_positions = w->n_pos[t];
+            at += w->n_post[t];
+            pat += w->n_pos[t];
+            const int r = fn(ctx, &tp);
+            if (r) return r;
+        }
+    }
     return XG_OK;
 }
 
@@ -560,6 +810,9 @@ int xg_shim_db_each_term(xg_db *db, unsigned flags, xg_term_fn fn, void *ctx)
     XG_SHIM_TRY
         const size_t n = db->shards.size();
         const bool want_pos = (flags & XG_TERMS_POSITIONS) != 0;
+        const unsigned hw = std::thread::hardware_concurrency();
+        if (want_pos && hw > 1)
+            return each_term_threads(db, hw < 16 ? hw : 16, fn, ctx);
         std::vector<uint32_t> shard_df(n, 0);
         struct xg_term_postings tp = {};
         tp.shard_df = shard_df.data();
@@ -669,7 +922,9 @@ int xg_shim_db_each_term(xg_db *db, unsigned flags, xg_term_fn fn, void *ctx)
             tp.docids = d;
             tp.wdfs = w;
             if (want_pos) {
-                tp.n_positions = merge_positions(db, d, tp.n);
+                tp.n_positions = merge_positions(
+                    n, db->sh_pos_counts, db->sh_positions, d, tp.n,
+                    db->pos_counts, db->positions);
                 tp.pos_counts = db->pos_counts.data();
                 tp.positions = db->positions.data();
             }
