@@ -317,6 +317,14 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
         return r->o.front != XG_FRONT_ENQUIRE && f->is_and
                    ? XG_ROUTE_CPU : XG_ROUTE_STOCK_NO_DEVICE;
     }
+    /* The GPU leaves position filters and AND_NOT to the CPU matcher, so
+     * they skip the batch: the CPU matcher for ANDs, stock for ORs (at 16
+     * threads on real text the CPU matcher ran phrase ANDs at 1.06-1.59x
+     * stock and phrase ORs at 0.47-0.61x, docs/benchmarks.md). */
+    if (pq->q.n_filters || pq->q.n_negated) {
+        if (engine == XG_ENGINE_GPU || f->is_and) return XG_ROUTE_CPU;
+        return XG_ROUTE_STOCK_CHEAPER;
+    }
     double excess;
     *gpu_s = gpu_seconds(r, f, &excess);
     if (engine == XG_ENGINE_GPU) return XG_ROUTE_GPU;
@@ -396,11 +404,10 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
      * AND_MAYBE moves a phrase's postlist with check(), where Xapian
      * 1.4.22 can add a phrase's weight to a document without it
      * (docs/plugin.md, "What can differ"): stock answers phrases here.
-     * AND_NOT is served at the matcher front only so far: the Enquire
-     * and remote fronts count its factor-0 leaves apart (percentages,
-     * statistics). */
+     * serve relays AND_NOT to stock so far: its remote statistics do not
+     * treat factor-0 leaves apart yet. */
     if ((r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters) ||
-        (r->o.front != XG_FRONT_MATCHER && pq->q.n_negated)) {
+        (r->o.front == XG_FRONT_REMOTE && pq->q.n_negated)) {
         if (!given) xg_prepared_free(pq);
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
         return XG_OK;

@@ -104,12 +104,22 @@ def main():
               app(a, db, queries, "--threads", "16", "--deadline-ms", "2",
                   "--batch-wait-ms", "1"))
 
+    # Through Enquire a phrase is stock's (docs/plugin.md), as are the
+    # shapes no engine serves.
     odd = os.path.join(a.work, "unsupported.tsv")
     with open(odd, "w") as f:
-        f.write('1\t"boundary layer" flow\n2\tshock NOT wave\n'
-                '3\theat -transfer\n')
+        f.write('1\t"boundary layer" flow\n2\tshock NEAR wave\n'
+                '3\tshock XOR wave\n')
     print("ok unsupported: %s" % app(a, db, odd, "--expect-route",
                                      "stock:unsupported"))
+    # AND_NOT is the engines': every field equal to stock's, its negated
+    # terms left out of the percentages' subquery count.
+    neg = os.path.join(a.work, "negated.tsv")
+    with open(neg, "w") as f:
+        f.write("1\tshock NOT wave\n2\theat -transfer\n"
+                "3\tboundary layer -flow\n4\tpressure distribution "
+                "-supersonic -hypersonic\n")
+    print("ok AND_NOT: %s" % app(a, db, neg, "--min-served", "1"))
 
     if a.engine != "cpu" and os.environ.get("XG_GPU_TWINS") == "1":
         print("ok injected GPU errors: %s" %

@@ -148,11 +148,20 @@ static void matcher_pass(const char *what, xg_router *r, xg_handle *h,
 static int plain(int q) { return q < n_plain; }
 /* The last three served queries: a phrase and two AND_NOTs.  The GPU
  * leaves them to the CPU matcher without touching the device; through
- * Enquire all three are stock's, through serve the AND_NOTs
+ * Enquire the phrase is stock's, through serve the AND_NOTs
  * (docs/plugin.md). */
+static int special(int q) { return q >= n_plain - 3 && q < n_plain; }
 static int front_stock(int q, int remote)
 {
-    return q >= n_plain - 3 + remote && q < n_plain;
+    return remote ? q >= n_plain - 2 && q < n_plain : q == n_plain - 3;
+}
+
+/* Those three under auto with a device: they skip the GPU's batch, the
+ * CPU matcher taking ANDs and stock ORs (router.c choose()). */
+static int cpu_side(xg_handle *h, int q, int a, int route)
+{
+    return route == (is_and_query(h, q, a) ? XG_ROUTE_CPU
+                                           : XG_ROUTE_STOCK_CHEAPER);
 }
 
 static int want_xapian(xg_handle *h, int q, int a, int route, int rc)
@@ -175,14 +184,14 @@ static int want_gpu(xg_handle *h, int q, int a, int route, int rc)
 }
 static int want_auto_gpu(xg_handle *h, int q, int a, int route, int rc)
 {
-    (void)h, (void)a;
+    if (special(q)) return rc == XG_OK && cpu_side(h, q, a, route);
     return rc == XG_OK && (plain(q) ? route == XG_ROUTE_GPU ||
                                           route == XG_ROUTE_CPU
                                     : route == XG_ROUTE_STOCK_UNSUPPORTED);
 }
 static int want_auto_cheaper(xg_handle *h, int q, int a, int route, int rc)
 {
-    (void)h, (void)a;
+    if (special(q)) return rc == XG_OK && cpu_side(h, q, a, route);
     return rc == XG_OK && route == (plain(q) ? XG_ROUTE_STOCK_CHEAPER
                                              : XG_ROUTE_STOCK_UNSUPPORTED);
 }
@@ -377,12 +386,13 @@ static xg_handle *feat_h;
 static int r_cpu_cheap(int q, int a, int route)
 {
     if (!plain(q)) return route == XG_ROUTE_STOCK_UNSUPPORTED;
+    if (special(q)) return cpu_side(feat_h, q, a, route);
     if (is_and_query(feat_h, q, a)) return route == XG_ROUTE_CPU;
     return route == XG_ROUTE_GPU || route == XG_ROUTE_CPU;
 }
 static int r_cpu_dear(int q, int a, int route)
 {
-    (void)a;
+    if (special(q)) return cpu_side(feat_h, q, a, route);
     return plain(q) ? route == XG_ROUTE_GPU || route == XG_ROUTE_CPU
                     : route == XG_ROUTE_STOCK_UNSUPPORTED;
 }
@@ -395,6 +405,9 @@ static int c_cpu(int q, int a, int route)
 static int c_gpu(int q, int a, int route)
 {
     (void)a;
+    /* engine gpu: the CPU matcher; auto: as cpu_side() */
+    if (special(q))
+        return route == XG_ROUTE_CPU || route == XG_ROUTE_STOCK_CHEAPER;
     return plain(q) ? route == XG_ROUTE_GPU || route == XG_ROUTE_CPU
                     : route == XG_ROUTE_STOCK_UNSUPPORTED;
 }
@@ -411,7 +424,7 @@ static int c_fault(int q, int a, int route)
     (void)a;
     return plain(q) ? route == XG_ROUTE_STOCK_GPU_ERROR ||
                           route == XG_ROUTE_GPU ||
-                          (front_stock(q, 0) && route == XG_ROUTE_CPU)
+                          (special(q) && route == XG_ROUTE_CPU)
                     : route == XG_ROUTE_STOCK_UNSUPPORTED;
 }
 static int c_nodev(int q, int a, int route)
