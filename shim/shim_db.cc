@@ -327,6 +327,7 @@ size_t merge_positions(size_t n,
     uint32_t *op = room(positions, total);
     for (uint32_t i = 0; i < k; ++i) {
         const size_t s = (ids[i] - 1) % n;
+        if (!oc[i]) continue;   /* op may be NULL when there are none */
         memcpy(op, sh_pos[s].data() + pat[s], oc[i] * sizeof *op);
         op += oc[i];
         pat[s] += oc[i];
