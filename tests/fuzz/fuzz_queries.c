@@ -28,14 +28,25 @@ static void check_shape(const struct xg_query *q)
     if (q->n_leaves && (q->n_groups == 0 || q->n_groups > q->n_leaves)) abort();
     if (q->op == XG_QOP_OR && q->n_leaves && q->n_groups != 1) abort();
     uint64_t len = 0;
+    uint32_t negated = 0;
     for (uint32_t i = 0; i < q->n_leaves; ++i) {
         const struct xg_qleaf *l = &q->leaves[i];
+        /* An AND_NOT's negated leaves have factor 0, the rest above 0. */
         if (!l->term || l->term_len == 0 || memchr(l->term, 0, l->term_len) ||
-            l->group >= q->n_groups || !(l->factor > 0) || l->wqf == 0)
+            l->group >= q->n_groups ||
+            (l->negated ? l->factor != 0 : !(l->factor > 0)) || l->wqf == 0)
             abort();
+        negated += l->negated != 0;
         len += l->wqf;
     }
-    if (len != q->query_length) abort();
+    if (len != q->query_length || negated != q->n_negated) abort();
+    if (q->n_filters > XG_QUERY_MAX_FILTERS) abort();
+    for (uint32_t f = 0; f < q->n_filters; ++f) {
+        const struct xg_qfilter *qf = &q->filters[f];
+        if (qf->n < 2 || qf->window < qf->n || qf->first > q->n_leaves ||
+            qf->n > q->n_leaves - qf->first)
+            abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
