@@ -404,10 +404,9 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
      * AND_MAYBE moves a phrase's postlist with check(), where Xapian
      * 1.4.22 can add a phrase's weight to a document without it
      * (docs/plugin.md, "What can differ"): stock answers phrases here.
-     * serve relays AND_NOT to stock so far: its remote statistics do not
-     * treat factor-0 leaves apart yet. */
-    if ((r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters) ||
-        (r->o.front == XG_FRONT_REMOTE && pq->q.n_negated)) {
+     * (serve relays AND_NOT to its child before asking: plugin/serve/
+     * search.c.) */
+    if (r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters) {
         if (!given) xg_prepared_free(pq);
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
         return XG_OK;

@@ -52,6 +52,18 @@ void xg_fmt_close(struct xg_index *ix)
         goto fail;                                                          \
     } while (0)
 
+/* An optional section: *present when the header's flag is set; without
+ * the flag the section must be empty. */
+static int optional_section(const struct xg_index *ix, const char *path,
+                            unsigned id, uint32_t flag, int *present)
+{
+    *present = (ix->hdr->flags & flag) != 0;
+    if (!*present && ix->sec[id].length)
+        return xg_set_error(XG_ERR_FORMAT, "%s: section %s present without "
+                            "its flag", path, section_names[id]);
+    return XG_OK;
+}
+
 /* IMPACTS: empty without the flag; otherwise one entry per term whose
  * code offsets are the prefix sums of df, then n_postings codes. */
 static int check_impacts(struct xg_index *ix, const char *path)
@@ -59,13 +71,12 @@ static int check_impacts(struct xg_index *ix, const char *path)
     int rc = XG_OK;
     const struct xg_fmt_header *h = ix->hdr;
     const struct xg_fmt_section *s = &ix->sec[XG_SEC_IMPACTS];
+    int present;
     ix->impacts = NULL;
     ix->impact_codes = NULL;
-    if (!(h->flags & XG_FMT_FLAG_IMPACTS)) {
-        if (s->length)
-            FAIL(XG_ERR_FORMAT, "section IMPACTS present without its flag");
-        return XG_OK;
-    }
+    if ((rc = optional_section(ix, path, XG_SEC_IMPACTS, XG_FMT_FLAG_IMPACTS,
+                               &present)) || !present)
+        return rc;
     if (h->n_terms > UINT64_MAX / 32 || h->n_postings > UINT64_MAX / 2 ||
         s->length != h->n_terms * sizeof(struct xg_fmt_impact) +
                          h->n_postings)
@@ -119,13 +130,12 @@ static int check_positions(struct xg_index *ix, const char *path)
     int rc = XG_OK;
     const struct xg_fmt_header *h = ix->hdr;
     const struct xg_fmt_section *s = &ix->sec[XG_SEC_POSITIONS];
+    int present;
     ix->pos_offsets = NULL;
     ix->pos_data = NULL;
-    if (!(h->flags & XG_FMT_FLAG_POSITIONS)) {
-        if (s->length)
-            FAIL(XG_ERR_FORMAT, "section POSITIONS present without its flag");
-        return XG_OK;
-    }
+    if ((rc = optional_section(ix, path, XG_SEC_POSITIONS,
+                               XG_FMT_FLAG_POSITIONS, &present)) || !present)
+        return rc;
     if (h->n_blocks >= s->length / 8)
         FAIL(XG_ERR_FORMAT, "section POSITIONS is too small for its %llu "
              "block offsets", (unsigned long long)h->n_blocks + 1);
