@@ -42,8 +42,31 @@ extern "C" {
 
 enum xg_qop {
     XG_QOP_OR = 1,  /* any leaf matches; all leaves in one OR tree */
-    XG_QOP_AND = 2  /* every group matches; a group is an OR of its leaves */
+    XG_QOP_AND = 2, /* every group matches; a group is an OR of its leaves */
+    XG_QOP_TREE = 3 /* the general form: xg_query.nodes (CPU matcher only) */
 };
+
+/* The general form: the Query's tree in postfix.  A node with n kids
+ * follows them; PHRASE is over its filter's leaves, SCALE over one kid
+ * (its factor is already in the leaves below: it only keeps the kid a
+ * subtree of its own, as Xapian builds it). */
+enum xg_qnode_kind {
+    XG_QN_LEAF = 1,     /* arg: leaf */
+    XG_QN_OR,           /* arg: kids */
+    XG_QN_AND,          /* arg: kids */
+    XG_QN_FILTER,       /* arg: kids; the later ones unweighted */
+    XG_QN_AND_NOT,      /* arg: kids; the later ones unweighted */
+    XG_QN_AND_MAYBE,    /* arg: kids */
+    XG_QN_PHRASE,       /* arg: filter */
+    XG_QN_SCALE         /* one kid */
+};
+
+struct xg_qnode {
+    uint16_t kind;      /* enum xg_qnode_kind */
+    uint16_t arg;
+};
+
+#define XG_QUERY_MAX_NODES (2u * XG_QUERY_MAX_LEAVES)
 
 struct xg_qleaf {
     const char *term;   /* points into xg_query.strbuf */
@@ -81,7 +104,9 @@ struct xg_query {
     uint32_t query_length;      /* sum of wqf over the leaves (BM25 k2) */
     uint32_t n_filters;         /* position filters (0: none) */
     uint32_t n_negated;         /* negated leaves (0: no OP_AND_NOT) */
+    uint32_t n_nodes;           /* XG_QOP_TREE: its nodes */
     struct xg_qfilter filters[XG_QUERY_MAX_FILTERS];
+    struct xg_qnode nodes[XG_QUERY_MAX_NODES];
     struct xg_qleaf leaves[XG_QUERY_MAX_LEAVES];
     char *strbuf;               /* owned; freed by xg_query_free() */
 };
@@ -95,9 +120,13 @@ void xg_query_free(struct xg_query *q);
  *                   (OrPostList::get_weight)
  *   XG_PLAN_AND n   pop n kids pushed in order; matched = all;
  *                   weight = ((0 + w0) + w1) + ... (MultiAndPostList)
- *   XG_PLAN_FILTER f  pop (m, w); push (m && filter f passes, w) */
+ *   XG_PLAN_FILTER f  pop (m, w); push (m && filter f passes, w)
+ *   XG_PLAN_AND_NOT   pop r, l; push (l and not r, l's weight)
+ *   XG_PLAN_AND_MAYBE pop r, l; push (l, l + r where r matches, else l)
+ * The last two come only from XG_QOP_TREE queries. */
 enum xg_plan_kind {
-    XG_PLAN_LEAF = 1, XG_PLAN_OR2 = 2, XG_PLAN_AND = 3, XG_PLAN_FILTER = 4
+    XG_PLAN_LEAF = 1, XG_PLAN_OR2 = 2, XG_PLAN_AND = 3, XG_PLAN_FILTER = 4,
+    XG_PLAN_AND_NOT = 5, XG_PLAN_AND_MAYBE = 6
 };
 
 struct xg_plan_op {

@@ -382,7 +382,8 @@ int xg_handle_doc_leaves(xg_handle *h, const struct xg_prepared *pq,
                          const struct xg_hit *hit, uint32_t *matched)
 {
     const struct xg_query *q = &pq->q;
-    if (hit->matched_leaves) {
+    /* The tree matcher counts as Xapian does, phantoms included. */
+    if (hit->matched_leaves || q->op == XG_QOP_TREE) {
         *matched = hit->matched_leaves;
         return XG_OK;
     }

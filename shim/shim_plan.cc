@@ -40,10 +40,12 @@ namespace {
 struct Node {
     uint32_t est;       ///< get_termfreq_est() as a Xapian::doccount
     int leaf;           ///< leaf index, or -1 for an OR node / a clause
-    Node *l = nullptr;  ///< OR: left kid
-    Node *r = nullptr;  ///< OR: right kid
-    int filter = -1;    ///< a clause: its position filter
-    std::vector<Node *> kids;   ///< a clause: its AND's kids, in order
+    Node *l = nullptr;  ///< OR, AND_NOT, AND_MAYBE: left kid; SELECT: source
+    Node *r = nullptr;  ///< OR, AND_NOT, AND_MAYBE: right kid
+    int filter = -1;    ///< a clause or SELECT: its position filter
+    std::vector<Node *> kids;   ///< a clause or AND: the AND's kids, in order
+    uint16_t op = 0;    ///< general form: XG_PLAN_AND, FILTER (a SELECT),
+                        ///< AND_NOT or AND_MAYBE; 0: as above
 
     Node(uint32_t e, int lf, Node *a = nullptr, Node *b = nullptr)
         : est(e), leaf(lf), l(a), r(b) {}
@@ -89,6 +91,13 @@ class PlanBuilder {
 
     Node *leaf(int index, uint32_t est) {
         nodes.emplace_back(new Node(est, index));
+        return nodes.back().get();
+    }
+
+    /// A general form's node of operator `op` (its estimate set later).
+    Node *node(uint32_t est, uint16_t op) {
+        nodes.emplace_back(new Node(est, -1));
+        nodes.back()->op = op;
         return nodes.back().get();
     }
 
@@ -166,6 +175,143 @@ class PlanBuilder {
     std::vector<std::unique_ptr<Node>> nodes;
 };
 
+/* The general form (XG_QOP_TREE): what Query::Internal::postlist() and
+ * the postlist_sub_and_like / postlist_sub_or_like merges build
+ * (queryinternal.cc): an OR's operands that are ORs join its OrContext;
+ * an AND's (and FILTER's) operands that are ANDs or FILTERs join its
+ * AndContext, a phrase adds its terms and a position filter, AND_NOT and
+ * AND_MAYBE add their left side and put the rest in the context's NOT and
+ * MAYBE ORs; AndContext::postlist() is then MultiAnd, AND_NOT, the
+ * filters, AND_MAYBE.  Anything else (a SCALE_WEIGHT too) is a postlist
+ * of its own.  The estimates: AndNotPostList's l * (1 - r / dbsize),
+ * AndMaybePostList's l. */
+struct QNode {
+    xg_qnode n;
+    std::vector<QNode *> kids;
+};
+
+class TreeBuilder {
+  public:
+    TreeBuilder(PlanBuilder &b_, const struct xg_query *q_,
+                const uint32_t *df_, uint32_t dbsize_)
+        : b(b_), q(q_), df(df_), dbsize(dbsize_) {}
+
+    /// The query's nodes as a tree; nullptr if the program is malformed.
+    QNode *parse() {
+        std::vector<QNode *> st;
+        for (uint32_t i = 0; i < q->n_nodes; ++i) {
+            qnodes.emplace_back(new QNode{q->nodes[i], {}});
+            QNode *x = qnodes.back().get();
+            size_t k = x->n.kind == XG_QN_LEAF || x->n.kind == XG_QN_PHRASE
+                           ? 0 : x->n.kind == XG_QN_SCALE ? 1 : x->n.arg;
+            if (k > st.size() || (k == 0 && x->n.kind != XG_QN_LEAF &&
+                                  x->n.kind != XG_QN_PHRASE))
+                return nullptr;
+            x->kids.assign(st.end() - (long)k, st.end());
+            st.resize(st.size() - k);
+            st.push_back(x);
+        }
+        return st.size() == 1 ? st[0] : nullptr;
+    }
+
+    Node *build(const QNode *x) {
+        switch (x->n.kind) {
+        case XG_QN_LEAF: return b.leaf(x->n.arg, df[x->n.arg]);
+        case XG_QN_SCALE: return build(x->kids[0]);
+        case XG_QN_OR: {
+            std::vector<Node *> pls;
+            for (const QNode *k : x->kids) or_like(k, pls);
+            return b.or_tree(pls);
+        }
+        case XG_QN_AND_NOT:
+        case XG_QN_AND_MAYBE: {
+            Node *l = build(x->kids[0]);
+            std::vector<Node *> pls;
+            for (size_t i = 1; i < x->kids.size(); ++i) or_like(x->kids[i], pls);
+            return branch(x->n.kind == XG_QN_AND_NOT ? XG_PLAN_AND_NOT
+                                                     : XG_PLAN_AND_MAYBE,
+                          l, b.or_tree(pls));
+        }
+        default: {  /* AND, FILTER, PHRASE: an AndContext */
+            Ctx c;
+            and_like(x, c);
+            Node *pl = b.node(0, XG_PLAN_AND);
+            pl->kids = PlanBuilder::and_order(c.pls);
+            pl->est = pl->kids.empty() ? 0 : and_estimate(pl->kids, dbsize);
+            if (!c.nots.empty()) pl = branch(XG_PLAN_AND_NOT, pl, b.or_tree(c.nots));
+            for (int f : c.filters) {
+                Node *sel = b.node(0, XG_PLAN_FILTER);
+                sel->l = pl;
+                sel->filter = f;
+                const struct xg_qfilter &qf = q->filters[f];
+                sel->est = qf.window == qf.n ? pl->est / 4 : pl->est / 3;
+                pl = sel;
+            }
+            if (!c.maybes.empty())
+                pl = branch(XG_PLAN_AND_MAYBE, pl, b.or_tree(c.maybes));
+            return pl;
+        }
+        }
+    }
+
+  private:
+    struct Ctx {
+        std::vector<Node *> pls, nots, maybes;
+        std::vector<int> filters;
+    };
+
+    Node *branch(uint16_t op, Node *l, Node *r) {
+        Node *n = b.node(0, op);
+        n->l = l;
+        n->r = r;
+        if (op == XG_PLAN_AND_MAYBE) {
+            n->est = l->est;
+        } else {
+            double est = dbsize ? l->est * (1.0 - double(r->est) / dbsize) : 0;
+            n->est = static_cast<uint32_t>(est + 0.5);
+        }
+        return n;
+    }
+
+    void or_like(const QNode *x, std::vector<Node *> &pls) {
+        if (x->n.kind == XG_QN_OR)
+            for (const QNode *k : x->kids) or_like(k, pls);
+        else
+            pls.push_back(build(x));
+    }
+
+    void and_like(const QNode *x, Ctx &c) {
+        switch (x->n.kind) {
+        case XG_QN_AND:
+        case XG_QN_FILTER:
+            for (const QNode *k : x->kids) and_like(k, c);
+            break;
+        case XG_QN_PHRASE: {
+            const struct xg_qfilter &qf = q->filters[x->n.arg];
+            for (uint32_t i = qf.first; i < qf.first + qf.n; ++i)
+                c.pls.push_back(b.leaf((int)i, df[i]));
+            c.filters.push_back(x->n.arg);
+            break;
+        }
+        case XG_QN_AND_NOT:
+        case XG_QN_AND_MAYBE:
+            and_like(x->kids[0], c);
+            for (size_t i = 1; i < x->kids.size(); ++i)
+                or_like(x->kids[i], x->n.kind == XG_QN_AND_NOT ? c.nots
+                                                              : c.maybes);
+            break;
+        default:
+            c.pls.push_back(build(x));
+        }
+    }
+
+    PlanBuilder &b;
+    const struct xg_query *q;
+    const uint32_t *df;
+    uint32_t dbsize;
+    std::vector<std::unique_ptr<QNode>> qnodes;
+};
+
 bool emit(struct xg_plan *out, uint16_t kind, uint16_t arg)
 {
     if (out->n_ops >= XG_PLAN_MAX_OPS) return false;
@@ -175,10 +321,22 @@ bool emit(struct xg_plan *out, uint16_t kind, uint16_t arg)
     return true;
 }
 
-/// Postfix emission of an OR tree (or a single leaf, or a clause).
+/// Postfix emission of an OR tree (or a single leaf, or a clause), or of
+/// a general form's tree.
 bool emit_tree(const Node *n, struct xg_plan *out)
 {
     if (n->leaf >= 0) return emit(out, XG_PLAN_LEAF, (uint16_t)n->leaf);
+    if (n->op == XG_PLAN_AND) {
+        for (const Node *k : n->kids)
+            if (!emit_tree(k, out)) return false;
+        return emit(out, XG_PLAN_AND, (uint16_t)n->kids.size());
+    }
+    if (n->op == XG_PLAN_FILTER)
+        return emit_tree(n->l, out) &&
+               emit(out, XG_PLAN_FILTER, (uint16_t)n->filter);
+    if (n->op)
+        return emit_tree(n->l, out) && emit_tree(n->r, out) &&
+               emit(out, n->op, 0);
     if (n->filter >= 0) {
         for (const Node *k : n->kids)
             if (!emit_tree(k, out)) return false;
@@ -203,6 +361,16 @@ extern "C" int xg_shim_plan(const struct xg_query *q,
                                 "unsupported: more than %u leaves",
                                 XG_QUERY_MAX_LEAVES);
         PlanBuilder b(shard_doccount);
+        if (q->op == XG_QOP_TREE) {
+            TreeBuilder tb(b, q, leaf_shard_df, shard_doccount);
+            const QNode *root = tb.parse();
+            if (!root)
+                return xg_set_error(XG_ERR_ARG, "plan: malformed query tree");
+            if (!emit_tree(tb.build(root), out))
+                return xg_set_error(XG_ERR_UNSUPPORTED,
+                                    "unsupported: plan too large");
+            return XG_OK;
+        }
         if (q->op == XG_QOP_OR || q->n_groups <= 1) {
             if (!emit_tree(b.or_tree(b.operands(q, -1, leaf_shard_df)), out))
                 return xg_set_error(XG_ERR_UNSUPPORTED,

@@ -431,13 +431,12 @@ int add_phrase(const Xapian::Query &q, double factor, uint32_t clause,
 }
 
 /* OP_OR: every leaf below (through nested ORs) goes into `group`; a
- * phrase is a clause of its own where `phrases` allows it: in an OR that
- * is not an AND's operand.  Under an AND, MultiAndPostList moves that OR
- * with check(), and on some documents holding none of a phrase's terms
- * Xapian 1.4.22 adds the phrase's weight from elsewhere (lisa query 2:
- * "information on non-users libraries AND they" gives document 3716
- * 9.844 with the phrase and 4.537, its terms' weights, without), which no
- * definition of the query reproduces: such queries stay with stock. */
+ * phrase is a clause of its own where `phrases` allows it (not in the
+ * ORs AND_NOT excludes).  Under an AND, MultiAndPostList moves that OR
+ * with check(), and on some documents Xapian 1.4.22 adds the weight of a
+ * phrase whose check failed (lisa query 2: "information on non-users
+ * libraries AND they" gives document 3716 9.844 with the phrase and
+ * 4.537, its terms' weights, without): match_tree.c makes those moves. */
 int walk_or(const Xapian::Query &q, uint32_t group, double factor,
             int depth, bool phrases, shape &out)
 {
@@ -459,7 +458,7 @@ int walk_or(const Xapian::Query &q, uint32_t group, double factor,
             rc = add_phrase(sub, f, 1, [group](uint32_t) { return group; },
                             out);
         else if (t == Xapian::Query::OP_PHRASE)
-            rc = unsupported(t, "OP_OR inside OP_AND");
+            rc = unsupported(t, "OP_OR inside OP_AND_NOT");
         else
             rc = unsupported(t, "OP_OR");
     }
@@ -483,7 +482,7 @@ int walk_and(const Xapian::Query &q, uint32_t &n_groups, double factor,
         if (t == Xapian::Query::LEAF_TERM)
             rc = add_leaf(sub, n_groups++, f, out.leaves);
         else if (t == Xapian::Query::OP_OR)
-            rc = walk_or(sub, n_groups++, f, depth + 1, false, out);
+            rc = walk_or(sub, n_groups++, f, depth + 1, true, out);
         else if ((t == Xapian::Query::OP_AND || t == Xapian::Query::OP_PHRASE)
                  && scaled)
             rc = unsupported_scaled(t);
@@ -497,6 +496,77 @@ int walk_and(const Xapian::Query &q, uint32_t &n_groups, double factor,
             rc = unsupported(t, "OP_AND");
     }
     return rc;
+}
+
+/* The general form (XG_QOP_TREE): the Query's own tree, in postfix, for
+ * the plan to build as Xapian's contexts do (shim_plan.cc) and the
+ * postlist-tree matcher to run.  Factors go into the leaves: 0 under
+ * AND_NOT's right side and FILTER's later operands (Xapian opens those
+ * unweighted); a SCALE_WEIGHT node stays as a node, since Xapian builds
+ * what it wraps as a subtree of its own instead of merging it into the
+ * parent's context. */
+struct tree_shape : shape {
+    std::vector<xg_qnode> nodes;
+};
+
+int push_node(tree_shape &out, uint16_t kind, size_t arg)
+{
+    if (out.nodes.size() >= XG_QUERY_MAX_NODES || arg > UINT16_MAX)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a query of "
+                            "more than %u nodes", XG_QUERY_MAX_NODES);
+    out.nodes.push_back(xg_qnode{kind, (uint16_t)arg});
+    return XG_OK;
+}
+
+int tree_node(const Xapian::Query &q, double factor, int depth,
+              const char *inside, tree_shape &out)
+{
+    int rc = too_deep(depth, "a query");
+    if (rc) return rc;
+    const Xapian::Query::op t = q.get_type();
+    const size_t n = q.get_num_subqueries();
+    uint16_t kind = 0;
+    switch (t) {
+    case Xapian::Query::LEAF_TERM:
+        if ((rc = add_leaf(q, 0, factor, out.leaves))) return rc;
+        return push_node(out, XG_QN_LEAF, out.leaves.size() - 1);
+    case Xapian::Query::OP_SCALE_WEIGHT: {
+        Xapian::Query sub = q;
+        double f = factor;
+        bool scaled;
+        if (factor == 0) {
+            while (sub.get_type() == Xapian::Query::OP_SCALE_WEIGHT)
+                sub = sub.get_subquery(0);
+        } else if ((rc = unwrap_scale(sub, f, &scaled))) {
+            return rc;
+        }
+        if ((rc = tree_node(sub, f, depth + 1, "OP_SCALE_WEIGHT", out)))
+            return rc;
+        return push_node(out, XG_QN_SCALE, 0);
+    }
+    case Xapian::Query::OP_PHRASE:
+        if ((rc = add_phrase(q, factor, 1, [](uint32_t) { return 0u; }, out)))
+            return rc;
+        return push_node(out, XG_QN_PHRASE, out.filters.size() - 1);
+    case Xapian::Query::OP_OR: kind = XG_QN_OR; break;
+    case Xapian::Query::OP_AND: kind = XG_QN_AND; break;
+    case Xapian::Query::OP_FILTER: kind = XG_QN_FILTER; break;
+    case Xapian::Query::OP_AND_NOT: kind = XG_QN_AND_NOT; break;
+    case Xapian::Query::OP_AND_MAYBE:
+        /* Unweighted, Xapian drops its right side unopened. */
+        if (factor == 0) return unsupported(t, inside);
+        kind = XG_QN_AND_MAYBE;
+        break;
+    default:
+        return unsupported(t, inside);
+    }
+    for (size_t i = 0; i < n; ++i) {
+        const double f = i > 0 && (kind == XG_QN_FILTER ||
+                                   kind == XG_QN_AND_NOT) ? 0.0 : factor;
+        if ((rc = tree_node(q.get_subquery(i), f, depth + 1, op_name(t), out)))
+            return rc;
+    }
+    return push_node(out, kind, n);
 }
 
 /* A query without AND_NOT at its root: op, n_groups and the leaves. */
@@ -524,6 +594,53 @@ int convert_positive(const Xapian::Query &root, double factor, int &op,
     default:
         return unsupported(t, NULL);
     }
+}
+
+/* The flat shapes (XG_QOP_OR, XG_QOP_AND), AND_NOT at the root with
+ * negated leaves. */
+int convert_flat(const Xapian::Query &root, double factor, int &op,
+                 uint32_t &n_groups, shape &sh)
+{
+    std::vector<leaf> &leaves = sh.leaves;
+    int rc;
+    bool scaled;
+    Xapian::Query::op t = root.get_type();
+    if (t == Xapian::Query::OP_AND_NOT) {
+        /* QueryAndNot::postlist: its first operand's own tree, and an
+         * OR of the rest built with factor 0 (scale weights on them
+         * already stripped by QueryAndNot::add_subquery). */
+        Xapian::Query left = root.get_subquery(0);
+        if ((rc = unwrap_scale(left, factor, &scaled)) != XG_OK ||
+            (rc = convert_positive(left, factor, op, n_groups, sh)) !=
+                XG_OK)
+            return rc;
+        /* AndNotPostList moves its left side with skip_to() too, which
+         * the direct matcher does not model: the general form's tree
+         * matcher takes such a query. */
+        for (const xg_qfilter &f : sh.filters)
+            if (f.clause && op == XG_QOP_AND && n_groups > 1)
+                return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: "
+                                    "OP_PHRASE inside OP_OR inside "
+                                    "OP_AND inside OP_AND_NOT");
+        for (size_t i = 1, n = root.get_num_subqueries(); i < n; ++i) {
+            const Xapian::Query sub = root.get_subquery(i);
+            const size_t from = leaves.size();
+            if (sub.get_type() == Xapian::Query::LEAF_TERM)
+                rc = add_leaf(sub, 0, 1.0, leaves);
+            else if (sub.get_type() == Xapian::Query::OP_OR)
+                rc = walk_or(sub, 0, 1.0, 1, false, sh);
+            else
+                rc = unsupported(sub.get_type(), "OP_AND_NOT");
+            if (rc != XG_OK)
+                return rc;
+            for (size_t j = from; j < leaves.size(); ++j) {
+                leaves[j].factor = 0.0;
+                leaves[j].negated = true;
+            }
+        }
+        return XG_OK;
+    }
+    return convert_positive(root, factor, op, n_groups, sh);
 }
 
 } // namespace
@@ -602,7 +719,7 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
     if (!out)
         return xg_set_error(XG_ERR_ARG, "xg_shim_xquery_convert: NULL out");
     out->n_leaves = out->n_groups = out->query_length = out->n_filters = 0;
-    out->n_negated = 0;
+    out->n_negated = out->n_nodes = 0;
     out->strbuf = NULL;
     out->op = XG_QOP_OR;
     if (!q)
@@ -619,34 +736,16 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
         int rc = unwrap_scale(root, factor, &scaled);
         if (rc != XG_OK)
             return rc;
-        Xapian::Query::op t = root.get_type();
-        if (t == Xapian::Query::OP_AND_NOT) {
-            /* QueryAndNot::postlist: its first operand's own tree, and an
-             * OR of the rest built with factor 0 (scale weights on them
-             * already stripped by QueryAndNot::add_subquery). */
-            Xapian::Query left = root.get_subquery(0);
-            if ((rc = unwrap_scale(left, factor, &scaled)) != XG_OK ||
-                (rc = convert_positive(left, factor, op, n_groups, sh)) !=
-                    XG_OK)
+        rc = convert_flat(root, factor, op, n_groups, sh);
+        /* What the flat shapes cannot hold, the general form may. */
+        tree_shape ts;
+        if (rc == XG_ERR_UNSUPPORTED) {
+            if ((rc = tree_node(q->q, 1.0, 0, NULL, ts)) != XG_OK)
                 return rc;
-            for (size_t i = 1, n = root.get_num_subqueries(); i < n; ++i) {
-                const Xapian::Query sub = root.get_subquery(i);
-                const size_t from = leaves.size();
-                if (sub.get_type() == Xapian::Query::LEAF_TERM)
-                    rc = add_leaf(sub, 0, 1.0, leaves);
-                else if (sub.get_type() == Xapian::Query::OP_OR)
-                    rc = walk_or(sub, 0, 1.0, 1, false, sh);
-                else
-                    rc = unsupported(sub.get_type(), "OP_AND_NOT");
-                if (rc != XG_OK)
-                    return rc;
-                for (size_t j = from; j < leaves.size(); ++j) {
-                    leaves[j].factor = 0.0;
-                    leaves[j].negated = true;
-                }
-            }
-        } else {
-            rc = convert_positive(root, factor, op, n_groups, sh);
+            sh.leaves.swap(ts.leaves);
+            sh.filters.swap(ts.filters);
+            op = XG_QOP_TREE;
+            n_groups = 1;
         }
         if (rc != XG_OK)
             return rc;
@@ -680,6 +779,9 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
         for (size_t i = 0; i < sh.filters.size(); ++i)
             out->filters[i] = sh.filters[i];
         out->n_filters = (uint32_t)sh.filters.size();
+        for (size_t i = 0; i < ts.nodes.size(); ++i)
+            out->nodes[i] = ts.nodes[i];
+        out->n_nodes = (uint32_t)ts.nodes.size();
         out->n_negated = n_negated;
         out->op = op;
         out->n_leaves = (uint32_t)leaves.size();

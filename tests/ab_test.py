@@ -221,21 +221,18 @@ def compare(name, binary, db, queries, ops=("or", "and", "andor"), ks=None,
         res = {key: f.result() for key, f in futs.items()}
     for op in ops:
         ks = op_ks(all_ks, op)
+        # Stock's top k at the other k is read off its top 20.  Where its
+        # top 1 or 10 is not the prefix of its top 20, its pruning depends
+        # on k (a phrase in an AND's OR moves with it): the engine must then
+        # give the full ranking's top k at every k, counted apart.
+        pruned_by_k = set()
         for k in (1, 10):
             if ("xapian", op, k) not in res or ("xapian", op, 20) not in res \
                     or op == "andor":
                 continue
-            # Only where the engine answers: stock's weights of a phrase
-            # (which the engines do not serve) can depend on k.
-            for r, r20, g in zip(res[("xapian", op, k)],
-                                 res[("xapian", op, 20)],
-                                 res.get((ENGINE, op, k)) or
-                                 res[(ENGINE, op, ks[0])]):
-                if "error" not in r and "error" not in g and \
-                        r["results"] != r20["results"][:k]:
-                    sys.exit("FAIL %s op=%s qid %s: stock's top %d is not "
-                             "the prefix of its top 20 (the test's premise)"
-                             % (name, op, r["qid"], k))
+            for r, r20 in zip(res[("xapian", op, k)], res[("xapian", op, 20)]):
+                if "error" not in r and r["results"] != r20["results"][:k]:
+                    pruned_by_k.add(r["qid"])
         top = res[("xapian", op, 1000)]
         for k in ks:
             ref = res.get(("xapian", op, k)) or res[("xapian", op, 20)]
@@ -261,6 +258,14 @@ def compare(name, binary, db, queries, ops=("or", "and", "andor"), ks=None,
                     continue
                 want = r["results"][:k]
                 tops = [t["results"][:k]]
+                if r["qid"] in pruned_by_k:
+                    if g["results"] != tops[0]:
+                        sys.exit("FAIL %s op=%s k=%d qid %s: stock's top k "
+                                 "depends on k, and %s's is not its full "
+                                 "ranking's" % (name, op, k, r["qid"], ENGINE))
+                    QUIRKS.append((name, op, k, r["qid"]))
+                    compared += 1
+                    continue
                 if op == "andor":   # the AND or the OR form's top k
                     tops = [x[i]["results"][:k] for x in
                             (res[("xapian", o, 1000)] for o in ("or", "and")

@@ -245,9 +245,9 @@ def counts_agree(got, ref):
 # What the engines serve (docs/server.md, docs/cli.md): an OR of terms, or
 # an AND whose operands are terms or ORs of terms; nested ORs in an OR and
 # ANDs in an AND flatten, scaled weights are looked through; a phrase of
-# terms alone, in an OR or (unscaled) in an AND, but not in an OR that is
-# an AND's operand.  Anything else (NEAR, AND_NOT, filters, synonyms, an
-# AND inside an OR ...) goes to stock.
+# terms alone, in an OR (an AND's operand too) or (unscaled) in an AND.
+# Anything else (NEAR, AND_NOT, filters, synonyms, an AND inside an OR
+# ...) goes to stock.
 LEAF_TERM = 100     # Xapian::Query::LEAF_TERM
 
 
@@ -299,7 +299,7 @@ def served_shape(q):
         return not _scaled_phrase_in_and(q) and all(
             c.get_type() == LEAF_TERM or _phrase_of_terms(c) or
             (c.get_type() == xapian.Query.OP_OR and
-             all(g.get_type() == LEAF_TERM
+             all(g.get_type() == LEAF_TERM or _phrase_of_terms(g)
                  for g in _children(c, xapian.Query.OP_OR)))
             for c in _children(q, t))
     return False

@@ -50,9 +50,10 @@ static int classify(const struct xg_engine_query *eq)
 {
     const struct xg_query *q = eq->q;
     if (q->n_leaves == 0) return -2;
-    /* Position filters and AND_NOT are the CPU matcher's until the kernels
-     * serve them. */
-    if (q->n_leaves > XG_GPU_MAX_LEAVES || q->n_filters || q->n_negated)
+    /* Position filters, AND_NOT and the general form are the CPU
+     * matcher's until the kernels serve them. */
+    if (q->n_leaves > XG_GPU_MAX_LEAVES || q->n_filters || q->n_negated ||
+        q->op == XG_QOP_TREE)
         return -1;
     int is_and = q->op == XG_QOP_AND && q->n_groups > 1;
     if (!is_and) return XG_DPATH_DENSE;

@@ -10,164 +10,10 @@
  */
 #include "match_ref.h"
 
-#include <stdlib.h>
-#include <string.h>
-
 #include "../bm25.h"
-#include "../index/positions.h"
-#include "../runtime/error.h"
+#include "match_int.h"
 #include "phrase.h"
 #include "plan_eval.h"
-
-struct cursor {
-    const struct xg_index *ix;
-    uint64_t term;
-    uint32_t n_blocks, blk, pos, n;
-    int at_end;
-    uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK];
-};
-
-static int cursor_load(struct cursor *c, uint32_t blk)
-{
-    c->blk = blk;
-    c->pos = 0;
-    if (blk >= c->n_blocks) {
-        c->at_end = 1;
-        return XG_OK;
-    }
-    return xg_fmt_block_decode(c->ix, c->term, blk, c->docs, c->wdfs, &c->n);
-}
-
-static inline uint32_t cursor_doc(const struct cursor *c)
-{
-    return c->docs[c->pos];
-}
-
-static int cursor_next(struct cursor *c)
-{
-    if (++c->pos < c->n) return XG_OK;
-    return cursor_load(c, c->blk + 1);
-}
-
-/* Move to the first posting >= target. */
-static int cursor_skip_to(struct cursor *c, uint32_t target)
-{
-    if (c->at_end || cursor_doc(c) >= target) return XG_OK;
-    const struct xg_fmt_skip *sk = c->ix->skip + c->ix->terms[c->term].skip_first;
-    if (sk[c->blk].last < target) {
-        uint32_t b = c->blk + 1;
-        while (b < c->n_blocks && sk[b].last < target) ++b;
-        int rc = cursor_load(c, b);
-        if (rc || c->at_end) return rc;
-    }
-    while (c->docs[c->pos] < target) ++c->pos; /* block's last >= target */
-    return XG_OK;
-}
-
-/* Positions read for one document's filters, reused from one to the next. */
-struct pos_buf {
-    uint32_t *v;
-    size_t n, cap;
-};
-
-/* Append the positions of the posting c is on to b. */
-static int read_positions(const struct cursor *c, struct pos_buf *b)
-{
-    const uint8_t *begin, *end;
-    struct xg_pos_cursor pc;
-    uint32_t p;
-    xg_fmt_block_positions(c->ix, c->term, c->blk, &begin, &end);
-    if (xg_pos_open(&pc, begin, end, c->pos))
-        return xg_set_error(XG_ERR_FORMAT, "%s: term %llu: bad positions",
-                            c->ix->path, (unsigned long long)c->term);
-    while (xg_pos_next(&pc, &p)) {
-        if (b->n == b->cap) {
-            size_t cap = b->cap ? 2 * b->cap : 256;
-            uint32_t *v = realloc(b->v, cap * sizeof *v);
-            if (!v) return xg_set_error(XG_ERR_NOMEM, "out of memory");
-            b->v = v;
-            b->cap = cap;
-        }
-        b->v[b->n++] = p;
-    }
-    return XG_OK;
-}
-
-/* Filter f of q for the document every one of its leaves is on. */
-static int filter_passes(const struct xg_qfilter *f, const struct cursor *cur,
-                         const uint32_t *leaf_cur, struct pos_buf *b,
-                         uint8_t *passed)
-{
-    size_t start[XG_QUERY_MAX_LEAVES + 1];
-    const uint32_t *pos[XG_QUERY_MAX_LEAVES];
-    uint32_t count[XG_QUERY_MAX_LEAVES];
-    b->n = 0;
-    for (uint32_t i = 0; i < f->n; ++i) {
-        start[i] = b->n;
-        int rc = read_positions(&cur[leaf_cur[f->first + i]], b);
-        if (rc) return rc;
-    }
-    start[f->n] = b->n;
-    for (uint32_t i = 0; i < f->n; ++i) {
-        pos[i] = b->v + start[i];
-        count[i] = (uint32_t)(start[i + 1] - start[i]);
-    }
-    *passed = (uint8_t)xg_phrase_holds(pos, count, f->n, f->window);
-    return XG_OK;
-}
-
-/* Xapian's MSet order: a ranks before b. */
-static inline int better(double wa, uint32_t da, double wb, uint32_t db)
-{
-    return wa > wb || (wa == wb && da < db);
-}
-
-struct topk {
-    uint32_t k, n;
-    struct xg_hit *h;  /* min-heap on "better": h[0] is the worst kept */
-};
-
-static void topk_push(struct topk *t, uint32_t dense, double w,
-                      uint32_t leaves)
-{
-    struct xg_hit *h = t->h;
-    if (t->n < t->k) {
-        uint32_t i = t->n++;
-        while (i && better(h[(i - 1) / 2].weight, h[(i - 1) / 2].docid, w, dense)) {
-            h[i] = h[(i - 1) / 2];
-            i = (i - 1) / 2;
-        }
-        h[i].docid = dense;
-        h[i].matched_leaves = leaves;
-        h[i].weight = w;
-        return;
-    }
-    if (!t->k || !better(w, dense, h[0].weight, h[0].docid)) return;
-    uint32_t i = 0;
-    for (;;) {
-        uint32_t l = 2 * i + 1, r = l + 1, m = i;
-        double mw = w;
-        uint32_t md = dense;
-        if (l < t->n && better(mw, md, h[l].weight, h[l].docid)) {
-            m = l; mw = h[l].weight; md = h[l].docid;
-        }
-        if (r < t->n && better(mw, md, h[r].weight, h[r].docid)) m = r;
-        if (m == i) break;
-        h[i] = h[m];
-        i = m;
-    }
-    h[i].docid = dense;
-    h[i].matched_leaves = leaves;
-    h[i].weight = w;
-}
-
-static int cmp_hits(const void *a, const void *b)
-{
-    const struct xg_hit *x = a, *y = b;
-    if (better(x->weight, x->docid, y->weight, y->docid)) return -1;
-    if (better(y->weight, y->docid, x->weight, x->docid)) return 1;
-    return 0;
-}
 
 int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
                  const int64_t *leaf_term, const struct xg_plan *plans,
@@ -185,19 +31,14 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
     struct topk top = {k, 0, NULL};
     struct pos_buf pbuf = {NULL, 0, 0};
     uint8_t passed[XG_QUERY_MAX_FILTERS];
-    struct xg_bm25_query bq;
+    struct xg_bm25_query bq = {0};
     uint64_t n_matched = 0;
     int rc = XG_OK;
 
+    if (xg_match_needs_tree(q))
+        return xg_match_tree(ix, q, leaf_term, plans, p, ws, k, out);
     memset(out, 0, sizeof *out);
-    if (nl > XG_QUERY_MAX_LEAVES)
-        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: too many leaves");
-    if (q->n_filters && !xg_fmt_has_positions(ix))
-        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a phrase, and "
-                            "%s has no positions", ix->path);
-    const uint64_t n_docs = ws ? ws->n_docs : h->n_docs;
-    xg_bm25_query_init(p, n_docs, ws ? ws->total_length : h->total_length,
-                       q->query_length, &bq);
+    if ((rc = match_setup(ix, q, leaf_term, p, ws, &bq, tw))) return rc;
     cur = calloc(nl ? nl : 1, sizeof *cur);
     top.h = malloc((k ? k : 1) * sizeof *top.h);
     if (!cur || !top.h) {
@@ -207,11 +48,7 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
     /* One cursor per distinct term; repeated words share it. */
     for (uint32_t i = 0; i < nl; ++i) {
         leaf_cur[i] = UINT32_MAX;
-        tw[i] = 0;
         if (leaf_term[i] < 0) continue;
-        tw[i] = xg_bm25_termweight(
-            p, n_docs, ws ? ws->leaf_termfreq[i] : ix->terms[leaf_term[i]].df,
-            q->leaves[i].wqf, q->leaves[i].factor);
         for (uint32_t c = 0; c < n_cur; ++c)
             if (cur[c].term == (uint64_t)leaf_term[i]) leaf_cur[i] = c;
         if (leaf_cur[i] != UINT32_MAX) continue;

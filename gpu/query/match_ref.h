@@ -27,4 +27,27 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
                  const struct xg_weigh_stats *ws, uint32_t k,
                  struct xg_result *out);
 
+/* The same match, moving the lists as Xapian 1.4.22's postlist tree moves
+ * them (match_tree.c): where an AND checks an OR that holds a phrase,
+ * Xapian's weights follow those moves, not the query's meaning.
+ * xg_match_ref() hands such queries (xg_match_needs_tree) to it; other
+ * queries give the same MSet from both.  Queries with AND_NOT are
+ * refused (XG_ERR_UNSUPPORTED). */
+int xg_match_tree(const struct xg_index *ix, const struct xg_query *q,
+                  const int64_t *leaf_term, const struct xg_plan *plans,
+                  const struct xg_bm25_params *p,
+                  const struct xg_weigh_stats *ws, uint32_t k,
+                  struct xg_result *out);
+
+/* 1: the general form, or an AND with a phrase inside one of its OR
+ * operands. */
+static inline int xg_match_needs_tree(const struct xg_query *q)
+{
+    if (q->op == XG_QOP_TREE) return 1;
+    if (q->op != XG_QOP_AND || q->n_groups < 2) return 0;
+    for (uint32_t f = 0; f < q->n_filters; ++f)
+        if (q->filters[f].clause) return 1;
+    return 0;
+}
+
 #endif

@@ -40,6 +40,16 @@ xg_plan_eval(const struct xg_plan_op *ops, uint32_t n_ops,
             stack_m[sp] = lm | rm;
             stack_w[sp] = lm && rm ? lw + rw : lm ? lw : rw;
             ++sp;
+        } else if (op.kind == XG_PLAN_AND_NOT ||
+                   op.kind == XG_PLAN_AND_MAYBE) {
+            /* AndNotPostList: l's weight; AndMaybePostList: l (+ r). */
+            uint8_t lm = stack_m[sp - 2], rm = stack_m[sp - 1];
+            double lw = stack_w[sp - 2], rw = stack_w[sp - 1];
+            sp -= 2;
+            int maybe = op.kind == XG_PLAN_AND_MAYBE;
+            stack_m[sp] = lm && (maybe || !rm);
+            stack_w[sp] = maybe && rm ? lw + rw : lw;
+            ++sp;
         } else if (op.kind == XG_PLAN_FILTER) {
             /* A SelectPostList: the weight is its source's. */
             stack_m[sp - 1] = stack_m[sp - 1] && passed[op.arg];

@@ -139,8 +139,10 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
         const int prc = xg_handle_prepare_terms(s->h, s->xq, &s->pq);
         if (prc == XG_ERR_NOMEM) return -1;
         /* AND_NOT's factor-0 leaves are not among Xapian's subqueries
-         * (percentages) nor weighed like the rest: the child answers. */
+         * (percentages) nor weighed like the rest: the child answers, as
+         * it does the general form (AND_NOT, FILTER, ... in the tree). */
         if (prc || s->pq->q.n_leaves == 0 || s->pq->q.n_negated ||
+            s->pq->q.op == XG_QOP_TREE ||
             s->pq->q.query_length != qlen)
             served = 0;
     }

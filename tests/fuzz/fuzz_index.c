@@ -8,7 +8,8 @@
  *  list_check.c) instead of stopping at a checksum.  An index that opens
  *  must then be safe and consistent everywhere: every block of every list
  *  decodes, dictionary lookups work, and OR and AND queries over its first
- *  terms give the same MSet from the CPU matcher (match_ref.c) and from
+ *  terms give the same MSet from the CPU matcher (match_ref.c), from its
+ *  postlist-tree twin (match_tree.c) and from
  *  the GPU engine's pipeline on its CPU twins with each membership method
  *  (hash segments, Bloom filters, regression fields, skip entries: the
  *  values issue 24 found trusted).  A refused index must give a negative
@@ -86,6 +87,13 @@ static void search_both(const struct xg_index *ix, uint32_t method)
             struct xg_result ref = {0}, got = {0};
             int rc = xg_match_ref(ix, &q, leaf_term, plans, &p, NULL, K, &ref);
             if (rc != XG_OK) abort();   /* opened: nothing left to refuse */
+            /* The postlist-tree matcher moves the same lists its own way. */
+            struct xg_result tree = {0};
+            if (xg_match_tree(ix, &q, leaf_term, plans, &p, NULL, K, &tree) ||
+                !xg_test_same_hits(&tree, &ref) ||
+                tree.matches_estimated != ref.matches_estimated)
+                abort();
+            xg_result_free(&tree);
             struct xg_engine_query eq = {&q, leaf_term, plans, K, NULL};
             int status = XG_OK;
             rc = xg_engine_search(e, &eq, 1, &p, &got, &status);

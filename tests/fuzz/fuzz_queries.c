@@ -10,7 +10,8 @@
  *  each; a query the shim converts must be a shape the engines can trust
  *  (leaves within the limit, each term's bytes as long as it says,
  *  groups inside the group count, positive scale factors, the query
- *  length the sum of the wqfs).  A refusal must give a negative code and
+ *  length the sum of the wqfs; the general form's nodes a well-formed
+ *  postfix tree that uses each leaf once).  A refusal must give a negative code and
  *  one line naming the file.
  */
 #include <stdint.h>
@@ -21,9 +22,46 @@
 #include "../../shim/xg_shim.h"
 #include "fuzz_file.h"
 
+/* The general form's nodes: a postfix program that leaves one node, where
+ * every leaf is used once, by a LEAF node or by a PHRASE's filter. */
+static void check_nodes(const struct xg_query *q)
+{
+    uint8_t used[XG_QUERY_MAX_LEAVES] = {0};
+    uint32_t depth = 0;
+    if (q->n_leaves && (q->n_nodes == 0 || q->n_nodes > XG_QUERY_MAX_NODES))
+        abort();
+    for (uint32_t i = 0; i < q->n_nodes; ++i) {
+        const struct xg_qnode *x = &q->nodes[i];
+        uint32_t kids = 0;
+        if (x->kind == XG_QN_LEAF) {
+            if (x->arg >= q->n_leaves || used[x->arg]++) abort();
+        } else if (x->kind == XG_QN_PHRASE) {
+            if (x->arg >= q->n_filters) abort();
+            const struct xg_qfilter *qf = &q->filters[x->arg];
+            for (uint32_t j = qf->first; j < qf->first + qf->n; ++j)
+                if (used[j]++) abort();
+        } else if (x->kind == XG_QN_SCALE) {
+            kids = 1;
+        } else if (x->kind >= XG_QN_OR && x->kind <= XG_QN_AND_MAYBE) {
+            kids = x->arg;
+            if (kids < 1) abort();
+        } else {
+            abort();
+        }
+        if (kids > depth) abort();
+        depth = depth - kids + 1;
+    }
+    for (uint32_t i = 0; i < q->n_leaves; ++i)
+        if (!used[i]) abort();
+    if (q->n_leaves && depth != 1) abort();
+}
+
 static void check_shape(const struct xg_query *q)
 {
-    if (q->op != XG_QOP_OR && q->op != XG_QOP_AND) abort();
+    if (q->op != XG_QOP_OR && q->op != XG_QOP_AND && q->op != XG_QOP_TREE)
+        abort();
+    const int tree = q->op == XG_QOP_TREE;
+    if (tree) check_nodes(q);
     if (q->n_leaves > XG_QUERY_MAX_LEAVES) abort();
     if (q->n_leaves && (q->n_groups == 0 || q->n_groups > q->n_leaves)) abort();
     if (q->op == XG_QOP_OR && q->n_leaves && q->n_groups != 1) abort();
@@ -31,10 +69,13 @@ static void check_shape(const struct xg_query *q)
     uint32_t negated = 0;
     for (uint32_t i = 0; i < q->n_leaves; ++i) {
         const struct xg_qleaf *l = &q->leaves[i];
-        /* An AND_NOT's negated leaves have factor 0, the rest above 0. */
+        /* An AND_NOT's negated leaves have factor 0, the rest above 0;
+         * the general form's unweighted leaves (FILTER, AND_NOT) 0. */
         if (!l->term || l->term_len == 0 || memchr(l->term, 0, l->term_len) ||
             l->group >= q->n_groups ||
-            (l->negated ? l->factor != 0 : !(l->factor > 0)) || l->wqf == 0)
+            (l->negated ? l->factor != 0
+                        : !(l->factor > 0 || (tree && l->factor == 0))) ||
+            (tree && l->negated) || l->wqf == 0)
             abort();
         negated += l->negated != 0;
         len += l->wqf;

@@ -1,0 +1,195 @@
+/** @file match_int.h
+ *  @brief What the two CPU matchers share: a cursor over one posting list,
+ *         reading a posting's positions, and the top-k heap in Xapian's
+ *         MSet order.  match_ref.c walks the lists directly; match_tree.c
+ *         moves them as Xapian's postlist tree does.
+ */
+#ifndef XG_MATCH_INT_H
+#define XG_MATCH_INT_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bm25.h"
+#include "../index/format_read.h"
+#include "../index/positions.h"
+#include "../query_shape.h"
+#include "../runtime/error.h"
+#include "phrase.h"
+
+struct cursor {
+    const struct xg_index *ix;
+    uint64_t term;
+    uint32_t n_blocks, blk, pos, n;
+    int at_end;
+    uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK];
+};
+
+static inline int cursor_load(struct cursor *c, uint32_t blk)
+{
+    c->blk = blk;
+    c->pos = 0;
+    if (blk >= c->n_blocks) {
+        c->at_end = 1;
+        return XG_OK;
+    }
+    return xg_fmt_block_decode(c->ix, c->term, blk, c->docs, c->wdfs, &c->n);
+}
+
+static inline uint32_t cursor_doc(const struct cursor *c)
+{
+    return c->docs[c->pos];
+}
+
+static inline int cursor_next(struct cursor *c)
+{
+    if (++c->pos < c->n) return XG_OK;
+    return cursor_load(c, c->blk + 1);
+}
+
+/* Move to the first posting >= target. */
+static inline int cursor_skip_to(struct cursor *c, uint32_t target)
+{
+    if (c->at_end || cursor_doc(c) >= target) return XG_OK;
+    const struct xg_fmt_skip *sk = c->ix->skip + c->ix->terms[c->term].skip_first;
+    if (sk[c->blk].last < target) {
+        uint32_t b = c->blk + 1;
+        while (b < c->n_blocks && sk[b].last < target) ++b;
+        int rc = cursor_load(c, b);
+        if (rc || c->at_end) return rc;
+    }
+    while (c->docs[c->pos] < target) ++c->pos; /* block's last >= target */
+    return XG_OK;
+}
+
+/* Positions read for one document's filters, reused from one to the next. */
+struct pos_buf {
+    uint32_t *v;
+    size_t n, cap;
+};
+
+/* Append the positions of the posting c is on to b. */
+static inline int read_positions(const struct cursor *c, struct pos_buf *b)
+{
+    const uint8_t *begin, *end;
+    struct xg_pos_cursor pc;
+    uint32_t p;
+    xg_fmt_block_positions(c->ix, c->term, c->blk, &begin, &end);
+    if (xg_pos_open(&pc, begin, end, c->pos))
+        return xg_set_error(XG_ERR_FORMAT, "%s: term %llu: bad positions",
+                            c->ix->path, (unsigned long long)c->term);
+    while (xg_pos_next(&pc, &p)) {
+        if (b->n == b->cap) {
+            size_t cap = b->cap ? 2 * b->cap : 256;
+            uint32_t *v = realloc(b->v, cap * sizeof *v);
+            if (!v) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+            b->v = v;
+            b->cap = cap;
+        }
+        b->v[b->n++] = p;
+    }
+    return XG_OK;
+}
+
+/* Filter f of q for the document every one of its leaves is on. */
+static inline int filter_passes(const struct xg_qfilter *f, const struct cursor *cur,
+                         const uint32_t *leaf_cur, struct pos_buf *b,
+                         uint8_t *passed)
+{
+    size_t start[XG_QUERY_MAX_LEAVES + 1];
+    const uint32_t *pos[XG_QUERY_MAX_LEAVES];
+    uint32_t count[XG_QUERY_MAX_LEAVES];
+    b->n = 0;
+    for (uint32_t i = 0; i < f->n; ++i) {
+        start[i] = b->n;
+        int rc = read_positions(&cur[leaf_cur[f->first + i]], b);
+        if (rc) return rc;
+    }
+    start[f->n] = b->n;
+    for (uint32_t i = 0; i < f->n; ++i) {
+        pos[i] = b->v + start[i];
+        count[i] = (uint32_t)(start[i + 1] - start[i]);
+    }
+    *passed = (uint8_t)xg_phrase_holds(pos, count, f->n, f->window);
+    return XG_OK;
+}
+
+/* Xapian's MSet order: a ranks before b. */
+static inline int better(double wa, uint32_t da, double wb, uint32_t db)
+{
+    return wa > wb || (wa == wb && da < db);
+}
+
+struct topk {
+    uint32_t k, n;
+    struct xg_hit *h;  /* min-heap on "better": h[0] is the worst kept */
+};
+
+static inline void topk_push(struct topk *t, uint32_t doc, double w,
+                      uint32_t leaves)
+{
+    struct xg_hit *h = t->h;
+    if (t->n < t->k) {
+        uint32_t i = t->n++;
+        while (i && better(h[(i - 1) / 2].weight, h[(i - 1) / 2].docid, w, doc)) {
+            h[i] = h[(i - 1) / 2];
+            i = (i - 1) / 2;
+        }
+        h[i].docid = doc;
+        h[i].matched_leaves = leaves;
+        h[i].weight = w;
+        return;
+    }
+    if (!t->k || !better(w, doc, h[0].weight, h[0].docid)) return;
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t l = 2 * i + 1, r = l + 1, m = i;
+        double mw = w;
+        uint32_t md = doc;
+        if (l < t->n && better(mw, md, h[l].weight, h[l].docid)) {
+            m = l; mw = h[l].weight; md = h[l].docid;
+        }
+        if (r < t->n && better(mw, md, h[r].weight, h[r].docid)) m = r;
+        if (m == i) break;
+        h[i] = h[m];
+        i = m;
+    }
+    h[i].docid = doc;
+    h[i].matched_leaves = leaves;
+    h[i].weight = w;
+}
+
+static inline int cmp_hits(const void *a, const void *b)
+{
+    const struct xg_hit *x = a, *y = b;
+    if (better(x->weight, x->docid, y->weight, y->docid)) return -1;
+    if (better(y->weight, y->docid, x->weight, x->docid)) return 1;
+    return 0;
+}
+
+/* What both matchers start with: the query's limits, *bq, and each
+ * leaf's termweight tw[i] (0 for a leaf not in the index). */
+static inline int match_setup(const struct xg_index *ix,
+                              const struct xg_query *q,
+                              const int64_t *leaf_term,
+                              const struct xg_bm25_params *p,
+                              const struct xg_weigh_stats *ws,
+                              struct xg_bm25_query *bq, double *tw)
+{
+    if (q->n_leaves > XG_QUERY_MAX_LEAVES)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: too many leaves");
+    if (q->n_filters && !xg_fmt_has_positions(ix))
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a phrase, and "
+                            "%s has no positions", ix->path);
+    const uint64_t n_docs = ws ? ws->n_docs : ix->hdr->n_docs;
+    xg_bm25_query_init(p, n_docs,
+                       ws ? ws->total_length : ix->hdr->total_length,
+                       q->query_length, bq);
+    for (uint32_t i = 0; i < q->n_leaves; ++i)
+        tw[i] = leaf_term[i] < 0 ? 0 : xg_bm25_termweight(
+            p, n_docs, ws ? ws->leaf_termfreq[i] : ix->terms[leaf_term[i]].df,
+            q->leaves[i].wqf, q->leaves[i].factor);
+    return XG_OK;
+}
+
+#endif

@@ -1,0 +1,286 @@
+/** @file test_match_tree.cc
+ *  @brief The postlist-tree matcher (match_tree.c) against stock Xapian on
+ *         real collections, and against the direct matcher (match_ref.c).
+ *
+ *  Where an AND checks an OR that holds a phrase, Xapian 1.4.22 can give a
+ *  document the weight of a phrase whose check failed (lisa's query 2,
+ *  "information on non-users libraries AND they": document 3716 weighs
+ *  9.844, its terms 4.537).  The CPU matcher answers those queries with
+ *  match_tree.c.  For lisa, time and cranfield, one shard and (lisa) two:
+ *   1. every bundled query as QueryParser builds it (OR, AND, Omega's
+ *      form), and queries built to hold phrases in an AND's ORs: phrases
+ *      of adjacent words of real documents, with words, in ORs under an
+ *      AND (Omega's shape of a phrase is an OR of phrases).  Each served
+ *      one equals stock's full ranking (check_at_least = the database's
+ *      size) at k 10 and 100: docids, order, bit-equal weights.  Where
+ *      stock's own top k is not its full ranking's, that is counted
+ *      apart.
+ *   2. every served query the direct matcher answers by itself gives the
+ *      same MSet from the tree matcher (both at k 100).
+ *  usage: test_match_tree IR_DATA WORK_DIR (exit 77 without IR_DATA).
+ */
+#include <xapian.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "../gpu/query/match_ref.h"
+}
+#include "../plugin/searcher.h"
+#include "../shim/tools/split.h"
+#include "../shim/xg_shim.hh"
+#include "mset_compare.h"
+#include "sample_db.h"
+
+namespace {
+
+int failures = 0;
+
+void fail(const std::string &what)
+{
+    if (failures++ < 20) printf("FAIL %s\n", what.c_str());
+}
+
+/* The tree and direct matchers: the same hits, counts of matching
+ * subqueries (percentages) and match counts. */
+bool same(const struct xg_result &a, const struct xg_result &b)
+{
+    if (!xg_test_same_hits(&a, &b) || a.matches_estimated != b.matches_estimated)
+        return false;
+    for (uint32_t i = 0; i < a.n_hits; ++i)
+        if (a.hits[i].matched_leaves != b.hits[i].matched_leaves) return false;
+    return true;
+}
+
+/* got against the first k of stock's MSet `ref`. */
+bool same_top(const struct xg_result &got, struct xg_result ref, uint32_t k)
+{
+    if (ref.n_hits > k) ref.n_hits = k;
+    return xg_test_same_hits(&got, &ref);
+}
+
+/* Adjacent word pairs of the collection's documents, as the indexer's
+ * terms (lower case, unstemmed: what a phrase holds). */
+std::vector<std::pair<std::string, std::string>> word_pairs(
+    const std::string &tsv, size_t max)
+{
+    std::vector<std::pair<std::string, std::string>> out;
+    std::ifstream in(tsv);
+    std::string line;
+    std::mt19937 rng(20261126);
+    while (std::getline(in, line) && out.size() < max) {
+        std::vector<std::string> words;
+        std::string w;
+        for (char c : line.substr(line.find('\t') + 1) + " ") {
+            if (isalnum((unsigned char)c)) {
+                w += (char)tolower((unsigned char)c);
+            } else if (!w.empty()) {
+                words.push_back(w);
+                w.clear();
+            }
+        }
+        if (words.size() < 8) continue;
+        size_t i = rng() % (words.size() - 1);
+        out.emplace_back(words[i], words[i + 1]);
+    }
+    return out;
+}
+
+Xapian::Query phrase(const std::pair<std::string, std::string> &p)
+{
+    Xapian::Query t[] = {Xapian::Query(p.first), Xapian::Query(p.second)};
+    return Xapian::Query(Xapian::Query::OP_PHRASE, t, t + 2, 2);
+}
+
+struct Tally {
+    uint32_t served = 0, tree = 0, apart = 0, twins = 0;
+};
+
+void check_query(xg_searcher *s, const Xapian::Database &db,
+                 const Xapian::Query &q, const std::string &what, Tally &t)
+{
+    xg_xquery *x = xg_shim_xquery_wrap(q);
+    struct xg_prepared *pq = NULL;
+    int rc = xg_searcher_prepare(s, x, &pq);
+    xg_shim_xquery_free(x);
+    if (rc == XG_ERR_UNSUPPORTED) return;
+    if (rc) {
+        fail(what + ": " + xg_last_error());
+        return;
+    }
+    ++t.served;
+    const bool tree = xg_match_needs_tree(&pq->q);
+    t.tree += tree;
+    /* Stock's full ranking: an MSet of every document never prunes. */
+    struct xg_result full, pruned;
+    xg_db *xdb = xg_searcher_db(s);
+    if (xg_shim_search_query(xdb, q, NULL, 0, db.get_doccount(), &full)) {
+        fail(what + ": stock: " + xg_last_error());
+        xg_prepared_free(pq);
+        return;
+    }
+    struct xg_search_opts o = XG_SEARCH_DEFAULTS;
+    for (uint32_t k : {10u, 100u}) {
+        struct xg_result r;
+        o.k = k;
+        if (xg_searcher_run_cpu(s, pq, &o, &r)) {
+            fail(what + ": " + xg_last_error());
+            continue;
+        }
+        if (!same_top(r, full, k)) {
+            fail(what + " k " + std::to_string(k) + " differs from stock's "
+                 "full ranking");
+        } else if (xg_shim_search_query(xdb, q, NULL, 0, k, &pruned) == XG_OK) {
+            t.apart += !xg_test_same_hits(&r, &pruned);
+            xg_result_free(&pruned);
+        }
+        xg_result_free(&r);
+    }
+    xg_result_free(&full);
+    if (!tree) {
+        const struct xg_index *ix = xg_searcher_index(s);
+        const struct xg_bm25_params p = XG_BM25_DEFAULTS;
+        struct xg_result a, b;
+        if (xg_match_ref(ix, &pq->q, pq->term, pq->plans, &p, pq->stats,
+                         100, &a) ||
+            xg_match_tree(ix, &pq->q, pq->term, pq->plans, &p, pq->stats,
+                          100, &b)) {
+            if (pq->q.n_negated == 0) fail(what + ": " + xg_last_error());
+        } else {
+            if (!same(a, b)) fail(what + ": tree and direct matchers differ");
+            ++t.twins;
+            xg_result_free(&a);
+            xg_result_free(&b);
+        }
+    }
+    xg_prepared_free(pq);
+}
+
+void check_collection(const std::string &dir, const std::string &work,
+                      uint32_t shards)
+{
+    const std::string name = std::filesystem::path(dir).filename();
+    std::string db_path = work + "/" + name;
+    if (make_db((dir + "/docs.tsv").c_str(), db_path.c_str(), shards == 1))
+        return fail(name + ": no database");
+    if (shards > 1) {
+        const char *src[] = {db_path.c_str()};
+        const std::string out = db_path + "-" + std::to_string(shards);
+        std::filesystem::remove_all(out);
+        struct xg_split_opts so = {shards, 1};
+        uint64_t n = 0;
+        xg_db *xdb = NULL;
+        struct xg_export_opts eo;
+        xg_export_opts_init(&eo);
+        struct xg_export_report rep;
+        const char *paths[] = {out.c_str()};
+        if (xg_shim_split(src, 1, out.c_str(), &so, &n) ||
+            xg_shim_db_open(paths, 1, &xdb) ||
+            xg_export(xdb, (out + "/xapian-gpu.idx").c_str(), &eo, &rep)) {
+            xg_shim_db_close(xdb);
+            return fail(out + ": " + xg_last_error());
+        }
+        xg_shim_db_close(xdb);
+        db_path = out;
+    }
+    const char *paths[] = {db_path.c_str()};
+    xg_searcher *s = NULL;
+    if (xg_searcher_open(paths, 1, NULL, &s) ||
+        xg_searcher_index(s) == NULL)
+        return fail(db_path + ": " + xg_last_error());
+    Xapian::Database db(db_path);
+    Tally t;
+    std::ifstream in(dir + "/queries.tsv");
+    std::string line;
+    std::vector<std::string> texts;
+    while (std::getline(in, line))
+        if (line.find('\t') != std::string::npos)
+            texts.push_back(line.substr(line.find('\t') + 1));
+    /* 1. The bundled queries as QueryParser and Omega's setup build them. */
+    for (size_t i = 0; i < texts.size(); ++i)
+        for (int form = 0; form < 3; ++form) {
+            struct xg_search_opts o = XG_SEARCH_DEFAULTS;
+            o.default_and = form == 1;
+            o.omega = form == 2;
+            xg_xquery *x = NULL;
+            if (xg_searcher_parse(s, texts[i].c_str(), &o, &x)) continue;
+            check_query(s, db, xg_shim_xquery_get(x),
+                        name + " q" + std::to_string(i) + " form " +
+                            std::to_string(form), t);
+            xg_shim_xquery_free(x);
+        }
+    /* Phrases in an AND's ORs, from the collection's own word pairs. */
+    auto pairs = word_pairs(dir + "/docs.tsv", 400);
+    using Q = Xapian::Query;
+    for (size_t i = 0; i + 5 < pairs.size(); i += 3) {
+        Q w1(pairs[i].first), w2(pairs[i + 1].second), w3(pairs[i + 2].first);
+        Q or1[] = {w1, phrase(pairs[i]), w2, phrase(pairs[i + 3])};
+        Q or2[] = {phrase(pairs[i + 1]), w3};
+        Q and1[] = {Q(Q::OP_OR, or1, or1 + 4), Q(Q::OP_OR, or2, or2 + 2)};
+        check_query(s, db, Q(Q::OP_AND, and1, and1 + 2),
+                    name + " built " + std::to_string(i) + " A", t);
+        /* Omega's: a word group, and a phrase as an OR of phrases. */
+        Q ph[] = {phrase(pairs[i]), phrase(pairs[i + 4]), phrase(pairs[i + 5])};
+        Q and2[] = {Q(Q::OP_OR, w1, Q(pairs[i].second)),
+                    Q(Q::OP_OR, ph, ph + 3)};
+        check_query(s, db, Q(Q::OP_AND, and2, and2 + 2),
+                    name + " built " + std::to_string(i) + " B", t);
+        /* The general form: AND in OR, AND_MAYBE, AND_NOT, FILTER and
+         * scaled subtrees, at the root and inside ANDs. */
+        Q w4(pairs[i + 3].first), p1 = phrase(pairs[i]), p2 = phrase(pairs[i + 4]);
+        Q general[] = {
+            Q(Q::OP_OR, Q(Q::OP_AND, w1, w2), Q(Q::OP_OR, w3, p1)),
+            Q(Q::OP_AND_MAYBE, Q(Q::OP_OR, w1, w2), Q(Q::OP_OR, p1, w3)),
+            Q(Q::OP_AND_NOT, Q(Q::OP_AND, w1, Q(Q::OP_OR, p1, w2)),
+              Q(Q::OP_OR, w3, p2)),
+            Q(Q::OP_FILTER, Q(Q::OP_OR, w1, Q(Q::OP_OR, w2, p1)), w3),
+            Q(Q::OP_OR, Q(2.5, Q(Q::OP_OR, w1, w2)), Q(Q::OP_AND, w3, w4)),
+            Q(Q::OP_AND, Q(0.5, Q(Q::OP_AND, w1, w2)), Q(Q::OP_OR, w3, p2)),
+            Q(Q::OP_AND, Q(Q::OP_AND, Q(Q::OP_OR, w1, w4),
+                           Q(Q::OP_AND_NOT, Q(Q::OP_OR, w2, p1), w3)),
+              Q(Q::OP_AND_MAYBE, Q(Q::OP_OR, w3, w2), p2)),
+        };
+        for (size_t g = 0; g < sizeof general / sizeof general[0]; ++g)
+            check_query(s, db, general[g], name + " built " +
+                        std::to_string(i) + " G" + std::to_string(g), t);
+    }
+    printf("%s (%u shard%s): %u queries served, %u by the tree matcher, all "
+           "equal to stock's full ranking at k 10 and 100 (%u where stock's "
+           "top k is not its full ranking's, apart); %u equal from both "
+           "matchers\n", name.c_str(), shards, shards > 1 ? "s" : "",
+           t.served, t.tree, t.apart, t.twins);
+    if (t.tree == 0) fail(name + ": no query needed the tree matcher");
+    xg_searcher_close(s);
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_match_tree IR_DATA WORK_DIR\n");
+        return 2;
+    }
+    std::filesystem::create_directories(argv[2]);
+    int n = 0;
+    for (const char *c : {"lisa", "time", "cranfield"}) {
+        const std::string dir = std::string(argv[1]) + "/" + c;
+        if (!std::filesystem::exists(dir + "/docs.tsv")) continue;
+        check_collection(dir, argv[2], 1);
+        if (!strcmp(c, "lisa")) check_collection(dir, argv[2], 2);
+        ++n;
+    }
+    if (!n) {
+        printf("SKIP: no ir-data collection under %s\n", argv[1]);
+        return failures ? 1 : 77;
+    }
+    printf("%s (%d failures)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
+}
