@@ -280,7 +280,9 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--ir-data", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--only", default="adi,med,cacm")
+    # XG_QLM_ONLY: fewer collections (the sanitizer run, tests/check.sh).
+    ap.add_argument("--only",
+                    default=os.environ.get("XG_QLM_ONLY", "adi,med,cacm"))
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
     rng = random.Random(6)
