@@ -82,9 +82,10 @@ struct xg_qleaf {
 };
 
 /* A position filter: Xapian 1.4's ExactPhrasePostList when window equals
- * the number of terms, PhrasePostList when it is larger.  Its terms are
- * leaves [first, first + n), in the phrase's order. */
-enum xg_qfilter_kind { XG_QF_PHRASE = 1 };
+ * the number of terms, PhrasePostList when it is larger; NearPostList for
+ * XG_QF_NEAR (general form only).  Its terms are leaves [first, first +
+ * n), in the query's order. */
+enum xg_qfilter_kind { XG_QF_PHRASE = 1, XG_QF_NEAR = 2 };
 
 struct xg_qfilter {
     uint32_t kind;              /* enum xg_qfilter_kind */

@@ -244,7 +244,8 @@ class TreeBuilder {
                 sel->l = pl;
                 sel->filter = f;
                 const struct xg_qfilter &qf = q->filters[f];
-                sel->est = qf.window == qf.n ? pl->est / 4 : pl->est / 3;
+                sel->est = qf.kind == XG_QF_NEAR ? pl->est / 2
+                           : qf.window == qf.n ? pl->est / 4 : pl->est / 3;
                 pl = sel;
             }
             if (!c.maybes.empty())

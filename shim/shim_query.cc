@@ -371,11 +371,13 @@ struct shape {
     std::vector<xg_qfilter> filters;
 };
 
-/* OP_PHRASE's window: serialise_() writes the operator byte (with the
- * operand count when under 8), the count - 8 otherwise, then the window;
- * QueryWindowed::done() has replaced a window of 0 by the count. */
+/* OP_PHRASE's (and OP_NEAR's) window: serialise_() writes the operator
+ * byte (with the operand count when under 8), the count - 8 otherwise,
+ * then the window; QueryWindowed::done() has replaced a window of 0 by
+ * the count. */
 int phrase_window(const Xapian::Query &q, uint32_t &window)
 {
+    const unsigned code = q.get_type() == Xapian::Query::OP_NEAR ? 14 : 15;
     const std::string s = q.serialise();
     const unsigned char *p = (const unsigned char *)s.data();
     const unsigned char *end = p + s.size();
@@ -383,7 +385,7 @@ int phrase_window(const Xapian::Query &q, uint32_t &window)
     if (p == end)
         return bad_leaf("empty phrase");
     const unsigned char ch = *p++;
-    if ((ch & 0xf8) != (0x80 | 15 << 3))
+    if ((ch & 0xf8) != (0x80 | code << 3))
         return xg_set_error(XG_ERR_XAPIAN, "query: cannot decode OP_PHRASE");
     n = ch & 0x07;
     if (n == 0 && !decode_length(p, end, n))
@@ -412,7 +414,8 @@ int add_phrase(const Xapian::Query &q, double factor, uint32_t clause,
         return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: more than %u "
                             "phrases", XG_QUERY_MAX_FILTERS);
     xg_qfilter f;
-    f.kind = XG_QF_PHRASE;
+    f.kind = q.get_type() == Xapian::Query::OP_NEAR ? XG_QF_NEAR
+                                                    : XG_QF_PHRASE;
     f.clause = clause;
     f.first = (uint32_t)out.leaves.size();
     f.n = (uint32_t)q.get_num_subqueries();
@@ -544,6 +547,18 @@ int tree_node(const Xapian::Query &q, double factor, int depth,
             return rc;
         return push_node(out, XG_QN_SCALE, 0);
     }
+    case Xapian::Query::OP_NEAR:
+        /* Xapian's slide decides "distinct positions in the window" only
+         * where no two of the terms share a position. */
+        for (size_t i = 0; i < n; ++i)
+            for (size_t j = i + 1; j < n; ++j)
+                if (q.get_subquery(i).get_type() == Xapian::Query::LEAF_TERM &&
+                    q.get_subquery(j).get_type() == Xapian::Query::LEAF_TERM &&
+                    *q.get_subquery(i).get_terms_begin() ==
+                        *q.get_subquery(j).get_terms_begin())
+                    return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: "
+                                        "OP_NEAR with a repeated term");
+        /* fall through */
     case Xapian::Query::OP_PHRASE:
         if ((rc = add_phrase(q, factor, 1, [](uint32_t) { return 0u; }, out)))
             return rc;

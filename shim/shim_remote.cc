@@ -212,8 +212,9 @@ int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
                     ptr[i] = pos[i].data();
                     count[i] = (uint32_t)pos[i].size();
                 }
-                holds = xg_phrase_holds(ptr.data(), count.data(), qf.n,
-                                        qf.window);
+                std::vector<uint32_t> at(qf.n);
+                holds = xg_filter_holds(qf.kind, ptr.data(), count.data(),
+                                        qf.n, qf.window, at.data());
             }
             if (!holds) *n -= here;
         }

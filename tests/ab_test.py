@@ -109,14 +109,19 @@ def fold_queries(src, dst, append_original=False):
 
 
 def phrase_queries(docs, dst, limit=160):
-    """Queries with phrases and negations taken from the collection's own
-    text, so that most of them match: a quoted pair, a hyphenated pair, a
-    quoted triple between two other words of the document, two hyphenated
-    pairs, words with a -word and with NOT, a phrase with a -word (qids
-    "phr-...").  Deterministic: documents evenly spread."""
+    """Queries with phrases and the other operators QueryParser offers by
+    default, taken from the collection's own text so that most of them
+    match: a quoted pair, a hyphenated pair, a quoted triple between two
+    other words of the document, two hyphenated pairs, words with a -word
+    and with NOT, a phrase with a -word, NEAR and ADJ, +word, upper-case
+    AND/OR/NOT nestings and a negated phrase (qids "phr-...").
+    Deterministic: documents evenly spread."""
     shapes = ('"{0} {1}"', "{0}-{1}", '{3} "{0} {1} {2}" {4}',
               "{0}-{1} {2}-{3}", "{0} {1} -{3}", "{0} {2} NOT {4}",
-              '"{0} {1}" -{4}')
+              '"{0} {1}" -{4}', "{0} NEAR {2}", "{3} {1} NEAR/3 {0}",
+              "{0} ADJ/4 {2}", "+{0} {1} {3}", "{0} OR {1} AND {2}",
+              "({0} OR {3}) AND NOT {4}", '"{0} {1}" OR {3} AND {2}',
+              '{3} {4} -"{0} {1}"', "{0}-{1} OR {4} AND NOT {3}")
     out = []
     with open(docs, encoding="utf-8") as f:
         lines = f.readlines()
@@ -130,6 +135,8 @@ def phrase_queries(docs, dst, limit=160):
         mid = len(words) // 2
         shape = shapes[len(out) % len(shapes)]
         w = words[mid:mid + 3] + [words[1], words[-2]]
+        if len(set(w)) < len(w):   # NEAR refuses a repeated term
+            continue
         out.append("phr-%d\t%s\n" % (len(out), shape.format(*w)))
         if len(out) == limit:
             break

@@ -10,7 +10,9 @@
  *   1. every bundled query as QueryParser builds it (OR, AND, Omega's
  *      form), and queries built to hold phrases in an AND's ORs: phrases
  *      of adjacent words of real documents, with words, in ORs under an
- *      AND (Omega's shape of a phrase is an OR of phrases).  Each served
+ *      AND (Omega's shape of a phrase is an OR of phrases), and the
+ *      general form: AND in OR, AND_MAYBE, AND_NOT, FILTER, scaled
+ *      subtrees and NEAR (windows 2 to 12).  Each served
  *      one equals stock's full ranking (check_at_least = the database's
  *      size) at k 10 and 100: docids, order, bit-equal weights.  Where
  *      stock's own top k is not its full ranking's, that is counted
@@ -93,10 +95,12 @@ std::vector<std::pair<std::string, std::string>> word_pairs(
     return out;
 }
 
-Xapian::Query phrase(const std::pair<std::string, std::string> &p)
+Xapian::Query phrase(const std::pair<std::string, std::string> &p,
+                     Xapian::Query::op op = Xapian::Query::OP_PHRASE,
+                     Xapian::termcount window = 2)
 {
     Xapian::Query t[] = {Xapian::Query(p.first), Xapian::Query(p.second)};
-    return Xapian::Query(Xapian::Query::OP_PHRASE, t, t + 2, 2);
+    return Xapian::Query(op, t, t + 2, window);
 }
 
 struct Tally {
@@ -235,6 +239,10 @@ void check_collection(const std::string &dir, const std::string &work,
         /* The general form: AND in OR, AND_MAYBE, AND_NOT, FILTER and
          * scaled subtrees, at the root and inside ANDs. */
         Q w4(pairs[i + 3].first), p1 = phrase(pairs[i]), p2 = phrase(pairs[i + 4]);
+        /* NEAR: a pair of one document, either way round, windows 2-12. */
+        Q n1 = phrase(pairs[i + 1], Q::OP_NEAR, 2 + i % 11);
+        Q n2 = phrase({pairs[i + 2].second, pairs[i + 2].first}, Q::OP_NEAR,
+                      3 + i % 5);
         Q general[] = {
             Q(Q::OP_OR, Q(Q::OP_AND, w1, w2), Q(Q::OP_OR, w3, p1)),
             Q(Q::OP_AND_MAYBE, Q(Q::OP_OR, w1, w2), Q(Q::OP_OR, p1, w3)),
@@ -246,6 +254,10 @@ void check_collection(const std::string &dir, const std::string &work,
             Q(Q::OP_AND, Q(Q::OP_AND, Q(Q::OP_OR, w1, w4),
                            Q(Q::OP_AND_NOT, Q(Q::OP_OR, w2, p1), w3)),
               Q(Q::OP_AND_MAYBE, Q(Q::OP_OR, w3, w2), p2)),
+            n1,
+            Q(Q::OP_OR, n1, Q(Q::OP_OR, w1, n2)),
+            Q(Q::OP_AND, Q(Q::OP_OR, w1, n1), Q(Q::OP_OR, w3, n2)),
+            Q(Q::OP_AND, n2, Q(Q::OP_OR, w3, p1)),
         };
         for (size_t g = 0; g < sizeof general / sizeof general[0]; ++g)
             check_query(s, db, general[g], name + " built " +

@@ -3,7 +3,9 @@
  *         (gpu/index/positions.h) on random inputs, against their
  *         definitions written the slow way: for an exact phrase, every
  *         base from 0 up; for a wider window, every choice of one position
- *         per term.  Positions are drawn from a small range so that terms
+ *         per term; NEAR against every choice of one position per term
+ *         over disjoint sets.  Positions are drawn from a small range so
+ *         that terms
  *         collide, repeat and fall just inside and outside the windows.
  *
  *  Usage: test_phrase [--seed N] (test_util.h).
@@ -57,6 +59,22 @@ static void put_varint(uint8_t **p, uint32_t v)
     *(*p)++ = (uint8_t)v;
 }
 
+/* NEAR over disjoint position sets: some choice of one position per term
+ * spans fewer than `window` positions (last - first < window). */
+static int near_slow(uint32_t pos[][MAX_POS], const uint32_t *count,
+                     uint32_t n, uint32_t window, uint32_t i, uint32_t lo,
+                     uint32_t hi)
+{
+    if (i == n) return hi - lo < window;
+    for (uint32_t k = 0; k < count[i]; ++k) {
+        const uint32_t p = pos[i][k];
+        if (near_slow(pos, count, n, window, i + 1, i && lo < p ? lo : p,
+                      i && hi > p ? hi : p))
+            return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     seed_used = parse_seed(argc, argv);
@@ -88,6 +106,31 @@ int main(int argc, char **argv)
           "held, %llu did not", (unsigned long long)held[1],
           (unsigned long long)held[0]);
     group_ok("phrase test against every base and every choice");
+
+    /* NEAR: terms hold disjoint positions, as distinct terms do in a
+     * document (the converter refuses a term repeated in a NEAR). */
+    uint64_t near_held[2] = {0, 0};
+    for (int round = 0; round < 200000; ++round) {
+        const uint32_t n = 2 + rng_below(MAX_TERMS - 1);
+        const uint32_t range = 4 + rng_below(40);
+        for (uint32_t i = 0; i < n; ++i) count[i] = 0;
+        for (uint32_t v = 0; v < range; ++v) {
+            const uint32_t i = rng_below(n + 3);
+            if (i < n && count[i] < MAX_POS) pos[i][count[i]++] = v;
+        }
+        for (uint32_t i = 0; i < n; ++i) ptr[i] = pos[i];
+        const uint32_t window = n + rng_below(8);
+        uint32_t at[MAX_TERMS];
+        const int want = near_slow(pos, count, n, window, 0, 0, 0);
+        const int got = xg_filter_holds(XG_QF_NEAR, ptr, count, n, window, at);
+        CHECK(got == want, "NEAR round %d: %u terms, window %u: got %d, "
+              "want %d", round, n, window, got, want);
+        ++near_held[want];
+    }
+    CHECK(near_held[0] > 1000 && near_held[1] > 1000, "NEAR: too few of one "
+          "outcome: %llu held, %llu did not",
+          (unsigned long long)near_held[1], (unsigned long long)near_held[0]);
+    group_ok("NEAR test against every choice of positions");
 
     /* The decoder: a block of postings with random positions, encoded as
      * positions.h says, read back posting by posting. */

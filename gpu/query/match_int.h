@@ -110,7 +110,9 @@ static inline int filter_passes(const struct xg_qfilter *f, const struct cursor 
         pos[i] = b->v + start[i];
         count[i] = (uint32_t)(start[i + 1] - start[i]);
     }
-    *passed = (uint8_t)xg_phrase_holds(pos, count, f->n, f->window);
+    uint32_t at[XG_QUERY_MAX_LEAVES];
+    *passed = (uint8_t)xg_filter_holds(f->kind, pos, count, f->n, f->window,
+                                       at);
     return XG_OK;
 }
 

@@ -15,12 +15,20 @@
  *    after the last; positions only move right as the first one does, so
  *    when a chain cannot be completed no later start can, and that greedy
  *    chain is what is tested here too.
+ *  - XG_QF_NEAR (NearPostList::test_doc): one position of each term, all
+ *    different, within a span of window positions (last - first <
+ *    window), in any order.  Xapian slides a window over the terms' lists
+ *    (a heap of their current positions, the lowest moved up to the
+ *    highest - window + 1); for terms whose positions in a document are
+ *    all different (the converter refuses a term repeated in a NEAR) that
+ *    decides exactly this, and so does the slide here.
  */
 #ifndef XG_PHRASE_H
 #define XG_PHRASE_H
 
 #include <stdint.h>
 
+#include "../query_shape.h"
 #include "../runtime/host_device.h"
 
 /* The first index in a[0, n) whose value is >= v (n if none). */
@@ -64,6 +72,48 @@ XG_HOST_DEVICE static inline int xg_phrase_holds(const uint32_t *const *pos,
         if (last - first + 1 <= window) return 1;
     }
     return 0;
+}
+
+XG_HOST_DEVICE static inline int xg_near_holds(const uint32_t *const *pos,
+                                               const uint32_t *count,
+                                               uint32_t n, uint32_t window,
+                                               uint32_t *at)
+{
+    for (uint32_t i = 0; i < n; ++i) {
+        if (!count[i]) return 0;
+        at[i] = 0;
+    }
+    for (;;) {
+        uint32_t lo = 0;
+        uint64_t hi = pos[0][at[0]];
+        for (uint32_t i = 1; i < n; ++i) {
+            if (pos[i][at[i]] < pos[lo][at[lo]]) lo = i;
+            if (pos[i][at[i]] > hi) hi = pos[i][at[i]];
+        }
+        if (hi - pos[lo][at[lo]] < window) {
+            int distinct = 1;
+            for (uint32_t i = 0; i < n && distinct; ++i)
+                for (uint32_t j = i + 1; j < n; ++j)
+                    if (pos[i][at[i]] == pos[j][at[j]]) { distinct = 0; break; }
+            if (distinct) return 1;
+            if (++at[lo] == count[lo]) return 0;
+            continue;
+        }
+        const uint64_t from = hi - window + 1;
+        at[lo] = xg_phrase_lower(pos[lo], count[lo], from);
+        if (at[lo] == count[lo]) return 0;
+    }
+}
+
+/* The filter of kind `kind` (enum xg_qfilter_kind); `at` has room for n. */
+XG_HOST_DEVICE static inline int xg_filter_holds(uint32_t kind,
+                                                 const uint32_t *const *pos,
+                                                 const uint32_t *count,
+                                                 uint32_t n, uint32_t window,
+                                                 uint32_t *at)
+{
+    return kind == XG_QF_NEAR ? xg_near_holds(pos, count, n, window, at)
+                     : xg_phrase_holds(pos, count, n, window);
 }
 
 #endif
