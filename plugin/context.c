@@ -161,6 +161,11 @@ void xg_context_routes(const xg_context *c, uint64_t *counts)
     xg_router_routes(c->router, counts);
 }
 
+void xg_context_unserved(const xg_context *c, char *buf, size_t n)
+{
+    xg_router_unserved(c->router, buf, n);
+}
+
 /* Append s to a growable array under pool_lock; 0 or -1 (no memory). */
 static int push(xg_handle ***a, size_t *n, size_t *cap, xg_handle *s);
 

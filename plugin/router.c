@@ -23,6 +23,7 @@
 #include "../gpu/runtime/clock.h"
 #include "../gpu/runtime/error.h"
 #include "../gpu/runtime/knobs.h"
+#include "unserved.h"
 #include "../gpu/runtime/tuning.h"
 #include "cost_model.h"
 #include "cpu_load.h"
@@ -48,6 +49,7 @@ struct xg_router {
     _Atomic int dispatch_ready;     /* dispatch (or its absence) is final */
     _Atomic int gpu_lost;           /* the device failed for good */
     _Atomic uint64_t faults;
+    struct xg_unserved unserved;    /* stock:unsupported, by reason */
     /* Route counts, striped so that threads counting every query do not
      * all write one cache line; summed when read. */
     struct {
@@ -75,6 +77,16 @@ void xg_router_count(xg_router *r, int route)
     if (route >= 0 && route < XG_ROUTE_COUNT)
         atomic_fetch_add_explicit(&r->routes[thread_stripe].n[route], 1,
                                   memory_order_relaxed);
+}
+
+void xg_router_note_unserved(xg_router *r, const char *why)
+{
+    xg_unserved_note(&r->unserved, why);
+}
+
+void xg_router_unserved(xg_router *r, char *buf, size_t n)
+{
+    xg_unserved_format(&r->unserved, buf, n);
 }
 
 void xg_router_routes(const xg_router *r, uint64_t *counts)
@@ -200,6 +212,7 @@ int xg_router_open(xg_handle *base, const struct xg_router_opts *o,
     xg_cpu_load_init(&r->load, NULL);
     r->no_pressure = xg_knob_no_pressure();
     pthread_mutex_init(&r->gpu_lock, NULL);
+    xg_unserved_init(&r->unserved);
     int rc = load_model(r);
     r->o.cost_model = NULL; /* the caller's string: read, not kept */
     if (rc) {
@@ -221,6 +234,7 @@ void xg_router_close(xg_router *r)
     xg_dispatch_stop(r->dispatch);
     if (r->cpu_limited) sem_destroy(&r->cpu_slots);
     pthread_mutex_destroy(&r->gpu_lock);
+    xg_unserved_destroy(&r->unserved);
     free(r);
 }
 
@@ -353,10 +367,14 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
 }
 
 /* The route for a query that cannot be prepared (rc): an unusable index
- * says why; otherwise a shape the engines do not serve. */
-static int unprepared_route(xg_handle *h, int rc)
+ * says why; otherwise a shape the engines do not serve, counted under
+ * the shim's reason. */
+static int unprepared_route(xg_router *r, xg_handle *h, int rc)
 {
-    if (xg_handle_index(h)) return XG_ROUTE_STOCK_UNSUPPORTED;
+    if (xg_handle_index(h)) {
+        xg_router_note_unserved(r, xg_last_error());
+        return XG_ROUTE_STOCK_UNSUPPORTED;
+    }
     (void)rc;
     return xg_handle_index_rc(h) == XG_ERR_STALE ? XG_ROUTE_STOCK_STALE
                                                  : XG_ROUTE_STOCK_DAMAGED;
@@ -390,6 +408,7 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
     }
     if (k64 > 0xffffffffu) {
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
+        xg_router_note_unserved(r, "an MSet of 2^32 or more");
         return XG_OK;
     }
     const uint32_t k = (uint32_t)k64;
@@ -398,7 +417,7 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
     if (rc == XG_ERR_NOMEM) return rc;
     if (rc) {
         /* No usable index, or a query the shim could not read: stock. */
-        *route = unprepared_route(r->base, rc);
+        *route = unprepared_route(r, r->base, rc);
         return XG_OK;
     }
     /* Through Enquire, Xapian weighs the accelerated query itself, and its
@@ -411,6 +430,9 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
      * search.c.) */
     if (r->o.front == XG_FRONT_ENQUIRE &&
         (pq->q.n_filters || pq->q.op == XG_QOP_TREE)) {
+        xg_router_note_unserved(r, pq->q.op == XG_QOP_TREE
+                                       ? "the general form through Enquire"
+                                       : "OP_PHRASE through Enquire");
         if (!given) xg_prepared_free(pq);
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
         return XG_OK;
@@ -426,6 +448,7 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
         if (!given) xg_prepared_free(pq);
         if (rc == XG_ERR_NOMEM) return rc;
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
+        xg_router_note_unserved(r, xg_last_error());
         return XG_OK;
     }
     int st = XG_OK;
@@ -454,8 +477,12 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
         if (timed && !st)
             xg_cost_learn(&r->learned, XG_COST_CPU, 1,
                           xg_cost_cpu_and_seconds(&r->model, &f), t1 - t0);
-        if (st == XG_ERR_UNSUPPORTED) *route = XG_ROUTE_STOCK_UNSUPPORTED;
-        else if (st == XG_ERR_NOMEM) rc = st;
+        if (st == XG_ERR_UNSUPPORTED) {
+            *route = XG_ROUTE_STOCK_UNSUPPORTED;
+            xg_router_note_unserved(r, xg_last_error());
+        } else if (st == XG_ERR_NOMEM) {
+            rc = st;
+        }
         else if (st) *route = XG_ROUTE_STOCK_GPU_ERROR; /* an engine error */
     }
     if (!given) xg_prepared_free(pq);
@@ -620,8 +647,10 @@ int xg_router_run_batch(xg_router *r, xg_handle *h,
     }
     /* A query neither engine serves is counted as stock's. */
     for (uint32_t i = 0; !rc && i < n; ++i) {
-        if (status[i] == XG_ERR_UNSUPPORTED && !is_stock(route[i]))
+        if (status[i] == XG_ERR_UNSUPPORTED && !is_stock(route[i])) {
             route[i] = XG_ROUTE_STOCK_UNSUPPORTED;
+            xg_router_note_unserved(r, "refused by the batch");
+        }
         xg_router_count(r, route[i]);
     }
     if (route != route_out && route != &one) free(route);
@@ -643,7 +672,7 @@ int xg_router_search(xg_router *r, xg_handle *h, const xg_xquery *xq,
     if (rc) {
         /* An explicit engine says why it cannot; AUTO lets stock answer. */
         if (engine != XG_ENGINE_AUTO || rc == XG_ERR_NOMEM) return rc;
-        *route = unprepared_route(h, rc);
+        *route = unprepared_route(r, h, rc);
         xg_router_count(r, *route);
         return xg_handle_run_stock(h, xq, p, k, out);
     }
@@ -653,6 +682,7 @@ int xg_router_search(xg_router *r, xg_handle *h, const xg_xquery *xq,
         xg_prepared_free(pq);
         if (engine != XG_ENGINE_AUTO || rc == XG_ERR_NOMEM) return rc;
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
+        xg_router_note_unserved(r, xg_last_error());
         xg_router_count(r, *route);
         return xg_handle_run_stock(h, xq, p, k, out);
     }
@@ -672,7 +702,10 @@ int xg_router_search(xg_router *r, xg_handle *h, const xg_xquery *xq,
         if (!rc) rc = st;
     } else if (*route == XG_ROUTE_CPU) {
         rc = xg_handle_run_cpu(h, pq, p, k, out);
-        if (rc == XG_ERR_UNSUPPORTED) *route = XG_ROUTE_STOCK_UNSUPPORTED;
+        if (rc == XG_ERR_UNSUPPORTED) {
+            *route = XG_ROUTE_STOCK_UNSUPPORTED;
+            xg_router_note_unserved(r, xg_last_error());
+        }
         if (!rc || rc == XG_ERR_UNSUPPORTED) xg_router_count(r, *route);
     } else {
         xg_router_count(r, *route);

@@ -136,6 +136,10 @@ int xg_router_andor_finish(xg_router *r, xg_handle *h,
 void xg_router_count(xg_router *r, int route);
 /* Queries routed each way: counts[XG_ROUTE_COUNT]. */
 void xg_router_routes(const xg_router *r, uint64_t *counts);
+/* One query to stock:unsupported for `why` (the shim's message, or the
+ * front's reason), and all of them so far: "N why; M why" (unserved.h). */
+void xg_router_note_unserved(xg_router *r, const char *why);
+void xg_router_unserved(xg_router *r, char *buf, size_t n);
 /* GPU engine faults taken (batches, at the matcher front; queries, at the
  * Enquire front). */
 uint64_t xg_router_gpu_faults(const xg_router *r);

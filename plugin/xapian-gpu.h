@@ -167,6 +167,11 @@ int xg_context_search(xg_context *ctx, const char *query,
 /* Queries routed each way since opening: counts[XG_ROUTE_COUNT]. */
 void xg_context_routes(const xg_context *ctx, uint64_t *counts);
 
+/* Why the "stock:unsupported" ones went to stock: "N reason; M reason"
+ * (the operator the engines do not serve, or the front that leaves it to
+ * stock), most first, into buf (always terminated). */
+void xg_context_unserved(const xg_context *ctx, char *buf, size_t n);
+
 /* NULL if the index is usable, else why every query goes to stock. */
 const char *xg_context_index_error(const xg_context *ctx);
 

@@ -104,8 +104,8 @@ def main():
               app(a, db, queries, "--threads", "16", "--deadline-ms", "2",
                   "--batch-wait-ms", "1"))
 
-    # Through Enquire a phrase is stock's (docs/plugin.md), as are the
-    # shapes no engine serves.
+    # Through Enquire a phrase and the general form (NEAR here) are stock's
+    # (docs/plugin.md), as are the shapes no engine serves.
     odd = os.path.join(a.work, "unsupported.tsv")
     with open(odd, "w") as f:
         f.write('1\t"boundary layer" flow\n2\tshock NEAR wave\n'

@@ -146,18 +146,19 @@ static void matcher_pass(const char *what, xg_router *r, xg_handle *h,
 }
 
 static int plain(int q) { return q < n_plain; }
-/* The last three served queries: a phrase and two AND_NOTs.  The GPU
- * leaves them to the CPU matcher without touching the device; through
- * Enquire the phrase is stock's, through serve the AND_NOTs
- * (docs/plugin.md). */
-static int special(int q) { return q >= n_plain - 3 && q < n_plain; }
+/* The last four served queries: a phrase, two AND_NOTs and a NEAR (the
+ * general form).  The GPU leaves them to the CPU matcher without touching
+ * the device; through Enquire the phrase and the NEAR are stock's,
+ * through serve the AND_NOTs and the NEAR (docs/plugin.md). */
+static int special(int q) { return q >= n_plain - 4 && q < n_plain; }
 static int front_stock(int q, int remote)
 {
-    return remote ? q >= n_plain - 2 && q < n_plain : q == n_plain - 3;
+    return remote ? q >= n_plain - 3 && q < n_plain
+                  : q == n_plain - 4 || q == n_plain - 1;
 }
 
-/* Those three under auto with a device: they skip the GPU's batch, the
- * CPU matcher taking ANDs and stock ORs (router.c choose()). */
+/* Those four under auto with a device: they skip the GPU's batch, the
+ * CPU matcher taking ANDs and stock the rest (router.c choose()). */
 static int cpu_side(xg_handle *h, int q, int a, int route)
 {
     return route == (is_and_query(h, q, a) ? XG_ROUTE_CPU
@@ -294,6 +295,19 @@ static void context_front_pass(const char *what, const char *db, int engine,
     memcpy(last_counts, counted, sizeof counted);
     CHECK(!memcmp(mine, counted, sizeof mine), "%s: the context's route "
           "counts are not the routes it returned", what);
+    /* Every stock:unsupported query is counted under a reason. */
+    char why[2048];
+    xg_context_unserved(ctx, why, sizeof why);
+    uint64_t reasons = 0;
+    for (const char *p = why; *p;) {
+        reasons += strtoull(p, NULL, 10);
+        const char *next = strstr(p, "; ");
+        p = next ? next + 2 : p + strlen(p);
+    }
+    CHECK(reasons == counted[XG_ROUTE_STOCK_UNSUPPORTED], "%s: %llu "
+          "stock:unsupported, %llu by reason (%s)", what,
+          (unsigned long long)counted[XG_ROUTE_STOCK_UNSUPPORTED],
+          (unsigned long long)reasons, why);
     printf("ok %s:", what);
     for (int i = 0; i < XG_ROUTE_COUNT; ++i)
         if (counted[i]) printf(" %s %llu", xg_route_name(i),
@@ -356,7 +370,7 @@ static void learning_pass(const char *db, const char *model)
     }
     const struct xg_cost_learned *l = xg_router_learned(r);
     const double sf = xg_cost_learned_factor(l, XG_COST_STOCK, 0);
-    const int n_learn = n_plain - 2;    /* the two AND_NOTs skipped */
+    const int n_learn = n_plain - 3;    /* the AND_NOTs and NEAR skipped */
     CHECK(stock[0] == (uint32_t)n_learn, "learning: before, %u of %d ORs on "
           "stock", stock[0], n_learn);
     /* The first after: the GPU's price has seen no batch yet.  Later ones
@@ -522,15 +536,17 @@ int main(int argc, char **argv)
              db, damaged, db, bad, damaged);
     if (system(cmd) != 0) return 1;
 
-    /* Queries: plain words from the sample, a phrase, NOT and a prefix
-     * negation, then shapes the engines do not serve (NEAR, XOR). */
+    /* Queries: plain words from the sample, a phrase, NOT, a prefix
+     * negation and NEAR, then shapes the engines do not serve (XOR, a
+     * NEAR of one term twice). */
     if ((n_texts = sample_queries(qpath, texts, NQ)) <= 0) return 1;
     strcpy(texts[n_texts++], "\"boundary layer\" flow");
     strcpy(texts[n_texts++], "shock NOT wave");
     strcpy(texts[n_texts++], "heat -transfer");
-    n_plain = n_texts;
     strcpy(texts[n_texts++], "shock NEAR wave");
+    n_plain = n_texts;
     strcpy(texts[n_texts++], "shock XOR wave");
+    strcpy(texts[n_texts++], "shock NEAR shock");
 
     /* Stock's answers: the reference for every engine. */
     const char *paths[] = {db};

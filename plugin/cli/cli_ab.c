@@ -327,6 +327,11 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
     if (j.ctx) {
         xg_context_routes(j.ctx, run->reasons);
         for (int r = 0; r < XG_ROUTE_COUNT; ++r) run->reasons[r] -= before[r];
+        char why[1024];
+        xg_context_unserved(j.ctx, why, sizeof why);
+        if (*why)
+            fprintf(stderr, "%s: stock:unsupported by reason (warm-up "
+                    "included): %s\n", run->name, why);
         /* Where the dispatcher's time went, as serve prints it. */
         struct xg_router_batches b;
         xg_router_batches(xg_context_router(j.ctx), &b);

@@ -79,6 +79,9 @@ static void retire_close(struct xg_serve_engines *e, xg_context *c)
 {
     if (e->o->engine == XG_ENGINE_AUTO) log_learned(c);
     if (e->o->threads) log_cpu_peak(e->o, c);
+    char why[1024];
+    xg_context_unserved(c, why, sizeof why);
+    if (*why) xg_serve_log("stock:unsupported by reason: %s", why);
     uint64_t counts[XG_ROUTE_COUNT];
     xg_context_routes(c, counts);
     struct xg_router_batches b;

@@ -133,21 +133,33 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
     uint64_t qlen;
     int served = settings_served(p, n, &xg_context_options(s->ctx)->bm25,
                                  &qp, &qn, &qlen);
+    const char *why = "weighting or match settings";
     /* A query Xapian cannot read goes to the child, which reports it. */
-    if (served && xg_shim_query_unserialise(qp, qn, &s->xq)) served = 0;
+    if (served && xg_shim_query_unserialise(qp, qn, &s->xq)) {
+        served = 0;
+        why = "a query the shim cannot read";
+    }
     if (served) {
         const int prc = xg_handle_prepare_terms(s->h, s->xq, &s->pq);
         if (prc == XG_ERR_NOMEM) return -1;
         /* AND_NOT's factor-0 leaves are not among Xapian's subqueries
          * (percentages) nor weighed like the rest: the child answers, as
          * it does the general form (AND_NOT, FILTER, ... in the tree). */
-        if (prc || s->pq->q.n_leaves == 0 || s->pq->q.n_negated ||
-            s->pq->q.op == XG_QOP_TREE ||
-            s->pq->q.query_length != qlen)
+        if (prc) {
             served = 0;
+            why = xg_last_error();
+        } else if (s->pq->q.n_leaves == 0 || s->pq->q.query_length != qlen) {
+            served = 0;
+            why = "an empty query or another query length";
+        } else if (s->pq->q.n_negated || s->pq->q.op == XG_QOP_TREE) {
+            served = 0;
+            why = s->pq->q.n_negated ? "OP_AND_NOT through serve"
+                                     : "the general form through serve";
+        }
     }
     if (!served) {
         forget(s);
+        xg_router_note_unserved(router, why);
         xg_router_count(router, XG_ROUTE_STOCK_UNSUPPORTED);
         return 0;
     }

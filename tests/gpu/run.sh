@@ -82,6 +82,12 @@
 #                  QueryParser turns into phrases and on 5,000 queries of
 #                  hyphenated terms from the text
 #                  (tests/gpu/phrase_queries.py), every MSet compared
+#   general        the postlist-tree matcher (general form, Omega's
+#                  phrases) on real text: ab of the 50,000 TREC queries in
+#                  --omega form, then bench (16 threads, median of 3) of
+#                  stock and the CPU matcher on 5,000 queries of every
+#                  default QueryParser operator (OR, AND, --omega) and on
+#                  10,000 TREC queries in --omega form
 #   servebench     xapian-gpu serve (engine gpu, auto) against
 #                  xapian-tcpsrv on the real-text collection: 1, 16, 64
 #                  C++ clients (tests/bench_remote.cc) and python3-xapian
@@ -597,6 +603,32 @@ PY
                     "$OUT/phrases-$qf-$op.log" | sed 's/^/    /' \
                     | tee -a "$SUMMARY"
             done
+        done
+        ;;
+    general)
+        # The postlist-tree matcher on real text: Omega's form of the TREC
+        # queries (phrases become ORs of phrases in the AND), and queries
+        # of every default QueryParser operator drawn from the documents
+        # (ab_test.phrase_queries), against stock at 16 threads.
+        prepare_collections 0 rt || exit 1
+        python3 -c "import sys; sys.path.insert(0, 'tests'); import ab_test
+print(ab_test.phrase_queries('/tmp/realtext.tsv', '/tmp/xg-ops.tsv', 5000))" \
+            > "$OUT/general-ops.log" 2>&1
+        note "general form, real text: $(cat "$OUT/general-ops.log") operator queries"
+        $CT $B ab --db "$rt" --omega --threads 16 \
+            --queries .device-carry/realtext/trec-tb-2005-efficiency.tsv \
+            --engines xapian,cpu > "$OUT/general-cover-omega.log" 2>&1
+        note "TREC 50,000, --omega: $(grep -m1 '^queries' "$OUT/general-cover-omega.log")"
+        head -10000 .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-trec10k.tsv
+        for spec in "xg-ops or" "xg-ops and" "xg-ops omega" "xg-trec10k omega"; do
+            set -- $spec
+            mode="--op $2"; [ "$2" = omega ] && mode=--omega
+            $CT $B bench --db "$rt" --queries "/tmp/$1.tsv" -k 10 $mode \
+                --threads 16 --repeat 3 --engines xapian,cpu \
+                > "$OUT/general-$1-$2.log" 2>&1
+            note "$1, $2 (exit $?):"
+            grep -E '^(xapian|cpu) |identical|differ|unsupported' \
+                "$OUT/general-$1-$2.log" | sed 's/^/    /' | tee -a "$SUMMARY"
         done
         ;;
     overhead)
