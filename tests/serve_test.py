@@ -319,7 +319,7 @@ def read_queries(sample):
 # lighter set for every ir-data collection.
 SETTINGS = ((10, 0, 0), (10, 0, 11), (100, 0, 0), (100, 0, 101), (10, 7, 0),
             (10, 95, 0))
-COLLECTION_SETTINGS = ((10, 0, 0), (100, 0, 101), (10, 7, 0))
+COLLECTION_SETTINGS = ((10, 0, 0), (100, 0, 101))
 
 
 def stock_disagrees(refdb, q, k, first, got, ref):
