@@ -25,6 +25,7 @@
 #include "../gpu/runtime/knobs.h"
 #include "unserved.h"
 #include "../gpu/runtime/tuning.h"
+#include "../gpu/query/match_ref.h"
 #include "cost_model.h"
 #include "cpu_load.h"
 #include "dispatch.h"
@@ -332,12 +333,17 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
                    ? XG_ROUTE_CPU : XG_ROUTE_STOCK_NO_DEVICE;
     }
     /* The GPU leaves position filters, AND_NOT and the general form to
-     * the CPU matcher, so they skip the batch: the CPU matcher for ANDs,
-     * stock for the rest (at 16 threads on real text the CPU matcher ran
-     * phrase ANDs at 1.06-1.59x stock and phrase ORs at 0.47-0.61x,
-     * docs/benchmarks.md; the general form is not measured yet). */
+     * the CPU matcher, so they skip the batch: the CPU matcher for ANDs
+     * it walks directly, stock for the rest.  At 16 threads on real text
+     * (docs/benchmarks.md) the direct matcher ran phrase ANDs at
+     * 1.06-1.59x stock and phrase ORs at 0.47-0.61x; the postlist-tree
+     * matcher (the general form, phrases in an AND's ORs) ran operator
+     * queries at 0.6x stock as ORs, 1.0x as ANDs and 0.5x in Omega's
+     * form. */
     if (pq->q.n_filters || pq->q.n_negated || pq->q.op == XG_QOP_TREE) {
-        if (engine == XG_ENGINE_GPU || f->is_and) return XG_ROUTE_CPU;
+        if (engine == XG_ENGINE_GPU ||
+            (f->is_and && !xg_match_needs_tree(&pq->q)))
+            return XG_ROUTE_CPU;
         return XG_ROUTE_STOCK_CHEAPER;
     }
     double excess;

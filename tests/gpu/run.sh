@@ -620,15 +620,16 @@ print(ab_test.phrase_queries('/tmp/realtext.tsv', '/tmp/xg-ops.tsv', 5000))" \
             --engines xapian,cpu > "$OUT/general-cover-omega.log" 2>&1
         note "TREC 50,000, --omega: $(grep -m1 '^queries' "$OUT/general-cover-omega.log")"
         head -10000 .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-trec10k.tsv
-        for spec in "xg-ops or" "xg-ops and" "xg-ops omega" "xg-trec10k omega"; do
-            set -- $spec
-            mode="--op $2"; [ "$2" = omega ] && mode=--omega
-            $CT $B bench --db "$rt" --queries "/tmp/$1.tsv" -k 10 $mode \
+        # (not `set --`: the stage loop reads the positional parameters)
+        for spec in xg-ops:or xg-ops:and xg-ops:omega xg-trec10k:omega; do
+            qf=${spec%:*} form=${spec#*:}
+            mode="--op $form"; [ "$form" = omega ] && mode=--omega
+            $CT $B bench --db "$rt" --queries "/tmp/$qf.tsv" -k 10 $mode \
                 --threads 16 --repeat 3 --engines xapian,cpu \
-                > "$OUT/general-$1-$2.log" 2>&1
-            note "$1, $2 (exit $?):"
+                > "$OUT/general-$qf-$form.log" 2>&1
+            note "$qf, $form (exit $?):"
             grep -E '^(xapian|cpu) |identical|differ|unsupported' \
-                "$OUT/general-$1-$2.log" | sed 's/^/    /' | tee -a "$SUMMARY"
+                "$OUT/general-$qf-$form.log" | sed 's/^/    /' | tee -a "$SUMMARY"
         done
         ;;
     overhead)
