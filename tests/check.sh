@@ -5,7 +5,7 @@
 # and the command-line suites that reach the index reader (with its
 # fuzzer), the text readers and the weight and n-gram paths; last the
 # soak (test_soak.c) with leak detection, and the libFuzzer targets of
-# tests/fuzz (clang, ASan+UBSan), 20 s each.  The
+# tests/fuzz (clang, ASan+UBSan), 15 s each.  The
 # slowest suites (the A/B comparisons, serve, the emulated GPU pipelines)
 # run only in the first build, to keep the whole within CI's time.
 set -e
@@ -34,4 +34,4 @@ UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
     build-san/tests/test_soak tests/sample/cranfield build-san/soak-work 16 600
 
-sh tests/fuzz/run.sh 20 "$PWD/build-fuzz/work"
+sh tests/fuzz/run.sh 15 "$PWD/build-fuzz/work"
