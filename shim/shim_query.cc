@@ -575,6 +575,10 @@ int tree_node(const Xapian::Query &q, double factor, int depth,
     default:
         return unsupported(t, inside);
     }
+    /* The plan builds AND_NOT's and AND_MAYBE's right side as an OR of
+     * their later operands: one at least. */
+    if (n < 2 && (kind == XG_QN_AND_NOT || kind == XG_QN_AND_MAYBE))
+        return unsupported(t, inside);
     for (size_t i = 0; i < n; ++i) {
         const double f = i > 0 && (kind == XG_QN_FILTER ||
                                    kind == XG_QN_AND_NOT) ? 0.0 : factor;
