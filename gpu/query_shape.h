@@ -58,8 +58,37 @@ enum xg_qnode_kind {
     XG_QN_AND_NOT,      /* arg: kids; the later ones unweighted */
     XG_QN_AND_MAYBE,    /* arg: kids */
     XG_QN_PHRASE,       /* arg: filter */
-    XG_QN_SCALE         /* one kid */
+    XG_QN_SCALE,        /* one kid */
+    XG_QN_SYN,          /* arg: syn; one kid, an OR context of its own */
+    XG_QN_WILDCARD      /* arg: wildcard; no kid (xg_query_expand_wildcards
+                           replaces it with its terms' leaves) */
 };
+
+/* OP_SYNONYM, and what a wildcard expands to (QueryWildcard::postlist):
+ * the OR of its kid's operands built in an OR context of its own, and,
+ * where factor != 0, weighed as one term (SynonymPostList: the wdfs
+ * summed, clamped to the document's length; the termfreq estimated from
+ * the OR tree; wqf 1).  Its leaves are unweighted (factor 0). */
+struct xg_qsyn {
+    double factor;      /* 0: an unweighted OR context, no synonym */
+};
+
+/* OP_WILDCARD before expansion: its pattern is leaf `leaf` (factor 0,
+ * wqf 1: QueryWildcard::get_length()), to become the index's terms that
+ * start with it, in byte order, as Database::allterms(pattern) lists
+ * them. */
+struct xg_qwild {
+    uint32_t leaf;
+    uint32_t max_expansion;     /* 0: no limit */
+    uint32_t max_type;          /* XG_WILDCARD_LIMIT_* */
+};
+
+/* Query::WILDCARD_LIMIT_ERROR and _FIRST's values (the only two served). */
+#define XG_WILDCARD_LIMIT_ERROR 0u
+#define XG_WILDCARD_LIMIT_FIRST 1u
+
+#define XG_QUERY_MAX_SYNS 256u
+#define XG_QUERY_MAX_WILDCARDS 256u
 
 struct xg_qnode {
     uint16_t kind;      /* enum xg_qnode_kind */
@@ -102,12 +131,16 @@ struct xg_query {
     int op;                     /* enum xg_qop */
     uint32_t n_leaves;          /* 0: matches nothing */
     uint32_t n_groups;
-    uint32_t query_length;      /* sum of wqf over the leaves (BM25 k2) */
+    uint32_t query_length;      /* sum of wqf over the leaves before any
+                                   wildcard's expansion (BM25 k2) */
     uint32_t n_filters;         /* position filters (0: none) */
     uint32_t n_negated;         /* negated leaves (0: no OP_AND_NOT) */
     uint32_t n_nodes;           /* XG_QOP_TREE: its nodes */
+    uint32_t n_syns, n_wildcards;   /* XG_QOP_TREE: XG_QN_SYN/WILDCARD's */
     struct xg_qfilter filters[XG_QUERY_MAX_FILTERS];
     struct xg_qnode nodes[XG_QUERY_MAX_NODES];
+    struct xg_qsyn syns[XG_QUERY_MAX_SYNS];
+    struct xg_qwild wildcards[XG_QUERY_MAX_WILDCARDS];
     struct xg_qleaf leaves[XG_QUERY_MAX_LEAVES];
     char *strbuf;               /* owned; freed by xg_query_free() */
 };
@@ -124,10 +157,12 @@ void xg_query_free(struct xg_query *q);
  *   XG_PLAN_FILTER f  pop (m, w); push (m && filter f passes, w)
  *   XG_PLAN_AND_NOT   pop r, l; push (l and not r, l's weight)
  *   XG_PLAN_AND_MAYBE pop r, l; push (l, l + r where r matches, else l)
- * The last two come only from XG_QOP_TREE queries. */
+ *   XG_PLAN_SYN s     the OR tree below is synonym s: its weight is the
+ *                     summed wdf's, not the kids' (the tree matcher's only)
+ * The last three come only from XG_QOP_TREE queries. */
 enum xg_plan_kind {
     XG_PLAN_LEAF = 1, XG_PLAN_OR2 = 2, XG_PLAN_AND = 3, XG_PLAN_FILTER = 4,
-    XG_PLAN_AND_NOT = 5, XG_PLAN_AND_MAYBE = 6
+    XG_PLAN_AND_NOT = 5, XG_PLAN_AND_MAYBE = 6, XG_PLAN_SYN = 7
 };
 
 struct xg_plan_op {
@@ -135,7 +170,8 @@ struct xg_plan_op {
     uint16_t arg;   /* leaf index (LEAF) or number of kids (AND) */
 };
 
-#define XG_PLAN_MAX_OPS (3u * XG_QUERY_MAX_LEAVES + XG_QUERY_MAX_FILTERS)
+#define XG_PLAN_MAX_OPS (3u * XG_QUERY_MAX_LEAVES + XG_QUERY_MAX_FILTERS + \
+                         XG_QUERY_MAX_SYNS)
 
 struct xg_plan {
     uint32_t n_ops;

@@ -15,6 +15,10 @@
 #include "../shim/xg_shim.hh"
 #include "context.h"
 
+static_assert(Xapian::QueryParser::FLAG_DEFAULT == XG_PARSE_FLAG_DEFAULT &&
+              Xapian::QueryParser::FLAG_WILDCARD == XG_PARSE_FLAG_WILDCARD,
+              "xapian-gpu.h's parser flags are QueryParser's");
+
 using xapian_gpu::ResultSource;
 using xapian_gpu::ShardResult;
 

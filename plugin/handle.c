@@ -18,6 +18,7 @@
 #include "../gpu/runtime/knobs.h"
 #include "../gpu/query/match_ref.h"
 #include "../gpu/query/engine.h"
+#include "../gpu/query/wildcard.h"
 
 struct xg_handle {
     xg_db *db;
@@ -329,6 +330,8 @@ int xg_handle_prepare_terms(xg_handle *s, const xg_xquery *xq,
     pq->plans = NULL;
     pq->stats = NULL;
     int rc = xg_shim_xquery_convert(xq, &pq->q);
+    if (!rc && (rc = xg_query_expand_wildcards(&pq->q, s->ix)))
+        xg_query_free(&pq->q);
     if (rc) {
         free(pq);
         return rc;

@@ -53,11 +53,15 @@ struct xg_search_opts {
                                    finds fewer than k (seed 003 §8.3) */
     int stem_english;           /* 1: Stem("english"), STEM_SOME; 0: none */
     const char *stopper;        /* NULL or "english" */
-    unsigned parser_flags;      /* 0: QueryParser::FLAG_DEFAULT */
+    unsigned parser_flags;      /* QueryParser flags (XG_PARSE_FLAG_*);
+                                   0: FLAG_DEFAULT */
     struct xg_bm25_params bm25;
     int omega;                  /* 1: build queries as Omega does by
                                    default (prefixes, stopper; docs/cli.md) */
 };
+/* QueryParser::FLAG_DEFAULT and FLAG_WILDCARD, for parser_flags. */
+#define XG_PARSE_FLAG_DEFAULT 7u
+#define XG_PARSE_FLAG_WILDCARD 16u
 #define XG_SEARCH_DEFAULTS {XG_ENGINE_CPU, 10, 0, 1, NULL, 0, XG_BM25_DEFAULTS, 0}
 
 typedef struct xg_searcher xg_searcher;

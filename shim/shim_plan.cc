@@ -42,10 +42,11 @@ struct Node {
     int leaf;           ///< leaf index, or -1 for an OR node / a clause
     Node *l = nullptr;  ///< OR, AND_NOT, AND_MAYBE: left kid; SELECT: source
     Node *r = nullptr;  ///< OR, AND_NOT, AND_MAYBE: right kid
-    int filter = -1;    ///< a clause or SELECT: its position filter
+    int filter = -1;    ///< a clause or SELECT: its position filter; a
+                        ///< synonym: its xg_qsyn
     std::vector<Node *> kids;   ///< a clause or AND: the AND's kids, in order
     uint16_t op = 0;    ///< general form: XG_PLAN_AND, FILTER (a SELECT),
-                        ///< AND_NOT or AND_MAYBE; 0: as above
+                        ///< AND_NOT, AND_MAYBE or SYN; 0: as above
 
     Node(uint32_t e, int lf, Node *a = nullptr, Node *b = nullptr)
         : est(e), leaf(lf), l(a), r(b) {}
@@ -183,8 +184,10 @@ class PlanBuilder {
  * AND_MAYBE add their left side and put the rest in the context's NOT and
  * MAYBE ORs; AndContext::postlist() is then MultiAnd, AND_NOT, the
  * filters, AND_MAYBE.  Anything else (a SCALE_WEIGHT too) is a postlist
- * of its own.  The estimates: AndNotPostList's l * (1 - r / dbsize),
- * AndMaybePostList's l. */
+ * of its own.  A synonym (or a wildcard's expansion) is an OrContext of
+ * its own, whose ORs join it, under a SynonymPostList where weighted.  The
+ * estimates: AndNotPostList's l * (1 - r / dbsize), AndMaybePostList's l,
+ * SynonymPostList's its OR's. */
 struct QNode {
     xg_qnode n;
     std::vector<QNode *> kids;
@@ -202,8 +205,13 @@ class TreeBuilder {
         for (uint32_t i = 0; i < q->n_nodes; ++i) {
             qnodes.emplace_back(new QNode{q->nodes[i], {}});
             QNode *x = qnodes.back().get();
+            /* A wildcard is planned once expanded, over the index's terms. */
+            if (x->n.kind == XG_QN_WILDCARD ||
+                (x->n.kind == XG_QN_SYN && x->n.arg >= q->n_syns))
+                return nullptr;
             size_t k = x->n.kind == XG_QN_LEAF || x->n.kind == XG_QN_PHRASE
-                           ? 0 : x->n.kind == XG_QN_SCALE ? 1 : x->n.arg;
+                           ? 0 : x->n.kind == XG_QN_SCALE ||
+                                 x->n.kind == XG_QN_SYN ? 1 : x->n.arg;
             if (k > st.size() || (k == 0 && x->n.kind != XG_QN_LEAF &&
                                   x->n.kind != XG_QN_PHRASE))
                 return nullptr;
@@ -218,6 +226,17 @@ class TreeBuilder {
         switch (x->n.kind) {
         case XG_QN_LEAF: return b.leaf(x->n.arg, df[x->n.arg]);
         case XG_QN_SCALE: return build(x->kids[0]);
+        case XG_QN_SYN: {
+            /* Its own OrContext; SynonymPostList's estimate is its OR's. */
+            std::vector<Node *> pls;
+            or_like(x->kids[0], pls);
+            Node *pl = b.or_tree(pls);
+            if (q->syns[x->n.arg].factor == 0) return pl;
+            Node *syn = b.node(pl->est, XG_PLAN_SYN);
+            syn->l = pl;
+            syn->filter = x->n.arg;
+            return syn;
+        }
         case XG_QN_OR: {
             std::vector<Node *> pls;
             for (const QNode *k : x->kids) or_like(k, pls);
@@ -332,9 +351,8 @@ bool emit_tree(const Node *n, struct xg_plan *out)
             if (!emit_tree(k, out)) return false;
         return emit(out, XG_PLAN_AND, (uint16_t)n->kids.size());
     }
-    if (n->op == XG_PLAN_FILTER)
-        return emit_tree(n->l, out) &&
-               emit(out, XG_PLAN_FILTER, (uint16_t)n->filter);
+    if (n->op == XG_PLAN_FILTER || n->op == XG_PLAN_SYN)
+        return emit_tree(n->l, out) && emit(out, n->op, (uint16_t)n->filter);
     if (n->op)
         return emit_tree(n->l, out) && emit_tree(n->r, out) &&
                emit(out, n->op, 0);

@@ -49,6 +49,7 @@
 #include "shim_int.h"
 #include "xg_shim.hh"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -510,6 +511,8 @@ int walk_and(const Xapian::Query &q, uint32_t &n_groups, double factor,
  * parent's context. */
 struct tree_shape : shape {
     std::vector<xg_qnode> nodes;
+    std::vector<xg_qsyn> syns;
+    std::vector<xg_qwild> wildcards;
 };
 
 int push_node(tree_shape &out, uint16_t kind, size_t arg)
@@ -519,6 +522,90 @@ int push_node(tree_shape &out, uint16_t kind, size_t arg)
                             "more than %u nodes", XG_QUERY_MAX_NODES);
     out.nodes.push_back(xg_qnode{kind, (uint16_t)arg});
     return XG_OK;
+}
+
+int tree_node(const Xapian::Query &q, double factor, int depth,
+              const char *inside, tree_shape &out);
+
+/* A synonym node over what was pushed since `kids` nodes ago (an OR when
+ * more than one). */
+int push_syn(tree_shape &out, double factor, size_t kids)
+{
+    int rc = XG_OK;
+    if (kids > 1 && (rc = push_node(out, XG_QN_OR, kids)))
+        return rc;
+    if (out.syns.size() >= XG_QUERY_MAX_SYNS)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: more than %u "
+                            "synonyms and wildcards", XG_QUERY_MAX_SYNS);
+    out.syns.push_back(xg_qsyn{factor});
+    return push_node(out, XG_QN_SYN, out.syns.size() - 1);
+}
+
+static_assert(Xapian::Query::WILDCARD_LIMIT_ERROR == XG_WILDCARD_LIMIT_ERROR &&
+              Xapian::Query::WILDCARD_LIMIT_FIRST == XG_WILDCARD_LIMIT_FIRST,
+              "query_shape.h's wildcard limits are Xapian's");
+
+/* OP_WILDCARD from its serialisation (QueryWildcard::serialise): 0x0b,
+ * encode_length(max_expansion), max_type, combiner, encode_length(pattern
+ * length), pattern.  A leaf holds the pattern until
+ * xg_query_expand_wildcards() replaces it with the index's terms. */
+int wildcard_node(const Xapian::Query &q, double factor, tree_shape &out)
+{
+    const std::string s = q.serialise();
+    const unsigned char *p = (const unsigned char *)s.data();
+    const unsigned char *end = p + s.size();
+    uint64_t max_expansion, len;
+    if (p == end || *p++ != 0x0b || !decode_length(p, end, max_expansion) ||
+        end - p < 2)
+        return xg_set_error(XG_ERR_ARG, "query: malformed OP_WILDCARD");
+    const unsigned max_type = *p++, combiner = *p++;
+    if (!decode_length(p, end, len) || len != uint64_t(end - p))
+        return xg_set_error(XG_ERR_ARG, "query: malformed OP_WILDCARD");
+    /* Unweighted, any combiner is an OR; weighted, only OP_SYNONYM's one
+     * weight is served. */
+    if (factor != 0 && combiner != Xapian::Query::OP_SYNONYM)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: OP_WILDCARD "
+                            "combined by %s",
+                            op_name((Xapian::Query::op)combiner));
+    if (max_type != Xapian::Query::WILDCARD_LIMIT_ERROR &&
+        max_type != Xapian::Query::WILDCARD_LIMIT_FIRST)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: OP_WILDCARD "
+                            "limited to its most frequent terms");
+    if (max_expansion > UINT32_MAX)
+        return xg_set_error(XG_ERR_ARG, "query: malformed OP_WILDCARD");
+    if (out.leaves.size() >= XG_QUERY_MAX_LEAVES ||
+        out.wildcards.size() >= XG_QUERY_MAX_WILDCARDS)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: more than %u "
+                            "wildcards", XG_QUERY_MAX_WILDCARDS);
+    leaf l;
+    l.term.assign((const char *)p, (size_t)len);
+    l.wqf = 1;
+    l.group = 0;
+    l.factor = 0;
+    out.leaves.push_back(l);
+    out.wildcards.push_back(xg_qwild{(uint32_t)out.leaves.size() - 1,
+                                     (uint32_t)max_expansion, max_type});
+    int rc = push_node(out, XG_QN_WILDCARD, out.wildcards.size() - 1);
+    return rc ? rc : push_syn(out, factor, 1);
+}
+
+/* OP_SYNONYM (QueryBranch::do_synonym): its operands unweighted in an OR
+ * context of their own, then weighed as one term.  Served over terms,
+ * wildcards, and ORs and synonyms of those. */
+int synonym_node(const Xapian::Query &q, double factor, int depth,
+                 tree_shape &out)
+{
+    const size_t n = q.get_num_subqueries();
+    for (size_t i = 0; i < n; ++i) {
+        const Xapian::Query sub = q.get_subquery(i);
+        const Xapian::Query::op t = sub.get_type();
+        if (t != Xapian::Query::LEAF_TERM && t != Xapian::Query::OP_WILDCARD &&
+            t != Xapian::Query::OP_OR && t != Xapian::Query::OP_SYNONYM)
+            return unsupported(t, "OP_SYNONYM");
+        int rc = tree_node(sub, 0.0, depth + 1, "OP_SYNONYM", out);
+        if (rc) return rc;
+    }
+    return n ? push_syn(out, factor, n) : XG_OK;
 }
 
 int tree_node(const Xapian::Query &q, double factor, int depth,
@@ -563,6 +650,10 @@ int tree_node(const Xapian::Query &q, double factor, int depth,
         if ((rc = add_phrase(q, factor, 1, [](uint32_t) { return 0u; }, out)))
             return rc;
         return push_node(out, XG_QN_PHRASE, out.filters.size() - 1);
+    case Xapian::Query::OP_SYNONYM:
+        return synonym_node(q, factor, depth, out);
+    case Xapian::Query::OP_WILDCARD:
+        return wildcard_node(q, factor, out);
     case Xapian::Query::OP_OR: kind = XG_QN_OR; break;
     case Xapian::Query::OP_AND: kind = XG_QN_AND; break;
     case Xapian::Query::OP_FILTER: kind = XG_QN_FILTER; break;
@@ -586,6 +677,13 @@ int tree_node(const Xapian::Query &q, double factor, int depth,
             return rc;
     }
     return push_node(out, kind, n);
+}
+
+/* v into the query's fixed array (the shapes check their limits). */
+template <class T> uint32_t copy_out(const std::vector<T> &v, T *out)
+{
+    std::copy(v.begin(), v.end(), out);
+    return (uint32_t)v.size();
 }
 
 /* A query without AND_NOT at its root: op, n_groups and the leaves. */
@@ -738,7 +836,7 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
     if (!out)
         return xg_set_error(XG_ERR_ARG, "xg_shim_xquery_convert: NULL out");
     out->n_leaves = out->n_groups = out->query_length = out->n_filters = 0;
-    out->n_negated = out->n_nodes = 0;
+    out->n_negated = out->n_nodes = out->n_syns = out->n_wildcards = 0;
     out->strbuf = NULL;
     out->op = XG_QOP_OR;
     if (!q)
@@ -795,12 +893,10 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
             length += leaves[i].wqf;
             p += leaves[i].term.size() + 1;
         }
-        for (size_t i = 0; i < sh.filters.size(); ++i)
-            out->filters[i] = sh.filters[i];
-        out->n_filters = (uint32_t)sh.filters.size();
-        for (size_t i = 0; i < ts.nodes.size(); ++i)
-            out->nodes[i] = ts.nodes[i];
-        out->n_nodes = (uint32_t)ts.nodes.size();
+        out->n_filters = copy_out(sh.filters, out->filters);
+        out->n_nodes = copy_out(ts.nodes, out->nodes);
+        out->n_syns = copy_out(ts.syns, out->syns);
+        out->n_wildcards = copy_out(ts.wildcards, out->wildcards);
         out->n_negated = n_negated;
         out->op = op;
         out->n_leaves = (uint32_t)leaves.size();

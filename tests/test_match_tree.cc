@@ -8,11 +8,13 @@
  *  9.844, its terms 4.537).  The CPU matcher answers those queries with
  *  match_tree.c.  For lisa, time and cranfield, one shard and (lisa) two:
  *   1. every bundled query as QueryParser builds it (OR, AND, Omega's
- *      form), and queries built to hold phrases in an AND's ORs: phrases
+ *      form; with wildcards, plain and Omega's), and queries built to hold phrases in an AND's ORs: phrases
  *      of adjacent words of real documents, with words, in ORs under an
  *      AND (Omega's shape of a phrase is an OR of phrases), and the
  *      general form: AND in OR, AND_MAYBE, AND_NOT, FILTER, scaled
- *      subtrees and NEAR (windows 2 to 12).  Each served
+ *      subtrees and NEAR (windows 2 to 12); synonyms and wildcards
+ *      (one shard: over shards the engines leave wildcards to stock).
+ *      Each served
  *      one equals stock's full ranking (check_at_least = the database's
  *      size) at k 10 and 100: docids, order, bit-equal weights.  Where
  *      stock's own top k is not its full ranking's, that is counted
@@ -104,7 +106,7 @@ Xapian::Query phrase(const std::pair<std::string, std::string> &p,
 }
 
 struct Tally {
-    uint32_t served = 0, tree = 0, apart = 0, twins = 0;
+    uint32_t served = 0, tree = 0, apart = 0, twins = 0, syn = 0;
 };
 
 void check_query(xg_searcher *s, const Xapian::Database &db,
@@ -120,6 +122,7 @@ void check_query(xg_searcher *s, const Xapian::Database &db,
         return;
     }
     ++t.served;
+    t.syn += pq->q.n_syns > 0;
     const bool tree = xg_match_needs_tree(&pq->q);
     t.tree += tree;
     /* Stock's full ranking: an MSet of every document never prunes. */
@@ -207,14 +210,26 @@ void check_collection(const std::string &dir, const std::string &work,
     while (std::getline(in, line))
         if (line.find('\t') != std::string::npos)
             texts.push_back(line.substr(line.find('\t') + 1));
-    /* 1. The bundled queries as QueryParser and Omega's setup build them. */
+    /* 1. The bundled queries as QueryParser and Omega's setup build them;
+     * forms 3 and 4 with FLAG_WILDCARD, every third word of four letters
+     * or more cut to its first four and a '*'. */
     for (size_t i = 0; i < texts.size(); ++i)
-        for (int form = 0; form < 3; ++form) {
+        for (int form = 0; form < 5; ++form) {
             struct xg_search_opts o = XG_SEARCH_DEFAULTS;
             o.default_and = form == 1;
-            o.omega = form == 2;
+            o.omega = form == 2 || form == 4;
+            std::string text = texts[i];
+            if (form >= 3) {
+                o.parser_flags = XG_PARSE_FLAG_DEFAULT | XG_PARSE_FLAG_WILDCARD;
+                std::istringstream in(texts[i]);
+                std::string w;
+                text.clear();
+                for (int n = 0; in >> w; ++n)
+                    text += (n % 3 == 1 && w.size() >= 4 && isalpha((unsigned char)w[3])
+                                 ? w.substr(0, 4) + "*" : w) + " ";
+            }
             xg_xquery *x = NULL;
-            if (xg_searcher_parse(s, texts[i].c_str(), &o, &x)) continue;
+            if (xg_searcher_parse(s, text.c_str(), &o, &x)) continue;
             check_query(s, db, xg_shim_xquery_get(x),
                         name + " q" + std::to_string(i) + " form " +
                             std::to_string(form), t);
@@ -262,13 +277,48 @@ void check_collection(const std::string &dir, const std::string &work,
         for (size_t g = 0; g < sizeof general / sizeof general[0]; ++g)
             check_query(s, db, general[g], name + " built " +
                         std::to_string(i) + " G" + std::to_string(g), t);
+        /* Synonyms and wildcards (the first 3 to 5 letters of a word):
+         * alone, in OR, AND, AND_MAYBE, unweighted under AND_NOT and
+         * FILTER, scaled, a repeated term (wdfs that overlap), QueryParser's
+         * several prefixes (a synonym of OR-combined wildcards), and the
+         * limits (the first N; an error past N, which stock throws and the
+         * engines leave to it). */
+        const std::string pre1 = pairs[i].first.substr(0, 3 + i % 3);
+        const std::string pre2 = pairs[i + 2].second.substr(0, 3 + i % 2);
+        Q wc1(Q::OP_WILDCARD, pre1), wc2(Q::OP_WILDCARD, pre2);
+        Q syn3[] = {w1, w2, w3}, rep[] = {w1, w1, w2};
+        Q multi[] = {Q(Q::OP_WILDCARD, pre1, 0, Q::WILDCARD_LIMIT_ERROR,
+                       Q::OP_OR),
+                     Q(Q::OP_WILDCARD, "S" + pre1, 0, Q::WILDCARD_LIMIT_ERROR,
+                       Q::OP_OR),
+                     Q(Q::OP_WILDCARD, pre2, 0, Q::WILDCARD_LIMIT_ERROR,
+                       Q::OP_OR)};
+        Q synonyms[] = {
+            Q(Q::OP_SYNONYM, syn3, syn3 + 3),
+            Q(Q::OP_OR, Q(Q::OP_SYNONYM, rep, rep + 3), w4),
+            wc1,
+            Q(Q::OP_AND, wc1, Q(Q::OP_OR, w3, p1)),
+            Q(Q::OP_OR, wc2, Q(Q::OP_OR, Q(Q::OP_SYNONYM, w2, w4), p1)),
+            Q(Q::OP_AND_NOT, Q(Q::OP_OR, w1, w2), wc2),
+            Q(Q::OP_FILTER, Q(Q::OP_OR, w2, w3), wc1),
+            Q(Q::OP_SYNONYM, multi, multi + 3),
+            Q(Q::OP_AND_MAYBE, Q(Q::OP_OR, w1, w3), wc1),
+            Q(Q::OP_OR, Q(2.0, wc1), Q(Q::OP_AND, w2, wc2)),
+            Q(Q::OP_WILDCARD, pre1, 3, Q::WILDCARD_LIMIT_FIRST),
+            Q(Q::OP_WILDCARD, pre2, 2 + i % 3, Q::WILDCARD_LIMIT_ERROR),
+        };
+        for (size_t g = 0; i % 6 == 0 && g < sizeof synonyms / sizeof synonyms[0]; ++g)
+            check_query(s, db, synonyms[g], name + " built " +
+                        std::to_string(i) + " S" + std::to_string(g), t);
     }
-    printf("%s (%u shard%s): %u queries served, %u by the tree matcher, all "
-           "equal to stock's full ranking at k 10 and 100 (%u where stock's "
-           "top k is not its full ranking's, apart); %u equal from both "
-           "matchers\n", name.c_str(), shards, shards > 1 ? "s" : "",
-           t.served, t.tree, t.apart, t.twins);
+    printf("%s (%u shard%s): %u queries served, %u by the tree matcher (%u "
+           "with synonyms or wildcards), all equal to stock's full ranking "
+           "at k 10 and 100 (%u where stock's top k is not its full "
+           "ranking's, apart); %u equal from both matchers\n", name.c_str(),
+           shards, shards > 1 ? "s" : "", t.served, t.tree, t.syn, t.apart,
+           t.twins);
     if (t.tree == 0) fail(name + ": no query needed the tree matcher");
+    if (t.syn == 0) fail(name + ": no synonym served");
     xg_searcher_close(s);
 }
 

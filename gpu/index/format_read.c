@@ -397,6 +397,15 @@ int64_t xg_fmt_lookup(const struct xg_index *ix, const char *term,
                           term, len);
 }
 
+int xg_fmt_prefix(const struct xg_index *ix, const char *prefix, size_t len,
+                  int (*fn)(void *ctx, uint64_t id, const char *t, size_t n),
+                  void *ctx)
+{
+    return xg_dict_prefix(ix->dict, ix->sec[XG_SEC_DICT].length,
+                          ix->dict_index, ix->n_buckets, ix->hdr->n_terms,
+                          prefix, len, fn, ctx);
+}
+
 static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
                         uint32_t *docs, uint32_t *wdfs, uint32_t *n,
                         uint32_t *bytes);

@@ -64,6 +64,12 @@ int xg_fmt_check_shards(const struct xg_index *ix, uint32_t n_shards,
 int64_t xg_fmt_lookup(const struct xg_index *ix, const char *term,
                       size_t len);
 
+/* xg_dict_prefix over the index's dictionary: fn for each term id that
+ * starts with prefix, in byte order. */
+int xg_fmt_prefix(const struct xg_index *ix, const char *prefix, size_t len,
+                  int (*fn)(void *ctx, uint64_t id, const char *t, size_t n),
+                  void *ctx);
+
 /* Number of 128-posting blocks in a term's list. */
 static inline uint32_t xg_fmt_n_blocks(const struct xg_index *ix, uint64_t t)
 {

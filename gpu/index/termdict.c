@@ -232,6 +232,51 @@ int64_t xg_dict_lookup(const uint8_t *dict, uint64_t dict_len,
     return bucket_scan(dict, dict_len, index, lo, n_terms, -1, term, len);
 }
 
+int xg_dict_prefix(const uint8_t *dict, uint64_t dict_len,
+                   const uint64_t *index, uint64_t n_buckets, uint64_t n_terms,
+                   const char *prefix, size_t len,
+                   int (*fn)(void *ctx, uint64_t id, const char *t, size_t n),
+                   void *ctx)
+{
+    char buf[TERM_MAX];
+    /* The last bucket whose first term is below the prefix: every term
+     * before it is too. */
+    uint64_t lo = 0, hi = n_buckets;
+    while (hi - lo > 1) {
+        uint64_t mid = lo + (hi - lo) / 2, n;
+        const uint8_t *t;
+        if (bucket_head(dict, dict_len, index[mid], &t, &n))
+            return xg_set_error(XG_ERR_FORMAT, "dictionary: bad bucket %llu",
+                                (unsigned long long)mid);
+        if (cmp_bytes((const char *)t, (size_t)n, prefix, len) < 0)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    for (uint64_t b = lo; b < n_buckets; ++b) {
+        if (index[b] > index[b + 1] || index[b + 1] > dict_len)
+            return xg_set_error(XG_ERR_FORMAT, "dictionary: bad bucket %llu",
+                                (unsigned long long)b);
+        const uint8_t *p = dict + index[b], *end = dict + index[b + 1];
+        size_t prev = 0;
+        for (uint64_t i = 0; i < XG_FMT_DICT_BUCKET; ++i) {
+            uint64_t id = b * XG_FMT_DICT_BUCKET + i;
+            if (id >= n_terms) return XG_OK;
+            int64_t n = next_term(&p, end, i == 0, buf, sizeof buf, prev);
+            if (n < 0)
+                return xg_set_error(XG_ERR_FORMAT, "dictionary: bad term %llu",
+                                    (unsigned long long)id);
+            prev = (size_t)n;
+            if ((size_t)n >= len && memcmp(buf, prefix, len) == 0) {
+                if (fn(ctx, id, buf, (size_t)n)) return XG_OK;
+            } else if (cmp_bytes(buf, (size_t)n, prefix, len) > 0) {
+                return XG_OK;   /* past the run */
+            }
+        }
+    }
+    return XG_OK;
+}
+
 int xg_dict_walk(const uint8_t *dict, uint64_t dict_len,
                  const uint64_t *index, uint64_t n_buckets, uint64_t n_terms,
                  void (*fn)(void *ctx, uint64_t id, const char *t, size_t n),

@@ -68,6 +68,16 @@ int64_t xg_dict_lookup(const uint8_t *dict, uint64_t dict_len,
                        uint64_t n_buckets, uint64_t n_terms, const char *term,
                        size_t len);
 
+/* Call fn for each term that starts with `prefix` (every term when len
+ * is 0), in id order, until fn returns nonzero.  Terms are byte-sorted,
+ * so these are one run of ids, found by a binary search over the
+ * buckets' first terms.  Returns XG_OK or XG_ERR_FORMAT. */
+int xg_dict_prefix(const uint8_t *dict, uint64_t dict_len,
+                   const uint64_t *index, uint64_t n_buckets, uint64_t n_terms,
+                   const char *prefix, size_t len,
+                   int (*fn)(void *ctx, uint64_t id, const char *t, size_t n),
+                   void *ctx);
+
 /* Walk every term in id order, checking the encoding; calls fn for each
  * (fn may be NULL).  Returns XG_OK or XG_ERR_FORMAT. */
 int xg_dict_walk(const uint8_t *dict, uint64_t dict_len,

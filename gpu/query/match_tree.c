@@ -29,14 +29,14 @@
 
 #define NONE UINT32_MAX
 
-enum { TN_LEAF, TN_AND, TN_OR, TN_SELECT, TN_AND_NOT, TN_AND_MAYBE };
+enum { TN_LEAF, TN_AND, TN_OR, TN_SELECT, TN_AND_NOT, TN_AND_MAYBE, TN_SYN };
 
 struct tnode {
     uint8_t kind;
     uint8_t lvalid, rvalid;     /* OR: what check() last learnt */
     uint32_t a, b;              /* LEAF: leaf; OR, AND_NOT, AND_MAYBE: l,
                                    r; SELECT: filter, source; AND: first
-                                   kid in kids[], n */
+                                   kid in kids[], n; SYN: its OR, syn */
     uint32_t did;               /* AND: its document (0: at its end) */
     uint32_t lhead, rhead;      /* OR, AND_NOT, AND_MAYBE: where it takes
                                    each branch to be (0: l at its end) */
@@ -51,7 +51,11 @@ struct tree {
     const struct xg_index *ix;
     const struct xg_query *q;
     const struct xg_bm25_query *bq;
+    const struct xg_bm25_params *p;
+    const struct xg_weigh_stats *ws;
+    uint64_t n_docs;            /* the statistics' collection size */
     const double *tw;
+    double syn_tw[XG_QUERY_MAX_SYNS];   /* this shard's synonym weights */
     uint32_t shard, n_shards;
     struct tnode *nodes;
     uint32_t *kids;
@@ -121,6 +125,7 @@ static int tn_at_end(const struct tree *t, uint32_t n)
     case TN_AND: return x->did == 0;
     case TN_OR: return 0;   /* it is replaced before a branch runs out */
     case TN_SELECT: return tn_at_end(t, x->b);
+    case TN_SYN: return tn_at_end(t, x->a);
     default: return x->lhead == 0;
     }
 }
@@ -133,8 +138,32 @@ static uint32_t tn_docid(const struct tree *t, uint32_t n)
     case TN_AND: return x->did;
     case TN_OR: return x->lhead < x->rhead ? x->lhead : x->rhead;
     case TN_SELECT: return tn_docid(t, x->b);
+    case TN_SYN: return tn_docid(t, x->a);
     default: return x->lhead;
     }
+}
+
+/* get_wdf() of a synonym's OR tree: OrPostList's l, r, or l + r. */
+static uint32_t tn_wdf(const struct tree *t, uint32_t n)
+{
+    const struct tnode *x = &t->nodes[n];
+    if (x->kind == TN_LEAF) {
+        const struct cursor *c = &t->cur[x->a];
+        return c->wdfs[c->pos];
+    }
+    if (x->kind != TN_OR) return tn_wdf(t, x->a);
+    if (x->lhead < x->rhead) return tn_wdf(t, x->a);
+    if (x->lhead > x->rhead) return tn_wdf(t, x->b);
+    return tn_wdf(t, x->a) + tn_wdf(t, x->b);
+}
+
+/* The length of the document a synonym's OR tree is on. */
+static uint32_t tn_doclen(const struct tree *t, uint32_t n)
+{
+    const struct tnode *x = &t->nodes[n];
+    if (x->kind == TN_LEAF)
+        return t->ix->doclens[cursor_doc(&t->cur[x->a])];
+    return tn_doclen(t, x->kind == TN_OR && x->rhead < x->lhead ? x->b : x->a);
 }
 
 /* get_weight() and count_matching_subqs(): the same walk. */
@@ -164,6 +193,15 @@ static double tn_weight(const struct tree *t, uint32_t n, uint32_t *count)
         }
     case TN_SELECT: return tn_weight(t, x->b, count);
     case TN_AND_NOT: return tn_weight(t, x->a, count);
+    case TN_SYN: {
+        /* SynonymPostList::get_weight: one term whose wdf is its OR's,
+         * clamped to the document's length (a no-op unless the wdfs
+         * overlap, so always applying it is the same). */
+        uint32_t wdf = tn_wdf(t, x->a), len = tn_doclen(t, x->a);
+        *count += 1;
+        return xg_bm25_sumpart(t->bq, t->syn_tw[x->b], wdf < len ? wdf : len,
+                               len);
+    }
     default:
         if (x->lhead == x->rhead) {
             double l = tn_weight(t, x->a, count);
@@ -335,6 +373,7 @@ static uint32_t tn_next(struct tree *t, uint32_t n)
         return NONE;
     case TN_OR: return or_next(t, n);
     case TN_SELECT: return select_next(t, n);
+    case TN_SYN: replace(&x->a, tn_next(t, x->a)); return NONE;
     default:
         replace(&x->a, tn_next(t, x->a));
         return x->kind == TN_AND_NOT ? and_not_advance(t, n)
@@ -352,6 +391,7 @@ static uint32_t tn_skip_to(struct tree *t, uint32_t n, uint32_t did)
         and_find_match(t, n);
         return NONE;
     case TN_OR: return or_skip_to(t, n, did);
+    case TN_SYN: replace(&x->a, tn_skip_to(t, x->a, did)); return NONE;
     case TN_AND_NOT:
     case TN_AND_MAYBE:
         if (did <= x->lhead) return NONE;
@@ -381,6 +421,37 @@ static uint32_t tn_check(struct tree *t, uint32_t n, uint32_t did, int *valid)
     return NONE;
 }
 
+/* get_termfreq_est_using_stats() of a synonym's OR tree: each OR's
+ * estimate l + r - l * r / N rounded to a doccount, from the leaves'
+ * termfreqs in the statistics (the collection's).  -1: not an OR tree. */
+static int64_t syn_termfreq(const struct tree *t, uint32_t n, double docs)
+{
+    const struct tnode *x = &t->nodes[n];
+    if (x->kind == TN_LEAF) {
+        const struct xg_weigh_stats *ws = t->ws;
+        if (ws) return ws->leaf_termfreq[x->a];
+        return t->ls[x->a].live ? (int64_t)t->ix->terms[t->cur[x->a].term].df
+                                : 0;
+    }
+    if (x->kind != TN_OR) return -1;
+    int64_t l = syn_termfreq(t, x->a, docs), r = syn_termfreq(t, x->b, docs);
+    if (l < 0 || r < 0) return -1;
+    double est = (double)l + (double)r - ((double)l * (double)r / docs);
+    return (int64_t)(uint32_t)(est + 0.5);
+}
+
+/* SynonymPostList's weight object (LocalSubMatch::make_synonym_postlist):
+ * BM25 of a term of wqf 1 whose termfreq is the OR tree's estimate. */
+static int syn_weight(struct tree *t, const struct tnode *x)
+{
+    const double docs = (double)t->n_docs;
+    int64_t tf = docs == 0 ? 0 : syn_termfreq(t, x->a, docs);
+    if (tf < 0) return 0;
+    t->syn_tw[x->b] = xg_bm25_termweight(t->p, t->n_docs, (uint64_t)tf, 1,
+                                          t->q->syns[x->b].factor);
+    return 1;
+}
+
 /* The tree of a postfix plan; returns its root, or NONE if malformed. */
 static uint32_t build(struct tree *t, const struct xg_plan *plan)
 {
@@ -408,6 +479,12 @@ static uint32_t build(struct tree *t, const struct xg_plan *plan)
             x->kind = TN_SELECT;
             x->a = op.arg;
             x->b = stack[--sp];
+        } else if (op.kind == XG_PLAN_SYN) {
+            if (sp < 1 || op.arg >= t->q->n_syns) return NONE;
+            x->kind = TN_SYN;
+            x->a = stack[--sp];
+            x->b = op.arg;
+            if (!syn_weight(t, x)) return NONE;
         } else {
             if (op.arg < 1 || sp < op.arg) return NONE;
             x->kind = TN_AND;
@@ -446,6 +523,9 @@ int xg_match_tree(const struct xg_index *ix, const struct xg_query *q,
     t.ix = ix;
     t.q = q;
     t.bq = &bq;
+    t.p = p;
+    t.ws = ws;
+    t.n_docs = ws ? ws->n_docs : h->n_docs;
     t.tw = tw;
     t.n_shards = h->n_shards;
     t.nodes = malloc(XG_PLAN_MAX_OPS * sizeof *t.nodes);

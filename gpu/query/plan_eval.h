@@ -50,6 +50,10 @@ xg_plan_eval(const struct xg_plan_op *ops, uint32_t n_ops,
             stack_m[sp] = lm && (maybe || !rm);
             stack_w[sp] = maybe && rm ? lw + rw : lw;
             ++sp;
+        } else if (op.kind == XG_PLAN_SYN) {
+            /* Only the tree matcher runs plans with synonyms
+             * (xg_match_needs_tree): their weight is not a sum of the
+             * leaves' (all 0).  Left as its OR's. */
         } else if (op.kind == XG_PLAN_FILTER) {
             /* A SelectPostList: the weight is its source's. */
             stack_m[sp - 1] = stack_m[sp - 1] && passed[op.arg];

@@ -45,6 +45,8 @@ static const char help[] =
     "  --stopper english       drop English stop words (default: none)\n"
     "  --omega                 build queries as Omega does by default (its\n"
     "                          prefixes, stop words, english, AND)\n"
+    "  --wildcard              QueryParser's FLAG_WILDCARD: word* is every\n"
+    "                          term it starts (a synonym of them)\n"
     "  --bm25 K1,K2,K3,B,MINLEN  BM25Weight parameters (1,0,1,0.5,0.5)\n"
     "  --queries FILE          'qid<TAB>text' lines ('-': stdin)\n"
     "  --json                  one JSON line per query\n"

@@ -23,7 +23,8 @@
 #include "fuzz_file.h"
 
 /* The general form's nodes: a postfix program that leaves one node, where
- * every leaf is used once, by a LEAF node or by a PHRASE's filter. */
+ * every leaf is used once, by a LEAF node, a PHRASE's filter or a
+ * WILDCARD's pattern. */
 static void check_nodes(const struct xg_query *q)
 {
     uint8_t used[XG_QUERY_MAX_LEAVES] = {0};
@@ -42,6 +43,13 @@ static void check_nodes(const struct xg_query *q)
                 if (used[j]++) abort();
         } else if (x->kind == XG_QN_SCALE) {
             kids = 1;
+        } else if (x->kind == XG_QN_SYN) {
+            if (x->arg >= q->n_syns || !(q->syns[x->arg].factor >= 0)) abort();
+            kids = 1;
+        } else if (x->kind == XG_QN_WILDCARD) {
+            if (x->arg >= q->n_wildcards) abort();
+            const uint32_t l = q->wildcards[x->arg].leaf;
+            if (l >= q->n_leaves || used[l]++) abort();
         } else if (x->kind >= XG_QN_OR && x->kind <= XG_QN_AND_MAYBE) {
             kids = x->arg;
             if (kids < 1) abort();

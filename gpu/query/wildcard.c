@@ -1,0 +1,199 @@
+/** @file wildcard.c
+ *  @brief OP_WILDCARD's expansion (see wildcard.h).
+ */
+#include "wildcard.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/error.h"
+
+/* The terms one wildcard expands to: [off, off + len) in a shared buffer. */
+struct expansion {
+    char *bytes;
+    size_t n_bytes, cap;
+    uint32_t *off, *len;        /* one per term */
+    uint32_t n, stop;           /* terms kept; stop after this many */
+    int rc;
+};
+
+static int collect(void *ctx, uint64_t id, const char *t, size_t n)
+{
+    struct expansion *e = ctx;
+    (void)id;
+    if (e->n == e->stop) return 1;
+    if (e->n_bytes + n + 1 > e->cap) {
+        size_t cap = 2 * (e->n_bytes + n + 1);
+        char *b = realloc(e->bytes, cap);
+        if (!b) {
+            e->rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+            return 1;
+        }
+        e->bytes = b;
+        e->cap = cap;
+    }
+    memcpy(e->bytes + e->n_bytes, t, n);
+    e->bytes[e->n_bytes + n] = '\0';
+    e->off[e->n] = (uint32_t)e->n_bytes;
+    e->len[e->n] = (uint32_t)n;
+    e->n_bytes += n + 1;
+    ++e->n;
+    return 0;
+}
+
+/* Expand wildcard w into e's terms: [first, e->n). */
+static int expand_one(const struct xg_query *q, const struct xg_index *ix,
+                      const struct xg_qwild *w, struct expansion *e,
+                      uint32_t *first)
+{
+    const struct xg_qleaf *pat = &q->leaves[w->leaf];
+    const uint32_t room = XG_QUERY_MAX_LEAVES;
+    const int limited = w->max_expansion != 0 && w->max_expansion <= room;
+    /* LIMIT_FIRST keeps the first max_expansion terms; otherwise one term
+     * past the limit (or past the engines' room) is read to tell that the
+     * expansion overflows. */
+    const int first_n = w->max_type == XG_WILDCARD_LIMIT_FIRST;
+    uint32_t want = limited ? w->max_expansion + !first_n : room + 1;
+    *first = e->n;
+    e->stop = e->n + want > room + 1 ? room + 1 : e->n + want;
+    int rc = xg_fmt_prefix(ix, pat->term, pat->term_len, collect, e);
+    if (rc || (rc = e->rc)) return rc;
+    if (e->n > room)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: wildcards "
+                            "that expand to more than %u terms", room);
+    if (limited && !first_n && e->n - *first > w->max_expansion)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: wildcard '%s' "
+                            "expands past its limit of %u terms", pat->term,
+                            w->max_expansion);
+    return XG_OK;
+}
+
+int xg_query_expand_wildcards(struct xg_query *q, const struct xg_index *ix)
+{
+    if (q->n_wildcards == 0) return XG_OK;
+    if (ix->hdr->n_shards > 1)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a wildcard "
+                            "over %u shards", ix->hdr->n_shards);
+    const uint32_t nw = q->n_wildcards;
+    struct expansion e = {0};
+    uint32_t first[XG_QUERY_MAX_WILDCARDS + 1];
+    uint32_t *remap = NULL;
+    struct xg_qleaf *leaves = NULL;
+    struct xg_qnode *nodes = NULL;
+    char *strbuf = NULL;
+    int rc = XG_OK;
+    e.off = malloc((XG_QUERY_MAX_LEAVES + 1) * sizeof *e.off);
+    e.len = malloc((XG_QUERY_MAX_LEAVES + 1) * sizeof *e.len);
+    remap = malloc(XG_QUERY_MAX_LEAVES * sizeof *remap);
+    leaves = malloc(XG_QUERY_MAX_LEAVES * sizeof *leaves);
+    nodes = malloc(XG_QUERY_MAX_NODES * sizeof *nodes);
+    if (!e.off || !e.len || !remap || !leaves || !nodes) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (uint32_t w = 0; w < nw && !rc; ++w) {
+        if (q->wildcards[w].leaf >= q->n_leaves) {
+            rc = xg_set_error(XG_ERR_ARG, "query: bad wildcard leaf");
+            break;
+        }
+        rc = expand_one(q, ix, &q->wildcards[w], &e, &first[w]);
+    }
+    if (rc) goto done;
+    first[nw] = e.n;
+
+    /* The leaves, each wildcard's pattern replaced by its terms (kept
+     * where it has none). */
+    uint32_t wild_of[XG_QUERY_MAX_LEAVES];
+    for (uint32_t i = 0; i < q->n_leaves; ++i) wild_of[i] = UINT32_MAX;
+    for (uint32_t w = 0; w < nw; ++w) wild_of[q->wildcards[w].leaf] = w;
+    size_t bytes = e.n_bytes;
+    uint32_t nl = 0;
+    for (uint32_t i = 0; i < q->n_leaves; ++i) {
+        const uint32_t w = wild_of[i];
+        const uint32_t n = w == UINT32_MAX ? 1 : first[w + 1] - first[w];
+        nl += n ? n : 1;
+        bytes += q->leaves[i].term_len + 1;
+    }
+    if (nl > XG_QUERY_MAX_LEAVES) {
+        rc = xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: more than %u "
+                          "leaves once wildcards are expanded",
+                          XG_QUERY_MAX_LEAVES);
+        goto done;
+    }
+    if (!(strbuf = malloc(bytes ? bytes : 1))) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    memcpy(strbuf, e.bytes, e.n_bytes);
+    char *p = strbuf + e.n_bytes;
+    nl = 0;
+    for (uint32_t i = 0; i < q->n_leaves; ++i) {
+        const uint32_t w = wild_of[i];
+        remap[i] = nl;
+        if (w != UINT32_MAX && first[w + 1] > first[w]) {
+            for (uint32_t j = first[w]; j < first[w + 1]; ++j) {
+                struct xg_qleaf *l = &leaves[nl++];
+                *l = q->leaves[i];
+                l->term = strbuf + e.off[j];
+                l->term_len = e.len[j];
+            }
+            continue;
+        }
+        leaves[nl] = q->leaves[i];
+        memcpy(p, q->leaves[i].term, q->leaves[i].term_len);
+        p[q->leaves[i].term_len] = '\0';
+        leaves[nl++].term = p;
+        p += q->leaves[i].term_len + 1;
+    }
+
+    /* The nodes: a wildcard becomes its leaves and an OR over them. */
+    uint32_t nn = 0;
+    for (uint32_t i = 0; i < q->n_nodes && !rc; ++i) {
+        struct xg_qnode x = q->nodes[i];
+        uint32_t from = 0, to = 0;
+        if (x.kind == XG_QN_LEAF) {
+            x.arg = (uint16_t)remap[x.arg];
+        } else if (x.kind == XG_QN_WILDCARD) {
+            const uint32_t w = x.arg, leaf = q->wildcards[w].leaf;
+            from = remap[leaf];
+            to = from + (first[w + 1] > first[w] ? first[w + 1] - first[w]
+                                                  : 1);
+        }
+        const uint32_t need = to > from ? to - from + (to - from > 1) : 1;
+        if (nn + need > XG_QUERY_MAX_NODES) {
+            rc = xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: more than %u "
+                              "nodes once wildcards are expanded",
+                              XG_QUERY_MAX_NODES);
+            break;
+        }
+        if (to == from) {
+            nodes[nn++] = x;
+            continue;
+        }
+        for (uint32_t j = from; j < to; ++j)
+            nodes[nn++] = (struct xg_qnode){XG_QN_LEAF, (uint16_t)j};
+        if (to - from > 1)
+            nodes[nn++] = (struct xg_qnode){XG_QN_OR, (uint16_t)(to - from)};
+    }
+    if (rc) goto done;
+
+    for (uint32_t f = 0; f < q->n_filters; ++f)
+        q->filters[f].first = remap[q->filters[f].first];
+    memcpy(q->leaves, leaves, nl * sizeof *leaves);
+    memcpy(q->nodes, nodes, nn * sizeof *nodes);
+    q->n_leaves = nl;
+    q->n_nodes = nn;
+    q->n_wildcards = 0;
+    free(q->strbuf);
+    q->strbuf = strbuf;
+    strbuf = NULL;
+done:
+    free(strbuf);
+    free(e.bytes);
+    free(e.off);
+    free(e.len);
+    free(remap);
+    free(leaves);
+    free(nodes);
+    return rc;
+}
