@@ -25,6 +25,7 @@
 #include "../gpu/runtime/knobs.h"
 #include "unserved.h"
 #include "../gpu/runtime/tuning.h"
+#include "../gpu/query/batch.h"
 #include "../gpu/query/match_ref.h"
 #include "cost_model.h"
 #include "cpu_load.h"
@@ -283,6 +284,15 @@ uint32_t xg_router_cpu_peak(const xg_router *r)
 /* Whether the GPU engine can take a query now: at the Enquire front the
  * dispatcher runs and the device was not lost; at the matcher front h's
  * engine opens (on first use). */
+/* 1: the GPU batch runs pq's position filters (an AND of terms; the
+ * positions' residency is the engine's to check). */
+static int gpu_filters(const struct xg_prepared *pq)
+{
+    const struct xg_engine_query eq = {&pq->q, pq->term, pq->plans, 0,
+                                       pq->stats};
+    return xg_batch_path(&eq, 1) == XG_DPATH_INTERSECT;
+}
+
 static int device_usable(xg_router *r, xg_handle *h)
 {
     if (r->o.front != XG_FRONT_MATCHER)
@@ -332,15 +342,19 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
         return r->o.front != XG_FRONT_ENQUIRE && f->is_and
                    ? XG_ROUTE_CPU : XG_ROUTE_STOCK_NO_DEVICE;
     }
-    /* The GPU leaves position filters, AND_NOT and the general form to
-     * the CPU matcher, so they skip the batch: the CPU matcher for ANDs
-     * it walks directly, stock for the rest.  At 16 threads on real text
+    /* The GPU runs the phrase and NEAR filters of an AND of terms (where
+     * the positions are resident; the batch refuses the query otherwise,
+     * and the CPU matcher answers it).  Other position filters, AND_NOT
+     * and the general form skip the batch: the CPU matcher for ANDs it
+     * walks directly, stock for the rest.  At 16 threads on real text
      * (docs/benchmarks.md) the direct matcher ran phrase ANDs at
      * 1.06-1.59x stock and phrase ORs at 0.47-0.61x; the postlist-tree
      * matcher (the general form, phrases in an AND's ORs) ran operator
      * queries at 0.6x stock as ORs, 1.0x as ANDs and 0.5x in Omega's
      * form. */
-    if (pq->q.n_filters || pq->q.n_negated || pq->q.op == XG_QOP_TREE) {
+    const int filtered = pq->q.n_filters != 0;
+    if (pq->q.n_negated || pq->q.op == XG_QOP_TREE ||
+        (filtered && !gpu_filters(pq))) {
         if (engine == XG_ENGINE_GPU ||
             (f->is_and && !xg_match_needs_tree(&pq->q)))
             return XG_ROUTE_CPU;
@@ -351,12 +365,14 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
     if (engine == XG_ENGINE_GPU) return XG_ROUTE_GPU;
     /* AUTO: the cheap side's one-thread time at the model's 90th
      * percentile, stretched when more threads want the cores than there
-     * are.  The cheap side is stock, or at the remote front for an AND the
-     * exact CPU matcher (faster than stock there, and its answer needs no
-     * Xapian postlist). */
+     * are.  The cheap side is stock, or for an AND at the remote front or
+     * with position filters the exact CPU matcher (faster than stock
+     * there, and at the remote front its answer needs no Xapian
+     * postlist). */
     const double pressure =
         r->no_pressure ? 1 : xg_cpu_load_pressure(&r->load);
-    const int cpu_side = r->o.front == XG_FRONT_REMOTE && f->is_and;
+    const int cpu_side =
+        (r->o.front == XG_FRONT_REMOTE || filtered) && f->is_and;
     const double cheap =
         cpu_side ? xg_cost_cpu_and_seconds_p90(&r->model, f) *
                        xg_cost_learned_factor(&r->learned, XG_COST_CPU, 1)

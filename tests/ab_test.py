@@ -388,6 +388,30 @@ def check_routing(name, binary, db, queries, work, ops=("or", "and")):
     return "answered by %s: %s" % (ENGINE, ", ".join(notes))
 
 
+def check_phrases_on_gpu(name, binary, db, phrases, work):
+    """With the positions resident (no list cache), the GPU engine answers
+    the phrase and hyphen queries that are ANDs of terms itself (their
+    filters decided on the device, or by the twins), identical to stock:
+    at least a quarter of the quoted and hyphenated pairs' queries."""
+    if ENGINE != "gpu" or LIST_CACHE:
+        return ""
+    with open(phrases, encoding="utf-8") as f:
+        texts = [l.split("\t", 1)[1] for l in f if "\t" in l]
+    pairs = sum(1 for t in texts if re.fullmatch(r'"\w+ \w+"\s*|\w+-\w+\s*', t))
+    out = os.path.join(work, "phrases.json")
+    run([binary, "ab", "--db", db, "--queries", phrases, "--engines",
+         "xapian,gpu", "--op", "and", "-k", "10", "--json=" + out,
+         *gpu_extra()])
+    with open(out) as f:
+        rep = json.load(f)
+    gpu = rep["engines"][1]["routing"].get("gpu", 0)
+    if rep["different"] or gpu < max(1, pairs // 4):
+        sys.exit("FAIL %s: phrases with --op and: %d different; the GPU "
+                 "answered %d (of %d quoted or hyphenated pairs)"
+                 % (name, rep["different"], gpu, pairs))
+    return "; phrase ANDs on the GPU %d/%d" % (gpu, len(texts))
+
+
 def check_and_maybe_skip(binary, work):
     """Stock's top 1 misses the document its full ranking puts first:
     ab reports the query apart, not as a difference, and the engine
@@ -512,6 +536,7 @@ def main():
             if n == 0:
                 sys.exit("FAIL %s: no query was compared" % name)
             routed = check_routing(name, a.bin, db, plain, a.work)
+            routed += check_phrases_on_gpu(name, a.bin, db, phr, a.work)
             print("ok %-24s %5d MSets identical (queries and their plain "
                   "words), %4d unsupported (none plain); k %s; %s (%.1fs)" %
                   (name, n, u, "%d-%d,%s" % (ks[0], min(ks[-1], 20), ks[-1])

@@ -8,8 +8,9 @@
  *  9.844, its terms 4.537).  The CPU matcher answers those queries with
  *  match_tree.c.  For lisa, time and cranfield, one shard and (lisa) two:
  *   1. every bundled query as QueryParser builds it (OR, AND, Omega's
- *      form; with wildcards, plain and Omega's), and queries built to hold phrases in an AND's ORs: phrases
- *      of adjacent words of real documents, with words, in ORs under an
+ *      form; with wildcards, plain and Omega's), and queries built to
+ *      hold phrases in an AND's ORs: phrases of adjacent words of real
+ *      documents, with words, in ORs under an
  *      AND (Omega's shape of a phrase is an OR of phrases), and the
  *      general form: AND in OR, AND_MAYBE, AND_NOT, FILTER, scaled
  *      subtrees and NEAR (windows 2 to 12); synonyms and wildcards

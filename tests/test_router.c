@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../gpu/query/batch.h"
 #include "../gpu/query/engine.h"
 #include "../gpu/runtime/error.h"
 #include "../plugin/context.h"
@@ -148,8 +149,9 @@ static void matcher_pass(const char *what, xg_router *r, xg_handle *h,
 static int plain(int q) { return q < n_plain; }
 /* The last four served queries: a phrase, two AND_NOTs and a NEAR (the
  * general form).  The GPU leaves them to the CPU matcher without touching
- * the device; through Enquire the phrase and the NEAR are stock's,
- * through serve the AND_NOTs and the NEAR (docs/plugin.md). */
+ * the device, but for the phrase as an AND of terms; through Enquire the
+ * phrase and the NEAR are stock's, through serve the AND_NOTs and the
+ * NEAR (docs/plugin.md). */
 static int special(int q) { return q >= n_plain - 4 && q < n_plain; }
 static int front_stock(int q, int remote)
 {
@@ -157,10 +159,32 @@ static int front_stock(int q, int remote)
                   : q == n_plain - 4 || q == n_plain - 1;
 }
 
-/* Those four under auto with a device: they skip the GPU's batch, the
- * CPU matcher taking ANDs and stock the rest (router.c choose()). */
+/* Is query q an AND of terms with position filters, which the GPU
+ * batch runs (batch.h xg_batch_path)? */
+static int gpu_filtered(xg_handle *h, int q, int and_op)
+{
+    struct xg_search_opts o = opts(and_op, XG_ENGINE_CPU);
+    xg_xquery *xq = NULL;
+    struct xg_prepared *pq = NULL;
+    int yes = 0;
+    if (!xg_handle_parse(h, texts[q], &o, &xq) &&
+        !xg_handle_prepare(h, xq, &pq) && pq->q.n_filters) {
+        const struct xg_engine_query eq = {&pq->q, pq->term, pq->plans, K,
+                                           NULL};
+        yes = xg_batch_path(&eq, 1) == XG_DPATH_INTERSECT;
+    }
+    xg_prepared_free(pq);
+    if (xq) xg_shim_xquery_free(xq);
+    return yes;
+}
+
+/* Those four under auto with a device: a phrase AND of terms is weighed
+ * between the GPU and the CPU matcher; the others skip the GPU's batch,
+ * the CPU matcher taking ANDs and stock the rest (router.c choose()). */
 static int cpu_side(xg_handle *h, int q, int a, int route)
 {
+    if (gpu_filtered(h, q, a))
+        return route == XG_ROUTE_GPU || route == XG_ROUTE_CPU;
     return route == (is_and_query(h, q, a) ? XG_ROUTE_CPU
                                            : XG_ROUTE_STOCK_CHEAPER);
 }

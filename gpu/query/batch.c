@@ -3,7 +3,8 @@
  *
  *  Query paths: an AND whose every operand is one term goes to the
  *  intersection (seed 003/004: shortest list first, membership tests in the
- *  others); everything else (OR, AND of OR-groups) accumulates into a dense
+ *  others), with its phrase and NEAR filters where the positions are
+ *  resident (filter_dev.h); everything else (OR, AND of OR-groups) accumulates into a dense
  *  row per query: doubles, or, for an OR from an index's impacts, uint32
  *  integer bounds (impact.h).  DENSE queries and their lists come first so
  *  each kind of kernel covers one contiguous range.
@@ -38,6 +39,7 @@ void xg_batch_free(struct xg_batch *b)
     free(b->leaf_list);
     free(b->leaf_tw);
     free(b->plan);
+    free(b->filters);
     free(b->iq);
     free(b->iprefix);
     free(b->mlist);
@@ -45,18 +47,29 @@ void xg_batch_free(struct xg_batch *b)
     memset(b, 0, sizeof *b);
 }
 
-/* Which path serves q, or -1 (CPU matcher), or -2 (empty result). */
-static int classify(const struct xg_engine_query *eq)
+/* Position filters the intersection can decide: over the whole AND (a
+ * phrase that is an OR's operand is the CPU matcher's), within the
+ * device's limits. */
+static int filters_fit(const struct xg_query *q, int positions)
+{
+    if (!positions || q->n_filters > XG_GPU_MAX_FILTERS) return 0;
+    for (uint32_t f = 0; f < q->n_filters; ++f)
+        if (q->filters[f].clause || q->filters[f].n > XG_GPU_MAX_FILTER_TERMS)
+            return 0;
+    return 1;
+}
+
+int xg_batch_path(const struct xg_engine_query *eq, int positions)
 {
     const struct xg_query *q = eq->q;
     if (q->n_leaves == 0) return -2;
-    /* Position filters, AND_NOT and the general form are the CPU
-     * matcher's until the kernels serve them. */
-    if (q->n_leaves > XG_GPU_MAX_LEAVES || q->n_filters || q->n_negated ||
-        q->op == XG_QOP_TREE)
+    /* AND_NOT and the general form are the CPU matcher's until the
+     * kernels serve them; so are filters but an AND of terms'. */
+    if (q->n_leaves > XG_GPU_MAX_LEAVES || q->n_negated ||
+        q->op == XG_QOP_TREE || (q->n_filters && !filters_fit(q, positions)))
         return -1;
     int is_and = q->op == XG_QOP_AND && q->n_groups > 1;
-    if (!is_and) return XG_DPATH_DENSE;
+    if (!is_and) return q->n_filters ? -1 : XG_DPATH_DENSE;
     if (q->n_groups > XG_GPU_MAX_GROUPS) return -1;
     /* Every operand needs an indexed term, or nothing matches. */
     uint32_t live = 0;
@@ -70,7 +83,8 @@ static int classify(const struct xg_engine_query *eq)
     for (uint32_t i = 0; i < q->n_leaves; ++i) {
         int64_t *t = &gterm[q->leaves[i].group];
         if (*t == -3) *t = eq->leaf_term[i];
-        else if (*t != eq->leaf_term[i]) return XG_DPATH_DENSE;
+        else if (*t != eq->leaf_term[i])
+            return q->n_filters ? -1 : XG_DPATH_DENSE;
     }
     return XG_DPATH_INTERSECT;
 }
@@ -216,6 +230,19 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
     }
     b->n_plan += len * n_shards;
 
+    if (q->n_filters) {
+        if ((rc = grow((void **)&b->filters, &b->cap_filters,
+                       b->n_filters + q->n_filters, sizeof *b->filters)))
+            return rc;
+        dq->filter_first = b->n_filters;
+        dq->n_filters = q->n_filters;
+        for (uint32_t f = 0; f < q->n_filters; ++f) {
+            const struct xg_qfilter *qf = &q->filters[f];
+            b->filters[b->n_filters++] =
+                (struct xg_dfilter){qf->kind, qf->window, qf->first, qf->n};
+        }
+    }
+
     if (path == XG_DPATH_DENSE) dq->slot = b->n_rows++;
     dq->cand_cap = eq->k * 4 > b->cand_min ? eq->k * 4 : b->cand_min;
     if (path == XG_DPATH_INTERSECT && shortest_df < dq->cand_cap)
@@ -241,7 +268,7 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     b->cand_min = o->cand_min;
     b->impact_slack = o->impact_slack;
     b->n_queries = b->n_lists = b->n_dense_lists = b->n_leaves = 0;
-    b->n_plan = b->n_iq = b->n_rows = 0;
+    b->n_plan = b->n_iq = b->n_rows = b->n_filters = 0;
     b->dense_blocks = b->total_blocks = b->decoded_total = 0;
     b->icand_total = b->cand_total = b->mpos_total = 0;
     b->n_ml = 0;
@@ -252,7 +279,7 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     /* Two passes: DENSE queries, then INTERSECT ones. */
     for (int pass = 0; pass < 2; ++pass) {
         for (uint32_t i = first; i < first + n; ++i) {
-            int path = classify(&qs[i]);
+            int path = xg_batch_path(&qs[i], o->positions);
             if (pass == 0 && (path == -1 || path == -2 || p->k2 != 0)) {
                 memset(&out[i], 0, sizeof out[i]);
                 status[i] = path == -2 && p->k2 == 0 ? XG_OK

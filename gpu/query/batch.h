@@ -24,6 +24,8 @@ struct xg_batch {
     double *leaf_tw;
     uint32_t n_plan;
     struct xg_plan_op *plan;
+    uint32_t n_filters, cap_filters;
+    struct xg_dfilter *filters;     /* INTERSECT queries' position filters */
     uint32_t n_iq;                  /* INTERSECT queries */
     uint32_t *iq;
     uint64_t *iprefix;
@@ -58,7 +60,16 @@ struct xg_batch_opts {
     uint64_t n_docs, total_length;  /* the collection statistics every
                                        query of the batch is weighed with
                                        (its K_d per document) */
+    int positions;                  /* the positions are resident: an AND
+                                       of terms with phrase or NEAR
+                                       filters runs on the device */
 };
+
+/* The path (enum xg_dpath) that serves query eq, -1 where the CPU
+ * matcher must (for a position filter too where positions is 0: the
+ * index's positions are not resident), or -2 where the answer is empty
+ * (an AND operand with no indexed term). */
+int xg_batch_path(const struct xg_engine_query *eq, int positions);
 
 /* Build the batch for queries [first, first + n) of qs.  Queries answered
  * without the device (no leaves, an AND operand with no indexed term) get

@@ -45,13 +45,21 @@ int xg_engine_plan_memory(struct xg_gpu *e, uint64_t budget)
         (n_docs + 1) * sizeof(double) +
         (e->hix.impacts ? s[XG_SEC_IMPACTS].length : 0);
     const uint64_t reserve = budget / 4, lists = ix->postings_len;
+    /* The positions only beside every list: phrases over lists that come
+     * and go stay on the CPU matcher. */
+    const uint64_t positions = xg_fmt_has_positions(ix)
+                                   ? s[XG_SEC_POSITIONS].length : 0;
     uint64_t pool = e->o.list_cache;
     /* A budget the caller set leaves no room for a second batch's
      * buffers, and a list cache places each batch's lists itself. */
     e->n_slots = e->o.memory_budget || pool || xg_knob_one_slot()
                      ? 1 : XG_ENGINE_SLOTS;
+    e->positions_resident = 0;
     if (!pool) {
-        if (!budget || meta + lists + XG_POSTINGS_PAD + reserve <= budget)
+        const uint64_t all = meta + lists + XG_POSTINGS_PAD + reserve;
+        if (positions && (!budget || all + positions <= budget))
+            e->positions_resident = 1;
+        if (!budget || all <= budget)
             return XG_OK;
         if (meta + reserve + XG_POSTINGS_PAD >= budget)
             return xg_set_error(XG_ERR_NOMEM, "GPU: the index's metadata "
@@ -212,6 +220,10 @@ int xg_engine_open(const struct xg_index *ix, const struct xg_engine_opts *o,
         }
     }
     e->st.impacts_resident = e->hix.impacts != NULL;
+    if (e->positions_resident) {
+        e->hix.pos_offsets = ix->pos_offsets;
+        e->hix.pos_data = ix->pos_data;
+    }
     *out = e;
     return XG_OK;
 fail:
@@ -278,7 +290,8 @@ static int run_ref(struct xg_gpu *e, struct xg_slot *s)
     uint32_t *mask = talloc(b->n_rows * n_docs + 1, sizeof *mask);
     uint32_t *docs = talloc(b->decoded_total + 1, sizeof *docs);
     uint32_t *wdfs = talloc(b->decoded_total + 1, sizeof *wdfs);
-    uint32_t *icount = talloc(b->n_queries + 1, sizeof *icount);
+    /* Per query: matches, then (ifail) a filter left undecided. */
+    uint32_t *icount = talloc(2 * (b->n_queries + 1), sizeof *icount);
     struct xg_dcand *icand = talloc(b->icand_total + 1, sizeof *icand);
     uint8_t *bsel = talloc(b->total_blocks + 1, sizeof *bsel);
     uint32_t *mpos = talloc(b->mpos_total + 1, sizeof *mpos);
@@ -305,11 +318,12 @@ static int run_ref(struct xg_gpu *e, struct xg_slot *s)
     struct xg_intersect_args ia = {b->queries, b->lists, b->iq, b->iprefix,
                                    b->n_iq, 0, docs, wdfs, mpos, b->leaf_list,
                                    b->leaf_tw, b->plan, b->bm25, icount,
-                                   icand};
+                                   icand, b->filters,
+                                   icount + b->n_queries + 1};
     if ((rc = xg_intersect_ref(&e->hix, &ia))) goto done;
     struct xg_select_args sa = {b->queries, acc, mask, n_docs, icount, icand,
                                 XG_SELECT_MARGIN, s->h_cand, s->h_res, NULL,
-                                NULL};
+                                NULL, icount + b->n_queries + 1};
     if ((rc = xg_select_ref(&sa, b->n_queries))) goto done;
     struct xg_finish_args fa = {b->queries, b->lists, s->h_res, b->leaf_list,
                                 b->leaf_tw, b->plan, b->bm25, s->h_cand};
@@ -506,8 +520,9 @@ static int search_one_key(xg_gpu *e, const struct xg_engine_query *qs,
      * superset of the candidates, so still exact, but overflowing. */
     struct xg_batch_opts bo = {e->o.member_method, e->o.bloom, 0,
                                e->o.cand_min ? e->o.cand_min : 4096u,
-                               xg_knob_test_impact_slack(), 0, 0};
+                               xg_knob_test_impact_slack(), 0, 0, 0};
     weigh_key(e, &qs[0], &bo.n_docs, &bo.total_length);
+    bo.positions = e->hix.pos_offsets != NULL;
     struct xg_slot *s;
     int rc = acquire(e, p, bo.n_docs, bo.total_length, &s);
     if (rc) return rc;

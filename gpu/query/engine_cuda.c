@@ -72,8 +72,8 @@ struct dslot {
 struct dev {
     struct xg_device d;             /* stream, pool, blocking waits */
     struct xg_dindex dix;
-    void *index_mem[11];
-    uint64_t index_bytes[11];
+    void *index_mem[12];
+    uint64_t index_bytes[12];
     uint8_t *pool;                  /* list cache pool (index_mem[0]) */
     uint8_t *stage;                 /* pinned staging for list uploads */
     uint64_t stage_cap, stage_used;
@@ -261,6 +261,15 @@ int xg_engine_dev_open(struct xg_gpu *e)
         d->dix.impact_codes =
             (const uint8_t *)((const struct xg_fmt_impact *)p + n_terms);
     }
+    if (e->positions_resident) {
+        /* The section whole: its block offsets, then the data. */
+        if ((rc = upload(d, 11, ix->pos_offsets,
+                         s[XG_SEC_POSITIONS].length, 0, "positions", &p)))
+            return rc;
+        d->dix.pos_offsets = p;
+        d->dix.pos_data = (const uint8_t *)p +
+                          (ix->pos_data - (const uint8_t *)ix->pos_offsets);
+    }
     d->dix.n_docs = (uint32_t)n_docs;
     d->dix.n_shards = ix->hdr->n_shards;
     d->dix.bloom_hashes = ix->hdr->bloom_hashes;
@@ -299,7 +308,7 @@ void xg_engine_dev_close(struct xg_gpu *e)
         e->slot[k].h_res = NULL;
         e->slot[k].h_cand = NULL;
     }
-    for (int i = 0; i < 11; ++i)
+    for (int i = 0; i < 12; ++i)
         xg_pool_free(&d->d.pool, &d->index_mem[i], d->index_bytes[i]);
     cudaFreeHost(d->stage);
     /* After the batch buffers' frees: it trims the pool they went to. */
@@ -370,6 +379,7 @@ struct descs {
     const uint64_t *dip;
     const uint32_t *dml;
     const uint64_t *dmp;
+    const struct xg_dfilter *dfl;
     size_t size;
 };
 
@@ -399,8 +409,10 @@ static int queue_kernels(struct dev *d, struct dslot *sl,
                                       b->n_rows * n_docs * sizeof(uint32_t),
                                       st), "mask reset");
     }
+    /* Per query: matches, then (ifail) a filter left undecided. */
     XG_CUDA_CHECK(cudaMemsetAsync(sl->d_icount, 0,
-                                  (b->n_queries + 1) * sizeof(uint32_t), st),
+                                  2 * (b->n_queries + 1) * sizeof(uint32_t),
+                                  st),
                   "count reset");
     XG_CUDA_CHECK(xg_accumulate_gpu(&d->dix, ds->dl, ds->dq, 0,
                                     b->n_dense_lists, 0, b->dense_blocks,
@@ -429,13 +441,14 @@ static int queue_kernels(struct dev *d, struct dslot *sl,
     struct xg_intersect_args ia = {ds->dq, ds->dl, ds->diq, ds->dip,
                                    b->n_iq, 0, sl->d_docs, sl->d_wdfs,
                                    sl->d_mpos, ds->dll, ds->dtw, ds->dpl,
-                                   b->bm25, sl->d_icount, sl->d_icand};
+                                   b->bm25, sl->d_icount, sl->d_icand,
+                                   ds->dfl, sl->d_icount + b->n_queries + 1};
     XG_CUDA_CHECK(xg_intersect_gpu(&d->dix, &ia, b->iprefix[b->n_iq], st),
                   "intersect kernel");
     struct xg_select_args sa = {ds->dq, sl->d_acc, sl->d_mask, n_docs,
                                 sl->d_icount, sl->d_icand, XG_SELECT_MARGIN,
                                 sl->d_cand, sl->d_res, sl->d_sel,
-                                sl->d_hist};
+                                sl->d_hist, sl->d_icount + b->n_queries + 1};
     uint64_t max_items = b->n_rows ? n_docs : 0;
     for (uint32_t i = 0; i < b->n_iq; ++i)
         if (b->iprefix[i + 1] - b->iprefix[i] > max_items)
@@ -498,7 +511,8 @@ int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
     size_t o_ip = ALIGN16(o_iq + (b->n_iq + 1) * sizeof *b->iq);
     size_t o_ml = ALIGN16(o_ip + (b->n_iq + 1) * sizeof *b->iprefix);
     size_t o_mp = ALIGN16(o_ml + (b->n_ml + 1) * sizeof *b->mlist);
-    size_t size = ALIGN16(o_mp + (b->n_ml + 1) * sizeof *b->mprefix);
+    size_t o_fl = ALIGN16(o_mp + (b->n_ml + 1) * sizeof *b->mprefix);
+    size_t size = ALIGN16(o_fl + (b->n_filters + 1) * sizeof *b->filters);
     if (size > sl->cap_desc) {
         pthread_mutex_lock(&d->alloc_mu);
         xg_pool_free_on(&d->d.pool, st, (void **)&sl->d_desc, sl->cap_desc);
@@ -522,12 +536,15 @@ int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
     memcpy(h + o_ip, b->iprefix, (b->n_iq + 1) * sizeof *b->iprefix);
     if (b->n_ml) memcpy(h + o_ml, b->mlist, b->n_ml * sizeof *b->mlist);
     memcpy(h + o_mp, b->mprefix, (b->n_ml + 1) * sizeof *b->mprefix);
+    if (b->n_filters)
+        memcpy(h + o_fl, b->filters, b->n_filters * sizeof *b->filters);
     const struct descs ds = {
         (const void *)(sl->d_desc + o_q), (const void *)(sl->d_desc + o_l),
         (const void *)(sl->d_desc + o_ll), (const void *)(sl->d_desc + o_tw),
         (const void *)(sl->d_desc + o_pl), (const void *)(sl->d_desc + o_iq),
         (const void *)(sl->d_desc + o_ip), (const void *)(sl->d_desc + o_ml),
-        (const void *)(sl->d_desc + o_mp), size};
+        (const void *)(sl->d_desc + o_mp), (const void *)(sl->d_desc + o_fl),
+        size};
 
     const uint64_t cells = b->n_rows * n_docs + 1;
     if ((rc = dgrow(d, st, (void **)&sl->d_acc, &sl->cap_rows, cells,
@@ -541,7 +558,8 @@ int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
                     b->decoded_total + 1, sizeof(uint32_t), "decoded wdfs")))
         return rc;
     if ((rc = dgrow(d, st, (void **)&sl->d_icount, &sl->cap_icount,
-                    b->n_queries + 1, sizeof(uint32_t), "match counts")) ||
+                    2 * (b->n_queries + 1), sizeof(uint32_t),
+                    "match counts")) ||
         (rc = dgrow(d, st, (void **)&sl->d_icand, &sl->cap_icand,
                     b->icand_total + 1, sizeof(struct xg_dcand),
                     "intersection output")) ||

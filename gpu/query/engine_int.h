@@ -44,6 +44,8 @@ struct xg_gpu {
      * a list cache (it places lists per batch) or a memory budget. */
     struct xg_slot slot[XG_ENGINE_SLOTS];
     uint32_t n_slots;
+    int positions_resident;        /* hix/dix.pos_offsets set: phrase and
+                                      NEAR filters of ANDs run here */
     pthread_mutex_t mu;            /* slots, K_d, statistics */
     pthread_cond_t cv;
     uint32_t kd_users;             /* searches weighing with K_d as it is */

@@ -19,6 +19,12 @@
  * CPU matcher (still exact). */
 #define XG_GPU_MAX_LEAVES 64u
 #define XG_GPU_MAX_GROUPS 32u
+/* Position filters on the GPU (an AND of terms only): at most this many
+ * per query, of at most this many terms; a term with more positions in a
+ * document than the device reads sends its query to the CPU matcher. */
+#define XG_GPU_MAX_FILTERS 8u
+#define XG_GPU_MAX_FILTER_TERMS 8u
+#define XG_GPU_MAX_FILTER_POS 32u
 
 /* The resident index: device pointers (or, for the twins, host pointers). */
 struct xg_dindex {
@@ -39,7 +45,17 @@ struct xg_dindex {
     const struct xg_fmt_impact *impacts;/* per term, or NULL: the engine
                                            does not use impacts */
     const uint8_t *impact_codes;        /* one per posting (format.h) */
+    const uint64_t *pos_offsets;        /* POSITIONS (positions.h), or NULL:
+                                           not resident, so position
+                                           filters stay on the CPU */
+    const uint8_t *pos_data;
     uint32_t n_docs, n_shards, bloom_hashes, pad;
+};
+
+/* A position filter of an INTERSECT query (struct xg_qfilter's kind and
+ * window): its terms are the query's leaves [first, first + n). */
+struct xg_dfilter {
+    uint32_t kind, window, first, n;
 };
 
 /* Membership tests for AND (seed 004 ch. 4-5, seed 003 §8.1).  The kind
@@ -102,6 +118,8 @@ struct xg_dquery {
                                double accumulator */
     uint64_t icand_first;   /* INTERSECT: offset of its matches (room for
                                the shortest list's df) */
+    uint32_t filter_first;  /* INTERSECT: its position filters, which */
+    uint32_t n_filters;     /* the plan's FILTER ops number from 0 */
     double k2_qlen;         /* unused unless k2 != 0 (query_length) */
     double margin;          /* impact_row: how many units a row may exceed
                                the weight by (xg_impact_units); 0 else */

@@ -3,12 +3,14 @@
  *         shortest list (seed 004 ch. 3: one thread per docid of the
  *         shortest list across the whole batch) tests membership in every
  *         other decoded list (member.h), and a document in all of them is
- *         scored exactly with the shard's plan.  Twin: intersect_ref.c.
+ *         scored exactly with the shard's plan, after its position
+ *         filters (filter_dev.h).  Twin: intersect_ref.c.
  */
 #include <cuda_runtime.h>
 
 #include "../bm25.h"
 #include "intersect.h"
+#include "filter_dev.h"
 #include "member.h"
 #include "plan_eval.h"
 #include "../runtime/kern_util.cuh"
@@ -33,17 +35,26 @@ intersect_kernel(struct xg_dindex ix, struct xg_intersect_args a)
             const uint64_t i = g - a.iprefix[lo];
             const struct xg_dlist &s = a.lists[q.list_first + q.shortest];
             doc = a.docs[s.decoded + i];
-            uint32_t wdf[XG_GPU_MAX_LEAVES];
+            uint32_t wdf[XG_GPU_MAX_LEAVES], place[XG_GPU_MAX_LEAVES];
             bool all = true;
             for (uint32_t j = 0; j < q.n_lists && all; ++j) {
                 const struct xg_dlist &l = a.lists[q.list_first + j];
                 if (j == q.shortest) {
                     wdf[j] = a.wdfs[s.decoded + i];
+                    place[j] = (uint32_t)i;
                     continue;
                 }
                 int64_t at = xg_member_at(&ix, &l, a.docs, a.mpos, i, doc);
                 if (at < 0) all = false;
                 else wdf[j] = a.wdfs[l.decoded + (uint64_t)at];
+                place[j] = (uint32_t)at;
+            }
+            uint8_t passed[XG_GPU_MAX_FILTERS] = {0};
+            if (all && q.n_filters &&
+                xg_dfilters_eval(&ix, &q, a.filters, a.lists, a.leaf_list,
+                                 place, passed)) {
+                a.ifail[qi] = 1;   /* the query goes to the CPU matcher */
+                all = false;
             }
             if (all) {
                 uint8_t matched[XG_GPU_MAX_LEAVES], sm[XG_GPU_MAX_LEAVES];
@@ -58,7 +69,7 @@ intersect_kernel(struct xg_dindex ix, struct xg_intersect_args a)
                 const uint32_t shard = (ix.docids[doc] - 1) % ix.n_shards;
                 hit = xg_plan_eval(a.plan + q.plan_first +
                                        shard * q.plan_stride,
-                                   q.plan_len, matched, w, NULL, sm, sw, &weight);
+                                   q.plan_len, matched, w, passed, sm, sw, &weight);
                 if (hit && a.bm25.k2 != 0)
                     weight = weight + xg_bm25_sumextra(&a.bm25, ix.doclens[doc]);
             }

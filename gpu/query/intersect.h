@@ -31,6 +31,9 @@ struct xg_intersect_args {
     struct xg_bm25_query bm25;
     uint32_t *icount;            /* per query: matches written */
     struct xg_dcand *icand;      /* matches at query.icand_first */
+    const struct xg_dfilter *filters;   /* position filters (filter_dev.h) */
+    uint32_t *ifail;             /* per query: 1 where a filter could not
+                                    be decided here (zero on entry) */
 };
 
 /* Returns a cudaError_t; `total` = iprefix[n_iq]. */

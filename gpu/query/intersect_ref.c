@@ -4,6 +4,7 @@
 #include "intersect.h"
 
 #include "../runtime/error.h"
+#include "filter_dev.h"
 #include "member.h"
 #include "plan_eval.h"
 
@@ -15,19 +16,28 @@ int xg_intersect_ref(const struct xg_dindex *ix,
         const struct xg_dlist *s = &a->lists[q->list_first + q->shortest];
         for (uint64_t i = 0; i < a->iprefix[qi + 1] - a->iprefix[qi]; ++i) {
             uint32_t doc = a->docs[s->decoded + i];
-            uint32_t wdf[XG_GPU_MAX_LEAVES];
+            uint32_t wdf[XG_GPU_MAX_LEAVES], place[XG_GPU_MAX_LEAVES];
             int all = 1;
             for (uint32_t j = 0; j < q->n_lists && all; ++j) {
                 const struct xg_dlist *l = &a->lists[q->list_first + j];
                 if (j == q->shortest) {
                     wdf[j] = a->wdfs[s->decoded + i];
+                    place[j] = (uint32_t)i;
                     continue;
                 }
                 int64_t at = xg_member_at(ix, l, a->docs, a->mpos, i, doc);
                 if (at < 0) all = 0;
                 else wdf[j] = a->wdfs[l->decoded + (uint64_t)at];
+                place[j] = (uint32_t)at;
             }
             if (!all) continue;
+            uint8_t passed[XG_GPU_MAX_FILTERS] = {0};
+            if (q->n_filters &&
+                xg_dfilters_eval(ix, q, a->filters, a->lists, a->leaf_list,
+                                 place, passed)) {
+                a->ifail[a->iq[qi]] = 1;
+                continue;
+            }
             uint8_t matched[XG_GPU_MAX_LEAVES], sm[XG_GPU_MAX_LEAVES];
             double w[XG_GPU_MAX_LEAVES], sw[XG_GPU_MAX_LEAVES], weight;
             for (uint32_t l = 0; l < q->n_leaves; ++l) {
@@ -38,7 +48,7 @@ int xg_intersect_ref(const struct xg_dindex *ix,
             }
             uint32_t shard = (ix->docids[doc] - 1) % ix->n_shards;
             if (!xg_plan_eval(a->plan + q->plan_first + shard * q->plan_stride,
-                              q->plan_len, matched, w, NULL, sm, sw, &weight))
+                              q->plan_len, matched, w, passed, sm, sw, &weight))
                 continue;
             if (a->bm25.k2 != 0)
                 weight = weight + xg_bm25_sumextra(&a->bm25, ix->doclens[doc]);

@@ -260,7 +260,7 @@ static __device__ void end(const struct xg_select_args &a, uint32_t qi)
     struct xg_dqresult r;
     r.matched = st.matched;
     r.n_cand = written < q.cand_cap ? written : q.cand_cap;
-    r.overflow = written > q.cand_cap;
+    r.overflow = written > q.cand_cap || (a.ifail && a.ifail[qi]);
     r.max_score = S;
     r.threshold = xg_select_cut(st.thr, S, a.rel_margin, q.margin);
     a.res[qi] = r;

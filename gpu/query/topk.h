@@ -53,6 +53,8 @@ struct xg_select_args {
                                     zero on entry; left zero) */
     uint32_t *hist;              /* kernel: 2048 per query (scratch, zero
                                     on entry; left zero) */
+    const uint32_t *ifail;       /* per query, or NULL: 1 sends it to the
+                                    CPU matcher (xg_intersect_args) */
 };
 
 /* Every query of the batch; max_items = the most items any query has

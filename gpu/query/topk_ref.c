@@ -89,7 +89,8 @@ int xg_select_ref(const struct xg_select_args *a, uint32_t n_queries)
         }
         a->res[qi].matched = m;
         a->res[qi].n_cand = written < q->cand_cap ? written : q->cand_cap;
-        a->res[qi].overflow = written > q->cand_cap;
+        a->res[qi].overflow = written > q->cand_cap ||
+                              (a->ifail && a->ifail[qi]);
         a->res[qi].max_score = S;
         a->res[qi].threshold = thr;
     }

@@ -369,7 +369,7 @@ static inline int and_case_ref(const struct tindex *t, const struct and_case *c,
     memset(&bq, 0, sizeof bq);
     struct xg_intersect_args a = {c->q, c->l, c->iq, c->iprefix, c->nq, 0,
                                   docs, wdfs, mpos, c->leaf_list, c->leaf_tw,
-                                  c->plan, bq, count, cand};
+                                  c->plan, bq, count, cand, NULL, NULL};
     memset(bsel, 0, c->blocks + 1);
     memset(count, 0, c->nq * sizeof *count);
     int rc = xg_decode_lists_ref(&t->h, c->l, 0, 2 * c->nq, NULL, docs, wdfs);
@@ -701,7 +701,7 @@ static inline int test_or_pipeline(unsigned stages)
     struct xg_dcand *hc = calloc(cand, sizeof *hc), *gc = calloc(cand, sizeof *gc);
     struct xg_dqresult hr[4], gr[4];
     struct xg_select_args hs = {q, hacc, hmask, n_docs, NULL, NULL, 1e-12, hc, hr,
-                                NULL, NULL};
+                                NULL, NULL, NULL};
     CHECK(xg_select_ref(&hs, nq) == XG_OK, "twin select");
     struct xg_dcand *dc;
     struct xg_dqresult *dr;
@@ -714,7 +714,7 @@ static inline int test_or_pipeline(unsigned stages)
     CUDA(cudaMemset(dst, 0, nq * sizeof *dst));       /* the kernels keep */
     CUDA(cudaMemset(dhist, 0, nq * 2048 * 4));        /* them zero after */
     struct xg_select_args gs = {dq, dacc, dmask, n_docs, NULL, NULL, 1e-12, dc, dr,
-                                dst, dhist};
+                                dst, dhist, NULL};
     if (!(stages & OR_SELECT)) {
         /* The finish alone: the twin's candidates, in docid order. */
         memcpy(gr, hr, sizeof gr);

@@ -597,9 +597,9 @@ PY
             for op in or and; do
                 $CT $B bench --db "$rt" --queries "/tmp/$qf.tsv" -k 10 \
                     --op "$op" --threads 16 --repeat 3 \
-                    --engines xapian,cpu,gpu > "$OUT/phrases-$qf-$op.log" 2>&1
+                    --engines xapian,cpu,gpu,auto > "$OUT/phrases-$qf-$op.log" 2>&1
                 note "$qf, $op (exit $?):"
-                grep -E '^(xapian|cpu|gpu) |identical|differ' \
+                grep -E '^(xapian|cpu|gpu|auto) |identical|differ' \
                     "$OUT/phrases-$qf-$op.log" | sed 's/^/    /' \
                     | tee -a "$SUMMARY"
             done
