@@ -443,15 +443,19 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
         return XG_OK;
     }
     /* Through Enquire, Xapian weighs the accelerated query itself, and its
-     * AND_MAYBE moves a phrase's postlist with check(), where Xapian
-     * 1.4.22 can add a phrase's weight to a document without it
-     * (docs/plugin.md, "What can differ"): stock answers phrases here,
-     * and the general form (whose FILTER and AND_NOT leaves are opened
-     * unweighted, which the percentages' subquery count must leave out).
-     * (serve relays AND_NOT to its child before asking: plugin/serve/
-     * search.c.) */
+     * AND_MAYBE moves the query's postlists with check(), where Xapian
+     * 1.4.22 can add a phrase's weight to a document without it: an OR
+     * whose branch is a phrase (docs/plugin.md, "What can differ").
+     * Stock answers those here, and the general form (whose FILTER and
+     * AND_NOT leaves are opened unweighted, which the percentages'
+     * subquery count must leave out).  A phrase over a whole AND is
+     * checked as a filter of the AND's documents, which are the source's
+     * own matches, so it is served.  (serve relays AND_NOT to its child
+     * before asking: plugin/serve/search.c.) */
     if (r->o.front == XG_FRONT_ENQUIRE &&
-        (pq->q.n_filters || pq->q.op == XG_QOP_TREE)) {
+        (pq->q.op == XG_QOP_TREE ||
+         (pq->q.n_filters &&
+          (pq->q.op != XG_QOP_AND || xg_match_needs_tree(&pq->q))))) {
         xg_router_note_unserved(r, pq->q.op == XG_QOP_TREE
                                        ? "the general form through Enquire"
                                        : "OP_PHRASE through Enquire");

@@ -31,6 +31,14 @@ def app(a, db, queries, *extra):
     return lines[-1] if "index:" not in out else " | ".join(lines[-2:])
 
 
+def query_file(work, name, texts):
+    """work/NAME.tsv with one query per text, qids 1, 2, ..."""
+    path = os.path.join(work, name + ".tsv")
+    with open(path, "w") as f:
+        f.writelines("%d\t%s\n" % (i + 1, t) for i, t in enumerate(texts))
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -104,21 +112,24 @@ def main():
               app(a, db, queries, "--threads", "16", "--deadline-ms", "2",
                   "--batch-wait-ms", "1"))
 
-    # Through Enquire a phrase and the general form (NEAR here) are stock's
+    # Through Enquire the general form (NEAR here) is stock's
     # (docs/plugin.md), as are the shapes no engine serves.
-    odd = os.path.join(a.work, "unsupported.tsv")
-    with open(odd, "w") as f:
-        f.write('1\t"boundary layer" flow\n2\tshock NEAR wave\n'
-                '3\tshock XOR wave\n')
+    odd = query_file(a.work, "unsupported", ["shock NEAR wave",
+                                             "shock XOR wave"])
     print("ok unsupported: %s" % app(a, db, odd, "--expect-route",
                                      "stock:unsupported"))
+    # Phrases and hyphenated words: as an OR's operand stock's, over the
+    # whole AND (the app's AND form) the engines', every field equal.
+    phr = query_file(a.work, "phrases", [
+        '"boundary layer" flow', "shock-wave interaction",
+        '"heat transfer" "flat plate"', '"pressure distribution" supersonic',
+        "lift-curve slope", '"boundary layer transition"'])
+    print("ok phrases: %s" % app(a, db, phr, "--min-served", "1"))
     # AND_NOT is the engines': every field equal to stock's, its negated
     # terms left out of the percentages' subquery count.
-    neg = os.path.join(a.work, "negated.tsv")
-    with open(neg, "w") as f:
-        f.write("1\tshock NOT wave\n2\theat -transfer\n"
-                "3\tboundary layer -flow\n4\tpressure distribution "
-                "-supersonic -hypersonic\n")
+    neg = query_file(a.work, "negated", [
+        "shock NOT wave", "heat -transfer", "boundary layer -flow",
+        "pressure distribution -supersonic -hypersonic"])
     print("ok AND_NOT: %s" % app(a, db, neg, "--min-served", "1"))
 
     if a.engine != "cpu" and os.environ.get("XG_GPU_TWINS") == "1":

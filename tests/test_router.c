@@ -150,13 +150,13 @@ static int plain(int q) { return q < n_plain; }
 /* The last four served queries: a phrase, two AND_NOTs and a NEAR (the
  * general form).  The GPU leaves them to the CPU matcher without touching
  * the device, but for the phrase as an AND of terms; through Enquire the
- * phrase and the NEAR are stock's, through serve the AND_NOTs and the
- * NEAR (docs/plugin.md). */
+ * phrase as an OR's operand and the NEAR are stock's, through serve the
+ * AND_NOTs and the NEAR (docs/plugin.md). */
 static int special(int q) { return q >= n_plain - 4 && q < n_plain; }
-static int front_stock(int q, int remote)
+static int front_stock(int q, int remote, int and_op)
 {
     return remote ? q >= n_plain - 3 && q < n_plain
-                  : q == n_plain - 4 || q == n_plain - 1;
+                  : (q == n_plain - 4 && !and_op) || q == n_plain - 1;
 }
 
 /* Is query q an AND of terms with position filters, which the GPU
@@ -296,10 +296,11 @@ static void context_front_pass(const char *what, const char *db, int engine,
             if (inject) xg_engine_fail_next_alloc(1);
             int rc = xg_context_search(ctx, texts[q], &o, 0, K, &res, &route);
             if (inject) xg_engine_fail_next_alloc(0);
-            /* Through Enquire a phrase is stock's (docs/plugin.md); serve
-             * answers it with the engine's result. */
+            /* Through Enquire a phrase in an OR is stock's
+             * (docs/plugin.md); serve answers it with the engine's
+             * result. */
             const int ok =
-                front_stock(q, remote)
+                front_stock(q, remote, and_op)
                     ? route == XG_ROUTE_STOCK_UNSUPPORTED ||
                           (want(q, and_op, route) && route != XG_ROUTE_GPU &&
                            route != XG_ROUTE_CPU)
@@ -368,7 +369,7 @@ static void learning_pass(const char *db, const char *model)
     int first_after = -1;
     for (int phase = 0; phase < 2; ++phase) {
         for (int q = 0; q < n_plain; ++q) {
-            if (front_stock(q, 1)) continue;    /* stock:unsupported here */
+            if (front_stock(q, 1, 0)) continue; /* stock:unsupported here */
             struct xg_search_opts o = opts(0, XG_ENGINE_AUTO);
             struct xg_result res;
             int route = -1;
@@ -440,10 +441,14 @@ static int c_cpu(int q, int a, int route)
     (void)a;
     return route == (plain(q) ? XG_ROUTE_CPU : XG_ROUTE_STOCK_UNSUPPORTED);
 }
+/* The phrase as an AND of terms: through Enquire too, its filter runs on
+ * the GPU, and the CPU matcher is the cheap side (router.c choose()). */
+static int phrase_and(int q, int a) { return a && q == n_plain - 4; }
 static int c_gpu(int q, int a, int route)
 {
-    (void)a;
     /* engine gpu: the CPU matcher; auto: as cpu_side() */
+    if (phrase_and(q, a))
+        return route == XG_ROUTE_GPU || route == XG_ROUTE_CPU;
     if (special(q))
         return route == XG_ROUTE_CPU || route == XG_ROUTE_STOCK_CHEAPER;
     return plain(q) ? route == XG_ROUTE_GPU || route == XG_ROUTE_CPU
@@ -451,7 +456,7 @@ static int c_gpu(int q, int a, int route)
 }
 static int c_cheaper(int q, int a, int route)
 {
-    (void)a;
+    if (phrase_and(q, a)) return route == XG_ROUTE_CPU;
     return route == (plain(q) ? XG_ROUTE_STOCK_CHEAPER
                               : XG_ROUTE_STOCK_UNSUPPORTED);
 }
