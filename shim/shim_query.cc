@@ -8,8 +8,9 @@
  *  terms or ORs of terms (nested ANDs flattened, each operand one group).
  *  Leaves keep depth-first order; repeated words stay separate leaves.
  *  OP_PHRASE of terms, alone, in an OR or in an AND, adds a position
- *  filter (query_shape.h); its window (no accessor in 1.4 either) is
- *  decoded from its serialisation.
+ *  filter (query_shape.h); so does OP_NEAR of distinct terms, alone or in
+ *  an AND (in an OR it is the general form's).  The window (no accessor
+ *  in 1.4 either) is decoded from the serialisation.
  *
  *  OP_SCALE_WEIGHT may wrap the whole query, an AND operand or a term.
  *  QueryScaleWeight::postlist only passes factor * scale_factor down, so
@@ -469,6 +470,22 @@ int walk_or(const Xapian::Query &q, uint32_t group, double factor,
     return rc;
 }
 
+/* OP_NEAR's terms must differ: Xapian's slide decides "distinct
+ * positions in the window" only where no two of them share a position. */
+int near_distinct(const Xapian::Query &q)
+{
+    const size_t n = q.get_num_subqueries();
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = i + 1; j < n; ++j)
+            if (q.get_subquery(i).get_type() == Xapian::Query::LEAF_TERM &&
+                q.get_subquery(j).get_type() == Xapian::Query::LEAF_TERM &&
+                *q.get_subquery(i).get_terms_begin() ==
+                    *q.get_subquery(j).get_terms_begin())
+                return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: "
+                                    "OP_NEAR with a repeated term");
+    return XG_OK;
+}
+
 /* OP_AND: each operand is a group (a term, or an OR of terms); nested
  * ANDs contribute their operands as groups of this AND, and so do a
  * phrase's terms (AndContext's position filters apply to the whole AND). */
@@ -487,15 +504,18 @@ int walk_and(const Xapian::Query &q, uint32_t &n_groups, double factor,
             rc = add_leaf(sub, n_groups++, f, out.leaves);
         else if (t == Xapian::Query::OP_OR)
             rc = walk_or(sub, n_groups++, f, depth + 1, true, out);
-        else if ((t == Xapian::Query::OP_AND || t == Xapian::Query::OP_PHRASE)
-                 && scaled)
+        else if ((t == Xapian::Query::OP_AND || t == Xapian::Query::OP_PHRASE ||
+                  t == Xapian::Query::OP_NEAR) && scaled)
             rc = unsupported_scaled(t);
         else if (t == Xapian::Query::OP_AND)
             rc = walk_and(sub, n_groups, f, depth + 1, out);
-        else if (t == Xapian::Query::OP_PHRASE)
+        else if (t == Xapian::Query::OP_PHRASE ||
+                 (t == Xapian::Query::OP_NEAR && !(rc = near_distinct(sub))))
             rc = add_phrase(sub, f, 0,
                             [&n_groups](uint32_t) { return n_groups++; },
                             out);
+        else if (t == Xapian::Query::OP_NEAR)
+            break;
         else
             rc = unsupported(t, "OP_AND");
     }
@@ -635,16 +655,7 @@ int tree_node(const Xapian::Query &q, double factor, int depth,
         return push_node(out, XG_QN_SCALE, 0);
     }
     case Xapian::Query::OP_NEAR:
-        /* Xapian's slide decides "distinct positions in the window" only
-         * where no two of the terms share a position. */
-        for (size_t i = 0; i < n; ++i)
-            for (size_t j = i + 1; j < n; ++j)
-                if (q.get_subquery(i).get_type() == Xapian::Query::LEAF_TERM &&
-                    q.get_subquery(j).get_type() == Xapian::Query::LEAF_TERM &&
-                    *q.get_subquery(i).get_terms_begin() ==
-                        *q.get_subquery(j).get_terms_begin())
-                    return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: "
-                                        "OP_NEAR with a repeated term");
+        if ((rc = near_distinct(q))) return rc;
         /* fall through */
     case Xapian::Query::OP_PHRASE:
         if ((rc = add_phrase(q, factor, 1, [](uint32_t) { return 0u; }, out)))
@@ -703,6 +714,9 @@ int convert_positive(const Xapian::Query &root, double factor, int &op,
     case Xapian::Query::OP_AND:
         op = XG_QOP_AND;
         return walk_and(root, n_groups, factor, 0, sh);
+    case Xapian::Query::OP_NEAR:
+        if (int rc = near_distinct(root)) return rc;
+        /* fall through */
     case Xapian::Query::OP_PHRASE:
         /* QueryAndLike::postlist: an AndContext of its terms. */
         op = XG_QOP_AND;

@@ -5,8 +5,8 @@
  *         conversion to the engines' shape (shim_query.cc).
  *
  *  The input is a query file (corpus/queries: the bundled sample's queries
- *  and written ones with every operator); the parser options come from
- *  its length.  A file that loads must give queries with a qid and a text
+ *  and written ones with every operator); the parser options (stemming,
+ *  AND, stopper, Omega's construction, wildcards) come from its length.  A file that loads must give queries with a qid and a text
  *  each; a query the shim converts must be a shape the engines can trust
  *  (leaves within the limit, each term's bytes as long as it says,
  *  groups inside the group count, positive scale factors, the query
@@ -108,8 +108,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         xg_cli_queries_free(&qs);
         return 0;
     }
+    /* FLAG_WILDCARD (7 | 16: QueryParser's defaults and it) where bit 4
+     * is set: wildcards and synonyms in the general form. */
     struct xg_parse_opts o = {(int)(size & 1), (int)(size >> 1 & 1),
-                              size & 4 ? "english" : NULL, 0,
+                              size & 4 ? "english" : NULL,
+                              size & 16 ? 7u | 16u : 0u,
                               (int)(size >> 3 & 1)};
     for (uint32_t i = 0; i < qs.n; ++i) {
         if (!qs.qid[i] || !*qs.qid[i] || !qs.text[i] ||
