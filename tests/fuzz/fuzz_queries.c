@@ -4,9 +4,10 @@
  *         Xapian's QueryParser (plain and Omega's construction) and the
  *         conversion to the engines' shape (shim_query.cc).
  *
- *  The input is a query file (corpus/queries: the bundled sample's queries
- *  and written ones with every operator); the parser options (stemming,
- *  AND, stopper, Omega's construction, wildcards) come from its length.  A file that loads must give queries with a qid and a text
+ *  The input is a query file (corpus/queries: the bundled sample's
+ *  queries and written ones with every operator); the parser options
+ *  (stemming, AND, stopper, Omega's construction, wildcards) come from
+ *  its length.  A file that loads must give queries with a qid and a text
  *  each; a query the shim converts must be a shape the engines can trust
  *  (leaves within the limit, each term's bytes as long as it says,
  *  groups inside the group count, positive scale factors, the query
