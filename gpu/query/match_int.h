@@ -53,9 +53,22 @@ static inline int cursor_skip_to(struct cursor *c, uint32_t target)
     if (c->at_end || cursor_doc(c) >= target) return XG_OK;
     const struct xg_fmt_skip *sk = c->ix->skip + c->ix->terms[c->term].skip_first;
     if (sk[c->blk].last < target) {
-        uint32_t b = c->blk + 1;
-        while (b < c->n_blocks && sk[b].last < target) ++b;
-        int rc = cursor_load(c, b);
+        /* The first later block whose last docid reaches target: the next
+         * one most often, else a galloping then binary search (a long
+         * list has thousands of blocks). */
+        uint32_t lo = c->blk + 1, step = 1, hi = lo;
+        while (hi < c->n_blocks && sk[hi].last < target) {
+            lo = hi + 1;
+            hi += step;
+            step *= 2;
+        }
+        if (hi > c->n_blocks) hi = c->n_blocks;
+        while (lo < hi) {
+            const uint32_t mid = lo + (hi - lo) / 2;
+            if (sk[mid].last < target) lo = mid + 1;
+            else hi = mid;
+        }
+        int rc = cursor_load(c, lo);
         if (rc || c->at_end) return rc;
     }
     while (c->docs[c->pos] < target) ++c->pos; /* block's last >= target */

@@ -71,6 +71,9 @@ struct tree {
 static uint32_t dense_lower_bound(const struct xg_index *ix, uint64_t docid)
 {
     uint32_t lo = 0, hi = (uint32_t)ix->hdr->n_docs;
+    /* Docids 1..n without a gap (no deletions): the place is docid - 1. */
+    if (hi && ix->docids[hi - 1] == hi)
+        return docid == 0 ? 0 : docid - 1 < hi ? (uint32_t)(docid - 1) : hi;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         if (ix->docids[mid] < docid) lo = mid + 1;
