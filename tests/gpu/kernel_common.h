@@ -248,6 +248,8 @@ struct and_case {
     struct xg_merge_args dm;      /* device side */
     struct xg_intersect_args di;
     uint32_t *dd, *dw;
+    struct xg_dfilter *filters;   /* the twin's position filters, or NULL */
+    uint32_t *ifail;              /* the twin's flags (with filters) */
 };
 
 static inline int and_case_build(struct and_case *c, const struct tindex *t,
@@ -369,7 +371,9 @@ static inline int and_case_ref(const struct tindex *t, const struct and_case *c,
     memset(&bq, 0, sizeof bq);
     struct xg_intersect_args a = {c->q, c->l, c->iq, c->iprefix, c->nq, 0,
                                   docs, wdfs, mpos, c->leaf_list, c->leaf_tw,
-                                  c->plan, bq, count, cand, NULL, NULL};
+                                  c->plan, bq, count, cand, c->filters,
+                                  c->ifail};
+    if (c->ifail) memset(c->ifail, 0, c->nq * sizeof *c->ifail);
     memset(bsel, 0, c->blocks + 1);
     memset(count, 0, c->nq * sizeof *count);
     int rc = xg_decode_lists_ref(&t->h, c->l, 0, 2 * c->nq, NULL, docs, wdfs);
@@ -406,6 +410,138 @@ static inline const char *member_name(uint32_t m)
     snprintf(buf, sizeof buf, "%s%s", kinds[m & XG_MEMBER_KIND],
              m & XG_MEMBER_BLOOM ? "+bloom" : "");
     return buf;
+}
+
+/* Random positions for every posting of t's lists, laid out as the
+ * POSITIONS section (positions.h): 0 to 4 positions in [0, 24) per
+ * posting, so that phrases and NEARs hold on some documents, and on
+ * every seventh posting of list `crowded` 40 of them, past what the
+ * device reads (its queries are flagged for the CPU matcher). */
+static inline void add_positions(struct tindex *t, uint32_t crowded,
+                                 uint64_t **offsets, struct xg_buf *data)
+{
+    const uint64_t n_skip = t->skip.len / sizeof(struct xg_fmt_skip);
+    uint64_t *off = calloc(n_skip + 1, sizeof *off);
+    memset(data, 0, sizeof *data);
+    for (uint32_t i = 0; i < t->n_terms; ++i) {
+        for (uint32_t p = 0; p < t->df[i]; ++p) {
+            if (p % XG_FMT_BLOCK == 0)
+                off[t->terms[i].skip_first + p / XG_FMT_BLOCK] = data->len;
+            const uint32_t n = i == crowded && p % 7 == 0 ? 40
+                                                          : (uint32_t)(rnd() % 5);
+            uint8_t b[5 * 41];
+            size_t len = 0;
+            uint32_t at = (uint32_t)(rnd() % 3), prev = 0;
+            for (uint32_t k = 0; k <= n; ++k) {
+                /* the count, then the first position and the gaps */
+                uint32_t v = k == 0 ? n : k == 1 ? at : at - prev;
+                do {
+                    b[len++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+                    v >>= 7;
+                } while (v);
+                if (k >= 1) {
+                    prev = at;
+                    at += 1 + (uint32_t)(rnd() % (i == crowded ? 2 : 6));
+                }
+            }
+            xg_buf_append(data, b, len);
+        }
+    }
+    off[n_skip] = data->len;
+    *offsets = off;
+}
+
+/* The same queries with a position filter each over their two terms
+ * (phrase of window 2 and 4, NEAR of window 3, in turn), on random
+ * positions (add_positions; list 5 crowded): the kernel's matches and
+ * its flags for the CPU matcher against the twin's. */
+static inline int filtered_pass(struct tindex *t, struct and_case *c,
+                                uint32_t method)
+{
+    uint64_t *off;
+    struct xg_buf data;
+    add_positions(t, 5, &off, &data);
+    const uint64_t n_skip = t->skip.len / sizeof(struct xg_fmt_skip);
+    t->h.pos_offsets = off;
+    t->h.pos_data = data.data;
+    t->d.pos_offsets = to_dev(off, (n_skip + 1) * 8);
+    t->d.pos_data = to_dev(data.data, data.len + 1);
+    const uint32_t nq = c->nq;
+    static const struct xg_dfilter kinds[3] = {
+        {XG_QF_PHRASE, 2, 0, 2}, {XG_QF_PHRASE, 4, 0, 2}, {XG_QF_NEAR, 3, 0, 2}};
+    c->filters = calloc(nq, sizeof *c->filters);
+    c->ifail = calloc(nq, sizeof *c->ifail);
+    struct xg_plan_op *plan = calloc(8 * nq, sizeof *plan);
+    for (uint32_t i = 0; i < nq; ++i) {
+        c->filters[i] = kinds[i % 3];
+        c->q[i].filter_first = i;
+        c->q[i].n_filters = 1;
+        c->q[i].plan_first = 8 * i;
+        c->q[i].plan_stride = c->q[i].plan_len = 4;
+        for (uint32_t s = 0; s < 2; ++s) {
+            memcpy(plan + 8 * i + 4 * s, c->plan + 6 * i + 3 * s, 3 * sizeof *plan);
+            plan[8 * i + 4 * s + 3] = (struct xg_plan_op){XG_PLAN_FILTER, 0};
+        }
+    }
+    free(c->plan);
+    c->plan = plan;
+    cudaFree((void *)c->di.queries);
+    cudaFree((void *)c->di.plan);
+    c->di.queries = c->dm.queries = to_dev(c->q, nq * sizeof *c->q);
+    c->di.plan = to_dev(plan, 8 * nq * sizeof *plan);
+    c->di.filters = to_dev(c->filters, nq * sizeof *c->filters);
+    uint32_t *difail;
+    CUDA(cudaMalloc((void **)&difail, nq * 4 + 8));
+    CUDA(cudaMemset(difail, 0, nq * 4 + 8));
+    c->di.ifail = difail;
+    uint32_t hcount[8], gcount[8], gfail[8];
+    struct xg_dcand *hc = calloc(c->icand + 1, sizeof *hc),
+                    *gc = calloc(c->icand + 1, sizeof *gc);
+    uint8_t *sel = calloc(c->blocks + 1, 1);
+    uint32_t *pos = calloc(c->mpos_total + 1, 4);
+    if (and_case_ref(t, c, hcount, hc, sel, pos)) return 1;
+    if (and_case_launch(t, c)) return 1;
+    CUDA(cudaDeviceSynchronize());
+    CUDA(cudaMemcpy(gcount, c->di.icount, nq * 4, cudaMemcpyDeviceToHost));
+    CUDA(cudaMemcpy(gfail, difail, nq * 4, cudaMemcpyDeviceToHost));
+    CUDA(cudaMemcpy(gc, c->di.icand, c->icand * sizeof *gc,
+                    cudaMemcpyDeviceToHost));
+    uint64_t total = 0, flagged = 0;
+    for (uint32_t i = 0; i < nq; ++i) {
+        CHECK(gcount[i] == hcount[i] && !gfail[i] == !c->ifail[i],
+              "%s filtered pair %u: gpu %u matches (flag %u), twin %u (flag "
+              "%u)", member_name(method), i, gcount[i], gfail[i], hcount[i],
+              c->ifail[i]);
+        qsort(gc + c->q[i].icand_first, gcount[i], sizeof *gc, cmp_cand);
+        qsort(hc + c->q[i].icand_first, hcount[i], sizeof *hc, cmp_cand);
+        for (uint32_t j = 0; j < gcount[i]; ++j) {
+            const struct xg_dcand *g = &gc[c->q[i].icand_first + j],
+                                  *h = &hc[c->q[i].icand_first + j];
+            CHECK(g->doc == h->doc && !memcmp(&g->weight, &h->weight, 8),
+                  "%s filtered pair %u: match %u differs", member_name(method),
+                  i, j);
+        }
+        total += gcount[i];
+        flagged += c->ifail[i] != 0;
+    }
+    printf("ok intersect (%s) with position filters: %llu matches equal, "
+           "%llu of %u queries flagged for the CPU matcher by both\n",
+           member_name(method), (unsigned long long)total,
+           (unsigned long long)flagged, nq);
+    cudaFree(difail);
+    cudaFree((void *)c->di.filters);
+    cudaFree((void *)t->d.pos_offsets);
+    cudaFree((void *)t->d.pos_data);
+    t->h.pos_offsets = t->d.pos_offsets = NULL;
+    t->h.pos_data = t->d.pos_data = NULL;
+    free(c->filters);
+    free(c->ifail);
+    c->filters = NULL;
+    c->ifail = NULL;
+    free(off);
+    xg_buf_free(&data);
+    free(hc); free(gc); free(sel); free(pos);
+    return 0;
 }
 
 /* AND of every pair shape, for one membership method. */
@@ -516,6 +652,7 @@ static inline int test_intersect(uint32_t method)
            "selected, %llu merge positions equal\n", member_name(method), nq,
            (unsigned long long)total, (unsigned long long)selected,
            (unsigned long long)c.mpos_total);
+    if (filtered_pass(&t, &c, method)) return 1;
     and_case_free(&c);
     free(hc); free(gc); free(hsel); free(gsel); free(hpos); free(gpos);
     release(&t);

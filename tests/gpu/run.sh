@@ -607,9 +607,10 @@ PY
         ;;
     general)
         # The postlist-tree matcher on real text: Omega's form of the TREC
-        # queries (phrases become ORs of phrases in the AND), and queries
-        # of every default QueryParser operator drawn from the documents
-        # (ab_test.phrase_queries), against stock at 16 threads.
+        # queries (phrases become ORs of phrases in the AND), queries of
+        # every default QueryParser operator drawn from the documents
+        # (ab_test.phrase_queries), and TREC queries with wildcards,
+        # against stock at 16 threads.
         prepare_collections 0 rt || exit 1
         python3 -c "import sys; sys.path.insert(0, 'tests'); import ab_test
 print(ab_test.phrase_queries('/tmp/realtext.tsv', '/tmp/xg-ops.tsv', 5000))" \
@@ -620,10 +621,23 @@ print(ab_test.phrase_queries('/tmp/realtext.tsv', '/tmp/xg-ops.tsv', 5000))" \
             --engines xapian,cpu > "$OUT/general-cover-omega.log" 2>&1
         note "TREC 50,000, --omega: $(grep -m1 '^queries' "$OUT/general-cover-omega.log")"
         head -10000 .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-trec10k.tsv
+        # Wildcards: the first 5,000 TREC queries, every third word of four
+        # letters or more cut to its first four and a '*' (as
+        # tests/test_match_tree.cc does), with --wildcard.
+        head -5000 .device-carry/realtext/trec-tb-2005-efficiency.tsv | \
+            python3 -c "import sys
+for l in sys.stdin:
+    q, t = l.rstrip('\n').split('\t', 1)
+    w = t.split()
+    print(q + '\t' + ' '.join(x[:4] + '*' if i % 3 == 1 and len(x) >= 4 and x[3].isalpha() else x for i, x in enumerate(w)))" \
+            > /tmp/xg-wild.tsv
         # (not `set --`: the stage loop reads the positional parameters)
-        for spec in xg-ops:or xg-ops:and xg-ops:omega xg-trec10k:omega; do
+        for spec in xg-ops:or xg-ops:and xg-ops:omega xg-trec10k:omega \
+                    xg-wild:wor xg-wild:womega; do
             qf=${spec%:*} form=${spec#*:}
             mode="--op $form"; [ "$form" = omega ] && mode=--omega
+            [ "$form" = wor ] && mode="--op or --wildcard"
+            [ "$form" = womega ] && mode="--omega --wildcard"
             $CT $B bench --db "$rt" --queries "/tmp/$qf.tsv" -k 10 $mode \
                 --threads 16 --repeat 3 --engines xapian,cpu \
                 > "$OUT/general-$qf-$form.log" 2>&1
