@@ -112,18 +112,20 @@ def main():
               app(a, db, queries, "--threads", "16", "--deadline-ms", "2",
                   "--batch-wait-ms", "1"))
 
-    # Through Enquire the general form (NEAR here) is stock's
-    # (docs/plugin.md), as are the shapes no engine serves.
-    odd = query_file(a.work, "unsupported", ["shock NEAR wave",
+    # Through Enquire the general form (an AND inside an OR here) is
+    # stock's (docs/plugin.md), as are the shapes no engine serves.
+    odd = query_file(a.work, "unsupported", ["shock OR wave AND flow",
                                              "shock XOR wave"])
     print("ok unsupported: %s" % app(a, db, odd, "--expect-route",
                                      "stock:unsupported"))
-    # Phrases and hyphenated words: as an OR's operand stock's, over the
-    # whole AND (the app's AND form) the engines', every field equal.
+    # Phrases, hyphenated words and NEAR: as an OR's operand stock's, over
+    # the whole AND (the app's AND form; NEAR alone) the engines', every
+    # field equal.
     phr = query_file(a.work, "phrases", [
         '"boundary layer" flow', "shock-wave interaction",
         '"heat transfer" "flat plate"', '"pressure distribution" supersonic',
-        "lift-curve slope", '"boundary layer transition"'])
+        "lift-curve slope", '"boundary layer transition"', "shock NEAR wave",
+        "pressure NEAR/4 distribution"])
     print("ok phrases: %s" % app(a, db, phr, "--min-served", "1"))
     # AND_NOT is the engines': every field equal to stock's, its negated
     # terms left out of the percentages' subquery count.

@@ -147,16 +147,16 @@ static void matcher_pass(const char *what, xg_router *r, xg_handle *h,
 }
 
 static int plain(int q) { return q < n_plain; }
-/* The last four served queries: a phrase, two AND_NOTs and a NEAR (the
- * general form).  The GPU leaves them to the CPU matcher without touching
- * the device, but for the phrase as an AND of terms; through Enquire the
- * phrase as an OR's operand and the NEAR are stock's, through serve the
- * AND_NOTs and the NEAR (docs/plugin.md). */
+/* The last four served queries: a phrase, two AND_NOTs and a NEAR.  The
+ * GPU leaves them to the CPU matcher without touching the device, but for
+ * the phrase as an AND of terms and the NEAR (a filter over the AND of
+ * its terms); through Enquire the phrase as an OR's operand is stock's,
+ * through serve the AND_NOTs (docs/plugin.md). */
 static int special(int q) { return q >= n_plain - 4 && q < n_plain; }
 static int front_stock(int q, int remote, int and_op)
 {
-    return remote ? q >= n_plain - 3 && q < n_plain
-                  : (q == n_plain - 4 && !and_op) || q == n_plain - 1;
+    return remote ? q == n_plain - 3 || q == n_plain - 2
+                  : q == n_plain - 4 && !and_op;
 }
 
 /* Is query q an AND of terms with position filters, which the GPU
@@ -369,7 +369,7 @@ static void learning_pass(const char *db, const char *model)
     int first_after = -1;
     for (int phase = 0; phase < 2; ++phase) {
         for (int q = 0; q < n_plain; ++q) {
-            if (front_stock(q, 1, 0)) continue; /* stock:unsupported here */
+            if (q >= n_plain - 3) continue; /* the AND_NOTs and the NEAR */
             struct xg_search_opts o = opts(0, XG_ENGINE_AUTO);
             struct xg_result res;
             int route = -1;
@@ -441,9 +441,13 @@ static int c_cpu(int q, int a, int route)
     (void)a;
     return route == (plain(q) ? XG_ROUTE_CPU : XG_ROUTE_STOCK_UNSUPPORTED);
 }
-/* The phrase as an AND of terms: through Enquire too, its filter runs on
- * the GPU, and the CPU matcher is the cheap side (router.c choose()). */
-static int phrase_and(int q, int a) { return a && q == n_plain - 4; }
+/* The phrase as an AND of terms, and the NEAR: through Enquire too, their
+ * filter runs on the GPU, and the CPU matcher is the cheap side
+ * (router.c choose()). */
+static int phrase_and(int q, int a)
+{
+    return (a && q == n_plain - 4) || q == n_plain - 1;
+}
 static int c_gpu(int q, int a, int route)
 {
     /* engine gpu: the CPU matcher; auto: as cpu_side() */
