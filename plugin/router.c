@@ -567,9 +567,9 @@ static void *cpu_share(void *arg)
 
 /* The CPU matcher for queries the GPU did not answer (status[i] != XG_OK
  * on entry, route[i] XG_ROUTE_CPU): status[i] becomes its answer's.  They
- * run on every core: a batch's phrase ORs, left to the CPU matcher, on
- * one thread held `bench --engine gpu` to 961 q/s where the CPU engine
- * alone gave 7,296 (H100 host, 16 cores, 2026-11-27).  A fault of the CPU
+ * run on every core: on one thread, a batch's phrase ORs held `bench
+ * --engine gpu` to an eighth of the CPU engine's own rate
+ * (docs/benchmarks.md, "Phrases on the GPU").  A fault of the CPU
  * matcher (not XG_ERR_UNSUPPORTED) frees every out[] and is returned. */
 static int cpu_rest(xg_handle *h, struct xg_prepared *const *pqs,
                     const uint32_t *ks, uint32_t k, uint32_t n,
