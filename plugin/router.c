@@ -294,6 +294,24 @@ static int gpu_filters(const struct xg_prepared *pq)
     return xg_batch_path(&eq, 1) == XG_DPATH_INTERSECT;
 }
 
+/* 1: q is the general form only for its synonyms: an AND at its root
+ * over terms, ORs, synonyms and scale weights, with no phrase, NEAR,
+ * AND_NOT, AND_MAYBE or FILTER (whose moves the direct matcher does not
+ * make). */
+static int synonym_and(const struct xg_query *q)
+{
+    if (q->op != XG_QOP_TREE || !q->n_syns || !q->n_nodes ||
+        q->nodes[q->n_nodes - 1].kind != XG_QN_AND)
+        return 0;
+    for (uint32_t i = 0; i < q->n_nodes; ++i) {
+        const uint16_t k = q->nodes[i].kind;
+        if (k != XG_QN_LEAF && k != XG_QN_OR && k != XG_QN_AND &&
+            k != XG_QN_SYN && k != XG_QN_SCALE)
+            return 0;
+    }
+    return 1;
+}
+
 static int device_usable(xg_router *r, xg_handle *h)
 {
     if (r->o.front != XG_FRONT_MATCHER)
@@ -354,6 +372,11 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
      * queries at 0.6x stock as ORs, 1.0x as ANDs and 0.5x in Omega's
      * form. */
     const int filtered = pq->q.n_filters != 0;
+    /* An AND of terms, ORs and synonyms (Omega's form with wildcards):
+     * the tree matcher moves it as the direct matcher walks an AND, and
+     * ran such queries at 2.7x stock (docs/benchmarks.md, "Operators,
+     * wildcards, Omega's form"). */
+    if (engine == XG_ENGINE_AUTO && synonym_and(&pq->q)) return XG_ROUTE_CPU;
     if (pq->q.n_negated || pq->q.op == XG_QOP_TREE ||
         (filtered && !gpu_filters(pq))) {
         if (engine == XG_ENGINE_GPU ||

@@ -419,6 +419,38 @@ static void context_pass(const char *what, const char *db, int engine,
     context_front_pass(what, db, engine, model, want, inject, 0);
 }
 
+/* Wildcards under auto: as an AND in Omega's form (a synonym of one
+ * wildcard per prefix in each AND operand) the CPU matcher's, as an OR
+ * stock's; both MSets stock's own. */
+static void wildcard_pass(xg_router *r, xg_handle *h)
+{
+    static const char *const texts_w[] = {"boundar* layer*", "heat transf*",
+                                          "pressure distrib* superson*"};
+    for (int and_op = 0; and_op < 2; ++and_op)
+        for (size_t i = 0; i < sizeof texts_w / sizeof texts_w[0]; ++i) {
+            struct xg_search_opts o = opts(and_op, XG_ENGINE_AUTO);
+            o.parser_flags = XG_PARSE_FLAG_DEFAULT | XG_PARSE_FLAG_WILDCARD;
+            o.omega = and_op;
+            struct xg_search_opts so = o;
+            so.engine = XG_ENGINE_XAPIAN;
+            struct xg_result res, ref;
+            int route = -1, sroute = -1;
+            int rc = xg_router_search_text(r, h, texts_w[i], &o, &res, &route);
+            int src = xg_router_search_text(r, h, texts_w[i], &so, &ref,
+                                            &sroute);
+            const int want = and_op ? XG_ROUTE_CPU : XG_ROUTE_STOCK_CHEAPER;
+            CHECK(rc == XG_OK && src == XG_OK && route == want,
+                  "wildcards, %s: '%s': route %s rc %d (%s)",
+                  and_op ? "Omega's AND" : "OR", texts_w[i],
+                  xg_route_name(route), rc, rc ? xg_last_error() : "");
+            if (rc || src) continue;
+            CHECK(res.n_hits > 0 && xg_test_same_hits(&res, &ref),
+                  "wildcards: '%s': MSet differs from stock's", texts_w[i]);
+            xg_result_free(&res);
+            xg_result_free(&ref);
+        }
+}
+
 /* serve's front under auto: an AND of several lists weighed between the
  * GPU and the CPU matcher (feat_h: the handle its features come from). */
 static xg_handle *feat_h;
@@ -633,6 +665,7 @@ int main(int argc, char **argv)
     CHECK(rt[XG_ROUTE_GPU] > 0, "engine gpu: no query on the GPU");
     matcher_pass("matcher auto, GPU cheaper", r, h, XG_ENGINE_AUTO,
                  want_auto_gpu, NULL);
+    wildcard_pass(r, h);
     printf("ok matcher xapian, cpu, gpu (%llu gpu, %llu cpu), auto\n",
            (unsigned long long)rt[XG_ROUTE_GPU],
            (unsigned long long)rt[XG_ROUTE_CPU]);
