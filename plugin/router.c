@@ -599,7 +599,10 @@ static int cpu_rest(xg_handle *h, struct xg_prepared *const *pqs,
                     const struct xg_bm25_params *p, struct xg_result *out,
                     int *status, const int *route)
 {
-    uint32_t *todo = malloc((n ? n : 1) * sizeof *todo), m = 0;
+    /* Every query of the matcher front passes here: no allocation for
+     * the few of a single search. */
+    uint32_t small[16], m = 0;
+    uint32_t *todo = n <= 16 ? small : malloc(n * sizeof *todo);
     struct cpu_job job = {h, pqs, ks, todo, k, 0, p, out, status, 0};
     if (!todo) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     for (uint32_t i = 0; i < n; ++i)
@@ -616,7 +619,7 @@ static int cpu_rest(xg_handle *h, struct xg_prepared *const *pqs,
     for (uint32_t t = 0; t < m && !rc; ++t)
         if (status[todo[t]] != XG_OK && status[todo[t]] != XG_ERR_UNSUPPORTED)
             rc = status[todo[t]];
-    free(todo);
+    if (todo != small) free(todo);
     if (rc)
         for (uint32_t j = 0; j < n; ++j)
             if (status[j] == XG_OK) {

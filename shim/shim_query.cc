@@ -593,6 +593,10 @@ int wildcard_node(const Xapian::Query &q, double factor, tree_shape &out)
                             "limited to its most frequent terms");
     if (max_expansion > UINT32_MAX)
         return xg_set_error(XG_ERR_ARG, "query: malformed OP_WILDCARD");
+    /* An empty pattern is every term: past the engines' leaves. */
+    if (len == 0)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: OP_WILDCARD "
+                            "with an empty pattern");
     if (out.leaves.size() >= XG_QUERY_MAX_LEAVES ||
         out.wildcards.size() >= XG_QUERY_MAX_WILDCARDS)
         return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: more than %u "
