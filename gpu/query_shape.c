@@ -1,5 +1,6 @@
 /** @file query_shape.c
- *  @brief Release functions for the structs of query_shape.h.
+ *  @brief Release functions and properties of the structs of
+ *         query_shape.h.
  */
 #include "query_shape.h"
 
@@ -19,4 +20,62 @@ void xg_result_free(struct xg_result *r)
     free(r->hits);
     r->hits = NULL;
     r->n_hits = 0;
+}
+
+uint32_t xg_query_weighted_subqs(const struct xg_query *q)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < q->n_leaves; ++i) n += q->leaves[i].factor != 0;
+    if (q->op == XG_QOP_TREE)
+        for (uint32_t i = 0; i < q->n_syns; ++i) n += q->syns[i].factor != 0;
+    return n;
+}
+
+/* Whether kid number `pos` of a node of kind `kind` must match for the
+ * node to. */
+static int kid_required(uint16_t kind, uint32_t pos)
+{
+    switch (kind) {
+    case XG_QN_AND: case XG_QN_FILTER: case XG_QN_SCALE:
+        return 1;
+    case XG_QN_AND_NOT: case XG_QN_AND_MAYBE:
+        return pos == 0;
+    default:    /* OR, SYN */
+        return 0;
+    }
+}
+
+int xg_query_phrases_required(const struct xg_query *q)
+{
+    if (q->op != XG_QOP_TREE) {
+        /* The flat form: a clause is an OR's operand. */
+        for (uint32_t f = 0; f < q->n_filters; ++f)
+            if (q->filters[f].clause) return 0;
+        return 1;
+    }
+    /* Postfix: a node's kids are the entries it takes off the stack, each
+     * entry marking whether every node above it so far is required.  The
+     * walk runs from the root down, so the postfix order is walked
+     * backwards: each node pushes its kids' slots, its last kid (the
+     * next node back) on top. */
+    uint8_t need[XG_QUERY_MAX_NODES];
+    uint32_t sp = 0;
+    need[sp++] = 1;     /* the root */
+    for (uint32_t i = q->n_nodes; i-- > 0;) {
+        if (sp == 0) return 0;   /* malformed: not served */
+        const uint8_t here = need[--sp];
+        const struct xg_qnode *x = &q->nodes[i];
+        uint32_t kids = 0;
+        if (x->kind == XG_QN_OR || x->kind == XG_QN_AND ||
+            x->kind == XG_QN_FILTER || x->kind == XG_QN_AND_NOT ||
+            x->kind == XG_QN_AND_MAYBE)
+            kids = x->arg;
+        else if (x->kind == XG_QN_SCALE || x->kind == XG_QN_SYN)
+            kids = 1;
+        if (x->kind == XG_QN_PHRASE && !here) return 0;
+        if (sp + kids > XG_QUERY_MAX_NODES) return 0;
+        for (uint32_t k = 0; k < kids; ++k)
+            need[sp++] = here && kid_required(x->kind, k);
+    }
+    return sp == 0;
 }

@@ -147,6 +147,18 @@ struct xg_query {
 
 void xg_query_free(struct xg_query *q);
 
+/* The subqueries Xapian 1.4.22 counts for the percentages
+ * (QueryOptimiser::inc_total_subqs): each leaf of factor other than 0
+ * and each weighted synonym (one for all its terms); not a FILTER's or
+ * AND_NOT's later operands, nor anything scaled by 0. */
+uint32_t xg_query_weighted_subqs(const struct xg_query *q);
+
+/* 1 when every phrase and NEAR of q filters documents the whole query
+ * must match: none is under an OR, a synonym, or the later operands of an
+ * AND_MAYBE or AND_NOT.  Xapian's check() of such a filter only runs at
+ * documents that hold it (docs/plugin.md, "What can differ"). */
+int xg_query_phrases_required(const struct xg_query *q);
+
 /* Summation plan: a postfix program over leaf weights.  Evaluating it for a
  * document yields (matched, weight):
  *   XG_PLAN_LEAF i  push (leaf i matched?, its sumpart)

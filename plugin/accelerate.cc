@@ -389,9 +389,7 @@ Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
                                                         bounds.data()));
     /* A match holds 1 to n leaves; any other count would scale the
      * percentages wrongly, so stock answers. */
-    /* Xapian counts only subqueries of factor other than 0: not the
-     * negated leaves of an AND_NOT (QueryOptimiser::inc_total_subqs). */
-    const uint32_t n = pq.pq->q.n_leaves - pq.pq->q.n_negated;
+    const uint32_t n = xg_query_weighted_subqs(&pq.pq->q);
     if (top && (m == 0 || m > n)) return query;
     Xapian::Query weighed(Xapian::Query::OP_AND_MAYBE,
                           Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT,

@@ -375,8 +375,11 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
     /* An AND of terms, ORs and synonyms (Omega's form with wildcards):
      * the tree matcher moves it as the direct matcher walks an AND, and
      * ran such queries at 2.7x stock (docs/benchmarks.md, "Operators,
-     * wildcards, Omega's form"). */
-    if (engine == XG_ENGINE_AUTO && synonym_and(&pq->q)) return XG_ROUTE_CPU;
+     * wildcards, Omega's form").  Through Enquire, Xapian weighs the
+     * answer again, which that figure does not include: stock there. */
+    if (engine == XG_ENGINE_AUTO && r->o.front != XG_FRONT_ENQUIRE &&
+        synonym_and(&pq->q))
+        return XG_ROUTE_CPU;
     if (pq->q.n_negated || pq->q.op == XG_QOP_TREE ||
         (filtered && !gpu_filters(pq))) {
         if (engine == XG_ENGINE_GPU ||
@@ -468,21 +471,17 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
     }
     /* Through Enquire, Xapian weighs the accelerated query itself, and its
      * AND_MAYBE moves the query's postlists with check(), where Xapian
-     * 1.4.22 can add a phrase's weight to a document without it: an OR
-     * whose branch is a phrase (docs/plugin.md, "What can differ").
-     * Stock answers those here, and the general form (whose FILTER and
-     * AND_NOT leaves are opened unweighted, which the percentages'
-     * subquery count must leave out).  A phrase over a whole AND is
-     * checked as a filter of the AND's documents, which are the source's
-     * own matches, so it is served.  (serve relays AND_NOT to its child
-     * before asking: plugin/serve/search.c.) */
-    if (r->o.front == XG_FRONT_ENQUIRE &&
-        (pq->q.op == XG_QOP_TREE ||
-         (pq->q.n_filters &&
-          (pq->q.op != XG_QOP_AND || xg_match_needs_tree(&pq->q))))) {
-        xg_router_note_unserved(r, pq->q.op == XG_QOP_TREE
-                                       ? "the general form through Enquire"
-                                       : "OP_PHRASE through Enquire");
+     * 1.4.22 can add a phrase's weight to a document without it: a phrase
+     * that is not required for a match, such as an OR's operand
+     * (docs/plugin.md, "What can differ").  Stock answers those here.  A
+     * phrase every match must hold is checked only at the source's
+     * documents, which hold it, so it is served.  (serve relays AND_NOT
+     * and the general form to its child before asking:
+     * plugin/serve/search.c.) */
+    if (r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters &&
+        !xg_query_phrases_required(&pq->q)) {
+        xg_router_note_unserved(r, "OP_PHRASE outside an AND through "
+                                   "Enquire");
         if (!given) xg_prepared_free(pq);
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
         return XG_OK;

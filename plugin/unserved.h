@@ -4,8 +4,8 @@
  *         planner names and counts what it does not serve).
  *
  *  A reason is the shim's "unsupported: ..." message cut at " inside "
- *  (the operator, not where it stood), or the front's own ("OP_PHRASE or
- *  the general form through Enquire").  Only queries that go to stock
+ *  (the operator, not where it stood), or the front's own ("OP_PHRASE
+ *  outside an AND through Enquire").  Only queries that go to stock
  *  this way take the lock.
  */
 #ifndef XG_UNSERVED_H

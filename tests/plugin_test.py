@@ -14,8 +14,11 @@ twins), as CI does."""
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
+
+from ab_test import phrase_queries
 
 from testlib import (build, collections, resolve_ir_data, skip_reason, run,
                      run_any)
@@ -37,6 +40,25 @@ def query_file(work, name, texts):
     with open(path, "w") as f:
         f.writelines("%d\t%s\n" % (i + 1, t) for i, t in enumerate(texts))
     return path
+
+
+def operator_queries(work, docs):
+    """work/operators.tsv: ab_test's operator queries from docs, then for
+    every third of them a wildcard (the first word cut to its first four
+    letters and "*"), a boolean filter on the last word, and both with a
+    +word and a -word."""
+    path = os.path.join(work, "operators.tsv")
+    phrase_queries(docs, path, 160)
+    with open(path) as f:
+        texts = [l.rstrip("\n").split("\t", 1)[1] for l in f]
+    for i, t in enumerate(list(texts)):
+        w = re.findall(r"[a-z]{3,}", t)
+        if len(w) < 3 or i % 3:
+            continue
+        texts.append("%s* %s" % (w[0][:4], " ".join(w[1:])))
+        texts.append("%s in:%s" % (" ".join(w[:-1]), w[-1]))
+        texts.append("+%s %s* -%s in:%s" % (w[0], w[1][:3], w[2], w[-1]))
+    return query_file(work, "operators", texts)
 
 
 def main():
@@ -112,12 +134,18 @@ def main():
               app(a, db, queries, "--threads", "16", "--deadline-ms", "2",
                   "--batch-wait-ms", "1"))
 
-    # Through Enquire the general form (an AND inside an OR here) is
-    # stock's (docs/plugin.md), as are the shapes no engine serves.
-    odd = query_file(a.work, "unsupported", ["shock OR wave AND flow",
+    # Through Enquire a phrase that is an OR's operand is stock's
+    # (docs/plugin.md), as are the shapes no engine serves.
+    odd = query_file(a.work, "unsupported", ['"shock wave" OR flow',
                                              "shock XOR wave"])
     print("ok unsupported: %s" % app(a, db, odd, "--expect-route",
                                      "stock:unsupported"))
+    # The general form: every operator QueryParser offers by default
+    # (phrases, NEAR, +/-, NOT, nested AND/OR), wildcards (synonyms) and
+    # boolean filters ("in:word"), from the collection's own text; every
+    # field equal to stock's.
+    print("ok general form: %s" % app(a, db, operator_queries(a.work, docs),
+                                      "--wildcard", "--min-served", "1"))
     # Phrases, hyphenated words and NEAR: as an OR's operand stock's, over
     # the whole AND (the app's AND form; NEAR alone) the engines', every
     # field equal.
