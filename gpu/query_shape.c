@@ -45,25 +45,31 @@ static int kid_required(uint16_t kind, uint32_t pos)
     }
 }
 
-int xg_query_phrases_required(const struct xg_query *q)
+int xg_query_phrase_moves(const struct xg_query *q)
 {
+    int worst = XG_PHRASES_REQUIRED;
     if (q->op != XG_QOP_TREE) {
-        /* The flat form: a clause is an OR's operand. */
+        /* The flat form: a clause is an OR's operand, of the root OR or of
+         * an AND's OR group (which the AND moves with check()). */
         for (uint32_t f = 0; f < q->n_filters; ++f)
-            if (q->filters[f].clause) return 0;
-        return 1;
+            if (q->filters[f].clause)
+                worst = q->op == XG_QOP_OR ? XG_PHRASES_IN_ORS
+                                           : XG_PHRASES_CHECKED;
+        return worst;
     }
-    /* Postfix: a node's kids are the entries it takes off the stack, each
-     * entry marking whether every node above it so far is required.  The
+    /* Postfix: a node's kids are the entries it takes off the stack.  The
      * walk runs from the root down, so the postfix order is walked
-     * backwards: each node pushes its kids' slots, its last kid (the
-     * next node back) on top. */
-    uint8_t need[XG_QUERY_MAX_NODES];
+     * backwards: each node pushes its kids' slots, its last kid (the next
+     * node back) on top.  A slot says whether every node above is
+     * required-kind (REQ), an OR or scale weight (ORS), or that and then
+     * an AND (AND_ORS: a phrase here is merged into that AND). */
+    enum { REQ = 1, ORS = 2, AND_ORS = 4 };
+    uint8_t at[XG_QUERY_MAX_NODES];
     uint32_t sp = 0;
-    need[sp++] = 1;     /* the root */
+    at[sp++] = REQ | ORS;   /* the root */
     for (uint32_t i = q->n_nodes; i-- > 0;) {
-        if (sp == 0) return 0;   /* malformed: not served */
-        const uint8_t here = need[--sp];
+        if (sp == 0) return XG_PHRASES_CHECKED;  /* malformed: not served */
+        const uint8_t here = at[--sp];
         const struct xg_qnode *x = &q->nodes[i];
         uint32_t kids = 0;
         if (x->kind == XG_QN_OR || x->kind == XG_QN_AND ||
@@ -72,10 +78,21 @@ int xg_query_phrases_required(const struct xg_query *q)
             kids = x->arg;
         else if (x->kind == XG_QN_SCALE || x->kind == XG_QN_SYN)
             kids = 1;
-        if (x->kind == XG_QN_PHRASE && !here) return 0;
-        if (sp + kids > XG_QUERY_MAX_NODES) return 0;
-        for (uint32_t k = 0; k < kids; ++k)
-            need[sp++] = here && kid_required(x->kind, k);
+        if (x->kind == XG_QN_PHRASE && !(here & REQ)) {
+            const int m = here & (ORS | AND_ORS) ? XG_PHRASES_IN_ORS
+                                                 : XG_PHRASES_CHECKED;
+            if (m > worst) worst = m;
+        }
+        if (sp + kids > XG_QUERY_MAX_NODES) return XG_PHRASES_CHECKED;
+        const int is_and = x->kind == XG_QN_AND || x->kind == XG_QN_FILTER;
+        for (uint32_t k = 0; k < kids; ++k) {
+            uint8_t kid = 0;
+            if ((here & REQ) && kid_required(x->kind, k)) kid |= REQ;
+            if (x->kind == XG_QN_SCALE) kid |= here & (ORS | AND_ORS);
+            else if (x->kind == XG_QN_OR && (here & ORS)) kid |= ORS;
+            else if (is_and && (here & ORS)) kid |= AND_ORS;
+            at[sp++] = kid;
+        }
     }
-    return sp == 0;
+    return sp == 0 ? worst : XG_PHRASES_CHECKED;
 }

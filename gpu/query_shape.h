@@ -153,11 +153,22 @@ void xg_query_free(struct xg_query *q);
  * AND_NOT's later operands, nor anything scaled by 0. */
 uint32_t xg_query_weighted_subqs(const struct xg_query *q);
 
-/* 1 when every phrase and NEAR of q filters documents the whole query
- * must match: none is under an OR, a synonym, or the later operands of an
- * AND_MAYBE or AND_NOT.  Xapian's check() of such a filter only runs at
- * documents that hold it (docs/plugin.md, "What can differ"). */
-int xg_query_phrases_required(const struct xg_query *q);
+/* How Xapian 1.4.22 moves q's phrase and NEAR filters (SelectPostLists),
+ * whose check() can leave a parent OR or AND_MAYBE taking a failed
+ * branch to be at the next document (docs/plugin.md, "What can differ"):
+ *  REQUIRED  every one filters documents the whole query must match (its
+ *            way to the root only ANDs, FILTERs, scale weights and the
+ *            first operands of AND_MAYBE and AND_NOT), or there is none;
+ *  IN_ORS    the others lie under ORs (and scale weights) up to the root,
+ *            at most merged into an AND there: a full match moves them
+ *            with next() and skip_to() only;
+ *  CHECKED   some phrase is under an OR that an AND or AND_MAYBE moves
+ *            with check(), or under a synonym or an AND_NOT's later
+ *            operands. */
+enum xg_phrase_moves {
+    XG_PHRASES_REQUIRED = 0, XG_PHRASES_IN_ORS = 1, XG_PHRASES_CHECKED = 2
+};
+int xg_query_phrase_moves(const struct xg_query *q);
 
 /* Summation plan: a postfix program over leaf weights.  Evaluating it for a
  * document yields (matched, weight):

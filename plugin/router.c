@@ -446,6 +446,31 @@ static void note_fault(xg_router *r, int rc)
 
 /* ---- The Enquire front (the context) --------------------------------- */
 
+static int docid_order(const void *a, const void *b)
+{
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* 1 when two of res's documents are adjacent in one of n_shards shards
+ * (their combined docids n_shards apart, docids interleaved), or out of
+ * memory to tell. */
+static int adjacent_in_shard(const struct xg_result *res, uint32_t n_shards)
+{
+    if (res->n_hits < 2) return 0;
+    uint32_t *d = malloc(res->n_hits * sizeof *d);
+    if (!d) return 1;
+    for (uint32_t i = 0; i < res->n_hits; ++i) d[i] = res->hits[i].docid;
+    qsort(d, res->n_hits, sizeof *d, docid_order);
+    int adjacent = 0;
+    for (uint32_t i = 0; i + 1 < res->n_hits && !adjacent; ++i)
+        for (uint32_t j = i + 1; j < res->n_hits && d[j] - d[i] <= n_shards;
+             ++j)
+            adjacent = d[j] - d[i] == n_shards;
+    free(d);
+    return adjacent;
+}
+
 static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
                   uint64_t k64, int weighting_ok,
                   const struct xg_weigh_stats *ws, struct xg_result *out,
@@ -469,18 +494,22 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
         *route = unprepared_route(r, r->base, rc);
         return XG_OK;
     }
-    /* Through Enquire, Xapian weighs the accelerated query itself, and its
-     * AND_MAYBE moves the query's postlists with check(), where Xapian
-     * 1.4.22 can add a phrase's weight to a document without it: a phrase
-     * that is not required for a match, such as an OR's operand
-     * (docs/plugin.md, "What can differ").  Stock answers those here.  A
-     * phrase every match must hold is checked only at the source's
-     * documents, which hold it, so it is served.  (serve relays AND_NOT
-     * and the general form to its child before asking:
-     * plugin/serve/search.c.) */
-    if (r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters &&
-        !xg_query_phrases_required(&pq->q)) {
-        xg_router_note_unserved(r, "OP_PHRASE outside an AND through "
+    /* Through Enquire, Xapian weighs the accelerated query itself, moving
+     * its postlists with check() to the source's documents.  A phrase
+     * check() finds not there leaves Xapian 1.4.22 taking its postlist to
+     * be at the next document; if that is the next document asked, the
+     * phrase's weight at the first is added to it (docs/plugin.md, "What
+     * can differ").  A phrase every match must hold always holds at the
+     * source's documents.  One in the query's ORs is served only where no
+     * two of the answer's documents are adjacent in a shard (below).  One
+     * stock's own match moves with check() is stock's: those moves are
+     * not the accelerated query's.  (serve relays AND_NOT and the general
+     * form to its child before asking: plugin/serve/search.c.) */
+    const int moves = r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters
+                          ? xg_query_phrase_moves(&pq->q)
+                          : XG_PHRASES_REQUIRED;
+    if (moves == XG_PHRASES_CHECKED) {
+        xg_router_note_unserved(r, "OP_PHRASE in an AND's OR through "
                                    "Enquire");
         if (!given) xg_prepared_free(pq);
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
@@ -533,6 +562,12 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
             rc = st;
         }
         else if (st) *route = XG_ROUTE_STOCK_GPU_ERROR; /* an engine error */
+    }
+    if (!rc && moves == XG_PHRASES_IN_ORS && !is_stock(*route) &&
+        adjacent_in_shard(out, xg_handle_index(r->base)->hdr->n_shards)) {
+        xg_router_note_unserved(r, "OP_PHRASE in an OR at adjacent "
+                                   "documents through Enquire");
+        *route = XG_ROUTE_STOCK_UNSUPPORTED;
     }
     if (!given) xg_prepared_free(pq);
     if (!rc && is_stock(*route)) {

@@ -5,7 +5,7 @@
  *
  *  A reason is the shim's "unsupported: ..." message cut at " inside "
  *  (the operator, not where it stood), or the front's own ("OP_PHRASE
- *  outside an AND through Enquire").  Only queries that go to stock
+ *  in an AND's OR through Enquire").  Only queries that go to stock
  *  this way take the lock.
  */
 #ifndef XG_UNSERVED_H

@@ -380,6 +380,11 @@ int main(int argc, char **argv)
         if (routes[r]) std::printf(" %s %" PRIu64, xg_route_name(r), routes[r]);
     }
     std::printf("\n");
+    if (routes[XG_ROUTE_STOCK_UNSUPPORTED]) {
+        char unserved[1024];
+        xg_context_unserved(ctx, unserved, sizeof unserved);
+        std::printf("unsupported: %s\n", unserved);
+    }
     const char *why = xg_context_index_error(ctx);
     if (why) std::printf("index: %s\n", why);
     xg_context_close(ctx);

@@ -150,8 +150,9 @@ static int plain(int q) { return q < n_plain; }
 /* The last four served queries: a phrase, two AND_NOTs and a NEAR.  The
  * GPU leaves them to the CPU matcher without touching the device, but for
  * the phrase as an AND of terms and the NEAR (a filter over the AND of
- * its terms); through Enquire the phrase as an OR's operand is stock's,
- * through serve the AND_NOTs (docs/plugin.md). */
+ * its terms); through Enquire the phrase as an OR's operand is stock's
+ * where two of the top K are adjacent documents (served otherwise),
+ * through serve the AND_NOTs are stock's (docs/plugin.md). */
 static int special(int q) { return q >= n_plain - 4 && q < n_plain; }
 static int front_stock(int q, int remote, int and_op)
 {
@@ -296,14 +297,15 @@ static void context_front_pass(const char *what, const char *db, int engine,
             if (inject) xg_engine_fail_next_alloc(1);
             int rc = xg_context_search(ctx, texts[q], &o, 0, K, &res, &route);
             if (inject) xg_engine_fail_next_alloc(0);
-            /* Through Enquire a phrase in an OR is stock's
+            /* Through Enquire a phrase in an OR may be stock's
              * (docs/plugin.md); serve answers it with the engine's
-             * result. */
+             * result, and leaves AND_NOT to stock. */
             const int ok =
                 front_stock(q, remote, and_op)
                     ? route == XG_ROUTE_STOCK_UNSUPPORTED ||
-                          (want(q, and_op, route) && route != XG_ROUTE_GPU &&
-                           route != XG_ROUTE_CPU)
+                          (want(q, and_op, route) &&
+                           (!remote || (route != XG_ROUTE_GPU &&
+                                        route != XG_ROUTE_CPU)))
                     : want(q, and_op, route);
             CHECK(rc == XG_OK && ok,
                   "%s: query %d '%s' (%s): route %s rc %d %s", what, q,
