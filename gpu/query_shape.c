@@ -61,9 +61,8 @@ int xg_query_phrase_moves(const struct xg_query *q)
      * walk runs from the root down, so the postfix order is walked
      * backwards: each node pushes its kids' slots, its last kid (the next
      * node back) on top.  A slot says whether every node above is
-     * required-kind (REQ), an OR or scale weight (ORS), or that and then
-     * an AND (AND_ORS: a phrase here is merged into that AND). */
-    enum { REQ = 1, ORS = 2, AND_ORS = 4 };
+     * required-kind (REQ), or an OR or scale weight (ORS). */
+    enum { REQ = 1, ORS = 2 };
     uint8_t at[XG_QUERY_MAX_NODES];
     uint32_t sp = 0;
     at[sp++] = REQ | ORS;   /* the root */
@@ -79,18 +78,17 @@ int xg_query_phrase_moves(const struct xg_query *q)
         else if (x->kind == XG_QN_SCALE || x->kind == XG_QN_SYN)
             kids = 1;
         if (x->kind == XG_QN_PHRASE && !(here & REQ)) {
-            const int m = here & (ORS | AND_ORS) ? XG_PHRASES_IN_ORS
-                                                 : XG_PHRASES_CHECKED;
+            const int m = here & ORS ? XG_PHRASES_IN_ORS
+                                     : XG_PHRASES_CHECKED;
             if (m > worst) worst = m;
         }
         if (sp + kids > XG_QUERY_MAX_NODES) return XG_PHRASES_CHECKED;
-        const int is_and = x->kind == XG_QN_AND || x->kind == XG_QN_FILTER;
         for (uint32_t k = 0; k < kids; ++k) {
             uint8_t kid = 0;
             if ((here & REQ) && kid_required(x->kind, k)) kid |= REQ;
-            if (x->kind == XG_QN_SCALE) kid |= here & (ORS | AND_ORS);
-            else if (x->kind == XG_QN_OR && (here & ORS)) kid |= ORS;
-            else if (is_and && (here & ORS)) kid |= AND_ORS;
+            if ((x->kind == XG_QN_SCALE || x->kind == XG_QN_OR) &&
+                (here & ORS))
+                kid |= ORS;
             at[sp++] = kid;
         }
     }

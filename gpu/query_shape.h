@@ -159,12 +159,13 @@ uint32_t xg_query_weighted_subqs(const struct xg_query *q);
  *  REQUIRED  every one filters documents the whole query must match (its
  *            way to the root only ANDs, FILTERs, scale weights and the
  *            first operands of AND_MAYBE and AND_NOT), or there is none;
- *  IN_ORS    the others lie under ORs (and scale weights) up to the root,
- *            at most merged into an AND there: a full match moves them
- *            with next() and skip_to() only;
+ *  IN_ORS    the others are operands of ORs (and scale weights) up to
+ *            the root: a full match moves them with next() and skip_to()
+ *            only, and each is its own SelectPostList over the AND of its
+ *            terms;
  *  CHECKED   some phrase is under an OR that an AND or AND_MAYBE moves
- *            with check(), or under a synonym or an AND_NOT's later
- *            operands. */
+ *            with check(), merged into an AND under an OR, or under a
+ *            synonym or an AND_NOT's later operands. */
 enum xg_phrase_moves {
     XG_PHRASES_REQUIRED = 0, XG_PHRASES_IN_ORS = 1, XG_PHRASES_CHECKED = 2
 };

@@ -363,7 +363,7 @@ Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
         if (rc) pq.pq = nullptr;
     }
     ResultGuard res;
-    rc = xg_router_answer(xg_context_router(ctx), xq.get(), pq.pq,
+    rc = xg_router_answer(xg_context_router(ctx), h, xq.get(), pq.pq,
                           uint64_t(first) + maxitems, weighting_ok, NULL,
                           &res.r, &r);
     if (rc == XG_ERR_NOMEM) throw std::bad_alloc();

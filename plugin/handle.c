@@ -381,6 +381,14 @@ int xg_handle_run_stock_unpruned(xg_handle *s, const xg_xquery *xq,
     return xg_shim_search_unpruned(s->db, xq, p, k, out);
 }
 
+int xg_handle_filter_fails_from(xg_handle *h, const struct xg_prepared *pq,
+                                uint32_t docid, int *fails)
+{
+    const struct xg_index *ix = xg_handle_index(h);
+    return xg_shim_filter_fails_from(h->db, &pq->q, docid,
+                                     ix ? ix->hdr->n_shards : 1, fails);
+}
+
 int xg_handle_doc_leaves(xg_handle *h, const struct xg_prepared *pq,
                          const struct xg_hit *hit, uint32_t *matched)
 {

@@ -83,6 +83,12 @@ int xg_handle_run_stock_unpruned(xg_handle *h, const xg_xquery *xq,
                                  const struct xg_bm25_params *p, uint32_t k,
                                  struct xg_result *out);
 
+/* *fails = 1 when a position filter of pq, at the first document from
+ * `docid` on (in its shard) holding all its terms, does not hold
+ * (xg_shim_filter_fails_from). */
+int xg_handle_filter_fails_from(xg_handle *h, const struct xg_prepared *pq,
+                                uint32_t docid, int *fails);
+
 /* How many of pq's leaves document `hit` matches: Xapian's
  * count_matching_subqs() for it, the numerator of its percentages (the
  * denominator is pq->q.n_leaves).  The engines count it with the hit; an

@@ -452,27 +452,37 @@ static int docid_order(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* 1 when two of res's documents are adjacent in one of n_shards shards
- * (their combined docids n_shards apart, docids interleaved), or out of
- * memory to tell. */
-static int adjacent_in_shard(const struct xg_result *res, uint32_t n_shards)
+/* 1 when Xapian could give one of res's documents a phrase's weight it
+ * does not hold, moving pq's postlists to them with check() (docs/
+ * plugin.md, "What can differ"): a document d of res whose next
+ * document in its shard (combined docids n_shards apart) is in res too,
+ * where some phrase's check() fails (xg_handle_filter_fails_from), so
+ * that Xapian takes that phrase to be at d's successor.  Xapian's
+ * minimum weight stays 0 while it weighs the source's k documents, so no
+ * check fails on weight.  Out of memory, or an error: 1. */
+static int phantom_risk(xg_handle *h, const struct xg_prepared *pq,
+                        const struct xg_result *res, uint32_t n_shards)
 {
     if (res->n_hits < 2) return 0;
     uint32_t *d = malloc(res->n_hits * sizeof *d);
     if (!d) return 1;
     for (uint32_t i = 0; i < res->n_hits; ++i) d[i] = res->hits[i].docid;
     qsort(d, res->n_hits, sizeof *d, docid_order);
-    int adjacent = 0;
-    for (uint32_t i = 0; i + 1 < res->n_hits && !adjacent; ++i)
+    int risk = 0;
+    for (uint32_t i = 0; i + 1 < res->n_hits && !risk; ++i)
         for (uint32_t j = i + 1; j < res->n_hits && d[j] - d[i] <= n_shards;
              ++j)
-            adjacent = d[j] - d[i] == n_shards;
+            if (d[j] - d[i] == n_shards &&
+                (xg_handle_filter_fails_from(h, pq, d[i], &risk) || risk)) {
+                risk = 1;
+                break;
+            }
     free(d);
-    return adjacent;
+    return risk;
 }
 
-static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
-                  uint64_t k64, int weighting_ok,
+static int answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
+                  struct xg_prepared *given, uint64_t k64, int weighting_ok,
                   const struct xg_weigh_stats *ws, struct xg_result *out,
                   int *route)
 {
@@ -500,8 +510,8 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
      * be at the next document; if that is the next document asked, the
      * phrase's weight at the first is added to it (docs/plugin.md, "What
      * can differ").  A phrase every match must hold always holds at the
-     * source's documents.  One in the query's ORs is served only where no
-     * two of the answer's documents are adjacent in a shard (below).  One
+     * source's documents.  One in the query's ORs is served unless it
+     * fails just before an answer document (phantom_risk).  One
      * stock's own match moves with check() is stock's: those moves are
      * not the accelerated query's.  (serve relays AND_NOT and the general
      * form to its child before asking: plugin/serve/search.c.) */
@@ -564,9 +574,10 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
         else if (st) *route = XG_ROUTE_STOCK_GPU_ERROR; /* an engine error */
     }
     if (!rc && moves == XG_PHRASES_IN_ORS && !is_stock(*route) &&
-        adjacent_in_shard(out, xg_handle_index(r->base)->hdr->n_shards)) {
-        xg_router_note_unserved(r, "OP_PHRASE in an OR at adjacent "
-                                   "documents through Enquire");
+        (!h || phantom_risk(h, pq, out,
+                            xg_handle_index(r->base)->hdr->n_shards))) {
+        xg_router_note_unserved(r, "OP_PHRASE in an OR with a phantom "
+                                   "risk through Enquire");
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
     }
     if (!given) xg_prepared_free(pq);
@@ -577,14 +588,14 @@ static int answer(xg_router *r, const xg_xquery *xq, struct xg_prepared *given,
     return rc;
 }
 
-int xg_router_answer(xg_router *r, const xg_xquery *xq,
+int xg_router_answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
                      struct xg_prepared *pq, uint64_t k, int weighting_ok,
                      const struct xg_weigh_stats *ws, struct xg_result *out,
                      int *route)
 {
     memset(out, 0, sizeof *out);
     *route = XG_ROUTE_STOCK_UNSUPPORTED;
-    int rc = answer(r, xq, pq, k, weighting_ok, ws, out, route);
+    int rc = answer(r, h, xq, pq, k, weighting_ok, ws, out, route);
     if (rc && rc != XG_ERR_NOMEM) {
         /* An engine's error: stock answers. */
         xg_result_free(out);

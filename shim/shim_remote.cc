@@ -113,6 +113,28 @@ static Xapian::MSet stock_match(xg_db *db, const xg_xquery *xq,
     return m;
 }
 
+/* Whether filter qf's positions hold in did, each of its terms in it. */
+static bool filter_holds_at(xg_db *db, const struct xg_query *q,
+                            const struct xg_qfilter &qf, uint32_t did)
+{
+    std::vector<std::vector<uint32_t>> pos(qf.n);
+    std::vector<const uint32_t *> ptr(qf.n);
+    std::vector<uint32_t> count(qf.n);
+    for (uint32_t i = 0; i < qf.n; ++i) {
+        const struct xg_qleaf &l = q->leaves[qf.first + i];
+        const std::string term(l.term, l.term_len);
+        for (Xapian::PositionIterator p =
+                 db->combined.positionlist_begin(did, term);
+             p != db->combined.positionlist_end(did, term); ++p)
+            pos[i].push_back(*p);
+        ptr[i] = pos[i].data();
+        count[i] = (uint32_t)pos[i].size();
+    }
+    std::vector<uint32_t> at(qf.n);
+    return xg_filter_holds(qf.kind, ptr.data(), count.data(), qf.n,
+                           qf.window, at.data()) != 0;
+}
+
 extern "C" {
 
 int xg_shim_query_bounds(xg_db *db, const xg_xquery *xq,
@@ -168,6 +190,52 @@ int xg_shim_doclen_lower_bound(xg_db *db, uint32_t *lb)
     XG_SHIM_CATCH(where)
 }
 
+int xg_shim_filter_fails_from(xg_db *db, const struct xg_query *q,
+                              uint32_t did, uint32_t n_shards, int *fails)
+{
+    *fails = 0;
+    if (!db || !q || !did || !n_shards)
+        return xg_set_error(XG_ERR_ARG, "xg_shim_filter_fails_from: bad "
+                            "argument");
+    const char *where = db->name.c_str();
+    XG_SHIM_TRY
+        const uint32_t shard = (did - 1) % n_shards;
+        for (uint32_t f = 0; f < q->n_filters && !*fails; ++f) {
+            const struct xg_qfilter &qf = q->filters[f];
+            std::vector<Xapian::PostingIterator> it;
+            for (uint32_t i = 0; i < qf.n; ++i) {
+                const struct xg_qleaf &l = q->leaves[qf.first + i];
+                it.push_back(db->combined.postlist_begin(
+                    std::string(l.term, l.term_len)));
+            }
+            /* Leapfrog to the first document from did on, in did's shard,
+             * that holds every term. */
+            uint64_t t = did;
+            bool found = false;
+            while (!found && t <= UINT32_MAX) {
+                found = true;
+                for (uint32_t i = 0; i < qf.n && found; ++i) {
+                    it[i].skip_to(Xapian::docid(t));
+                    if (it[i] == Xapian::PostingIterator()) {
+                        found = false;
+                        t = uint64_t(UINT32_MAX) + 1;   /* none left */
+                    } else if (*it[i] > t) {
+                        found = false;
+                        t = *it[i];
+                    }
+                }
+                if (found && (t - 1) % n_shards != shard) {
+                    found = false;
+                    ++t;
+                }
+            }
+            if (!found) continue;
+            *fails = !filter_holds_at(db, q, qf, uint32_t(t));
+        }
+        return XG_OK;
+    XG_SHIM_CATCH(where)
+}
+
 int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
                        uint32_t *n)
 {
@@ -197,25 +265,7 @@ int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
             uint32_t here = 0;
             for (uint32_t i = qf.first; i < qf.first + qf.n; ++i)
                 here += has[i];
-            bool holds = here == qf.n;
-            if (holds) {
-                std::vector<std::vector<uint32_t>> pos(qf.n);
-                std::vector<const uint32_t *> ptr(qf.n);
-                std::vector<uint32_t> count(qf.n);
-                for (uint32_t i = 0; i < qf.n; ++i) {
-                    const struct xg_qleaf &l = q->leaves[qf.first + i];
-                    const std::string term(l.term, l.term_len);
-                    for (Xapian::PositionIterator p =
-                             db->combined.positionlist_begin(did, term);
-                         p != db->combined.positionlist_end(did, term); ++p)
-                        pos[i].push_back(*p);
-                    ptr[i] = pos[i].data();
-                    count[i] = (uint32_t)pos[i].size();
-                }
-                std::vector<uint32_t> at(qf.n);
-                holds = xg_filter_holds(qf.kind, ptr.data(), count.data(),
-                                        qf.n, qf.window, at.data());
-            }
+            const bool holds = here == qf.n && filter_holds_at(db, q, qf, did);
             if (!holds) *n -= here;
         }
         return XG_OK;

@@ -78,14 +78,16 @@
 #   phrases        phrase-heavy real text (issue 23): how many of the 50,000
 #                  TREC queries each engine serves (ab, OR and AND), then
 #                  bench (16 threads, median of 3) of stock, the CPU
-#                  matcher and the GPU engine on the TREC queries that
+#                  matcher, the GPU engine, the plugin (GPU forced
+#                  and auto, through Enquire) and serve on the TREC queries that
 #                  QueryParser turns into phrases and on 5,000 queries of
 #                  hyphenated terms from the text
 #                  (tests/gpu/phrase_queries.py), every MSet compared
 #   general        the postlist-tree matcher (general form, Omega's
 #                  phrases) on real text: ab of the 50,000 TREC queries in
 #                  --omega form, then bench (16 threads, median of 3) of
-#                  stock and the CPU matcher on 5,000 queries of every
+#                  stock, the CPU matcher and the plugin (GPU forced, auto)
+#                  on 5,000 queries of every
 #                  default QueryParser operator (OR, AND, --omega) and on
 #                  10,000 TREC queries in --omega form
 #   servebench     xapian-gpu serve (engine gpu, auto) against
@@ -593,13 +595,17 @@ PY
                 --engines xapian,cpu > "$OUT/phrases-cover-$op.log" 2>&1
             note "TREC 50,000, $op: $(grep -m1 '^queries' "$OUT/phrases-cover-$op.log")"
         done
+        # bench's server engine starts `serve`, which relays to
+        # xapian-progsrv (xapian-tools, in .xapian-rt).
+        export PATH=$PWD/.xapian-rt/usr/bin:$PATH
         for qf in trec-phrases hyphen-queries; do
             for op in or and; do
                 $CT $B bench --db "$rt" --queries "/tmp/$qf.tsv" -k 10 \
                     --op "$op" --threads 16 --repeat 3 \
-                    --engines xapian,cpu,gpu,auto > "$OUT/phrases-$qf-$op.log" 2>&1
+                    --engines xapian,cpu,gpu,plugin-gpu,plugin,server \
+                    > "$OUT/phrases-$qf-$op.log" 2>&1
                 note "$qf, $op (exit $?):"
-                grep -E '^(xapian|cpu|gpu|auto) |identical|differ' \
+                grep -E '^(xapian|cpu|gpu|auto|plugin|plugin-gpu|server) |identical|differ|unsupported|routes' \
                     "$OUT/phrases-$qf-$op.log" | sed 's/^/    /' \
                     | tee -a "$SUMMARY"
             done
@@ -639,10 +645,10 @@ for l in sys.stdin:
             [ "$form" = wor ] && mode="--op or --wildcard"
             [ "$form" = womega ] && mode="--omega --wildcard"
             $CT $B bench --db "$rt" --queries "/tmp/$qf.tsv" -k 10 $mode \
-                --threads 16 --repeat 3 --engines xapian,cpu \
+                --threads 16 --repeat 3 --engines xapian,cpu,plugin-gpu,plugin \
                 > "$OUT/general-$qf-$form.log" 2>&1
             note "$qf, $form (exit $?):"
-            grep -E '^(xapian|cpu) |identical|differ|unsupported' \
+            grep -E '^(xapian|cpu|plugin|plugin-gpu) |identical|differ|unsupported|routes' \
                 "$OUT/general-$qf-$form.log" | sed 's/^/    /' | tee -a "$SUMMARY"
         done
         ;;
