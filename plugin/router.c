@@ -374,9 +374,9 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
     const int filtered = pq->q.n_filters != 0;
     /* An AND of terms, ORs and synonyms (Omega's form with wildcards):
      * the tree matcher moves it as the direct matcher walks an AND, and
-     * ran such queries at 2.7x stock (docs/benchmarks.md, "Operators,
-     * wildcards, Omega's form").  Through Enquire, Xapian weighs the
-     * answer again, which that figure does not include: stock there. */
+     * ran such queries at 2.6x stock (docs/benchmarks.md, "Phrases and
+     * operators at every front").  Through Enquire, where Xapian weighs
+     * the answer again, the plugin ran them at 0.4x: stock there. */
     if (engine == XG_ENGINE_AUTO && r->o.front != XG_FRONT_ENQUIRE &&
         synonym_and(&pq->q))
         return XG_ROUTE_CPU;
