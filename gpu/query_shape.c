@@ -45,6 +45,46 @@ static int kid_required(uint16_t kind, uint32_t pos)
     }
 }
 
+/* How many nodes a node of the general form takes off the stack. */
+static uint32_t node_kids(const struct xg_qnode *x)
+{
+    switch (x->kind) {
+    case XG_QN_OR: case XG_QN_AND: case XG_QN_FILTER: case XG_QN_AND_NOT:
+    case XG_QN_AND_MAYBE:
+        return x->arg;
+    case XG_QN_SCALE: case XG_QN_SYN:
+        return 1;
+    default:    /* LEAF, PHRASE (over its filter's leaves), WILDCARD */
+        return 0;
+    }
+}
+
+int xg_query_negated_leaves(const struct xg_query *q, uint8_t *neg)
+{
+    for (uint32_t i = 0; i < q->n_leaves; ++i) neg[i] = q->leaves[i].negated;
+    if (q->op != XG_QOP_TREE) return 0;
+    /* From the root down (the postfix order backwards), as in
+     * xg_query_phrase_moves: a slot is 1 under an AND_NOT's later
+     * operand. */
+    uint8_t at[XG_QUERY_MAX_NODES];
+    uint32_t sp = 0;
+    at[sp++] = 0;
+    for (uint32_t i = q->n_nodes; i-- > 0;) {
+        if (sp == 0) return -1;
+        const uint8_t here = at[--sp];
+        const struct xg_qnode *x = &q->nodes[i];
+        const uint32_t kids = node_kids(x);
+        if (x->kind == XG_QN_LEAF) neg[x->arg] = here;
+        if (x->kind == XG_QN_PHRASE)
+            for (uint32_t l = 0; l < q->filters[x->arg].n; ++l)
+                neg[q->filters[x->arg].first + l] = here;
+        if (sp + kids > XG_QUERY_MAX_NODES) return -1;
+        for (uint32_t k = 0; k < kids; ++k)
+            at[sp++] = here || (x->kind == XG_QN_AND_NOT && k > 0);
+    }
+    return sp == 0 ? 0 : -1;
+}
+
 int xg_query_phrase_moves(const struct xg_query *q)
 {
     int worst = XG_PHRASES_REQUIRED;
@@ -70,13 +110,7 @@ int xg_query_phrase_moves(const struct xg_query *q)
         if (sp == 0) return XG_PHRASES_CHECKED;  /* malformed: not served */
         const uint8_t here = at[--sp];
         const struct xg_qnode *x = &q->nodes[i];
-        uint32_t kids = 0;
-        if (x->kind == XG_QN_OR || x->kind == XG_QN_AND ||
-            x->kind == XG_QN_FILTER || x->kind == XG_QN_AND_NOT ||
-            x->kind == XG_QN_AND_MAYBE)
-            kids = x->arg;
-        else if (x->kind == XG_QN_SCALE || x->kind == XG_QN_SYN)
-            kids = 1;
+        const uint32_t kids = node_kids(x);
         if (x->kind == XG_QN_PHRASE && !(here & REQ)) {
             const int m = here & ORS ? XG_PHRASES_IN_ORS
                                      : XG_PHRASES_CHECKED;

@@ -153,6 +153,11 @@ void xg_query_free(struct xg_query *q);
  * AND_NOT's later operands, nor anything scaled by 0. */
 uint32_t xg_query_weighted_subqs(const struct xg_query *q);
 
+/* neg[i] = 1 for each leaf i under an AND_NOT's later operand (whose
+ * postlists Xapian weighs not at all: AndNotPostList's maximum is its
+ * left side's).  0, or -1 for a malformed tree. */
+int xg_query_negated_leaves(const struct xg_query *q, uint8_t *neg);
+
 /* How Xapian 1.4.22 moves q's phrase and NEAR filters (SelectPostLists),
  * whose check() can leave a parent OR or AND_MAYBE taking a failed
  * branch to be at the next document (docs/plugin.md, "What can differ"):

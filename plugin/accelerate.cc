@@ -380,6 +380,7 @@ Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
                             : nullptr;
     uint32_t m = 0;
     if (!rc && top) rc = xg_handle_doc_leaves(h, pq.pq, top, &m);
+    if (rc == XG_ERR_UNSUPPORTED) return query;
     if (rc) {
         if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
         throw Xapian::DatabaseError(std::string("xapian-gpu: ") +

@@ -393,8 +393,9 @@ int xg_handle_doc_leaves(xg_handle *h, const struct xg_prepared *pq,
                          const struct xg_hit *hit, uint32_t *matched)
 {
     const struct xg_query *q = &pq->q;
-    /* The tree matcher counts as Xapian does, phantoms included. */
-    if (hit->matched_leaves || q->op == XG_QOP_TREE) {
+    /* The tree matcher counts as Xapian does, phantoms included (the
+     * general form's count from elsewhere: XG_ERR_UNSUPPORTED). */
+    if (hit->matched_leaves) {
         *matched = hit->matched_leaves;
         return XG_OK;
     }

@@ -89,11 +89,12 @@ int xg_handle_run_stock_unpruned(xg_handle *h, const xg_xquery *xq,
 int xg_handle_filter_fails_from(xg_handle *h, const struct xg_prepared *pq,
                                 uint32_t docid, int *fails);
 
-/* How many of pq's leaves document `hit` matches: Xapian's
+/* How many of pq's subqueries document `hit` matches: Xapian's
  * count_matching_subqs() for it, the numerator of its percentages (the
- * denominator is pq->q.n_leaves).  The engines count it with the hit; an
- * AND of single terms matches every leaf, a single term its one;
- * otherwise Xapian's termlist tells. */
+ * denominator is xg_query_weighted_subqs).  The engines count it with
+ * the hit; an AND of single terms matches every leaf, a single term its
+ * one; otherwise Xapian's postlists tell, but for the general form
+ * (XG_ERR_UNSUPPORTED: only the tree matcher's hits carry its count). */
 int xg_handle_doc_leaves(xg_handle *h, const struct xg_prepared *pq,
                          const struct xg_hit *hit, uint32_t *matched);
 

@@ -513,8 +513,8 @@ static int answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
      * source's documents.  One in the query's ORs is served unless it
      * fails just before an answer document (phantom_risk).  One
      * stock's own match moves with check() is stock's: those moves are
-     * not the accelerated query's.  (serve relays AND_NOT and the general
-     * form to its child before asking: plugin/serve/search.c.) */
+     * not the accelerated query's.  (serve sends the engine's own answer:
+     * no Xapian weighs it again.) */
     const int moves = r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters
                           ? xg_query_phrase_moves(&pq->q)
                           : XG_PHRASES_REQUIRED;

@@ -255,8 +255,15 @@ int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
                 has[i] = it != db->combined.postlist_end(term) && *it == did;
                 (has[i] ? in_doc : not_in_doc).insert(term);
             }
-            *n += has[i];
         }
+        /* The general form's count depends on how Xapian's postlists
+         * moved (phantoms included): only the tree matcher knows it. */
+        if (q->op == XG_QOP_TREE)
+            return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: the "
+                                "general form's subquery count");
+        /* Negated leaves (factor 0) are not subqueries Xapian counts. */
+        for (uint32_t i = 0; i < q->n_leaves; ++i)
+            *n += has[i] && q->leaves[i].factor != 0;
         /* A phrase clause of an OR counts only where it matches (the
          * match went through every filter of an AND already). */
         for (uint32_t f = 0; f < q->n_filters; ++f) {

@@ -35,9 +35,11 @@ import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
+from ab_test import phrase_queries
 from testlib import resolve_ir_data, write_and_maybe_skip
 
 try:
@@ -204,10 +206,13 @@ def free_port():
 
 
 def parser(op):
+    """QueryParser as test_plugin_app sets it up: "in:word" filters on the
+    term word, as Omega's boolean prefixes do."""
     qp = xapian.QueryParser()
     qp.set_stemmer(xapian.Stem("english"))
     qp.set_stemming_strategy(xapian.QueryParser.STEM_SOME)
     qp.set_default_op(op)
+    qp.add_boolean_prefix("in", "")
     return qp
 
 
@@ -242,76 +247,60 @@ def counts_agree(got, ref):
     return None
 
 
-# What the engines serve (docs/server.md, docs/cli.md): an OR of terms, or
-# an AND whose operands are terms or ORs of terms; nested ORs in an OR and
-# ANDs in an AND flatten, scaled weights are looked through; a phrase of
-# terms alone, in an OR (an AND's operand too) or (unscaled) in an AND.
-# Anything else (NEAR, AND_NOT, filters, synonyms, an AND inside an OR
-# ...) goes to stock.
+# What the engines serve (docs/server.md, docs/cli.md): terms under any
+# nesting of OR, AND, AND_NOT, AND_MAYBE, FILTER and scale weights, and
+# phrases and NEARs of distinct terms.  Synonyms and wildcards (their
+# statistics are the expansion's), XOR and the rest go to stock.
 LEAF_TERM = 100     # Xapian::Query::LEAF_TERM
+_SERVED_OPS = (xapian.Query.OP_OR, xapian.Query.OP_AND,
+               xapian.Query.OP_AND_NOT, xapian.Query.OP_AND_MAYBE,
+               xapian.Query.OP_FILTER, xapian.Query.OP_SCALE_WEIGHT)
 
 
-def _children(q, op):
-    """q's operands with nested `op` nodes and scale weights looked
-    through."""
-    out = []
-    for i in range(q.get_num_subqueries()):
-        c = q.get_subquery(i)
-        while c.get_type() == xapian.Query.OP_SCALE_WEIGHT:
-            c = c.get_subquery(0)
-        out.extend(_children(c, op) if c.get_type() == op else [c])
-    return out
+def _subqueries(q):
+    return [q.get_subquery(i) for i in range(q.get_num_subqueries())]
 
 
 def _phrase_of_terms(q):
-    return q.get_type() == xapian.Query.OP_PHRASE and all(
-        q.get_subquery(i).get_type() == LEAF_TERM
-        for i in range(q.get_num_subqueries()))
-
-
-def _scaled_phrase_in_and(q):
-    """An operand of an AND (through nested ANDs) that is a scaled phrase:
-    a subtree of its own, not merged into the AND."""
-    for i in range(q.get_num_subqueries()):
-        c = q.get_subquery(i)
-        if c.get_type() == xapian.Query.OP_SCALE_WEIGHT:
-            while c.get_type() == xapian.Query.OP_SCALE_WEIGHT:
-                c = c.get_subquery(0)
-            if c.get_type() == xapian.Query.OP_PHRASE:
-                return True
-        elif c.get_type() == xapian.Query.OP_AND and _scaled_phrase_in_and(c):
-            return True
-    return False
+    subs = _subqueries(q)
+    return (q.get_type() in (xapian.Query.OP_PHRASE, xapian.Query.OP_NEAR)
+            and all(c.get_type() == LEAF_TERM for c in subs) and
+            (q.get_type() == xapian.Query.OP_PHRASE or
+             len(set(str(c) for c in subs)) == len(subs)))
 
 
 def served_shape(q):
-    while not q.empty() and q.get_type() == xapian.Query.OP_SCALE_WEIGHT:
-        q = q.get_subquery(0)
     if q.empty():
         return False
     t = q.get_type()
     if t == LEAF_TERM or _phrase_of_terms(q):
         return True
-    if t == xapian.Query.OP_OR:
-        return all(c.get_type() == LEAF_TERM or _phrase_of_terms(c)
-                   for c in _children(q, t))
-    if t == xapian.Query.OP_AND:
-        return not _scaled_phrase_in_and(q) and all(
-            c.get_type() == LEAF_TERM or _phrase_of_terms(c) or
-            (c.get_type() == xapian.Query.OP_OR and
-             all(g.get_type() == LEAF_TERM or _phrase_of_terms(g)
-                 for g in _children(c, xapian.Query.OP_OR)))
-            for c in _children(q, t))
-    return False
+    return t in _SERVED_OPS and all(served_shape(c) for c in _subqueries(q))
 
 
-def read_queries(sample):
+def read_queries(sample, operators=False):
+    """The sample's queries, then with operators the general form's:
+    ab_test's operator shapes from the sample's text (phrases, NEAR,
+    +/-, NOT, nested AND/OR) and boolean filters ("in:word")."""
     queries = []
     with open(os.path.join(sample, "queries.tsv")) as f:
         for line in f:
             qid, _, text = line.rstrip("\n").partition("\t")
             if text:
                 queries.append(text)
+    if operators:
+        fd, path = tempfile.mkstemp(suffix=".tsv")
+        os.close(fd)
+        try:
+            phrase_queries(os.path.join(sample, "docs.tsv"), path, 64)
+            with open(path) as f:
+                ops = [l.rstrip("\n").split("\t", 1)[1] for l in f]
+        finally:
+            os.unlink(path)
+        queries += ops
+        queries += ["%s in:%s" % (" ".join(w[:-1]), w[-1]) for w in
+                    (re.findall(r"[a-z]{3,}", t) for t in ops[::4])
+                    if len(w) >= 3]
     return queries
 
 
@@ -328,9 +317,9 @@ def stock_disagrees(refdb, q, k, first, got, ref):
     return full[0] == got[0] and full[0] != ref[0]
 
 
-def compare(a, refdb, dbs, sample, settings=SETTINGS):
+def compare(a, refdb, dbs, sample, settings=SETTINGS, operators=False):
     """Returns the searches each client made: (served, not served)."""
-    queries = read_queries(sample)
+    queries = read_queries(sample, operators)
     served = unserved = 0
     for opname, op in (("OR", xapian.Query.OP_OR), ("AND", xapian.Query.OP_AND)):
         qp = parser(op)
@@ -1314,7 +1303,8 @@ def main():
            % (m.group(1), r.group(1)))
         dbs = [("serve tcp", xapian.remote_open("127.0.0.1", eng.port)),
                ("serve unix stub", xapian.Database(eng.stub))]
-        c_served, c_unserved = compare(a, refdb, dbs, a.sample)
+        c_served, c_unserved = compare(a, refdb, dbs, a.sample,
+                                       operators=True)
         same_database(refdb, dbs)
         served += 2 * c_served      # two clients
         unserved += 2 * c_unserved

@@ -192,13 +192,20 @@ int xg_remote_bounds(xg_db *db, const struct xg_index *ix,
     uint32_t *wdf_ub = malloc((nl ? nl : 1) * sizeof *wdf_ub);
     uint32_t *df = malloc((nl ? nl : 1) * sizeof *df);
     double *maxpart = malloc((nl ? nl : 1) * sizeof *maxpart);
-    uint8_t *all = malloc(nl ? nl : 1);
+    uint8_t *all = malloc(nl ? nl : 1);       /* every filter passes */
+    uint8_t *can = malloc(nl ? nl : 1);       /* the leaves a match holds */
     uint8_t *stack_m = malloc(nl ? nl : 1);
     double *stack_w = malloc((nl ? nl : 1) * sizeof *stack_w);
     struct xg_plan *plan = malloc(sizeof *plan);
     uint32_t doclen_lb = 0;
-    int rc = wdf_ub && df && maxpart && all && stack_m && stack_w && plan
+    int rc = wdf_ub && df && maxpart && all && can && stack_m && stack_w &&
+                     plan
                  ? XG_OK : xg_set_error(XG_ERR_NOMEM, "out of memory");
+    /* The maximum is the tree's with every leaf matching but those an
+     * AND_NOT excludes (AndNotPostList's maximum is its left side's). */
+    if (!rc && xg_query_negated_leaves(q, can))
+        rc = xg_set_error(XG_ERR_UNSUPPORTED, "bounds: a malformed tree");
+    for (uint32_t i = 0; !rc && i < nl; ++i) can[i] = !can[i];
     if (!rc && ix->hdr->n_shards != 1)
         rc = xg_set_error(XG_ERR_UNSUPPORTED, "bounds: several shards");
     if (!rc) rc = xg_shim_doclen_lower_bound(db, &doclen_lb);
@@ -232,7 +239,7 @@ int xg_remote_bounds(xg_db *db, const struct xg_index *ix,
         /* A position filter's bound is its AND's (SelectPostList), so
          * every filter counts as passed ("all" has room: n_leaves >= 2
          * per filter). */
-        if (!xg_plan_eval(plan->ops, plan->n_ops, all, maxpart, all, stack_m,
+        if (!xg_plan_eval(plan->ops, plan->n_ops, can, maxpart, all, stack_m,
                           stack_w, max_possible))
             *max_possible = 0;
     }
@@ -240,6 +247,7 @@ int xg_remote_bounds(xg_db *db, const struct xg_index *ix,
     free(df);
     free(maxpart);
     free(all);
+    free(can);
     free(stack_m);
     free(stack_w);
     free(plan);

@@ -142,19 +142,21 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
     if (served) {
         const int prc = xg_handle_prepare_terms(s->h, s->xq, &s->pq);
         if (prc == XG_ERR_NOMEM) return -1;
-        /* AND_NOT's factor-0 leaves are not among Xapian's subqueries
-         * (percentages) nor weighed like the rest: the child answers, as
-         * it does the general form (AND_NOT, FILTER, ... in the tree). */
+        /* A synonym's statistics (its terms', known only once Xapian
+         * expands a wildcard in the match) and its max_part are not the
+         * leaves' the reply carries: the child answers. */
         if (prc) {
             served = 0;
             why = xg_last_error();
         } else if (s->pq->q.n_leaves == 0 || s->pq->q.query_length != qlen) {
             served = 0;
             why = "an empty query or another query length";
-        } else if (s->pq->q.n_negated || s->pq->q.op == XG_QOP_TREE) {
+        } else if (xg_query_weighted_subqs(&s->pq->q) == 0) {
             served = 0;
-            why = s->pq->q.n_negated ? "OP_AND_NOT through serve"
-                                     : "the general form through serve";
+            why = "no weighted subquery";
+        } else if (s->pq->q.op == XG_QOP_TREE && s->pq->q.n_syns) {
+            served = 0;
+            why = "OP_SYNONYM or OP_WILDCARD through serve";
         }
     }
     if (!served) {
@@ -415,8 +417,9 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
                                   : cal > UINT32_MAX ? UINT32_MAX : (uint32_t)cal,
                           &a);    /* Enquire clamps k to the size itself */
     uint32_t matched = 0;
+    const uint32_t n_subqs = xg_query_weighted_subqs(&s->pq->q);
     const int64_t from_pct =
-        leaves_from_percent(a.top_percent, s->pq->q.n_leaves);
+        leaves_from_percent(a.top_percent, n_subqs);
     if (!rc && a.res.n_hits && a.max_attained > 0) {
         if (from_pct >= 0) matched = (uint32_t)from_pct;
         else {
@@ -428,8 +431,9 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
         }
     }
     if (rc) {
-        /* Xapian failed here (a database error): the child answers, as
-         * the stock server does, error and all. */
+        /* Xapian failed here (a database error), or stock's answer to
+         * the general form has no subquery count to read: the child
+         * answers, as the stock server does, error and all. */
         xg_result_free(&a.res);
         weighing_free(&w);
         if (rc != XG_ERR_NOMEM) return replay_to_child(s, replay);
@@ -440,7 +444,7 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
      * over its weight, as a percentage factor. */
     double percent = 0.0;
     if (a.res.n_hits && a.max_attained > 0) {
-        double scale = matched / (double)s->pq->q.n_leaves;
+        double scale = matched / (double)n_subqs;
         scale /= a.max_attained;
         percent = scale * 100.0;
     }
