@@ -86,8 +86,8 @@
 #   general        the postlist-tree matcher (general form, Omega's
 #                  phrases) on real text: ab of the 50,000 TREC queries in
 #                  --omega form, then bench (16 threads, median of 3) of
-#                  stock, the CPU matcher and the plugin (GPU forced, auto)
-#                  on 5,000 queries of every
+#                  stock, the CPU matcher, the plugin (GPU forced, auto)
+#                  and serve (auto) on 5,000 queries of every
 #                  default QueryParser operator (OR, AND, --omega) and on
 #                  10,000 TREC queries in --omega form
 #   servebench     xapian-gpu serve (engine gpu, auto) against
@@ -637,6 +637,9 @@ for l in sys.stdin:
     w = t.split()
     print(q + '\t' + ' '.join(x[:4] + '*' if i % 3 == 1 and len(x) >= 4 and x[3].isalpha() else x for i, x in enumerate(w)))" \
             > /tmp/xg-wild.tsv
+        # bench's server engine starts `serve`, which relays to
+        # xapian-progsrv (xapian-tools, in .xapian-rt).
+        export PATH=$PWD/.xapian-rt/usr/bin:$PATH
         # (not `set --`: the stage loop reads the positional parameters)
         for spec in xg-ops:or xg-ops:and xg-ops:omega xg-trec10k:omega \
                     xg-wild:wor xg-wild:womega; do
@@ -645,10 +648,11 @@ for l in sys.stdin:
             [ "$form" = wor ] && mode="--op or --wildcard"
             [ "$form" = womega ] && mode="--omega --wildcard"
             $CT $B bench --db "$rt" --queries "/tmp/$qf.tsv" -k 10 $mode \
-                --threads 16 --repeat 3 --engines xapian,cpu,plugin-gpu,plugin \
+                --threads 16 --repeat 3 \
+                --engines xapian,cpu,plugin-gpu,plugin,server \
                 > "$OUT/general-$qf-$form.log" 2>&1
             note "$qf, $form (exit $?):"
-            grep -E '^(xapian|cpu|plugin|plugin-gpu) |identical|differ|unsupported|routes' \
+            grep -E '^(xapian|cpu|plugin|plugin-gpu|server) |identical|differ|unsupported|routes' \
                 "$OUT/general-$qf-$form.log" | sed 's/^/    /' | tee -a "$SUMMARY"
         done
         ;;
