@@ -93,8 +93,9 @@ int xg_handle_filter_fails_from(xg_handle *h, const struct xg_prepared *pq,
  * count_matching_subqs() for it, the numerator of its percentages (the
  * denominator is xg_query_weighted_subqs).  The engines count it with
  * the hit; an AND of single terms matches every leaf, a single term its
- * one; otherwise Xapian's postlists tell, but for the general form
- * (XG_ERR_UNSUPPORTED: only the tree matcher's hits carry its count). */
+ * one; otherwise Xapian's postlists tell, but for the general form and
+ * an AND whose OR groups hold phrases (XG_ERR_UNSUPPORTED: only the tree
+ * matcher's hits carry their count). */
 int xg_handle_doc_leaves(xg_handle *h, const struct xg_prepared *pq,
                          const struct xg_hit *hit, uint32_t *matched);
 

@@ -256,11 +256,16 @@ int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
                 (has[i] ? in_doc : not_in_doc).insert(term);
             }
         }
-        /* The general form's count depends on how Xapian's postlists
-         * moved (phantoms included): only the tree matcher knows it. */
-        if (q->op == XG_QOP_TREE)
+        /* The general form's count, and an AND's whose OR groups hold
+         * phrases, depend on how Xapian's postlists moved (check() and
+         * its phantoms): only the tree matcher knows them. */
+        bool moved = q->op == XG_QOP_TREE;
+        for (uint32_t f = 0; f < q->n_filters && q->op == XG_QOP_AND; ++f)
+            moved = moved || q->filters[f].clause;
+        if (moved)
             return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: the "
-                                "general form's subquery count");
+                                "subquery count of a tree Xapian moves "
+                                "with check()");
         /* Negated leaves (factor 0) are not subqueries Xapian counts. */
         for (uint32_t i = 0; i < q->n_leaves; ++i)
             *n += has[i] && q->leaves[i].factor != 0;

@@ -228,7 +228,8 @@ int xg_shim_filter_fails_from(xg_db *db, const struct xg_query *q,
 /* How many of q's subqueries document `did` matches (Xapian's
  * count_matching_subqs() for that document): its weighted leaves, a
  * phrase clause only where it holds.  XG_ERR_UNSUPPORTED for the general
- * form, whose count only the tree matcher knows (xg_hit.matched_leaves). */
+ * form and an AND whose OR groups hold phrases, whose count only the tree
+ * matcher knows (xg_hit.matched_leaves). */
 int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
                        uint32_t *n);
 
