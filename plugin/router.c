@@ -505,15 +505,15 @@ static int answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
         return XG_OK;
     }
     /* Through Enquire, Xapian weighs the accelerated query itself, moving
-     * its postlists with check() to the source's documents.  A phrase
-     * check() finds not there leaves Xapian 1.4.22 taking its postlist to
-     * be at the next document; if that is the next document asked, the
-     * phrase's weight at the first is added to it (docs/plugin.md, "What
-     * can differ").  A phrase every match must hold always holds at the
-     * source's documents.  One in the query's ORs is served unless it
-     * fails just before an answer document (phantom_risk).  One
-     * stock's own match moves with check() is stock's: those moves are
-     * not the accelerated query's.  (serve sends the engine's own answer:
+     * its postlists with check() to the source's documents.  Where a
+     * phrase's check() fails at a document, Xapian 1.4.22 takes the
+     * phrase to be at the next one; if that is the next document asked,
+     * it gets the phrase's weight (docs/plugin.md, "What can differ").
+     * A phrase every match must hold always holds at the source's
+     * documents.  One in the query's ORs is served unless it fails just
+     * before an answer document (phantom_risk).  One that stock's own
+     * match moves with check() is stock's: those moves are not the
+     * accelerated query's.  (serve sends the engine's own answer:
      * no Xapian weighs it again.) */
     const int moves = r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters
                           ? xg_query_phrase_moves(&pq->q)
@@ -637,7 +637,9 @@ static void *cpu_share(void *arg)
  * on entry, route[i] XG_ROUTE_CPU): status[i] becomes its answer's.  They
  * run on every core: on one thread, a batch's phrase ORs held `bench
  * --engine gpu` to an eighth of the CPU engine's own rate
- * (docs/benchmarks.md, "Phrases on the GPU").  A fault of the CPU
+ * (docs/benchmarks-archive.md, 2026-11-27, "phrases and operators
+ * before the plugin and serve were benchmarked").
+ * A fault of the CPU
  * matcher (not XG_ERR_UNSUPPORTED) frees every out[] and is returned. */
 static int cpu_rest(xg_handle *h, struct xg_prepared *const *pqs,
                     const uint32_t *ks, uint32_t k, uint32_t n,

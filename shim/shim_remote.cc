@@ -242,6 +242,13 @@ int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
     *n = 0;
     if (!db || !q) return xg_set_error(XG_ERR_ARG, "xg_shim_doc_leaves: NULL");
     const char *where = db->name.c_str();
+    /* The general form's count, and an AND's whose OR groups hold
+     * phrases, depend on how Xapian's postlists moved (check() and its
+     * phantoms): only the tree matcher knows them. */
+    if (q->op == XG_QOP_TREE ||
+        xg_query_phrase_moves(q) == XG_PHRASES_CHECKED)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: the subquery "
+                            "count of a tree Xapian moves with check()");
     XG_SHIM_TRY
         std::set<std::string> in_doc, not_in_doc;
         std::vector<uint8_t> has(q->n_leaves);
@@ -256,16 +263,6 @@ int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
                 (has[i] ? in_doc : not_in_doc).insert(term);
             }
         }
-        /* The general form's count, and an AND's whose OR groups hold
-         * phrases, depend on how Xapian's postlists moved (check() and
-         * its phantoms): only the tree matcher knows them. */
-        bool moved = q->op == XG_QOP_TREE;
-        for (uint32_t f = 0; f < q->n_filters && q->op == XG_QOP_AND; ++f)
-            moved = moved || q->filters[f].clause;
-        if (moved)
-            return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: the "
-                                "subquery count of a tree Xapian moves "
-                                "with check()");
         /* Negated leaves (factor 0) are not subqueries Xapian counts. */
         for (uint32_t i = 0; i < q->n_leaves; ++i)
             *n += has[i] && q->leaves[i].factor != 0;
