@@ -87,6 +87,26 @@ struct xg_qwild {
 #define XG_WILDCARD_LIMIT_ERROR 0u
 #define XG_WILDCARD_LIMIT_FIRST 1u
 
+/* OP_VALUE_RANGE, OP_VALUE_GE and OP_VALUE_LE: the documents whose value
+ * in `slot` is set and lies in [begin, end] in byte order (no end for
+ * GE; an empty begin for LE).  Each is leaf `leaf` (term "", wqf 0, the
+ * factor of where it stands), as Xapian opens a postlist of weight 0 for
+ * it; only the general form holds them. */
+enum xg_qrange_kind { XG_QR_RANGE = 1, XG_QR_GE = 2, XG_QR_LE = 3 };
+
+#define XG_QRANGE_MAX 64u     /* longest bound held (longer: unsupported) */
+
+struct xg_qrange {
+    uint32_t kind;          /* enum xg_qrange_kind */
+    uint32_t slot;
+    uint32_t leaf;
+    uint32_t begin_len, end_len;
+    char begin[XG_QRANGE_MAX];
+    char end[XG_QRANGE_MAX];
+};
+
+#define XG_QUERY_MAX_RANGES 16u
+
 #define XG_QUERY_MAX_SYNS 256u
 #define XG_QUERY_MAX_WILDCARDS 256u
 
@@ -105,6 +125,7 @@ struct xg_qleaf {
     double factor;      /* BM25Weight::init's factor: the product of the
                            enclosing OP_SCALE_WEIGHT factors, root first
                            (1.0 under none); > 0 unless negated */
+    uint32_t range;     /* 0: a term; r + 1: value range r (no term) */
     uint32_t negated;   /* 1: a right operand of the root's OP_AND_NOT
                            (factor 0, in no group and no plan): a document
                            it matches is excluded */
@@ -137,10 +158,12 @@ struct xg_query {
     uint32_t n_negated;         /* negated leaves (0: no OP_AND_NOT) */
     uint32_t n_nodes;           /* XG_QOP_TREE: its nodes */
     uint32_t n_syns, n_wildcards;   /* XG_QOP_TREE: XG_QN_SYN/WILDCARD's */
+    uint32_t n_ranges;              /* XG_QOP_TREE: value ranges */
     struct xg_qfilter filters[XG_QUERY_MAX_FILTERS];
     struct xg_qnode nodes[XG_QUERY_MAX_NODES];
     struct xg_qsyn syns[XG_QUERY_MAX_SYNS];
     struct xg_qwild wildcards[XG_QUERY_MAX_WILDCARDS];
+    struct xg_qrange ranges[XG_QUERY_MAX_RANGES];
     struct xg_qleaf leaves[XG_QUERY_MAX_LEAVES];
     char *strbuf;               /* owned; freed by xg_query_free() */
 };

@@ -18,6 +18,7 @@
 #include "../gpu/runtime/knobs.h"
 #include "../gpu/query/match_ref.h"
 #include "../gpu/query/engine.h"
+#include "../gpu/query/value_range.h"
 #include "../gpu/query/wildcard.h"
 
 struct xg_handle {
@@ -337,8 +338,9 @@ int xg_handle_prepare_terms(xg_handle *s, const xg_xquery *xq,
         return rc;
     }
     for (uint32_t i = 0; i < pq->q.n_leaves; ++i)
-        pq->term[i] = xg_fmt_lookup(s->ix, pq->q.leaves[i].term,
-                                    pq->q.leaves[i].term_len);
+        pq->term[i] = pq->q.leaves[i].range ? -1
+            : xg_fmt_lookup(s->ix, pq->q.leaves[i].term,
+                            pq->q.leaves[i].term_len);
     *out = pq;
     return XG_OK;
 }
@@ -360,6 +362,14 @@ int xg_handle_prepare_plans(xg_handle *s, struct xg_prepared *pq)
         for (uint32_t sh = 0; sh < n_sh; ++sh)
             sdf[sh * nl + i] = pq->term[i] < 0
                 ? 0 : s->ix->shard_df[(uint64_t)pq->term[i] * n_sh + sh];
+    /* A value range's estimate is its postlist's (value_range.h). */
+    for (uint32_t r = 0; r < pq->q.n_ranges && !rc; ++r)
+        for (uint32_t sh = 0; sh < n_sh && !rc; ++sh) {
+            int list;
+            rc = xg_value_range_open(s->ix, &pq->q.ranges[r], sh,
+                                     s->shard_doccount[sh], &list,
+                                     &sdf[sh * nl + pq->q.ranges[r].leaf]);
+        }
     for (uint32_t sh = 0; sh < n_sh && !rc; ++sh)
         rc = xg_shim_plan(&pq->q, sdf + (size_t)sh * nl, s->shard_doccount[sh],
                           &pq->plans[sh]);

@@ -525,6 +525,16 @@ static int answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
         return XG_OK;
     }
+    /* The fronts' percentages count a value range's matching subquery
+     * where Xapian's own moves leave it, which the engines do not follow
+     * in an OR: stock answers. */
+    if (r->o.front != XG_FRONT_MATCHER && pq->q.n_ranges) {
+        xg_router_note_unserved(r, "OP_VALUE_RANGE through Enquire or "
+                                   "serve");
+        if (!given) xg_prepared_free(pq);
+        *route = XG_ROUTE_STOCK_UNSUPPORTED;
+        return XG_OK;
+    }
     pq->stats = ws;
     double gpu_s;
     /* choose() fills it unless the engine is fixed (then nothing learns). */

@@ -63,6 +63,21 @@ struct exporter {
     char err[512];                     /* the failing thread's message */
 };
 
+/* Dense number of a live docid, or -1. */
+static int64_t dense_of(const struct exporter *x, uint32_t d)
+{
+    if (x->dense_map) {
+        uint32_t m = d < x->map_size ? x->dense_map[d] : 0;
+        return (int64_t)m - 1;
+    }
+    uint64_t lo = 0, hi = x->n_docs;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (x->docids[mid] < d) lo = mid + 1; else hi = mid;
+    }
+    return lo < x->n_docs && x->docids[lo] == d ? (int64_t)lo : -1;
+}
+
 /* Dense numbers of one term's (ascending) docids. */
 static int map_dense(struct exporter *x, const uint32_t *docids, uint32_t n)
 {
@@ -371,7 +386,8 @@ static int write_index(struct exporter *x, xg_db *db, const char *out_path,
     h->version = XG_FMT_VERSION;
     h->endian_tag = XG_FMT_ENDIAN_TAG;
     h->flags = XG_FMT_FLAG_BLOCK_UB | (x->kd ? XG_FMT_FLAG_IMPACTS : 0) |
-               (x->positions ? XG_FMT_FLAG_POSITIONS : 0);
+               (x->positions ? XG_FMT_FLAG_POSITIONS : 0) |
+               (x->o->values ? XG_FMT_FLAG_VALUES : 0);
     h->n_shards = x->n_shards;
     h->n_sections = XG_SEC_COUNT;
     h->n_docs = x->n_docs;
@@ -442,6 +458,118 @@ done:
     return rc;
 }
 
+/* One slot's values into its keys and lengths (format.h XG_SEC_VALUES). */
+struct value_sink {
+    const struct exporter *x;
+    uint8_t *keys, *lens;
+    int too_long;
+};
+
+static int on_value(void *ctx, uint32_t docid, const char *v, size_t len,
+                    uint32_t next, int in_chunk)
+{
+    struct value_sink *vs = ctx;
+    const int64_t d = dense_of(vs->x, docid);
+    /* The shard's documents up to its next value that a check() carries
+     * on to it (format.h XG_FMT_VALUE_IN_CHUNK). */
+    if (in_chunk)
+        for (uint64_t g = (uint64_t)docid + vs->x->n_shards; g < next;
+             g += vs->x->n_shards) {
+            const int64_t e = dense_of(vs->x, (uint32_t)g);
+            if (e >= 0) vs->lens[e] = XG_FMT_VALUE_IN_CHUNK;
+        }
+    if (d < 0)
+        return xg_set_error(XG_ERR_FORMAT, "database has a value for a docid "
+                            "that is not a live document (changed during "
+                            "export?)");
+    if (len > XG_FMT_VALUE_MAX) {
+        vs->too_long = 1;
+        return 1;
+    }
+    memcpy(vs->keys + (uint64_t)d * XG_FMT_VALUE_MAX, v, len);
+    vs->lens[d] = (uint8_t)len;
+    return 0;
+}
+
+/* VALUES: the table, each kept slot's per-shard bounds, then each kept
+ * slot's keys and lengths. */
+static int export_values(struct exporter *x, xg_db *db,
+                         struct xg_export_report *rep)
+{
+    uint32_t slots[XG_EXPORT_VALUE_PROBE], n = 0;
+    int rc = xg_shim_db_value_slots(db, XG_EXPORT_VALUE_PROBE, slots, &n);
+    if (rc) return rc;
+    struct xg_fmt_value_slot *tab = calloc(n ? n : 1, sizeof *tab);
+    struct xg_fmt_value_bounds *bounds =
+        calloc((size_t)(n ? n : 1) * x->n_shards, sizeof *bounds);
+    struct xg_buf data = {0};
+    struct value_sink vs = {x, NULL, NULL, 0};
+    uint32_t kept = 0;
+    if (!tab || !bounds) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory (values)");
+        goto done;
+    }
+    vs.keys = malloc(x->n_docs * XG_FMT_VALUE_MAX + 1);
+    vs.lens = malloc(x->n_docs + 1);
+    if (!vs.keys || !vs.lens) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory (values)");
+        goto done;
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        struct xg_fmt_value_bounds *b = bounds + (size_t)kept * x->n_shards;
+        int fits = 1;
+        tab[i].slot = slots[i];
+        for (uint32_t sh = 0; sh < x->n_shards && fits; ++sh)
+            if ((rc = xg_shim_db_value_bounds(db, sh, slots[i], &b[sh],
+                                              &fits)))
+                goto done;
+        memset(vs.keys, 0, x->n_docs * XG_FMT_VALUE_MAX);
+        memset(vs.lens, 0, x->n_docs);
+        vs.too_long = 0;
+        if (fits && (rc = xg_shim_db_each_value(db, slots[i], on_value, &vs)) &&
+            !vs.too_long)
+            goto done;
+        rc = XG_OK;
+        if (!fits || vs.too_long) {
+            ++rep->value_slots_long;
+            continue;
+        }
+        tab[i].kept = 1;
+        tab[i].bounds_first = (uint64_t)kept * x->n_shards;
+        tab[i].keys_offset = data.len;
+        if ((rc = xg_buf_append(&data, vs.keys, x->n_docs * XG_FMT_VALUE_MAX)))
+            goto done;
+        tab[i].lens_offset = data.len;
+        if ((rc = xg_buf_append(&data, vs.lens, x->n_docs))) goto done;
+        ++kept;
+    }
+    /* Offsets so far are into the keys and lengths; they follow the
+     * table and the bounds. */
+    const uint64_t head = sizeof(struct xg_fmt_values) + n * sizeof *tab +
+                          (uint64_t)kept * x->n_shards * sizeof *bounds;
+    for (uint32_t i = 0; i < n; ++i)
+        if (tab[i].kept) {
+            tab[i].keys_offset += head;
+            tab[i].lens_offset += head;
+        }
+    struct xg_fmt_values v = {n, XG_EXPORT_VALUE_PROBE, 0};
+    struct xg_buf *sec = &x->sec[XG_SEC_VALUES];
+    if ((rc = xg_buf_append(sec, &v, sizeof v)) ||
+        (rc = xg_buf_append(sec, tab, n * sizeof *tab)) ||
+        (rc = xg_buf_append(sec, bounds,
+                            (size_t)kept * x->n_shards * sizeof *bounds)) ||
+        (rc = xg_buf_append(sec, data.data, data.len)))
+        goto done;
+    rep->value_slots = kept;
+done:
+    free(tab);
+    free(bounds);
+    free(vs.keys);
+    free(vs.lens);
+    xg_buf_free(&data);
+    return rc;
+}
+
 void xg_export_opts_init(struct xg_export_opts *o)
 {
     const struct xg_bm25_params bm25 = XG_BM25_DEFAULTS;
@@ -452,6 +580,7 @@ void xg_export_opts_init(struct xg_export_opts *o)
     o->bm25 = bm25;
     o->impacts = 1;
     o->positions = 1;
+    o->values = 1;
 }
 
 int xg_export(xg_db *db, const char *out_path,
@@ -513,6 +642,7 @@ int xg_export(xg_db *db, const char *out_path,
         for (uint64_t i = 0; i < st.n_docs; ++i)
             if (x.docids[i] < x.map_size) x.dense_map[x.docids[i]] = (uint32_t)i + 1;
     }
+    if (o->values && (rc = export_values(&x, db, rep))) goto done;
     x.dict.dict = &x.sec[XG_SEC_DICT];
     x.dict.index = &x.sec[XG_SEC_DICT_INDEX];
     double t_terms = now();

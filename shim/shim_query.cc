@@ -171,6 +171,7 @@ struct leaf {
     uint32_t group;
     double factor;
     bool negated = false;
+    uint32_t range = 0;     /* xg_qleaf.range */
 };
 
 /* decode_length() of xapian-core/net/length.cc, without exceptions. */
@@ -533,6 +534,7 @@ struct tree_shape : shape {
     std::vector<xg_qnode> nodes;
     std::vector<xg_qsyn> syns;
     std::vector<xg_qwild> wildcards;
+    std::vector<xg_qrange> ranges;
 };
 
 int push_node(tree_shape &out, uint16_t kind, size_t arg)
@@ -613,6 +615,67 @@ int wildcard_node(const Xapian::Query &q, double factor, tree_shape &out)
     return rc ? rc : push_syn(out, factor, 1);
 }
 
+/* One bound of a value range: encode_length(size), then the bytes. */
+bool range_bound(const unsigned char *&p, const unsigned char *end,
+                 char *out, uint32_t &len)
+{
+    uint64_t n;
+    if (!decode_length(p, end, n) || n > uint64_t(end - p)) return false;
+    if (n > XG_QRANGE_MAX) return false;
+    memcpy(out, p, (size_t)n);
+    len = (uint32_t)n;
+    p += n;
+    return true;
+}
+
+/* OP_VALUE_RANGE, _GE and _LE from their serialisation
+ * (QueryValueRange::serialise and its siblings): 0x20 | slot (0x30 | slot
+ * for GE; slot 15 means encode_length(slot - 15) follows), then begin and
+ * end (GE: its limit; LE: an empty begin and its limit), each as
+ * encode_length(size) and the bytes.  A leaf of its own, wqf 0 (Query::
+ * Internal::get_length). */
+int range_node(const Xapian::Query &q, double factor, tree_shape &out)
+{
+    const Xapian::Query::op t = q.get_type();
+    const std::string s = q.serialise();
+    const unsigned char *p = (const unsigned char *)s.data();
+    const unsigned char *end = p + s.size();
+    xg_qrange r = {};
+    r.kind = t == Xapian::Query::OP_VALUE_GE ? XG_QR_GE
+             : t == Xapian::Query::OP_VALUE_LE ? XG_QR_LE : XG_QR_RANGE;
+    const unsigned char code = r.kind == XG_QR_GE ? 0x30 : 0x20;
+    if (p == end || (*p & 0xf0) != code)
+        return xg_set_error(XG_ERR_ARG, "query: malformed %s", op_name(t));
+    uint64_t slot = *p++ & 0x0f;
+    if (slot == 15) {
+        uint64_t more;
+        if (!decode_length(p, end, more) || more > UINT32_MAX - 15)
+            return xg_set_error(XG_ERR_ARG, "query: malformed %s", op_name(t));
+        slot += more;
+    }
+    r.slot = (uint32_t)slot;
+    const bool ok = r.kind == XG_QR_GE
+        ? range_bound(p, end, r.begin, r.begin_len)
+        : range_bound(p, end, r.begin, r.begin_len) &&
+          range_bound(p, end, r.end, r.end_len);
+    if (!ok || p != end)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: %s with a bound "
+                            "longer than %u bytes", op_name(t), XG_QRANGE_MAX);
+    if (out.leaves.size() >= XG_QUERY_MAX_LEAVES ||
+        out.ranges.size() >= XG_QUERY_MAX_RANGES)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: more than %u "
+                            "value ranges", XG_QUERY_MAX_RANGES);
+    leaf l;
+    l.wqf = 0;
+    l.group = 0;
+    l.factor = factor;
+    l.range = (uint32_t)out.ranges.size() + 1;
+    out.leaves.push_back(l);
+    r.leaf = (uint32_t)out.leaves.size() - 1;
+    out.ranges.push_back(r);
+    return push_node(out, XG_QN_LEAF, r.leaf);
+}
+
 /* OP_SYNONYM (QueryBranch::do_synonym): its operands unweighted in an OR
  * context of their own, then weighed as one term.  Served over terms,
  * wildcards, and ORs and synonyms of those. */
@@ -669,6 +732,10 @@ int tree_node(const Xapian::Query &q, double factor, int depth,
         return synonym_node(q, factor, depth, out);
     case Xapian::Query::OP_WILDCARD:
         return wildcard_node(q, factor, out);
+    case Xapian::Query::OP_VALUE_RANGE:
+    case Xapian::Query::OP_VALUE_GE:
+    case Xapian::Query::OP_VALUE_LE:
+        return range_node(q, factor, out);
     case Xapian::Query::OP_OR: kind = XG_QN_OR; break;
     case Xapian::Query::OP_AND: kind = XG_QN_AND; break;
     case Xapian::Query::OP_FILTER: kind = XG_QN_FILTER; break;
@@ -855,6 +922,7 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
         return xg_set_error(XG_ERR_ARG, "xg_shim_xquery_convert: NULL out");
     out->n_leaves = out->n_groups = out->query_length = out->n_filters = 0;
     out->n_negated = out->n_nodes = out->n_syns = out->n_wildcards = 0;
+    out->n_ranges = 0;
     out->strbuf = NULL;
     out->op = XG_QOP_OR;
     if (!q)
@@ -907,6 +975,7 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
             out->leaves[i].group = leaves[i].group;
             out->leaves[i].factor = leaves[i].factor;
             out->leaves[i].negated = leaves[i].negated;
+            out->leaves[i].range = leaves[i].range;
             n_negated += leaves[i].negated;
             length += leaves[i].wqf;
             p += leaves[i].term.size() + 1;
@@ -915,6 +984,7 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
         out->n_nodes = copy_out(ts.nodes, out->nodes);
         out->n_syns = copy_out(ts.syns, out->syns);
         out->n_wildcards = copy_out(ts.wildcards, out->wildcards);
+        out->n_ranges = copy_out(ts.ranges, out->ranges);
         out->n_negated = n_negated;
         out->op = op;
         out->n_leaves = (uint32_t)leaves.size();

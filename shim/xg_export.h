@@ -22,15 +22,21 @@ struct xg_export_opts {
                                           bm25 parameters (format.h) */
     int positions;                     /* store term positions when the
                                           database has them (format.h) */
+    int values;                        /* store document values of slots
+                                          below XG_EXPORT_VALUE_PROBE */
 };
+
+/* Value slots an export reads: Omega's are 0-3, applications' are mostly
+ * small numbers. */
+#define XG_EXPORT_VALUE_PROBE 256u
 
 #define XG_EXPORT_DEFAULT_BLOOM_BITS 8u
 #define XG_EXPORT_DEFAULT_BLOOM_HASHES 3u
 #define XG_EXPORT_DEFAULT_HASHSEG_TARGET 32u
 
 /* The defaults above, BM25's defaults, no progress bar, impacts (one
- * byte per posting that cuts the GPU engine's OR work, docs/gpu.md) and
- * positions (when the database has them). */
+ * byte per posting that cuts the GPU engine's OR work, docs/gpu.md),
+ * positions (when the database has them) and values. */
 void xg_export_opts_init(struct xg_export_opts *o);
 
 struct xg_export_report {
@@ -41,6 +47,9 @@ struct xg_export_report {
     double read_seconds;               /* of which inside Xapian's API */
     int positions;                     /* POSITIONS was written */
     uint64_t xapian_position_bytes;    /* the shards' position.glass */
+    uint32_t value_slots;              /* slots whose values VALUES holds */
+    uint32_t value_slots_long;         /* slots left out: a value longer
+                                          than XG_FMT_VALUE_MAX bytes */
 };
 
 /* Export `db` to `out_path` atomically: written to a temporary file beside

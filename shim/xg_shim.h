@@ -103,6 +103,29 @@ int xg_shim_db_each_term(xg_db *db, unsigned flags, xg_term_fn fn, void *ctx);
  * (Database::has_positions()), and there is one. */
 int xg_shim_db_has_positions(xg_db *db, int *out);
 
+/* Document values (format.h XG_SEC_VALUES).  The slots below `probe`
+ * that hold a value in some document, ascending, into slots[0 .. *n). */
+int xg_shim_db_value_slots(xg_db *db, uint32_t probe, uint32_t *slots,
+                           uint32_t *n);
+
+/* Shard `shard`'s statistics for `slot` as Xapian's matcher reads them
+ * (get_value_freq, get_value_lower_bound, get_value_upper_bound); *fits
+ * is 0 where a bound is longer than XG_FMT_VALUE_MAX. */
+struct xg_fmt_value_bounds;
+int xg_shim_db_value_bounds(xg_db *db, uint32_t shard, uint32_t slot,
+                            struct xg_fmt_value_bounds *out, int *fits);
+
+/* Each document's value in `slot`, shard by shard in local docid order
+ * (combined docids).  `next` is the shard's next document with a value
+ * (0: none); where documents lie between, `in_chunk` is 1 when Xapian's
+ * check() at one of them lands on `next` (the two share a value chunk)
+ * and 0 when it fails (docs/format.md, VALUES).  Return 0 to go on,
+ * nonzero to stop (returned). */
+typedef int (*xg_value_fn)(void *ctx, uint32_t docid, const char *v,
+                           size_t len, uint32_t next, int in_chunk);
+int xg_shim_db_each_value(xg_db *db, uint32_t slot, xg_value_fn fn,
+                          void *ctx);
+
 /* A bare pass over every posting (docid and wdf only), for the export speed
  * benchmark: returns the number of postings seen and a checksum of them. */
 int xg_shim_db_scan_postings(xg_db *db, uint64_t *n_postings, uint64_t *sum);

@@ -137,9 +137,11 @@ def main():
                   "--batch-wait-ms", "1"))
 
     # Through Enquire a phrase in an OR that an AND moves is stock's
-    # (docs/plugin.md), as are the shapes no engine serves.
+    # (docs/plugin.md), as are value ranges and the shapes no engine
+    # serves.
     odd = query_file(a.work, "unsupported", ['("shock wave" OR flow) AND heat',
-                                             "shock XOR wave"])
+                                             "shock XOR wave",
+                                             "shock size:10..5000"])
     print("ok unsupported: %s" % app(a, db, odd, "--expect-route",
                                      "stock:unsupported"))
     # The general form: every operator QueryParser offers by default

@@ -244,6 +244,9 @@ void run_queries(const Args &a, xg_context *ctx,
             /* "in:word" filters on the term word, as Omega's boolean
              * prefixes filter (OP_FILTER, unweighted). */
             qp.add_boolean_prefix("in", "");
+            /* "size:A..B", Omega's value range on slot 2. */
+            Xapian::NumberRangeProcessor size(2, "size:");
+            qp.add_rangeprocessor(&size);
             Xapian::Query q;
             try {
                 q = qp.parse_query(texts[qi], a.parser_flags);

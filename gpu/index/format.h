@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define XG_FMT_MAGIC "XGPUIDX1"  /* 8 bytes, no NUL */
-#define XG_FMT_VERSION 3u
+#define XG_FMT_VERSION 4u
 #define XG_FMT_ENDIAN_TAG 0x01020304u
 #define XG_FMT_BLOCK 128u         /* postings per PForDelta block */
 #define XG_FMT_ALIGN 64u          /* section alignment in the file */
@@ -48,6 +48,11 @@ enum xg_fmt_section_id {
     XG_SEC_POSITIONS,     /* optional: (n_blocks + 1) uint64 offsets, then
                              each block's term positions (positions.h;
                              empty without XG_FMT_FLAG_POSITIONS) */
+    XG_SEC_VALUES,        /* optional: struct xg_fmt_values, its slots'
+                             struct xg_fmt_value_slot, their shards' struct
+                             xg_fmt_value_bounds, then each kept slot's
+                             keys and lengths (empty without
+                             XG_FMT_FLAG_VALUES) */
     XG_SEC_COUNT
 };
 
@@ -57,6 +62,7 @@ enum xg_fmt_section_id {
 #define XG_FMT_FLAG_BLOCK_UB 1u   /* skip entries carry BM25 upper bounds */
 #define XG_FMT_FLAG_IMPACTS 2u    /* IMPACTS holds quantized BM25 parts */
 #define XG_FMT_FLAG_POSITIONS 4u  /* POSITIONS holds term positions */
+#define XG_FMT_FLAG_VALUES 8u     /* VALUES holds document values */
 
 /* The header: 512 bytes at offset 0. */
 struct xg_fmt_header {
@@ -156,6 +162,46 @@ struct xg_fmt_skip {
                                        the header's parameters (0 if unset) */
 };
 
+/* Document values (Document::get_value), for OP_VALUE_RANGE, _GE and _LE.
+ * Slots 0 .. probed - 1 were read; each that holds a value in some
+ * document has an entry, in ascending slot order.  A slot is kept when
+ * every value and every shard's value bounds is at most XG_FMT_VALUE_MAX
+ * bytes: then each dense document has a key (its value, zero padded) and
+ * a length byte (low bits; 0: no value), and string order is (key,
+ * length) order.  A document without a value has XG_FMT_VALUE_IN_CHUNK
+ * set where Xapian's check() there lands on the shard's next document
+ * with a value (both lie inside one of glass's value chunks), and clear
+ * where it fails (between chunks, before the first, after the last).  The
+ * bounds are what Xapian reports per shard (get_value_freq, _lower_bound,
+ * _upper_bound), which its matcher's estimates use. */
+#define XG_FMT_VALUE_MAX 16u
+#define XG_FMT_VALUE_IN_CHUNK 0x80u
+#define XG_FMT_VALUE_LEN_MASK 0x7fu
+
+struct xg_fmt_values {          /* at the start of VALUES: 16 bytes */
+    uint32_t n_slots;           /*  0: entries that follow */
+    uint32_t probed;            /*  4: slots read: 0 .. probed - 1 */
+    uint64_t reserved;          /*  8: zero */
+};
+
+struct xg_fmt_value_slot {      /* per slot with a value: 32 bytes */
+    uint32_t slot;              /*  0: Xapian::valueno */
+    uint32_t kept;              /*  4: 1: keys below; 0: a value or bound
+                                       longer than XG_FMT_VALUE_MAX */
+    uint64_t keys_offset;       /*  8: from the section's start: n_docs x
+                                       XG_FMT_VALUE_MAX bytes */
+    uint64_t lens_offset;       /* 16: n_docs bytes */
+    uint64_t bounds_first;      /* 24: index of its shard 0's bounds */
+};
+
+struct xg_fmt_value_bounds {    /* per kept slot and shard: 40 bytes */
+    uint32_t freq;              /*  0: documents with a value */
+    uint8_t lo_len, hi_len;     /*  4: bytes of lo and hi */
+    uint16_t reserved;          /*  6: zero */
+    uint8_t lo[XG_FMT_VALUE_MAX];   /*  8: lower bound, zero padded */
+    uint8_t hi[XG_FMT_VALUE_MAX];   /* 24: upper bound, zero padded */
+};
+
 #ifdef __cplusplus
 #define XG_STATIC_ASSERT static_assert
 #else
@@ -168,6 +214,9 @@ XG_STATIC_ASSERT(sizeof(struct xg_fmt_term) == 64, "term size");
 XG_STATIC_ASSERT(sizeof(struct xg_fmt_term_lr) == 8, "term lr size");
 XG_STATIC_ASSERT(sizeof(struct xg_fmt_skip) == 24, "skip size");
 XG_STATIC_ASSERT(sizeof(struct xg_fmt_impact) == 16, "impact size");
+XG_STATIC_ASSERT(sizeof(struct xg_fmt_values) == 16, "values size");
+XG_STATIC_ASSERT(sizeof(struct xg_fmt_value_slot) == 32, "value slot size");
+XG_STATIC_ASSERT(sizeof(struct xg_fmt_value_bounds) == 40, "bounds size");
 
 /* Offset of the shard table and the section table. */
 #define XG_FMT_SHARDS_OFFSET 512u

@@ -27,7 +27,7 @@
 static const char *const section_names[XG_SEC_COUNT] = {
     "DICT", "DICT_INDEX", "TERMS", "SHARD_DF", "SKIP",
     "POSTINGS", "BLOOM", "HASHSEG", "DOCIDS", "DOCLENS", "IMPACTS",
-    "POSITIONS",
+    "POSITIONS", "VALUES",
 };
 
 const char *xg_fmt_section_name(unsigned id)
@@ -172,6 +172,98 @@ fail:
     return rc;
 }
 
+/* VALUES: empty without the flag; otherwise its table, slots ascending
+ * below `probed`, and each kept slot's bounds, keys and lengths inside
+ * the section, lengths at most XG_FMT_VALUE_MAX. */
+static int check_values(struct xg_index *ix, const char *path)
+{
+    int rc = XG_OK;
+    const struct xg_fmt_header *h = ix->hdr;
+    const struct xg_fmt_section *s = &ix->sec[XG_SEC_VALUES];
+    int present;
+    ix->values = NULL;
+    if ((rc = optional_section(ix, path, XG_SEC_VALUES, XG_FMT_FLAG_VALUES,
+                               &present)) || !present)
+        return rc;
+    const uint8_t *base = ix->base + s->offset;
+    const struct xg_fmt_values *v = (const struct xg_fmt_values *)base;
+    if (s->length < sizeof *v ||
+        (s->length - sizeof *v) / sizeof(struct xg_fmt_value_slot) <
+            v->n_slots)
+        FAIL(XG_ERR_FORMAT, "section VALUES is too small for its table");
+    const struct xg_fmt_value_slot *sl =
+        (const struct xg_fmt_value_slot *)(v + 1);
+    const uint64_t n_bounds = (s->length - sizeof *v -
+                               (uint64_t)v->n_slots * sizeof *sl) /
+                              sizeof(struct xg_fmt_value_bounds);
+    const struct xg_fmt_value_bounds *b =
+        (const struct xg_fmt_value_bounds *)(sl + v->n_slots);
+    const uint64_t bounds_end = (uint64_t)((const uint8_t *)b - base);
+    for (uint32_t i = 0; i < v->n_slots; ++i) {
+        const struct xg_fmt_value_slot *e = &sl[i];
+        if (e->slot >= v->probed || (i && e->slot <= sl[i - 1].slot) ||
+            e->kept > 1)
+            FAIL(XG_ERR_FORMAT, "VALUES: bad entry for slot %u", e->slot);
+        if (!e->kept) continue;
+        if (e->bounds_first > n_bounds ||
+            n_bounds - e->bounds_first < h->n_shards ||
+            e->keys_offset < bounds_end || e->keys_offset > s->length ||
+            (s->length - e->keys_offset) / XG_FMT_VALUE_MAX < h->n_docs ||
+            e->lens_offset < bounds_end || e->lens_offset > s->length ||
+            s->length - e->lens_offset < h->n_docs)
+            FAIL(XG_ERR_FORMAT, "VALUES: slot %u lies outside the section",
+                 e->slot);
+        for (uint32_t sh = 0; sh < h->n_shards; ++sh) {
+            const struct xg_fmt_value_bounds *bd = &b[e->bounds_first + sh];
+            if (bd->lo_len > XG_FMT_VALUE_MAX || bd->hi_len > XG_FMT_VALUE_MAX)
+                FAIL(XG_ERR_FORMAT, "VALUES: slot %u shard %u: bad bounds",
+                     e->slot, sh);
+        }
+        const uint8_t *lens = base + e->lens_offset;
+        for (uint64_t d = 0; d < h->n_docs; ++d)
+            if ((lens[d] & XG_FMT_VALUE_LEN_MASK) > XG_FMT_VALUE_MAX ||
+                (lens[d] & XG_FMT_VALUE_LEN_MASK &&
+                 lens[d] & XG_FMT_VALUE_IN_CHUNK))
+                FAIL(XG_ERR_FORMAT, "VALUES: slot %u: document %llu: bad "
+                     "value length", e->slot, (unsigned long long)d);
+    }
+    ix->values = v;
+    ix->value_slots = sl;
+    ix->value_bounds = b;
+    return XG_OK;
+fail:
+    return rc;
+}
+
+int xg_fmt_value_slot(const struct xg_index *ix, uint32_t slot,
+                      const struct xg_fmt_value_slot **out)
+{
+    *out = NULL;
+    if (!ix->values)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a value range, "
+                            "and %s holds no values", ix->path);
+    uint32_t lo = 0, hi = ix->values->n_slots;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (ix->value_slots[mid].slot < slot) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < ix->values->n_slots && ix->value_slots[lo].slot == slot) {
+        if (!ix->value_slots[lo].kept)
+            return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a value "
+                                "range on slot %u, whose values %s does not "
+                                "hold (longer than %u bytes)", slot, ix->path,
+                                XG_FMT_VALUE_MAX);
+        *out = &ix->value_slots[lo];
+        return XG_OK;
+    }
+    if (slot >= ix->values->probed)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a value range "
+                            "on slot %u (%s holds slots below %u)", slot,
+                            ix->path, ix->values->probed);
+    return XG_OK;   /* read, and no document has a value there */
+}
+
 /* Structural checks of the sections against the header; rc or XG_OK. */
 static int check_structure(struct xg_index *ix, const char *path)
 {
@@ -282,7 +374,8 @@ static int check_structure(struct xg_index *ix, const char *path)
     }
     if (next_skip != h->n_blocks || postings != h->n_postings)
         FAIL(XG_ERR_FORMAT, "block or posting counts do not add up");
-    return check_positions(ix, path);
+    if ((rc = check_positions(ix, path))) return rc;
+    return check_values(ix, path);
 fail:
     return rc;
 }

@@ -47,6 +47,9 @@ struct xg_index {
     const uint64_t *pos_offsets;        /* n_blocks + 1 offsets into
                                            pos_data, or NULL (no POSITIONS) */
     const uint8_t *pos_data;            /* positions.h, per block */
+    const struct xg_fmt_values *values; /* or NULL (no VALUES) */
+    const struct xg_fmt_value_slot *value_slots;
+    const struct xg_fmt_value_bounds *value_bounds;
 };
 
 /* Open and verify.  Errors (message names the file and the fault):
@@ -98,6 +101,38 @@ static inline void xg_fmt_block_positions(const struct xg_index *ix,
     const uint64_t g = ix->terms[t].skip_first + blk;
     *begin = ix->pos_data + ix->pos_offsets[g];
     *end = ix->pos_data + ix->pos_offsets[g + 1];
+}
+
+/* Slot `slot`'s values: *out is its entry (keys and lengths at
+ * xg_fmt_value_key/_len), or NULL where no document has a value there.
+ * XG_ERR_UNSUPPORTED where the index cannot tell (no VALUES, a slot not
+ * read, or values too long to keep). */
+int xg_fmt_value_slot(const struct xg_index *ix, uint32_t slot,
+                      const struct xg_fmt_value_slot **out);
+
+static inline const uint8_t *xg_fmt_value_key(const struct xg_index *ix,
+                                              const struct xg_fmt_value_slot *e,
+                                              uint32_t dense)
+{
+    return (const uint8_t *)ix->values + e->keys_offset +
+           (uint64_t)dense * XG_FMT_VALUE_MAX;
+}
+
+static inline uint32_t xg_fmt_value_len(const struct xg_index *ix,
+                                        const struct xg_fmt_value_slot *e,
+                                        uint32_t dense)
+{
+    return ((const uint8_t *)ix->values + e->lens_offset)[dense] &
+           XG_FMT_VALUE_LEN_MASK;
+}
+
+/* 1 where a document without a value lies inside a value chunk. */
+static inline int xg_fmt_value_in_chunk(const struct xg_index *ix,
+                                        const struct xg_fmt_value_slot *e,
+                                        uint32_t dense)
+{
+    return (((const uint8_t *)ix->values + e->lens_offset)[dense] &
+            XG_FMT_VALUE_IN_CHUNK) != 0;
 }
 
 /* Decode block `blk` of term `t`: dense doc numbers and wdfs (up to 128

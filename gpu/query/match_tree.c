@@ -26,6 +26,7 @@
 
 #include "../bm25.h"
 #include "match_int.h"
+#include "value_range.h"
 
 #define NONE UINT32_MAX
 
@@ -45,6 +46,8 @@ struct tnode {
 struct leaf_state {
     uint32_t did;               /* local docid; 0 before its first move */
     uint8_t started, end, live; /* live: the term is in the index */
+    uint32_t dense;             /* a value range: the next dense document
+                                   to look at */
 };
 
 struct tree {
@@ -63,6 +66,8 @@ struct tree {
     struct leaf_state *ls;
     uint32_t leaf_cur[XG_QUERY_MAX_LEAVES];
     struct pos_buf pb;
+    const struct xg_fmt_value_slot *vslot[XG_QUERY_MAX_RANGES];
+    int vlist[XG_QUERY_MAX_RANGES];     /* this shard's enum xg_vr_list */
     int rc;                     /* first error; the tree then ends */
 };
 
@@ -92,10 +97,67 @@ static void leaf_settle(struct tree *t, uint32_t i)
     else t->ls[i].did = (t->ix->docids[cursor_doc(c)] - 1) / t->n_shards + 1;
 }
 
+/* A value range's leaf: from dense document s->dense on, the first of
+ * this shard whose value lies in the range. */
+static void range_settle(struct tree *t, uint32_t i)
+{
+    struct leaf_state *s = &t->ls[i];
+    const uint32_t r = t->q->leaves[i].range - 1;
+    const uint32_t n = (uint32_t)t->ix->hdr->n_docs;
+    for (; s->dense < n; ++s->dense) {
+        const uint32_t g = t->ix->docids[s->dense] - 1;
+        if (g % t->n_shards == t->shard &&
+            xg_value_range_holds(t->ix, t->vslot[r], &t->q->ranges[r],
+                                 s->dense)) {
+            s->did = g / t->n_shards + 1;
+            return;
+        }
+    }
+    s->end = 1;
+}
+
+/* ValueRangePostList::check at did, a document of this shard: where did
+ * has a value, at did, valid if it is in range; where it has none and
+ * lies inside a value chunk, at the shard's next document with a value,
+ * valid if that one is in range; otherwise not valid (format.h). */
+static void range_check(struct tree *t, uint32_t i, uint32_t did,
+                        int *valid)
+{
+    struct leaf_state *s = &t->ls[i];
+    const uint32_t r = t->q->leaves[i].range - 1;
+    const struct xg_fmt_value_slot *e = t->vslot[r];
+    const uint32_t n = (uint32_t)t->ix->hdr->n_docs;
+    uint32_t d = dense_lower_bound(
+        t->ix, (uint64_t)(did - 1) * t->n_shards + t->shard + 1);
+    s->started = 1;
+    s->did = did;
+    s->dense = d;
+    *valid = 0;
+    if (d >= n) return;
+    if (!xg_fmt_value_len(t->ix, e, d)) {
+        if (!xg_fmt_value_in_chunk(t->ix, e, d)) return;
+        while (++d < n &&
+               ((t->ix->docids[d] - 1) % t->n_shards != t->shard ||
+                !xg_fmt_value_len(t->ix, e, d)))
+            ;
+        if (d >= n) return;
+        s->dense = d;
+        s->did = (t->ix->docids[d] - 1) / t->n_shards + 1;
+    }
+    *valid = xg_value_range_holds(t->ix, e, &t->q->ranges[r], d);
+}
+
 static void leaf_next(struct tree *t, uint32_t i)
 {
     struct leaf_state *s = &t->ls[i];
     if (s->end) return;
+    if (t->q->leaves[i].range) {
+        if (!s->live) { s->end = 1; return; }
+        s->dense += s->started;
+        s->started = 1;
+        range_settle(t, i);
+        return;
+    }
     if (!s->live) { s->end = 1; return; }
     if (s->started) t->rc = t->rc ? t->rc : cursor_next(&t->cur[i]);
     s->started = 1;
@@ -109,6 +171,12 @@ static void leaf_skip_to(struct tree *t, uint32_t i, uint32_t did)
     if (!s->live) { s->end = 1; return; }
     s->started = 1;
     uint64_t g = (uint64_t)(did - 1) * t->n_shards + t->shard + 1;
+    if (t->q->leaves[i].range) {
+        const uint32_t d = dense_lower_bound(t->ix, g);
+        if (d > s->dense) s->dense = d;
+        range_settle(t, i);
+        return;
+    }
     if (!t->rc) t->rc = cursor_skip_to(&t->cur[i], dense_lower_bound(t->ix, g));
     leaf_settle(t, i);
 }
@@ -176,6 +244,12 @@ static double tn_weight(const struct tree *t, uint32_t n, uint32_t *count)
     switch (x->kind) {
     case TN_LEAF: {
         const struct cursor *c = &t->cur[x->a];
+        const uint32_t r = t->q->leaves[x->a].range;
+        /* ValueRangePostList counts itself, weighted or not. */
+        if (r) {
+            *count += t->vlist[r - 1] == XG_VR_VALUES;
+            return 0;
+        }
         if (t->q->leaves[x->a].factor == 0) return 0;  /* opened unweighted */
         *count += 1;
         return xg_bm25_sumpart(t->bq, t->tw[x->a], c->wdfs[c->pos],
@@ -415,6 +489,12 @@ static uint32_t tn_check(struct tree *t, uint32_t n, uint32_t did, int *valid)
 {
     struct tnode *x = &t->nodes[n];
     if (x->kind == TN_OR) return or_check(t, n, did, valid);
+    if (x->kind == TN_LEAF && t->q->leaves[x->a].range &&
+        t->vlist[t->q->leaves[x->a].range - 1] == XG_VR_VALUES &&
+        !t->ls[x->a].end) {
+        range_check(t, x->a, did, valid);
+        return NONE;
+    }
     if (x->kind != TN_SELECT) {   /* PostList::check: skip_to, valid */
         *valid = 1;
         return tn_skip_to(t, n, did);
@@ -453,6 +533,41 @@ static int syn_weight(struct tree *t, const struct tnode *x)
     t->syn_tw[x->b] = xg_bm25_termweight(t->p, t->n_docs, (uint64_t)tf, 1,
                                           t->q->syns[x->b].factor);
     return 1;
+}
+
+/* GlassValueList::next() after a check() that failed between chunks
+ * starts its chunk again, moving back; only an OR moves a value range
+ * with next() after check().  So a value range below an OR is served
+ * where every document of the shard has a value (no check() fails that
+ * way).  XG_ERR_UNSUPPORTED otherwise. */
+static int ranges_in_ors(const struct tree *t, const struct xg_plan *plan)
+{
+    uint8_t below[XG_PLAN_MAX_OPS];
+    uint32_t sp = 0;
+    for (uint32_t i = 0; i < plan->n_ops && t->q->n_ranges; ++i) {
+        const struct xg_plan_op op = plan->ops[i];
+        uint32_t kids = op.kind == XG_PLAN_LEAF ? 0
+                        : op.kind == XG_PLAN_AND ? op.arg
+                        : op.kind == XG_PLAN_FILTER || op.kind == XG_PLAN_SYN
+                        ? 1 : 2;
+        if (kids > sp) return XG_OK;    /* build() reports it */
+        uint8_t v = 0;
+        if (op.kind == XG_PLAN_LEAF) {
+            const uint32_t r = t->q->leaves[op.arg].range;
+            v = r && t->vlist[r - 1] == XG_VR_VALUES &&
+                t->vslot[r - 1] &&
+                t->ix->value_bounds[t->vslot[r - 1]->bounds_first +
+                                    t->shard].freq !=
+                    t->ix->shards[t->shard].doccount;
+        }
+        for (uint32_t k = 0; k < kids; ++k) v |= below[--sp];
+        if (v && op.kind == XG_PLAN_OR2)
+            return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a value "
+                                "range in an OR, on a slot some documents "
+                                "lack");
+        below[sp++] = v;
+    }
+    return XG_OK;
 }
 
 /* The tree of a postfix plan; returns its root, or NONE if malformed. */
@@ -548,14 +663,27 @@ int xg_match_tree(const struct xg_index *ix, const struct xg_query *q,
             t.cur[i].n_blocks = xg_fmt_n_blocks(ix, t.cur[i].term);
         }
     }
+    for (uint32_t r = 0; r < q->n_ranges; ++r)
+        if ((rc = xg_fmt_value_slot(ix, q->ranges[r].slot, &t.vslot[r])))
+            goto done;
     for (uint32_t s = 0; s < h->n_shards && nl; ++s) {
         t.shard = s;
+        for (uint32_t r = 0; r < q->n_ranges; ++r) {
+            uint32_t est;
+            if ((rc = xg_value_range_open(ix, &q->ranges[r], s,
+                                          ix->shards[s].doccount,
+                                          &t.vlist[r], &est)))
+                goto done;
+        }
         for (uint32_t i = 0; i < nl; ++i) {
             memset(&t.ls[i], 0, sizeof t.ls[i]);
             t.ls[i].live = leaf_term[i] >= 0;
+            if (q->leaves[i].range)
+                t.ls[i].live = t.vlist[q->leaves[i].range - 1] != XG_VR_EMPTY;
             t.cur[i].at_end = 0;
             if (t.ls[i].live && (rc = cursor_load(&t.cur[i], 0))) goto done;
         }
+        if ((rc = ranges_in_ors(&t, &plans[s]))) goto done;
         uint32_t root = build(&t, &plans[s]);
         if (root == NONE) {
             rc = xg_set_error(XG_ERR_ARG, "match: malformed plan");

@@ -178,6 +178,8 @@ int xg_query_expand_wildcards(struct xg_query *q, const struct xg_index *ix)
 
     for (uint32_t f = 0; f < q->n_filters; ++f)
         q->filters[f].first = remap[q->filters[f].first];
+    for (uint32_t r = 0; r < q->n_ranges; ++r)
+        q->ranges[r].leaf = remap[q->ranges[r].leaf];
     memcpy(q->leaves, leaves, nl * sizeof *leaves);
     memcpy(q->nodes, nodes, nn * sizeof *nodes);
     q->n_leaves = nl;

@@ -31,6 +31,9 @@ static const char help[] =
     "  --no-positions                no term positions (by default the index\n"
     "                                holds Xapian's positions when the\n"
     "                                database has them)\n"
+    "  --no-values                   no document values (by default the\n"
+    "                                index holds those of slots 0-255 up to\n"
+    "                                16 bytes long, for value ranges)\n"
     "  --scan-baseline               first time a bare pass over every\n"
     "                                posting through Xapian, and report the\n"
     "                                export's time against it\n"
@@ -52,6 +55,7 @@ int xg_cli_export(int argc, char **argv)
         {"impacts", no_argument, 0, 'I'},
         {"no-impacts", no_argument, 0, 'N'},
         {"no-positions", no_argument, 0, 'P'},
+        {"no-values", no_argument, 0, 'V'},
         {"quiet", no_argument, 0, 'q'},
         {0, 0, 0, 0}};
     optind = 1;
@@ -78,6 +82,7 @@ int xg_cli_export(int argc, char **argv)
         case 'I': o.impacts = 1; break;
         case 'N': o.impacts = 0; break;
         case 'P': o.positions = 0; break;
+        case 'V': o.values = 0; break;
         case 'q': quiet = 1; break;
         default: return status;     /* --help, --version, bad usage */
         }
@@ -131,6 +136,12 @@ int xg_cli_export(int argc, char **argv)
             printf("positions: none (%s)\n", o.positions
                    ? "not every shard of the database has them"
                    : "--no-positions");
+        if (o.values)
+            printf("values: %u slots, %.1f MB%s\n", rep.value_slots,
+                   rep.section_bytes[XG_SEC_VALUES] / 1e6,
+                   rep.value_slots_long ? " (slots with values longer than "
+                   "16 bytes left out: value ranges on them go to stock)"
+                   : "");
         printf("sections:");
         for (unsigned i = 0; i < XG_SEC_COUNT; ++i)
             printf(" %s=%llu", xg_fmt_section_name(i),

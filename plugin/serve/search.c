@@ -157,6 +157,9 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
         } else if (s->pq->q.op == XG_QOP_TREE && s->pq->q.n_syns) {
             served = 0;
             why = "OP_SYNONYM or OP_WILDCARD through serve";
+        } else if (s->pq->q.n_ranges) {
+            served = 0;
+            why = "OP_VALUE_RANGE through Enquire or serve";
         }
     }
     if (!served) {
