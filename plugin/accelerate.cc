@@ -310,24 +310,40 @@ uint32_t gcd(uint32_t a, uint32_t b)
 
 /* Xapian's percentages scale by m / n: of the n subqueries its matcher
  * counts (leaves of factor other than 0), the m the greatest-weight
- * document matches.  The source, weighted 0, is not among the n but
+ * document matches (a value range counts itself there even unweighted,
+ * so m can pass n).  The source, weighted 0, is not among the n but
  * always counts as matching (ExternalPostList::count_matching_subqs() is
  * 1), so the accelerated query alone scales by (m + 1) / n.  Adding t
- * sources of weight 0, j of them matching that document, gives
- * (m + 1 + j) / (n + t), which is m / n exactly (the same rational, so
- * the same double) for t = n / g and j = m / g - 1, g = gcd(m, n).
- * Each is added with weight 0: a document's weight is unchanged bit for
- * bit. */
+ * sources of weight 0, j of them matching that document, and u sources
+ * scaled by 0 (not counted among the n) that match it, gives
+ * (m + 1 + j + u) / (n + t), which is m / n exactly (the same rational,
+ * so the same double) for t = n / g and j + u = m / g - 1, g = gcd(m, n),
+ * with j at most t.  Each adds weight 0: a document's weight is unchanged
+ * bit for bit. */
 Xapian::Query percent_counters(const xg_index *ix, const xg_hit *top,
                                uint32_t m, uint32_t n)
 {
-    const uint32_t g = gcd(m, n), t = n / g, j = m / g - 1;
+    const uint32_t g = gcd(m, n), t = n / g;
+    const uint32_t j = m / g - 1 < t ? m / g - 1 : t, u = m / g - 1 - j;
     std::shared_ptr<const std::vector<ShardResult>> on =
         counter_shards(ix, top), off = counter_shards(ix, nullptr);
     std::vector<Xapian::Query> subs;
     for (uint32_t i = 0; i < t; ++i)
         subs.emplace_back((new ResultSource(i < j ? on : off))->release());
+    for (uint32_t i = 0; i < u; ++i)
+        subs.emplace_back(Xapian::Query::OP_SCALE_WEIGHT,
+                          Xapian::Query((new ResultSource(on))->release()),
+                          0.0);
     return Xapian::Query(Xapian::Query::OP_OR, subs.begin(), subs.end());
+}
+
+/* An answered query that stock answers after all: the routes say so. */
+const Xapian::Query &to_stock(xg_context *ctx, int r, int *route,
+                              const Xapian::Query &query, const char *why)
+{
+    xg_router_recount_unsupported(xg_context_router(ctx), r, why);
+    if (route) *route = XG_ROUTE_STOCK_UNSUPPORTED;
+    return query;
 }
 
 /* The router answers (or leaves to stock) the query.  An answered one
@@ -380,18 +396,22 @@ Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
                             : nullptr;
     uint32_t m = 0;
     if (!rc && top) rc = xg_handle_doc_leaves(h, pq.pq, top, &m);
-    if (rc == XG_ERR_UNSUPPORTED) return query;
+    if (rc == XG_ERR_UNSUPPORTED)
+        return to_stock(ctx, r, route, query, xg_last_error());
     if (rc) {
         if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
         throw Xapian::DatabaseError(std::string("xapian-gpu: ") +
                                     xg_last_error());
     }
+    /* A match holds at least one subquery; none would scale the
+     * percentages wrongly, so stock answers.  So does a count too large
+     * for the counters to spell out. */
+    const uint32_t n = xg_query_weighted_subqs(&pq.pq->q);
+    if (top && (m == 0 || n == 0 || m / gcd(m, n) > XG_QUERY_MAX_LEAVES))
+        return to_stock(ctx, r, route, query, "percentages the counters "
+                        "cannot scale");
     ResultSource *src = new ResultSource(split_by_shard(ix, res.r,
                                                         bounds.data()));
-    /* A match holds 1 to n leaves; any other count would scale the
-     * percentages wrongly, so stock answers. */
-    const uint32_t n = xg_query_weighted_subqs(&pq.pq->q);
-    if (top && (m == 0 || m > n)) return query;
     Xapian::Query weighed(Xapian::Query::OP_AND_MAYBE,
                           Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT,
                                         Xapian::Query(src->release()), 0.0),

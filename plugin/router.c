@@ -82,6 +82,15 @@ void xg_router_count(xg_router *r, int route)
                                   memory_order_relaxed);
 }
 
+void xg_router_recount_unsupported(xg_router *r, int route, const char *why)
+{
+    xg_router_count(r, XG_ROUTE_STOCK_UNSUPPORTED);
+    xg_router_note_unserved(r, why);
+    if (route >= 0 && route < XG_ROUTE_COUNT)
+        atomic_fetch_sub_explicit(&r->routes[thread_stripe].n[route], 1,
+                                  memory_order_relaxed);
+}
+
 void xg_router_note_unserved(xg_router *r, const char *why)
 {
     xg_unserved_note(&r->unserved, why);
@@ -525,12 +534,10 @@ static int answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
         return XG_OK;
     }
-    /* The fronts' percentages count a value range's matching subquery
-     * where Xapian's own moves leave it, which the engines do not follow
-     * in an OR: stock answers. */
-    if (r->o.front != XG_FRONT_MATCHER && pq->q.n_ranges) {
-        xg_router_note_unserved(r, "OP_VALUE_RANGE through Enquire or "
-                                   "serve");
+    /* serve's statistics do not hold a value range's: the child
+     * answers. */
+    if (r->o.front == XG_FRONT_REMOTE && pq->q.n_ranges) {
+        xg_router_note_unserved(r, "OP_VALUE_RANGE through serve");
         if (!given) xg_prepared_free(pq);
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
         return XG_OK;

@@ -137,6 +137,9 @@ int xg_router_andor_finish(xg_router *r, xg_handle *h,
 
 /* Count a route (XG_ROUTE_*; others are ignored). */
 void xg_router_count(xg_router *r, int route);
+/* A query answered on `route` that its front then left to stock after
+ * all (XG_ROUTE_STOCK_UNSUPPORTED, for `why`): counted there instead. */
+void xg_router_recount_unsupported(xg_router *r, int route, const char *why);
 /* Queries routed each way: counts[XG_ROUTE_COUNT]. */
 void xg_router_routes(const xg_router *r, uint64_t *counts);
 /* One query to stock:unsupported for `why` (the shim's message, or the

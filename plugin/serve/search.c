@@ -159,7 +159,7 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
             why = "OP_SYNONYM or OP_WILDCARD through serve";
         } else if (s->pq->q.n_ranges) {
             served = 0;
-            why = "OP_VALUE_RANGE through Enquire or serve";
+            why = "OP_VALUE_RANGE through serve";
         }
     }
     if (!served) {
