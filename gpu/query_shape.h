@@ -83,9 +83,10 @@ struct xg_qwild {
     uint32_t max_type;          /* XG_WILDCARD_LIMIT_* */
 };
 
-/* Query::WILDCARD_LIMIT_ERROR and _FIRST's values (the only two served). */
+/* Query::WILDCARD_LIMIT_ERROR, _FIRST and _MOST_FREQUENT's values. */
 #define XG_WILDCARD_LIMIT_ERROR 0u
 #define XG_WILDCARD_LIMIT_FIRST 1u
+#define XG_WILDCARD_LIMIT_MOST_FREQUENT 2u
 
 /* OP_VALUE_RANGE, OP_VALUE_GE and OP_VALUE_LE: the documents whose value
  * in `slot` is set and lies in [begin, end] in byte order (no end for

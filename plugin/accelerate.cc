@@ -16,7 +16,8 @@
 #include "context.h"
 
 static_assert(Xapian::QueryParser::FLAG_DEFAULT == XG_PARSE_FLAG_DEFAULT &&
-              Xapian::QueryParser::FLAG_WILDCARD == XG_PARSE_FLAG_WILDCARD,
+              Xapian::QueryParser::FLAG_WILDCARD == XG_PARSE_FLAG_WILDCARD &&
+              Xapian::QueryParser::FLAG_PARTIAL == XG_PARSE_FLAG_PARTIAL,
               "xapian-gpu.h's parser flags are QueryParser's");
 
 using xapian_gpu::ResultSource;

@@ -331,7 +331,8 @@ int xg_handle_prepare_terms(xg_handle *s, const xg_xquery *xq,
     pq->plans = NULL;
     pq->stats = NULL;
     int rc = xg_shim_xquery_convert(xq, &pq->q);
-    if (!rc && (rc = xg_query_expand_wildcards(&pq->q, s->ix)))
+    if (!rc && (rc = xg_query_expand_wildcards(&pq->q, s->ix,
+                                                   xg_shim_most_frequent)))
         xg_query_free(&pq->q);
     if (rc) {
         free(pq);

@@ -59,9 +59,11 @@ struct xg_search_opts {
     int omega;                  /* 1: build queries as Omega does by
                                    default (prefixes, stopper; docs/cli.md) */
 };
-/* QueryParser::FLAG_DEFAULT and FLAG_WILDCARD, for parser_flags. */
+/* QueryParser::FLAG_DEFAULT, FLAG_WILDCARD and FLAG_PARTIAL, for
+ * parser_flags. */
 #define XG_PARSE_FLAG_DEFAULT 7u
 #define XG_PARSE_FLAG_WILDCARD 16u
+#define XG_PARSE_FLAG_PARTIAL 64u
 #define XG_SEARCH_DEFAULTS {XG_ENGINE_CPU, 10, 0, 1, NULL, 0, XG_BM25_DEFAULTS, 0}
 
 typedef struct xg_searcher xg_searcher;

@@ -368,6 +368,26 @@ bool emit_tree(const Node *n, struct xg_plan *out)
 
 } // namespace
 
+/* See xg_shim.h.  The permutation std::nth_element makes depends only on
+ * its comparator's answers, so indices stand in for PostList pointers;
+ * the comparator is queryinternal.cc's ComparePostListTermFreqAscending
+ * (descending termfreq, despite its name). */
+extern "C" int xg_shim_most_frequent(const uint32_t *tf, uint32_t n,
+                                     uint32_t k, uint32_t *keep)
+{
+    XG_SHIM_TRY {
+        if (k == 0 || k > n)
+            return xg_set_error(XG_ERR_ARG, "most frequent: %u of %u", k, n);
+        std::vector<uint32_t> pls(n);
+        for (uint32_t i = 0; i < n; ++i) pls[i] = i;
+        std::nth_element(pls.begin(), pls.begin() + (k - 1), pls.end(),
+                         [tf](uint32_t a, uint32_t b) { return tf[a] > tf[b]; });
+        std::copy(pls.begin(), pls.begin() + k, keep);
+        return XG_OK;
+    }
+    XG_SHIM_CATCH("most frequent");
+}
+
 extern "C" int xg_shim_plan(const struct xg_query *q,
                             const uint32_t *leaf_shard_df,
                             uint32_t shard_doccount, struct xg_plan *out)

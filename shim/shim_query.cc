@@ -564,7 +564,9 @@ int push_syn(tree_shape &out, double factor, size_t kids)
 }
 
 static_assert(Xapian::Query::WILDCARD_LIMIT_ERROR == XG_WILDCARD_LIMIT_ERROR &&
-              Xapian::Query::WILDCARD_LIMIT_FIRST == XG_WILDCARD_LIMIT_FIRST,
+              Xapian::Query::WILDCARD_LIMIT_FIRST == XG_WILDCARD_LIMIT_FIRST &&
+              Xapian::Query::WILDCARD_LIMIT_MOST_FREQUENT ==
+                  XG_WILDCARD_LIMIT_MOST_FREQUENT,
               "query_shape.h's wildcard limits are Xapian's");
 
 /* OP_WILDCARD from its serialisation (QueryWildcard::serialise): 0x0b,
@@ -589,10 +591,14 @@ int wildcard_node(const Xapian::Query &q, double factor, tree_shape &out)
         return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: OP_WILDCARD "
                             "combined by %s",
                             op_name((Xapian::Query::op)combiner));
-    if (max_type != Xapian::Query::WILDCARD_LIMIT_ERROR &&
-        max_type != Xapian::Query::WILDCARD_LIMIT_FIRST)
+    /* MOST_FREQUENT with no limit selects none (select_most_frequent(0)
+     * is past std::nth_element's range): left to stock. */
+    if (max_type > Xapian::Query::WILDCARD_LIMIT_MOST_FREQUENT ||
+        (max_type == Xapian::Query::WILDCARD_LIMIT_MOST_FREQUENT &&
+         max_expansion == 0))
         return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: OP_WILDCARD "
-                            "limited to its most frequent terms");
+                            "of limit type %u and limit %llu", max_type,
+                            (unsigned long long)max_expansion);
     if (max_expansion > UINT32_MAX)
         return xg_set_error(XG_ERR_ARG, "query: malformed OP_WILDCARD");
     /* An empty pattern is every term: past the engines' leaves. */

@@ -263,6 +263,13 @@ int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
 int xg_shim_plan(const struct xg_query *q, const uint32_t *leaf_shard_df,
                  uint32_t shard_doccount, struct xg_plan *out);
 
+/* OrContext::select_most_frequent(k) over n terms of termfreqs tf[] in the
+ * order they were added (a WILDCARD_LIMIT_MOST_FREQUENT expansion):
+ * keep[0 .. k) = the indices it keeps, in the order it leaves them
+ * (libstdc++'s std::nth_element, run as libxapian runs it). */
+int xg_shim_most_frequent(const uint32_t *tf, uint32_t n, uint32_t k,
+                          uint32_t *keep);
+
 #ifdef __cplusplus
 }
 #endif

@@ -112,6 +112,19 @@ def range_queries(work, queries):
     return query_file(work, "ranges", texts)
 
 
+def partial_queries(work, queries):
+    """Each query as typed so far: its last word cut to 2-5 letters."""
+    texts = []
+    with open(queries) as f:
+        for i, line in enumerate(f):
+            if "\t" not in line:
+                continue
+            w = re.findall(r"[a-z]+", line.split("\t", 1)[1].lower())
+            if w:
+                texts.append(" ".join(w[:-1] + [w[-1][:2 + i % 4]]))
+    return query_file(work, "partial", texts)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", required=True)
@@ -212,6 +225,9 @@ def main():
         "shock NOT wave", "heat -transfer", "boundary layer -flow",
         "pressure distribution -supersonic -hypersonic"])
     print("ok AND_NOT: %s" % app(a, db, neg, "--min-served", "1"))
+    # FLAG_PARTIAL: the last word's 100 most frequent completions.
+    print("ok partial: %s" % app(a, db, partial_queries(a.work, queries),
+                                 "--partial", "--min-served", "1"))
     # Value ranges (test_plugin_app's "size:" is Omega's, on slot 2): the
     # engines', every field equal to stock's, percentages whose top
     # document counts the range among its matching subqueries included.

@@ -305,14 +305,24 @@ void check_collection(const std::string &dir, const std::string &work,
             texts.push_back(line.substr(line.find('\t') + 1));
     /* 1. The bundled queries as QueryParser and Omega's setup build them;
      * forms 3 and 4 with FLAG_WILDCARD, every third word of four letters
-     * or more cut to its first four and a '*'. */
+     * or more cut to its first four and a '*'; forms 5 and 6 with
+     * FLAG_PARTIAL, the last word cut to its first two to five letters
+     * (search as you type: the 100 most frequent terms it starts). */
     for (size_t i = 0; i < texts.size(); ++i)
-        for (int form = 0; form < 5; ++form) {
+        for (int form = 0; form < 7; ++form) {
             struct xg_search_opts o = XG_SEARCH_DEFAULTS;
             o.default_and = form == 1;
-            o.omega = form == 2 || form == 4;
+            o.omega = form == 2 || form == 4 || form == 6;
             std::string text = texts[i];
-            if (form >= 3) {
+            if (form >= 5) {
+                o.parser_flags = XG_PARSE_FLAG_DEFAULT | XG_PARSE_FLAG_PARTIAL;
+                while (!text.empty() && !isalpha((unsigned char)text.back()))
+                    text.pop_back();
+                size_t sp = text.find_last_of(' ');
+                sp = sp == std::string::npos ? 0 : sp + 1;
+                text = text.substr(0, sp + std::min<size_t>(2 + i % 4,
+                                                             text.size() - sp));
+            } else if (form >= 3) {
                 o.parser_flags = XG_PARSE_FLAG_DEFAULT | XG_PARSE_FLAG_WILDCARD;
                 std::istringstream in(texts[i]);
                 std::string w;
@@ -412,6 +422,12 @@ void check_collection(const std::string &dir, const std::string &work,
             Q(Q::OP_AND_MAYBE, Q(Q::OP_OR, w1, w3), wc1),
             Q(Q::OP_OR, Q(2.0, wc1), Q(Q::OP_AND, w2, wc2)),
             Q(Q::OP_WILDCARD, pre1, 3, Q::WILDCARD_LIMIT_FIRST),
+            /* FLAG_PARTIAL's limit: the most frequent terms, kept in the
+             * order std::nth_element leaves them. */
+            Q(Q::OP_WILDCARD, pre1.substr(0, 2), 3 + i % 40,
+              Q::WILDCARD_LIMIT_MOST_FREQUENT),
+            Q(Q::OP_OR, w1, Q(Q::OP_WILDCARD, pre2.substr(0, 2), 2 + i % 9,
+                              Q::WILDCARD_LIMIT_MOST_FREQUENT)),
             Q(Q::OP_WILDCARD, pre2, 2 + i % 3, Q::WILDCARD_LIMIT_ERROR),
         };
         for (size_t g = 0; i % 6 == 0 && g < sizeof synonyms / sizeof synonyms[0]; ++g)

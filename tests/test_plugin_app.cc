@@ -31,7 +31,8 @@
  *  --modify-db: add a document to the (single) database first (stale);
  *  --deadline-ms: the context's deadline for a query queued for the GPU;
  *  --wildcard: QueryParser's FLAG_WILDCARD too ("in:word" always filters
- *  on the term word, as Omega's boolean prefixes do).
+ *  on the term word, as Omega's boolean prefixes do);
+ *  --partial: QueryParser's FLAG_PARTIAL too.
  *  Exit 0 when every MSet was identical and the expectations hold.
  */
 #include <xapian.h>
@@ -318,6 +319,8 @@ int main(int argc, char **argv)
         else if (o == "--batch-wait-ms" && v) a.batch_wait_ms = std::atof(argv[++i]);
         else if (o == "--wildcard")
             a.parser_flags |= Xapian::QueryParser::FLAG_WILDCARD;
+        else if (o == "--partial")
+            a.parser_flags |= Xapian::QueryParser::FLAG_PARTIAL;
         else if (o == "--engine" && v) {
             std::string e = argv[++i];
             a.engine = e == "gpu" ? XG_ENGINE_GPU

@@ -13,6 +13,8 @@ struct expansion {
     char *bytes;
     size_t n_bytes, cap;
     uint32_t *off, *len;        /* one per term */
+    uint32_t *tf;               /* one per term: its document frequency */
+    const struct xg_index *ix;
     uint32_t n, stop;           /* terms kept; stop after this many */
     int rc;
 };
@@ -20,7 +22,6 @@ struct expansion {
 static int collect(void *ctx, uint64_t id, const char *t, size_t n)
 {
     struct expansion *e = ctx;
-    (void)id;
     if (e->n == e->stop) return 1;
     if (e->n_bytes + n + 1 > e->cap) {
         size_t cap = 2 * (e->n_bytes + n + 1);
@@ -36,22 +37,51 @@ static int collect(void *ctx, uint64_t id, const char *t, size_t n)
     e->bytes[e->n_bytes + n] = '\0';
     e->off[e->n] = (uint32_t)e->n_bytes;
     e->len[e->n] = (uint32_t)n;
+    e->tf[e->n] = e->ix->terms[id].df;
     e->n_bytes += n + 1;
     ++e->n;
     return 0;
 }
 
 /* Expand wildcard w into e's terms: [first, e->n). */
+/* WILDCARD_LIMIT_MOST_FREQUENT past its limit: QueryWildcard::postlist
+ * adds every term to its OrContext and keeps the k that
+ * select_most_frequent(k) leaves, in the order it leaves them. */
+static int keep_most_frequent(struct expansion *e, uint32_t first,
+                              uint32_t k, xg_most_frequent_fn select)
+{
+    const uint32_t n = e->n - first;
+    uint32_t keep[XG_QUERY_MAX_LEAVES], off[XG_QUERY_MAX_LEAVES];
+    uint32_t len[XG_QUERY_MAX_LEAVES], tf[XG_QUERY_MAX_LEAVES];
+    if (!select)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a wildcard "
+                            "limited to its most frequent terms");
+    int rc = select(e->tf + first, n, k, keep);
+    if (rc) return rc;
+    for (uint32_t i = 0; i < k; ++i) {
+        off[i] = e->off[first + keep[i]];
+        len[i] = e->len[first + keep[i]];
+        tf[i] = e->tf[first + keep[i]];
+    }
+    memcpy(e->off + first, off, k * sizeof *off);
+    memcpy(e->len + first, len, k * sizeof *len);
+    memcpy(e->tf + first, tf, k * sizeof *tf);
+    e->n = first + k;
+    return XG_OK;
+}
+
 static int expand_one(const struct xg_query *q, const struct xg_index *ix,
                       const struct xg_qwild *w, struct expansion *e,
-                      uint32_t *first)
+                      uint32_t *first, xg_most_frequent_fn most_frequent)
 {
     const struct xg_qleaf *pat = &q->leaves[w->leaf];
     const uint32_t room = XG_QUERY_MAX_LEAVES;
-    const int limited = w->max_expansion != 0 && w->max_expansion <= room;
+    const int most = w->max_type == XG_WILDCARD_LIMIT_MOST_FREQUENT;
+    const int limited = !most && w->max_expansion != 0 &&
+                        w->max_expansion <= room;
     /* LIMIT_FIRST keeps the first max_expansion terms; otherwise one term
      * past the limit (or past the engines' room) is read to tell that the
-     * expansion overflows. */
+     * expansion overflows.  MOST_FREQUENT reads them all. */
     const int first_n = w->max_type == XG_WILDCARD_LIMIT_FIRST;
     uint32_t want = limited ? w->max_expansion + !first_n : room + 1;
     *first = e->n;
@@ -64,10 +94,13 @@ static int expand_one(const struct xg_query *q, const struct xg_index *ix,
     if (limited && !first_n && e->n - *first > w->max_expansion)
         return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a wildcard "
                             "past its expansion limit (stock throws)");
+    if (most && e->n - *first > w->max_expansion)
+        return keep_most_frequent(e, *first, w->max_expansion, most_frequent);
     return XG_OK;
 }
 
-int xg_query_expand_wildcards(struct xg_query *q, const struct xg_index *ix)
+int xg_query_expand_wildcards(struct xg_query *q, const struct xg_index *ix,
+                              xg_most_frequent_fn most_frequent)
 {
     if (q->n_wildcards == 0) return XG_OK;
     if (ix->hdr->n_shards > 1)
@@ -75,6 +108,7 @@ int xg_query_expand_wildcards(struct xg_query *q, const struct xg_index *ix)
                             "over several shards");
     const uint32_t nw = q->n_wildcards;
     struct expansion e = {0};
+    e.ix = ix;
     uint32_t first[XG_QUERY_MAX_WILDCARDS + 1];
     uint32_t *remap = NULL;
     struct xg_qleaf *leaves = NULL;
@@ -83,10 +117,11 @@ int xg_query_expand_wildcards(struct xg_query *q, const struct xg_index *ix)
     int rc = XG_OK;
     e.off = malloc((XG_QUERY_MAX_LEAVES + 1) * sizeof *e.off);
     e.len = malloc((XG_QUERY_MAX_LEAVES + 1) * sizeof *e.len);
+    e.tf = malloc((XG_QUERY_MAX_LEAVES + 1) * sizeof *e.tf);
     remap = malloc(XG_QUERY_MAX_LEAVES * sizeof *remap);
     leaves = malloc(XG_QUERY_MAX_LEAVES * sizeof *leaves);
     nodes = malloc(XG_QUERY_MAX_NODES * sizeof *nodes);
-    if (!e.off || !e.len || !remap || !leaves || !nodes) {
+    if (!e.off || !e.len || !e.tf || !remap || !leaves || !nodes) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -95,7 +130,8 @@ int xg_query_expand_wildcards(struct xg_query *q, const struct xg_index *ix)
             rc = xg_set_error(XG_ERR_ARG, "query: bad wildcard leaf");
             break;
         }
-        rc = expand_one(q, ix, &q->wildcards[w], &e, &first[w]);
+        rc = expand_one(q, ix, &q->wildcards[w], &e, &first[w],
+                        most_frequent);
     }
     if (rc) goto done;
     first[nw] = e.n;
@@ -193,6 +229,7 @@ done:
     free(e.bytes);
     free(e.off);
     free(e.len);
+    free(e.tf);
     free(remap);
     free(leaves);
     free(nodes);

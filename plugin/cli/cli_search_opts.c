@@ -6,7 +6,7 @@
 /* Long options without a short letter. */
 enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML, OPT_MODEL, OPT_SAMPLES,
        OPT_REPEAT, OPT_IMPACTS, OPT_CAND_MIN, OPT_SERVER, OPT_BATCH_WAIT,
-       OPT_GPU_SPIN, OPT_WILDCARD };
+       OPT_GPU_SPIN, OPT_WILDCARD, OPT_PARTIAL };
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -46,6 +46,7 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"list-cache", required_argument, 0, 'L'},
         {"omega", no_argument, 0, OPT_OMEGA},
         {"wildcard", no_argument, 0, OPT_WILDCARD},
+        {"partial", no_argument, 0, OPT_PARTIAL},
         {"impacts", required_argument, 0, OPT_IMPACTS},
         {"cand-min", required_argument, 0, OPT_CAND_MIN},
         {"qrels", required_argument, 0, OPT_QRELS},
@@ -131,8 +132,10 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             a->opts.stem_english = 1;
             break;
         case OPT_WILDCARD:
-            a->opts.parser_flags = XG_PARSE_FLAG_DEFAULT |
-                                   XG_PARSE_FLAG_WILDCARD;
+        case OPT_PARTIAL:
+            a->opts.parser_flags |= XG_PARSE_FLAG_DEFAULT |
+                (c == OPT_WILDCARD ? XG_PARSE_FLAG_WILDCARD
+                                   : XG_PARSE_FLAG_PARTIAL);
             break;
         case OPT_SAMPLES:
             if (!is_ab)
