@@ -534,14 +534,6 @@ static int answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
         return XG_OK;
     }
-    /* serve's statistics do not hold a value range's: the child
-     * answers. */
-    if (r->o.front == XG_FRONT_REMOTE && pq->q.n_ranges) {
-        xg_router_note_unserved(r, "OP_VALUE_RANGE through serve");
-        if (!given) xg_prepared_free(pq);
-        *route = XG_ROUTE_STOCK_UNSUPPORTED;
-        return XG_OK;
-    }
     pq->stats = ws;
     double gpu_s;
     /* choose() fills it unless the engine is fixed (then nothing learns). */

@@ -35,7 +35,7 @@ import shutil
 import sys
 import time
 
-from testlib import resolve_ir_data, run
+from testlib import resolve_ir_data, run, size_range_texts
 
 OMEGA_CGI = "/usr/lib/cgi-bin/omega/omega"
 AB_LINE = re.compile(r"queries (\d+): compared (\d+) MSets, identical (\d+), "
@@ -66,19 +66,10 @@ def write_site(tsv, site):
 
 
 def size_range_queries(queries, out):
-    """Each query with one of Omega's size: ranges (value slot 2, the
-    file's size): A..B, A.., ..B, and an empty B..A."""
-    with open(queries, encoding="utf-8") as f, \
-            open(out, "w", encoding="utf-8") as o:
-        for i, line in enumerate(f):
-            if "\t" not in line:
-                continue
-            qid, text = line.rstrip("\n").split("\t", 1)
-            lo = (100, 300, 500, 700, 900)[i % 5]
-            hi = lo + (50, 200, 600, 2000)[i % 4]
-            r = ("size:%d..%d" % (lo, hi), "size:%d.." % lo,
-                 "size:..%d" % hi, "size:%d..%d" % (hi, lo))[i % 4]
-            o.write("%s\t%s %s\n" % (qid, text, r))
+    """testlib.size_range_texts of queries, one per line of out."""
+    with open(out, "w", encoding="utf-8") as o:
+        for i, t in enumerate(size_range_texts(queries)):
+            o.write("%d\t%s\n" % (i + 1, t))
     return out
 
 

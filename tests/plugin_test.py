@@ -20,8 +20,8 @@ import sys
 
 from ab_test import phrase_queries
 
-from testlib import (build, collections, resolve_ir_data, skip_reason, run,
-                     run_any)
+from testlib import (add_values, build, collections, resolve_ir_data,
+                     size_range_texts, skip_reason, run, run_any)
 
 
 def app(a, db, queries, *extra):
@@ -64,52 +64,18 @@ def operator_queries(work, docs):
 
 
 def values_db(a, db):
-    """A copy of db whose documents hold values as Omega's and
-    applications' do: slot 0 a 4-byte big-endian time, slot 2
-    sortable_serialise() of a size, slot 5 a short string on about two
-    documents in five; exported.  None without python3-xapian (the GPU
-    machine has none)."""
+    """A copy of db with testlib.add_values' values, exported.  None
+    without python3-xapian (the GPU machine has none)."""
     try:
-        import xapian
+        import xapian  # noqa: F401
     except ImportError:
         return None
-    import random
-    import struct
     vdb = db + "-values"
     shutil.rmtree(vdb, ignore_errors=True)
     shutil.copytree(db, vdb)
-    w = xapian.WritableDatabase(vdb, xapian.DB_OPEN)
-    for d in range(1, w.get_lastdocid() + 1):
-        try:
-            doc = w.get_document(d)
-        except xapian.DocNotFoundError:
-            continue
-        r = random.Random(d)
-        doc.add_value(0, struct.pack(">I", 1500000000 + r.randrange(400000000)))
-        doc.add_value(2, xapian.sortable_serialise(r.randrange(100, 5000)))
-        if r.random() < 0.4:
-            doc.add_value(5, chr(97 + r.randrange(26)) * (1 + r.randrange(5)))
-        w.replace_document(d, doc)
-    w.commit()
-    w.close()
+    add_values(vdb)
     run([a.bin, "export", "--quiet", "--no-impacts", vdb])
     return vdb
-
-
-def range_queries(work, queries):
-    """Each query with one of Omega's size: ranges, and each range alone."""
-    texts = []
-    with open(queries) as f:
-        for i, line in enumerate(f):
-            if "\t" not in line:
-                continue
-            t = line.rstrip("\n").split("\t", 1)[1]
-            lo = (100, 300, 500, 700, 900)[i % 5]
-            hi = lo + (50, 400, 1200, 3000)[i % 4]
-            r = ("size:%d..%d" % (lo, hi), "size:%d.." % lo,
-                 "size:..%d" % hi, "size:%d..%d" % (hi, lo))[i % 4]
-            texts += ["%s %s" % (t, r), r]
-    return query_file(work, "ranges", texts)
 
 
 def partial_queries(work, queries):
@@ -233,8 +199,8 @@ def main():
     # document counts the range among its matching subqueries included.
     vdb = values_db(a, db)
     if vdb:
-        print("ok value ranges: %s" % app(a, vdb, range_queries(a.work, queries),
-                                          "--min-served", "1"))
+        ranged = query_file(a.work, "ranges", size_range_texts(queries))
+        print("ok value ranges: %s" % app(a, vdb, ranged, "--min-served", "1"))
     else:
         print("(no python3-xapian: value ranges through Enquire not checked)")
 

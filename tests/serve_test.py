@@ -40,7 +40,8 @@ import threading
 import time
 
 from ab_test import phrase_queries
-from testlib import resolve_ir_data, write_and_maybe_skip
+from testlib import (add_values, resolve_ir_data, size_range_texts,
+                     write_and_maybe_skip)
 
 try:
     import xapian
@@ -213,6 +214,8 @@ def parser(op):
     qp.set_stemming_strategy(xapian.QueryParser.STEM_SOME)
     qp.set_default_op(op)
     qp.add_boolean_prefix("in", "")
+    # Omega's size: ranges on value slot 2.
+    qp.add_rangeprocessor(xapian.NumberRangeProcessor(2, "size:"))
     return qp
 
 
@@ -248,13 +251,18 @@ def counts_agree(got, ref):
 
 
 # What the engines serve (docs/server.md, docs/cli.md): terms under any
-# nesting of OR, AND, AND_NOT, AND_MAYBE, FILTER and scale weights, and
-# phrases and NEARs of distinct terms.  Synonyms and wildcards (their
+# nesting of OR, AND, AND_NOT, AND_MAYBE, FILTER and scale weights,
+# phrases and NEARs of distinct terms, and value ranges.  Synonyms and wildcards (their
 # statistics are the expansion's), XOR and the rest go to stock.
 LEAF_TERM = 100     # Xapian::Query::LEAF_TERM
 _SERVED_OPS = (xapian.Query.OP_OR, xapian.Query.OP_AND,
                xapian.Query.OP_AND_NOT, xapian.Query.OP_AND_MAYBE,
                xapian.Query.OP_FILTER, xapian.Query.OP_SCALE_WEIGHT)
+
+
+# Value ranges, on a slot the index holds.
+_RANGE_OPS = (xapian.Query.OP_VALUE_RANGE, xapian.Query.OP_VALUE_GE,
+              xapian.Query.OP_VALUE_LE)
 
 
 def _subqueries(q):
@@ -273,7 +281,7 @@ def served_shape(q):
     if q.empty():
         return False
     t = q.get_type()
-    if t == LEAF_TERM or _phrase_of_terms(q):
+    if t == LEAF_TERM or _phrase_of_terms(q) or t in _RANGE_OPS:
         return True
     return t in _SERVED_OPS and all(served_shape(c) for c in _subqueries(q))
 
@@ -317,9 +325,11 @@ def stock_disagrees(refdb, q, k, first, got, ref):
     return full[0] == got[0] and full[0] != ref[0]
 
 
-def compare(a, refdb, dbs, sample, settings=SETTINGS, operators=False):
-    """Returns the searches each client made: (served, not served)."""
-    queries = read_queries(sample, operators)
+def compare(a, refdb, dbs, sample, settings=SETTINGS, operators=False,
+            texts=None):
+    """Returns the searches each client made: (served, not served).
+    texts: these queries instead of the sample's."""
+    queries = texts if texts is not None else read_queries(sample, operators)
     served = unserved = 0
     for opname, op in (("OR", xapian.Query.OP_OR), ("AND", xapian.Query.OP_AND)):
         qp = parser(op)
@@ -571,6 +581,33 @@ def and_maybe_skip(binary, work):
         r = stopped_routes(srv, "and_maybe_skip", 1)
         ok("stock's AND_MAYBE skip", "top 1: xapian-tcpsrv document 1, serve "
            "the full ranking's document 4 (routes %r)" % r)
+
+
+def value_ranges(binary, work, sample):
+    """Omega's size: ranges (OP_VALUE_RANGE, _GE, _LE on slot 2) on a
+    database whose documents hold values (testlib.add_values): the
+    sample's queries with a range and each range alone, every field equal
+    to stock's, percentages included (a range counts itself among the top
+    document's matching subqueries, so they can pass 100 before Xapian
+    caps them); routes as predicted."""
+    db = os.path.join(work, "values")
+    subprocess.run([binary, "index", "--quiet", os.path.join(sample, "docs.tsv"),
+                    db], check=True)
+    add_values(db)
+    subprocess.run([binary, "export", "--quiet", db], check=True)
+    # An empty range (size:B..A) empties the query: the client never
+    # sends it.
+    qp = parser(xapian.Query.OP_OR)
+    texts = [t for t in size_range_texts(os.path.join(sample, "queries.tsv"))
+             if not qp.parse_query(t).empty()]
+    with Server(binary, work, "values", db, "--engine", ENGINE) as srv:
+        got = xapian.remote_open("127.0.0.1", srv.port)
+        served, unserved = compare(None, xapian.Database(db),
+                                   [("serve tcp", got)], sample,
+                                   COLLECTION_SETTINGS, texts=texts)
+        got.close()
+        r = stopped_routes(srv, "value ranges", served, unserved)
+        ok("value ranges: routes as predicted", "routes %r" % r)
 
 
 def spare_counts(srv):
@@ -1449,6 +1486,7 @@ def main():
         spares(binary, work, dbpath)
         threads_cap(binary, work, dbpath, a.sample)
         and_maybe_skip(binary, work)
+        value_ranges(binary, work, a.sample)
         updated(binary, work, dbpath)
         reexported(binary, work, dbpath)
         shards(binary, work, a.sample)

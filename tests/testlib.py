@@ -153,6 +153,47 @@ def xapian_module():
     return xapian
 
 
+def add_values(path):
+    """Give the documents of the database at path values as Omega and
+    applications store them: slot 0 a 4-byte big-endian time, slot 2
+    sortable_serialise() of a size (Omega's size: ranges), slot 5 a short
+    string on about two documents in five."""
+    import random
+    import struct
+    xapian = xapian_module()
+    w = xapian.WritableDatabase(path, xapian.DB_OPEN)
+    for d in range(1, w.get_lastdocid() + 1):
+        try:
+            doc = w.get_document(d)
+        except xapian.DocNotFoundError:
+            continue
+        r = random.Random(d)
+        doc.add_value(0, struct.pack(">I", 1500000000 + r.randrange(400000000)))
+        doc.add_value(2, xapian.sortable_serialise(r.randrange(100, 5000)))
+        if r.random() < 0.4:
+            doc.add_value(5, chr(97 + r.randrange(26)) * (1 + r.randrange(5)))
+        w.replace_document(d, doc)
+    w.commit()
+    w.close()
+
+
+def size_range_texts(queries):
+    """Each query of a queries.tsv with one of Omega's size: ranges (A..B,
+    A.., ..B, an empty B..A), and each range alone."""
+    texts = []
+    with open(queries) as f:
+        for i, line in enumerate(f):
+            if "\t" not in line:
+                continue
+            t = line.rstrip("\n").split("\t", 1)[1]
+            lo = (100, 300, 500, 700, 900)[i % 5]
+            hi = lo + (50, 400, 1200, 3000)[i % 4]
+            r = ("size:%d..%d" % (lo, hi), "size:%d.." % lo,
+                 "size:..%d" % hi, "size:%d..%d" % (hi, lo))[i % 4]
+            texts += ["%s %s" % (t, r), r]
+    return texts
+
+
 def compare_term_weights(label, by_term, db_path, bm25, ref_bin, terms=None):
     """by_term (term -> {docid: "%.17g" weight}, as weight --db/--tsv
     write) against stock Xapian's own one-term queries on db_path

@@ -94,6 +94,7 @@ int xg_remote_stats_of_index(const struct xg_index *ix,
     uint32_t order[XG_QUERY_MAX_LEAVES], n = 0;
     for (uint32_t i = 0; i < q->n_leaves; ++i) {
         const struct xg_qleaf *l = &q->leaves[i];
+        if (l->range) continue;     /* a value range registers no term */
         if (!l->term_len)
             return xg_set_error(XG_ERR_UNSUPPORTED, "stats: an empty term");
         uint32_t at = n;
@@ -226,9 +227,11 @@ int xg_remote_bounds(xg_db *db, const struct xg_index *ix,
             const double tw = xg_bm25_termweight(
                 p, weigh->n_docs, weigh->leaf_termfreq[i], q->leaves[i].wqf,
                 q->leaves[i].factor);
-            maxpart[i] = xg_bm25_maxpart(&bq, tw, wdf_ub[i], doclen_lb);
+            /* A value range weighs 0 (ValueRangePostList). */
+            maxpart[i] = q->leaves[i].range
+                ? 0.0 : xg_bm25_maxpart(&bq, tw, wdf_ub[i], doclen_lb);
             all[i] = 1;
-            if (!local_tf[i]) continue;
+            if (!local_tf[i] || q->leaves[i].range) continue;
             /* LocalSubMatch::open_post_list: only a term with postings
              * here sets its max_part. */
             *any_present = 1;

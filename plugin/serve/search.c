@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../gpu/query/value_range.h"
 #include "../../gpu/query_shape.h"
 #include "../../gpu/runtime/clock.h"
 #include "../../shim/xg_shim.h"
@@ -157,9 +158,6 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
         } else if (s->pq->q.op == XG_QOP_TREE && s->pq->q.n_syns) {
             served = 0;
             why = "OP_SYNONYM or OP_WILDCARD through serve";
-        } else if (s->pq->q.n_ranges) {
-            served = 0;
-            why = "OP_VALUE_RANGE through serve";
         }
     }
     if (!served) {
@@ -265,11 +263,25 @@ static void weighing_free(struct weighing *w)
     free(w->local_tf);
 }
 
-/* Each leaf's termfreq in st, or -1 when a leaf's term is missing. */
+/* Each leaf's termfreq in st, or -1 when a leaf's term is missing; a
+ * value range's is its estimate on the index's first shard (the plan's
+ * shapes use it; serve's own bounds are for one shard). */
 static int leaf_termfreqs(const struct xg_query *q,
-                          const struct xg_query_stats *st, uint64_t *tf)
+                          const struct xg_query_stats *st,
+                          const struct xg_index *ix, uint64_t *tf)
 {
     for (uint32_t i = 0; i < q->n_leaves; ++i) {
+        if (q->leaves[i].range) {
+            int list;
+            uint32_t est;
+            if (!ix || xg_value_range_open(ix,
+                                           &q->ranges[q->leaves[i].range - 1],
+                                           0, ix->shards[0].doccount, &list,
+                                           &est))
+                return -1;
+            tf[i] = est;
+            continue;
+        }
         int64_t t = xg_remote_stats_find(st, q->leaves[i].term,
                                          q->leaves[i].term_len);
         if (t < 0) return -1;
@@ -287,7 +299,9 @@ static int weighing_init(struct xg_serve_search *s, const unsigned char *p,
     memset(w, 0, sizeof *w);
     w->local_tf = malloc((nl ? nl : 1) * sizeof *w->local_tf);
     if (!w->local_tf) return -1;
-    if (leaf_termfreqs(&s->pq->q, &s->st, w->local_tf)) return 1;
+    if (leaf_termfreqs(&s->pq->q, &s->st, xg_handle_index(s->h),
+                       w->local_tf))
+        return 1;
     const size_t own_n = s->stats.len - s->stats.off;
     if (n == own_n && !memcmp(p, s->stats.p + s->stats.off, n)) {
         w->ws.n_docs = s->st.doccount;
@@ -304,7 +318,7 @@ static int weighing_init(struct xg_serve_search *s, const unsigned char *p,
     if (rc == XG_ERR_NOMEM) return -1;
     if (rc || w->client.rset_size) return 1;
     if (!(w->leaf_tf = malloc((nl ? nl : 1) * sizeof *w->leaf_tf))) return -1;
-    if (leaf_termfreqs(&s->pq->q, &w->client.st, w->leaf_tf)) return 1;
+    if (leaf_termfreqs(&s->pq->q, &w->client.st, ix, w->leaf_tf)) return 1;
     w->ws.n_docs = w->client.st.doccount;
     w->ws.total_length = w->client.st.total_length;
     w->ws.leaf_termfreq = w->leaf_tf;
@@ -421,8 +435,10 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
                           &a);    /* Enquire clamps k to the size itself */
     uint32_t matched = 0;
     const uint32_t n_subqs = xg_query_weighted_subqs(&s->pq->q);
-    const int64_t from_pct =
-        leaves_from_percent(a.top_percent, n_subqs);
+    /* A value range counts itself even unweighted, so the count can
+     * pass n_subqs, where stock's percent (capped at 100) cannot tell. */
+    int64_t from_pct = leaves_from_percent(a.top_percent, n_subqs);
+    if (s->pq->q.n_ranges && from_pct >= n_subqs) from_pct = -1;
     if (!rc && a.res.n_hits && a.max_attained > 0) {
         if (from_pct >= 0) matched = (uint32_t)from_pct;
         else {
