@@ -12,7 +12,8 @@
  *  (leaves within the limit, each term's bytes as long as it says,
  *  groups inside the group count, positive scale factors, the query
  *  length the sum of the wqfs; the general form's nodes a well-formed
- *  postfix tree that uses each leaf once).  A refusal must give a negative code and
+ *  postfix tree that uses each leaf once; a value range's leaf without a
+ *  term and of wqf 0).  A refusal must give a negative code and
  *  one line naming the file.
  */
 #include <stdint.h>
@@ -76,8 +77,24 @@ static void check_shape(const struct xg_query *q)
     if (q->op == XG_QOP_OR && q->n_leaves && q->n_groups != 1) abort();
     uint64_t len = 0;
     uint32_t negated = 0;
+    if (q->n_ranges > XG_QUERY_MAX_RANGES || (q->n_ranges && !tree)) abort();
+    for (uint32_t r = 0; r < q->n_ranges; ++r) {
+        const struct xg_qrange *vr = &q->ranges[r];
+        if (vr->kind < XG_QR_RANGE || vr->kind > XG_QR_LE ||
+            vr->leaf >= q->n_leaves || q->leaves[vr->leaf].range != r + 1 ||
+            vr->begin_len > XG_QRANGE_MAX || vr->end_len > XG_QRANGE_MAX)
+            abort();
+    }
     for (uint32_t i = 0; i < q->n_leaves; ++i) {
         const struct xg_qleaf *l = &q->leaves[i];
+        /* A value range's leaf: no term, wqf 0, one of the ranges. */
+        if (l->range) {
+            if (l->range > q->n_ranges || l->term_len || l->wqf ||
+                q->ranges[l->range - 1].leaf != i || l->negated ||
+                !(l->factor >= 0))
+                abort();
+            continue;
+        }
         /* An AND_NOT's negated leaves have factor 0, the rest above 0;
          * the general form's unweighted leaves (FILTER, AND_NOT) 0. */
         if (!l->term || l->term_len == 0 || memchr(l->term, 0, l->term_len) ||
