@@ -439,6 +439,14 @@ int xg_handle_run_cpu(xg_handle *s, const struct xg_prepared *pq,
                         out);
 }
 
+int xg_handle_hits_clean(xg_handle *s, const struct xg_prepared *pq,
+                         const struct xg_bm25_params *p,
+                         const struct xg_result *out, int *clean)
+{
+    return xg_match_tree_clean(s->ix, &pq->q, pq->term, pq->plans, p,
+                               pq->stats, out, clean);
+}
+
 int xg_handle_run_gpu(xg_handle *s, struct xg_prepared *const *pqs,
                       const uint32_t *ks, uint32_t k, uint32_t n,
                       const struct xg_bm25_params *p, struct xg_result *out,

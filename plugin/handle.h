@@ -106,6 +106,13 @@ int xg_handle_doc_leaves(xg_handle *h, const struct xg_prepared *pq,
 const struct xg_hit *xg_result_greatest(const struct xg_result *r,
                                         uint32_t n_shards);
 
+/* *clean = 1 when every hit of out (xg_handle_run_cpu's answer to pq)
+ * weighs and counts what the query's meaning gives it: stock's moves
+ * left no phantom among them (xg_match_tree_clean). */
+int xg_handle_hits_clean(xg_handle *h, const struct xg_prepared *pq,
+                         const struct xg_bm25_params *p,
+                         const struct xg_result *out, int *clean);
+
 /* The exact CPU matcher on a prepared query (XG_ERR_UNSUPPORTED: it
  * cannot serve it exactly). */
 int xg_handle_run_cpu(xg_handle *h, const struct xg_prepared *pq,

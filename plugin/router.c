@@ -527,13 +527,6 @@ static int answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
     const int moves = r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters
                           ? xg_query_phrase_moves(&pq->q)
                           : XG_PHRASES_REQUIRED;
-    if (moves == XG_PHRASES_CHECKED) {
-        xg_router_note_unserved(r, "OP_PHRASE in an AND's OR through "
-                                   "Enquire");
-        if (!given) xg_prepared_free(pq);
-        *route = XG_ROUTE_STOCK_UNSUPPORTED;
-        return XG_OK;
-    }
     pq->stats = ws;
     double gpu_s;
     /* choose() fills it unless the engine is fixed (then nothing learns). */
@@ -582,12 +575,27 @@ static int answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
         }
         else if (st) *route = XG_ROUTE_STOCK_GPU_ERROR; /* an engine error */
     }
-    if (!rc && moves == XG_PHRASES_IN_ORS && !is_stock(*route) &&
+    if (!rc && moves != XG_PHRASES_REQUIRED && !is_stock(*route) &&
         (!h || phantom_risk(h, pq, out,
                             xg_handle_index(r->base)->hdr->n_shards))) {
         xg_router_note_unserved(r, "OP_PHRASE in an OR with a phantom "
                                    "risk through Enquire");
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
+    }
+    /* Under an OR that an AND moves with check(), stock's own moves can
+     * give a document a phantom's weight, which Xapian's weighing of the
+     * accelerated query (its moves at the answer's documents only) does
+     * not: served only where no answer document holds one. */
+    int clean = 1;
+    if (!rc && moves == XG_PHRASES_CHECKED && !is_stock(*route) &&
+        ((rc = xg_handle_hits_clean(h ? h : r->base, pq, &r->o.bm25, out,
+                                    &clean)) || !clean)) {
+        if (rc != XG_ERR_NOMEM) {
+            rc = XG_OK;
+            xg_router_note_unserved(r, "OP_PHRASE in an AND's OR with a "
+                                       "phantom through Enquire");
+            *route = XG_ROUTE_STOCK_UNSUPPORTED;
+        }
     }
     if (!given) xg_prepared_free(pq);
     if (!rc && is_stock(*route)) {

@@ -26,6 +26,7 @@
 
 #include "../bm25.h"
 #include "match_int.h"
+#include "plan_eval.h"
 #include "value_range.h"
 
 #define NONE UINT32_MAX
@@ -715,5 +716,116 @@ done:
     free(t.kids);
     free(t.cur);
     free(t.ls);
+    return rc;
+}
+
+/* One hit against its plan's sum on its own postings: leaf i is matched
+ * where its list holds the document (a range: where the value lies in
+ * it), weighs its sumpart and counts one subquery where weighted (a
+ * range: one on a value list, weighted or not); a filter passes where
+ * all its leaves are there and the positions hold. */
+static int hit_clean(const struct xg_index *ix, const struct xg_query *q,
+                     const int64_t *leaf_term, const struct xg_plan *plan,
+                     const struct xg_bm25_query *bq, const double *tw,
+                     const struct xg_fmt_value_slot *const *vslot,
+                     const int *vlist, const struct xg_hit *hit,
+                     struct cursor *cur, uint32_t *leaf_cur,
+                     struct pos_buf *pb, int *clean)
+{
+    const uint32_t nl = q->n_leaves;
+    const uint32_t d = dense_lower_bound(ix, hit->docid);
+    uint8_t matched[XG_QUERY_MAX_LEAVES], passed[XG_QUERY_MAX_FILTERS];
+    uint8_t stack_m[XG_QUERY_MAX_LEAVES + 1];
+    double w[XG_QUERY_MAX_LEAVES], c[XG_QUERY_MAX_LEAVES];
+    double stack_w[XG_QUERY_MAX_LEAVES + 1];
+    int rc = XG_OK;
+    if (d >= ix->hdr->n_docs || ix->docids[d] != hit->docid) {
+        *clean = 0;
+        return XG_OK;
+    }
+    for (uint32_t i = 0; i < nl; ++i) {
+        const uint32_t r = q->leaves[i].range;
+        matched[i] = 0;
+        w[i] = c[i] = 0;
+        leaf_cur[i] = i;
+        if (r) {
+            matched[i] = (uint8_t)xg_value_range_holds(ix, vslot[r - 1],
+                                                       &q->ranges[r - 1], d);
+            c[i] = vlist[r - 1] == XG_VR_VALUES;
+            continue;
+        }
+        if (leaf_term[i] < 0) continue;
+        struct cursor *k = &cur[i];
+        k->ix = ix;
+        k->term = (uint64_t)leaf_term[i];
+        k->n_blocks = xg_fmt_n_blocks(ix, k->term);
+        k->at_end = 0;
+        if ((rc = cursor_load(k, 0)) || (rc = cursor_skip_to(k, d))) return rc;
+        if (k->at_end || cursor_doc(k) != d) continue;
+        matched[i] = 1;
+        if (q->leaves[i].factor == 0) continue;     /* opened unweighted */
+        w[i] = xg_bm25_sumpart(bq, tw[i], k->wdfs[k->pos], ix->doclens[d]);
+        c[i] = 1;
+    }
+    for (uint32_t f = 0; f < q->n_filters; ++f) {
+        const struct xg_qfilter *qf = &q->filters[f];
+        uint32_t all = 1;
+        for (uint32_t j = 0; j < qf->n; ++j) all &= matched[qf->first + j];
+        passed[f] = 0;
+        if (all && (rc = filter_passes(qf, cur, leaf_cur, pb, &passed[f])))
+            return rc;
+    }
+    double wt, count;
+    const int m = xg_plan_eval(plan->ops, plan->n_ops, matched, w, passed,
+                               stack_m, stack_w, &wt);
+    xg_plan_eval(plan->ops, plan->n_ops, matched, c, passed, stack_m, stack_w,
+                 &count);
+    if (bq->k2 != 0) wt = wt + xg_bm25_sumextra(bq, ix->doclens[d]);
+    *clean = m && wt == hit->weight && count == (double)hit->matched_leaves;
+    return XG_OK;
+}
+
+int xg_match_tree_clean(const struct xg_index *ix, const struct xg_query *q,
+                        const int64_t *leaf_term, const struct xg_plan *plans,
+                        const struct xg_bm25_params *p,
+                        const struct xg_weigh_stats *ws,
+                        const struct xg_result *res, int *clean)
+{
+    const uint32_t ns = ix->hdr->n_shards;
+    double tw[XG_QUERY_MAX_LEAVES];
+    struct xg_bm25_query bq = {0};
+    const struct xg_fmt_value_slot *vslot[XG_QUERY_MAX_RANGES];
+    int vlist[XG_QUERY_MAX_RANGES];
+    struct pos_buf pb = {0};
+    int rc;
+    *clean = 0;
+    if (q->n_syns || q->n_negated) return XG_OK;
+    if ((rc = match_setup(ix, q, leaf_term, p, ws, &bq, tw))) return rc;
+    for (uint32_t r = 0; r < q->n_ranges; ++r)
+        if ((rc = xg_fmt_value_slot(ix, q->ranges[r].slot, &vslot[r])))
+            return rc;
+    struct cursor *cur = calloc(q->n_leaves ? q->n_leaves : 1, sizeof *cur);
+    uint32_t *leaf_cur = malloc((q->n_leaves ? q->n_leaves : 1) *
+                                sizeof *leaf_cur);
+    if (!cur || !leaf_cur) {
+        free(cur);
+        free(leaf_cur);
+        return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    }
+    int ok = 1;
+    for (uint32_t h = 0; h < res->n_hits && ok && !rc; ++h) {
+        const uint32_t s = (res->hits[h].docid - 1) % ns;
+        uint32_t est;
+        for (uint32_t r = 0; r < q->n_ranges && !rc; ++r)
+            rc = xg_value_range_open(ix, &q->ranges[r], s,
+                                     ix->shards[s].doccount, &vlist[r], &est);
+        if (!rc)
+            rc = hit_clean(ix, q, leaf_term, &plans[s], &bq, tw, vslot, vlist,
+                           &res->hits[h], cur, leaf_cur, &pb, &ok);
+    }
+    free(cur);
+    free(leaf_cur);
+    free(pb.v);
+    if (!rc) *clean = ok;
     return rc;
 }
