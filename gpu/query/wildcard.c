@@ -43,10 +43,15 @@ static int collect(void *ctx, uint64_t id, const char *t, size_t n)
     return 0;
 }
 
-/* Expand wildcard w into e's terms: [first, e->n). */
+/* Terms a WILDCARD_LIMIT_MOST_FREQUENT wildcard may expand to before its
+ * selection (a two-letter prefix of a large vocabulary has tens of
+ * thousands); past it, stock answers. */
+#define MOST_FREQUENT_SCAN (1u << 17)
+
 /* WILDCARD_LIMIT_MOST_FREQUENT past its limit: QueryWildcard::postlist
  * adds every term to its OrContext and keeps the k that
- * select_most_frequent(k) leaves, in the order it leaves them. */
+ * select_most_frequent(k) leaves, in the order it leaves them.  The
+ * kept terms' bytes move to the start of the wildcard's. */
 static int keep_most_frequent(struct expansion *e, uint32_t first,
                               uint32_t k, xg_most_frequent_fn select)
 {
@@ -56,13 +61,28 @@ static int keep_most_frequent(struct expansion *e, uint32_t first,
     if (!select)
         return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a wildcard "
                             "limited to its most frequent terms");
+    if (k > XG_QUERY_MAX_LEAVES)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a wildcard "
+                            "keeping more than %u terms", XG_QUERY_MAX_LEAVES);
     int rc = select(e->tf + first, n, k, keep);
     if (rc) return rc;
+    size_t bytes = 0;
+    for (uint32_t i = 0; i < k; ++i) bytes += e->len[first + keep[i]] + 1;
+    char *tmp = malloc(bytes ? bytes : 1);
+    if (!tmp) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    const uint32_t base = e->off[first];
+    size_t at = 0;
     for (uint32_t i = 0; i < k; ++i) {
-        off[i] = e->off[first + keep[i]];
-        len[i] = e->len[first + keep[i]];
-        tf[i] = e->tf[first + keep[i]];
+        const uint32_t j = first + keep[i];
+        memcpy(tmp + at, e->bytes + e->off[j], e->len[j] + 1);
+        off[i] = base + (uint32_t)at;
+        len[i] = e->len[j];
+        tf[i] = e->tf[j];
+        at += e->len[j] + 1;
     }
+    memcpy(e->bytes + base, tmp, bytes);
+    free(tmp);
+    e->n_bytes = base + bytes;
     memcpy(e->off + first, off, k * sizeof *off);
     memcpy(e->len + first, len, k * sizeof *len);
     memcpy(e->tf + first, tf, k * sizeof *tf);
@@ -70,6 +90,7 @@ static int keep_most_frequent(struct expansion *e, uint32_t first,
     return XG_OK;
 }
 
+/* Expand wildcard w into e's terms: [first, e->n). */
 static int expand_one(const struct xg_query *q, const struct xg_index *ix,
                       const struct xg_qwild *w, struct expansion *e,
                       uint32_t *first, xg_most_frequent_fn most_frequent)
@@ -86,16 +107,22 @@ static int expand_one(const struct xg_query *q, const struct xg_index *ix,
     uint32_t want = limited ? w->max_expansion + !first_n : room + 1;
     *first = e->n;
     e->stop = e->n + want > room + 1 ? room + 1 : e->n + want;
+    if (most) e->stop = e->n + MOST_FREQUENT_SCAN + 1;
     int rc = xg_fmt_prefix(ix, pat->term, pat->term_len, collect, e);
     if (rc || (rc = e->rc)) return rc;
+    if (most && e->n - *first > MOST_FREQUENT_SCAN)
+        return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a wildcard "
+                            "of more than %u terms to choose from",
+                            MOST_FREQUENT_SCAN);
+    if (most && e->n - *first > w->max_expansion &&
+        (rc = keep_most_frequent(e, *first, w->max_expansion, most_frequent)))
+        return rc;
     if (e->n > room)
         return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: wildcards "
                             "that expand to more than %u terms", room);
     if (limited && !first_n && e->n - *first > w->max_expansion)
         return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: a wildcard "
                             "past its expansion limit (stock throws)");
-    if (most && e->n - *first > w->max_expansion)
-        return keep_most_frequent(e, *first, w->max_expansion, most_frequent);
     return XG_OK;
 }
 
@@ -115,9 +142,14 @@ int xg_query_expand_wildcards(struct xg_query *q, const struct xg_index *ix,
     struct xg_qnode *nodes = NULL;
     char *strbuf = NULL;
     int rc = XG_OK;
-    e.off = malloc((XG_QUERY_MAX_LEAVES + 1) * sizeof *e.off);
-    e.len = malloc((XG_QUERY_MAX_LEAVES + 1) * sizeof *e.len);
-    e.tf = malloc((XG_QUERY_MAX_LEAVES + 1) * sizeof *e.tf);
+    /* Room for the leaves, and for a most-frequent wildcard's choice. */
+    size_t cap = XG_QUERY_MAX_LEAVES + 1;
+    for (uint32_t w = 0; w < nw; ++w)
+        if (q->wildcards[w].max_type == XG_WILDCARD_LIMIT_MOST_FREQUENT)
+            cap = XG_QUERY_MAX_LEAVES + 2 + MOST_FREQUENT_SCAN;
+    e.off = malloc(cap * sizeof *e.off);
+    e.len = malloc(cap * sizeof *e.len);
+    e.tf = malloc(cap * sizeof *e.tf);
     remap = malloc(XG_QUERY_MAX_LEAVES * sizeof *remap);
     leaves = malloc(XG_QUERY_MAX_LEAVES * sizeof *leaves);
     nodes = malloc(XG_QUERY_MAX_NODES * sizeof *nodes);

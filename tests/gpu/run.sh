@@ -89,7 +89,8 @@
 #                  stock, the CPU matcher, the plugin (GPU forced, auto)
 #                  and serve (auto) on 5,000 queries of every
 #                  default QueryParser operator (OR, AND, --omega) and on
-#                  10,000 TREC queries in --omega form
+#                  10,000 TREC queries in --omega form, 5,000 with
+#                  wildcards (OR, --omega) and 5,000 as typed (--partial)
 #   servebench     xapian-gpu serve (engine gpu, auto) against
 #                  xapian-tcpsrv on the real-text collection: 1, 16, 64
 #                  C++ clients (tests/bench_remote.cc) and python3-xapian
@@ -615,8 +616,8 @@ PY
         # The postlist-tree matcher on real text: Omega's form of the TREC
         # queries (phrases become ORs of phrases in the AND), queries of
         # every default QueryParser operator drawn from the documents
-        # (ab_test.phrase_queries), and TREC queries with wildcards,
-        # against stock at 16 threads.
+        # (ab_test.phrase_queries), and TREC queries with wildcards and
+        # as typed (--partial), against stock at 16 threads.
         prepare_collections 0 rt || exit 1
         python3 -c "import sys; sys.path.insert(0, 'tests'); import ab_test
 print(ab_test.phrase_queries('/tmp/realtext.tsv', '/tmp/xg-ops.tsv', 5000))" \
@@ -637,16 +638,27 @@ for l in sys.stdin:
     w = t.split()
     print(q + '\t' + ' '.join(x[:4] + '*' if i % 3 == 1 and len(x) >= 4 and x[3].isalpha() else x for i, x in enumerate(w)))" \
             > /tmp/xg-wild.tsv
+        # Search as you type: the same 5,000, the last word cut to its
+        # first 2 to 5 letters, with --partial (its 100 most frequent
+        # completions).
+        head -5000 .device-carry/realtext/trec-tb-2005-efficiency.tsv | \
+            python3 -c "import sys
+for i, l in enumerate(sys.stdin):
+    q, t = l.rstrip('\n').split('\t', 1)
+    w = t.split()
+    print(q + '\t' + ' '.join(w[:-1] + [w[-1][:2 + i % 4]]) if w else l.rstrip('\n'))" \
+            > /tmp/xg-part.tsv
         # bench's server engine starts `serve`, which relays to
         # xapian-progsrv (xapian-tools, in .xapian-rt).
         export PATH=$PWD/.xapian-rt/usr/bin:$PATH
         # (not `set --`: the stage loop reads the positional parameters)
         for spec in xg-ops:or xg-ops:and xg-ops:omega xg-trec10k:omega \
-                    xg-wild:wor xg-wild:womega; do
+                    xg-wild:wor xg-wild:womega xg-part:por; do
             qf=${spec%:*} form=${spec#*:}
             mode="--op $form"; [ "$form" = omega ] && mode=--omega
             [ "$form" = wor ] && mode="--op or --wildcard"
             [ "$form" = womega ] && mode="--omega --wildcard"
+            [ "$form" = por ] && mode="--op or --partial"
             $CT $B bench --db "$rt" --queries "/tmp/$qf.tsv" -k 10 $mode \
                 --threads 16 --repeat 3 \
                 --engines xapian,cpu,plugin-gpu,plugin,server \
