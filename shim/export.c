@@ -83,10 +83,9 @@ static int map_dense(struct exporter *x, const uint32_t *docids, uint32_t n)
 {
     if (x->dense_map) {
         for (uint32_t i = 0; i < n; ++i) {
-            uint32_t d = docids[i];
-            uint32_t m = d < x->map_size ? x->dense_map[d] : 0;
-            if (!m) goto not_live;
-            x->dense[i] = m - 1;
+            const int64_t m = dense_of(x, docids[i]);
+            if (m < 0) goto not_live;
+            x->dense[i] = (uint32_t)m;
         }
         return XG_OK;
     }

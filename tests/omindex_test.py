@@ -273,11 +273,13 @@ def main():
         ab(a.bin, db, queries, k, "xapian,gpu", env=env)
         ab(a.bin, db, queries, k, "xapian,plugin-gpu", env=env)
     # Omega's size: ranges (OP_VALUE_RANGE, _GE, _LE on slot 2), read from
-    # the index's values: all served by the CPU matcher, Omega's phrases
+    # the index's values: all served by the CPU matcher (through the GPU
+    # engine too, which hands the general form to it), Omega's phrases
     # beside them included.
     ranged = size_range_queries(queries, os.path.join(a.work, "ranges.tsv"))
     for k in (10, 100):
         ab(a.bin, db, ranged, k, "xapian,cpu", min_compared=0.99)
+        ab(a.bin, db, ranged, k, "xapian,gpu", env=env, min_compared=0.99)
     if not a.prebuilt and os.access(OMEGA_CGI, os.X_OK):
         check_omega(a.bin, a.work, db, queries)
         if shutil.which("xapian-tcpsrv") and shutil.which("xapian-progsrv"):

@@ -583,27 +583,27 @@ def and_maybe_skip(binary, work):
            "the full ranking's document 4 (routes %r)" % r)
 
 
-def value_ranges(binary, work, sample):
+def value_ranges(binary, work, coll):
     """Omega's size: ranges (OP_VALUE_RANGE, _GE, _LE on slot 2) on a
-    database whose documents hold values (testlib.add_values): the
-    sample's queries with a range and each range alone, every field equal
+    database of the collection at coll whose documents hold values
+    (testlib.add_values): its queries with a range and each range alone, every field equal
     to stock's, percentages included (a range counts itself among the top
     document's matching subqueries, so they can pass 100 before Xapian
     caps them); routes as predicted."""
     db = os.path.join(work, "values")
-    subprocess.run([binary, "index", "--quiet", os.path.join(sample, "docs.tsv"),
+    subprocess.run([binary, "index", "--quiet", os.path.join(coll, "docs.tsv"),
                     db], check=True)
     add_values(db)
     subprocess.run([binary, "export", "--quiet", db], check=True)
     # An empty range (size:B..A) empties the query: the client never
     # sends it.
     qp = parser(xapian.Query.OP_OR)
-    texts = [t for t in size_range_texts(os.path.join(sample, "queries.tsv"))
+    texts = [t for t in size_range_texts(os.path.join(coll, "queries.tsv"))
              if not qp.parse_query(t).empty()]
     with Server(binary, work, "values", db, "--engine", ENGINE) as srv:
         got = xapian.remote_open("127.0.0.1", srv.port)
         served, unserved = compare(None, xapian.Database(db),
-                                   [("serve tcp", got)], sample,
+                                   [("serve tcp", got)], coll,
                                    COLLECTION_SETTINGS, texts=texts)
         got.close()
         r = stopped_routes(srv, "value ranges", served, unserved)
@@ -1486,7 +1486,10 @@ def main():
         spares(binary, work, dbpath)
         threads_cap(binary, work, dbpath, a.sample)
         and_maybe_skip(binary, work)
-        value_ranges(binary, work, a.sample)
+        # ../shared/ir-data's Cranfield where it is there, else the sample.
+        ranged = os.path.join(resolve_ir_data(a.ir_data), "cranfield") \
+            if a.ir_data and os.path.isdir(a.ir_data) else a.sample
+        value_ranges(binary, work, ranged if os.path.isdir(ranged) else a.sample)
         updated(binary, work, dbpath)
         reexported(binary, work, dbpath)
         shards(binary, work, a.sample)
