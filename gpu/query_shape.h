@@ -123,6 +123,9 @@ struct xg_qleaf {
     uint32_t term_len;
     uint32_t wqf;       /* within-query frequency of this leaf */
     uint32_t group;     /* AND operand index (always 0 under XG_QOP_OR) */
+    uint32_t expanded;  /* 1: from a wildcard's expansion (or its pattern,
+                           where none): the match registers its term for
+                           the statistics, the query's terms do not */
     double factor;      /* BM25Weight::init's factor: the product of the
                            enclosing OP_SCALE_WEIGHT factors, root first
                            (1.0 under none); > 0 unless negated */

@@ -979,6 +979,7 @@ int xg_shim_xquery_convert(const xg_xquery *q, struct xg_query *out)
             out->leaves[i].term_len = (uint32_t)leaves[i].term.size();
             out->leaves[i].wqf = leaves[i].wqf;
             out->leaves[i].group = leaves[i].group;
+            out->leaves[i].expanded = 0;
             out->leaves[i].factor = leaves[i].factor;
             out->leaves[i].negated = leaves[i].negated;
             out->leaves[i].range = leaves[i].range;

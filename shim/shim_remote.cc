@@ -180,12 +180,13 @@ int xg_shim_stock_mset(xg_db *db, const xg_xquery *xq,
     XG_SHIM_CATCH(where)
 }
 
-int xg_shim_doclen_lower_bound(xg_db *db, uint32_t *lb)
+int xg_shim_doclen_bounds(xg_db *db, uint32_t *lb, uint32_t *ub)
 {
-    if (!db) return xg_set_error(XG_ERR_ARG, "xg_shim_doclen_lower_bound: NULL");
+    if (!db) return xg_set_error(XG_ERR_ARG, "xg_shim_doclen_bounds: NULL");
     const char *where = db->name.c_str();
     XG_SHIM_TRY
         *lb = db->combined.get_doclength_lower_bound();
+        *ub = db->combined.get_doclength_upper_bound();
         return XG_OK;
     XG_SHIM_CATCH(where)
 }

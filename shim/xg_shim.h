@@ -235,10 +235,10 @@ int xg_shim_stock_mset(xg_db *db, const xg_xquery *q,
                        uint32_t check_at_least, struct xg_query_stats *s,
                        struct xg_stock_mset *out);
 
-/* The database's document length lower bound
- * (Database::get_doclength_lower_bound()), which BM25Weight::get_maxpart()
- * bounds each leaf with. */
-int xg_shim_doclen_lower_bound(xg_db *db, uint32_t *lb);
+/* The database's document length bounds (Database::
+ * get_doclength_lower_bound() and _upper_bound()): BM25Weight::get_maxpart()
+ * bounds each leaf with the lower, a synonym's wdf with the upper. */
+int xg_shim_doclen_bounds(xg_db *db, uint32_t *lb, uint32_t *ub);
 
 /* *fails = 1 when some position filter of q, at the first document from
  * `did` on (in did's shard of n_shards, docids interleaved) that holds

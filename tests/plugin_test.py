@@ -20,8 +20,9 @@ import sys
 
 from ab_test import phrase_queries
 
-from testlib import (add_values, build, collections, resolve_ir_data,
-                     size_range_texts, skip_reason, run, run_any)
+from testlib import (add_values, build, collections, partial_texts,
+                     resolve_ir_data, size_range_texts, skip_reason, run,
+                     run_any)
 
 
 def app(a, db, queries, *extra):
@@ -79,16 +80,8 @@ def values_db(a, db):
 
 
 def partial_queries(work, queries):
-    """Each query as typed so far: its last word cut to 2-5 letters."""
-    texts = []
-    with open(queries) as f:
-        for i, line in enumerate(f):
-            if "\t" not in line:
-                continue
-            w = re.findall(r"[a-z]+", line.split("\t", 1)[1].lower())
-            if w:
-                texts.append(" ".join(w[:-1] + [w[-1][:2 + i % 4]]))
-    return query_file(work, "partial", texts)
+    """Each query as typed so far (testlib.partial_texts)."""
+    return query_file(work, "partial", partial_texts(queries))
 
 
 def main():

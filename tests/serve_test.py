@@ -40,8 +40,8 @@ import threading
 import time
 
 from ab_test import phrase_queries
-from testlib import (add_values, resolve_ir_data, size_range_texts,
-                     write_and_maybe_skip)
+from testlib import (add_values, partial_texts, resolve_ir_data,
+                     size_range_texts, write_and_maybe_skip)
 
 try:
     import xapian
@@ -251,13 +251,14 @@ def counts_agree(got, ref):
 
 
 # What the engines serve (docs/server.md, docs/cli.md): terms under any
-# nesting of OR, AND, AND_NOT, AND_MAYBE, FILTER and scale weights,
-# phrases and NEARs of distinct terms, and value ranges.  Synonyms and wildcards (their
-# statistics are the expansion's), XOR and the rest go to stock.
+# nesting of OR, AND, AND_NOT, AND_MAYBE, FILTER, SYNONYM and scale
+# weights, wildcards (within the engines' 1,024 leaves), phrases and NEARs
+# of distinct terms, and value ranges.  XOR and the rest go to stock.
 LEAF_TERM = 100     # Xapian::Query::LEAF_TERM
 _SERVED_OPS = (xapian.Query.OP_OR, xapian.Query.OP_AND,
                xapian.Query.OP_AND_NOT, xapian.Query.OP_AND_MAYBE,
-               xapian.Query.OP_FILTER, xapian.Query.OP_SCALE_WEIGHT)
+               xapian.Query.OP_FILTER, xapian.Query.OP_SCALE_WEIGHT,
+               xapian.Query.OP_SYNONYM)
 
 
 # Value ranges, on a slot the index holds.
@@ -281,7 +282,8 @@ def served_shape(q):
     if q.empty():
         return False
     t = q.get_type()
-    if t == LEAF_TERM or _phrase_of_terms(q) or t in _RANGE_OPS:
+    if (t == LEAF_TERM or _phrase_of_terms(q) or t in _RANGE_OPS or
+            t == xapian.Query.OP_WILDCARD):
         return True
     return t in _SERVED_OPS and all(served_shape(c) for c in _subqueries(q))
 
@@ -326,17 +328,21 @@ def stock_disagrees(refdb, q, k, first, got, ref):
 
 
 def compare(a, refdb, dbs, sample, settings=SETTINGS, operators=False,
-            texts=None):
+            texts=None, flags=xapian.QueryParser.FLAG_DEFAULT):
     """Returns the searches each client made: (served, not served).
-    texts: these queries instead of the sample's."""
+    texts: these queries instead of the sample's (a text is parsed with
+    flags; a Query is searched as it is)."""
     queries = texts if texts is not None else read_queries(sample, operators)
     served = unserved = 0
     for opname, op in (("OR", xapian.Query.OP_OR), ("AND", xapian.Query.OP_AND)):
         qp = parser(op)
+        if flags != xapian.QueryParser.FLAG_DEFAULT:
+            qp.set_database(refdb)      # as Omega sets it
         for k, first, cal in settings:
             nonempty = exact = apart = 0
             for text in queries:
-                q = qp.parse_query(text)
+                q = qp.parse_query(text, flags) if isinstance(text, str) \
+                    else text
                 ref, ref_counts = mset_fields(refdb, q, k, first, cal)
                 nonempty += ref[4] > 0
                 if served_shape(q):
@@ -355,7 +361,7 @@ def compare(a, refdb, dbs, sample, settings=SETTINGS, operators=False,
                     if got != ref or not how:
                         fail("%s k %d first %d check_at_least %d %r: %s differs "
                              "from xapian-tcpsrv:\n%r %r\n%r %r" %
-                             (opname, k, first, cal, text, name, got, got_counts,
+                             (opname, k, first, cal, str(text), name, got, got_counts,
                               ref, ref_counts))
                     exact += how == "exact"
             ok("%s k=%d first=%d check_at_least=%d, %d queries" %
@@ -448,14 +454,14 @@ class Recorder:
 
 
 def record_search(port, text, op=xapian.Query.OP_OR, first=0, k=10,
-                  exact=True):
-    """The bytes of one search each way; with `exact`, check_at_least is
-    the database's size, so stock's counts are exact and every reply byte
-    must agree."""
+                  exact=True, query=None):
+    """The bytes of one search each way (of text, or of query where
+    given); with `exact`, check_at_least is the database's size, so
+    stock's counts are exact and every reply byte must agree."""
     r = Recorder(port)
     db = xapian.remote_open("127.0.0.1", r.port)
     e = xapian.Enquire(db)
-    e.set_query(parser(op).parse_query(text))
+    e.set_query(query if query is not None else parser(op).parse_query(text))
     e.get_mset(first, k, db.get_doccount() if exact else 0)
     db.close()
     r.t.join(30)
@@ -608,6 +614,101 @@ def value_ranges(binary, work, coll):
         got.close()
         r = stopped_routes(srv, "value ranges", served, unserved)
         ok("value ranges: routes as predicted", "routes %r" % r)
+
+
+def indexed_tcpsrv(binary, coll, db):
+    """Index the collection at coll into db with `xapian-gpu index`,
+    export its GPU index and start xapian-tcpsrv on it: (the process, a
+    remote Database on it, its port)."""
+    subprocess.run([binary, "index", "--quiet", os.path.join(coll, "docs.tsv"),
+                    db], check=True)
+    subprocess.run([binary, "export", "--quiet", db], check=True)
+    port = free_port()
+    tcp = subprocess.Popen(["xapian-tcpsrv", "--interface", "127.0.0.1",
+                            "--port", str(port), db],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    end = time.time() + 30
+    while True:
+        try:
+            return tcp, xapian.remote_open("127.0.0.1", port), port
+        except xapian.NetworkError:
+            if time.time() > end:
+                tcp.kill()
+                fail("xapian-tcpsrv on %s did not start" % db)
+            time.sleep(0.1)
+
+
+def synonym_queries(coll, refdb, local, op):
+    """The collection's queries with Xapian's synonym forms: as typed so
+    far (FLAG_PARTIAL: the last word's 100 most frequent completions), a
+    wildcard on a prefix of the last word (FLAG_WILDCARD: OP_SYNONYM of
+    every completion), and an explicit OP_SYNONYM of the first two terms.
+    Returns (Query, wide) pairs: wide where a wildcard's completions in
+    local pass the engines' 1,024 leaves (stock answers)."""
+    qp = parser(op)
+    qp.set_database(refdb)
+    queries = os.path.join(coll, "queries.tsv")
+    out = [(qp.parse_query(t, xapian.QueryParser.FLAG_DEFAULT |
+                           xapian.QueryParser.FLAG_PARTIAL), False)
+           for t in partial_texts(queries)]
+    with open(queries) as f:
+        texts = [l.rstrip("\n").split("\t", 1)[1] for l in f if "\t" in l]
+    for i, t in enumerate(texts):
+        w = re.findall(r"[a-z]+", t.lower())
+        if w and len(w[-1]) >= 4:
+            prefix = w[-1][:4 + i % 3]
+            n = sum(1 for _ in local.allterms(prefix))
+            out.append((qp.parse_query(" ".join(w[:-1] + [prefix + "*"]),
+                                       xapian.QueryParser.FLAG_DEFAULT |
+                                       xapian.QueryParser.FLAG_WILDCARD),
+                        n + len(w) - 1 > 1024))
+        terms = list(qp.parse_query(t))
+        if len(terms) >= 3:
+            out.append((xapian.Query(op, [xapian.Query(
+                xapian.Query.OP_SYNONYM, terms[:2])] + terms[2:]), False))
+    return [(q, wide) for q, wide in out if not q.empty()]
+
+
+def synonyms(binary, work, coll):
+    """Wildcards, partial matching and OP_SYNONYM (synonym_queries) on the
+    collection at coll, against xapian-tcpsrv: every field equal at k 10
+    and 100, and each search's bytes both ways equal at k 10 (REPLY_STATS
+    without the wildcards' terms, REPLY_RESULTS's statistics with every
+    term the expansion registers, MOST_FREQUENT's dropped ones included);
+    routes as predicted."""
+    db = os.path.join(work, "synonyms")
+    tcp, ref, port = indexed_tcpsrv(binary, coll, db)
+    try:
+        local = xapian.Database(db)
+        with Server(binary, work, "synonyms", db, "--engine", ENGINE) as srv:
+            got = xapian.remote_open("127.0.0.1", srv.port)
+            served = unserved = n_bytes = 0
+            for op in (xapian.Query.OP_OR, xapian.Query.OP_AND):
+                qs = synonym_queries(coll, ref, local, op)
+                n_wide = sum(wide for _, wide in qs)
+                s, u = compare(None, ref, [("serve tcp", got)], coll,
+                               COLLECTION_SETTINGS, texts=[q for q, _ in qs])
+                # compare() searches each query under OR and AND alike.
+                served += s - 2 * len(COLLECTION_SETTINGS) * n_wide
+                unserved += u + 2 * len(COLLECTION_SETTINGS) * n_wide
+                for q, wide in qs[::3]:
+                    want = record_search(port, None, query=q)
+                    have = record_search(srv.port, None, query=q)
+                    if have != want:
+                        fail("synonyms: %s differs in its bytes from "
+                             "xapian-tcpsrv's:\n%r\n%r" % (q, have, want))
+                    n_bytes += 1
+                    unserved += wide
+                    served += not wide
+            got.close()
+            r = stopped_routes(srv, "synonyms", served, unserved)
+        ok("synonyms, wildcards, partial: %d searches byte for byte" % n_bytes,
+           "routes %r" % r)
+        ref.close()
+    finally:
+        tcp.terminate()
+        tcp.wait()
 
 
 def spare_counts(srv):
@@ -767,25 +868,9 @@ def collections_ab(binary, work, ir_data):
     for name in collections(ir_data):
         coll = os.path.join(ir_data, name)
         db = os.path.join(work, "coll-" + name)
-        subprocess.run([binary, "index", "--quiet", os.path.join(coll, "docs.tsv"),
-                        db], check=True)
-        subprocess.run([binary, "export", "--quiet", db], check=True)
-        port = free_port()
-        tcp = subprocess.Popen(["xapian-tcpsrv", "--interface", "127.0.0.1",
-                                "--port", str(port), db],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+        tcp, ref, _ = indexed_tcpsrv(binary, coll, db)
         srv = Server(binary, work, "coll-" + name, db, "--engine", ENGINE)
         try:
-            end = time.time() + 30
-            while True:
-                try:
-                    ref = xapian.remote_open("127.0.0.1", port)
-                    break
-                except xapian.NetworkError:
-                    if time.time() > end:
-                        fail("xapian-tcpsrv on %s did not start" % name)
-                    time.sleep(0.1)
             got = xapian.remote_open("127.0.0.1", srv.port)
             print("%s:" % name)
             served, unserved = compare(None, ref, [("serve tcp", got)], coll,
@@ -1490,6 +1575,7 @@ def main():
         ranged = os.path.join(resolve_ir_data(a.ir_data), "cranfield") \
             if a.ir_data and os.path.isdir(a.ir_data) else a.sample
         value_ranges(binary, work, ranged if os.path.isdir(ranged) else a.sample)
+        synonyms(binary, work, ranged if os.path.isdir(ranged) else a.sample)
         updated(binary, work, dbpath)
         reexported(binary, work, dbpath)
         shards(binary, work, a.sample)

@@ -1,6 +1,7 @@
 """What the Python test drivers share: running the xapian-gpu command,
 building a database with its GPU index, and the GPU skip rule."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -175,6 +176,20 @@ def add_values(path):
         w.replace_document(d, doc)
     w.commit()
     w.close()
+
+
+def partial_texts(queries):
+    """Each query of a queries.tsv as typed so far: its last word cut to
+    2-5 letters (what FLAG_PARTIAL completes)."""
+    texts = []
+    with open(queries) as f:
+        for i, line in enumerate(f):
+            if "\t" not in line:
+                continue
+            w = re.findall(r"[a-z]+", line.split("\t", 1)[1].lower())
+            if w:
+                texts.append(" ".join(w[:-1] + [w[-1][:2 + i % 4]]))
+    return texts
 
 
 def size_range_texts(queries):

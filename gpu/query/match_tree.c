@@ -520,8 +520,7 @@ static int64_t syn_termfreq(const struct tree *t, uint32_t n, double docs)
     if (x->kind != TN_OR) return -1;
     int64_t l = syn_termfreq(t, x->a, docs), r = syn_termfreq(t, x->b, docs);
     if (l < 0 || r < 0) return -1;
-    double est = (double)l + (double)r - ((double)l * (double)r / docs);
-    return (int64_t)(uint32_t)(est + 0.5);
+    return xg_or_termfreq_est(l, r, docs);
 }
 
 /* SynonymPostList's weight object (LocalSubMatch::make_synonym_postlist):

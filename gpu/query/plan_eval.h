@@ -21,9 +21,28 @@
  * and only for a filter whose leaves all matched).  `stack_m` and
  * `stack_w` have room for the plan's number of leaves. */
 XG_HOST_DEVICE static inline int
+xg_plan_eval_syn(const struct xg_plan_op *ops, uint32_t n_ops,
+                 const uint8_t *matched, const double *w,
+                 const uint8_t *passed, const double *syn_w,
+                 uint8_t *stack_m, double *stack_w, double *out);
+
+XG_HOST_DEVICE static inline int
 xg_plan_eval(const struct xg_plan_op *ops, uint32_t n_ops,
              const uint8_t *matched, const double *w, const uint8_t *passed,
              uint8_t *stack_m, double *stack_w, double *out)
+{
+    return xg_plan_eval_syn(ops, n_ops, matched, w, passed, NULL, stack_m,
+                            stack_w, out);
+}
+
+/* xg_plan_eval where a synonym's weight is known: syn_w[s] for synonym s
+ * (NULL: its OR's, as xg_plan_eval leaves it).  Serve's bounds give each
+ * synonym its maxpart this way. */
+XG_HOST_DEVICE static inline int
+xg_plan_eval_syn(const struct xg_plan_op *ops, uint32_t n_ops,
+                 const uint8_t *matched, const double *w,
+                 const uint8_t *passed, const double *syn_w,
+                 uint8_t *stack_m, double *stack_w, double *out)
 {
     uint32_t sp = 0;
     for (uint32_t i = 0; i < n_ops; ++i) {
@@ -53,7 +72,8 @@ xg_plan_eval(const struct xg_plan_op *ops, uint32_t n_ops,
         } else if (op.kind == XG_PLAN_SYN) {
             /* Only the tree matcher runs plans with synonyms
              * (xg_match_needs_tree): their weight is not a sum of the
-             * leaves' (all 0).  Left as its OR's. */
+             * leaves' (all 0).  Left as its OR's unless given. */
+            if (syn_w && stack_m[sp - 1]) stack_w[sp - 1] = syn_w[op.arg];
         } else if (op.kind == XG_PLAN_FILTER) {
             /* A SelectPostList: the weight is its source's. */
             stack_m[sp - 1] = stack_m[sp - 1] && passed[op.arg];
@@ -77,6 +97,52 @@ xg_plan_eval(const struct xg_plan_op *ops, uint32_t n_ops,
     }
     *out = stack_w[0];
     return stack_m[0];
+}
+
+/* OrPostList::get_termfreq_est_using_stats(): the estimate of l's and r's
+ * OR, l + r - l r / N, as a doccount. */
+static inline int64_t xg_or_termfreq_est(int64_t l, int64_t r, double docs)
+{
+    double est = (double)l + (double)r - ((double)l * (double)r / docs);
+    return (int64_t)(uint32_t)(est + 0.5);
+}
+
+/* Each synonym's termfreq estimate from a plan (the statistics' termfreqs
+ * tf[] of the leaves, docs documents): est[s] of synonym s, or -1 where
+ * its tree is not ORs of leaves; live[s] = 1 where some leaf below it has
+ * a posting here (local_tf[i] > 0: else Xapian's OR of them is empty and
+ * makes no synonym). */
+static inline void xg_plan_syn_termfreqs(const struct xg_plan_op *ops,
+                                         uint32_t n_ops, const uint64_t *tf,
+                                         const uint64_t *local_tf,
+                                         double docs, int64_t *est,
+                                         uint8_t *live, int64_t *stack_e,
+                                         uint8_t *stack_l)
+{
+    uint32_t sp = 0;
+    for (uint32_t i = 0; i < n_ops; ++i) {
+        const struct xg_plan_op op = ops[i];
+        if (op.kind == XG_PLAN_LEAF) {
+            stack_e[sp] = (int64_t)tf[op.arg];
+            stack_l[sp++] = local_tf[op.arg] != 0;
+        } else if (op.kind == XG_PLAN_SYN) {
+            est[op.arg] = stack_e[sp - 1];
+            live[op.arg] = stack_l[sp - 1];
+        } else if (op.kind == XG_PLAN_OR2) {
+            const int64_t l = stack_e[sp - 2], r = stack_e[sp - 1];
+            stack_l[sp - 2] |= stack_l[sp - 1];
+            stack_e[sp - 2] = l < 0 || r < 0 ? -1
+                                             : xg_or_termfreq_est(l, r, docs);
+            --sp;
+        } else {
+            const uint32_t n = op.kind == XG_PLAN_AND ? op.arg
+                               : op.kind == XG_PLAN_FILTER ? 1 : 2;
+            for (uint32_t j = 1; j < n; ++j)
+                stack_l[sp - n] |= stack_l[sp - n + j];
+            sp -= n - 1;
+            stack_e[sp - 1] = -1;
+        }
+    }
 }
 
 #endif

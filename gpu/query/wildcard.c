@@ -203,10 +203,12 @@ int xg_query_expand_wildcards(struct xg_query *q, const struct xg_index *ix,
                 *l = q->leaves[i];
                 l->term = strbuf + e.off[j];
                 l->term_len = e.len[j];
+                l->expanded = 1;
             }
             continue;
         }
         leaves[nl] = q->leaves[i];
+        leaves[nl].expanded = w != UINT32_MAX;
         memcpy(p, q->leaves[i].term, q->leaves[i].term_len);
         p[q->leaves[i].term_len] = '\0';
         leaves[nl++].term = p;

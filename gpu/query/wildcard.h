@@ -20,8 +20,8 @@ typedef int (*xg_most_frequent_fn)(const uint32_t *tf, uint32_t n,
  * such a wildcard is unsupported) (an XG_QN_OR over them where more
  * than one; where none, its pattern's leaf stays: a term the index lacks,
  * which matches nothing, as Xapian's EmptyPostList).  The new leaves are
- * unweighted (factor 0) and leave q->query_length as it is (a wildcard
- * counts 1, QueryWildcard::get_length).  XG_ERR_UNSUPPORTED, q unchanged,
+ * unweighted (factor 0), marked expanded, and leave q->query_length as it
+ * is (a wildcard counts 1, QueryWildcard::get_length).  XG_ERR_UNSUPPORTED, q unchanged,
  * where stock would not answer the same: an index of several shards (each
  * sub-database expands on its own and registers its own term
  * statistics), an expansion past WILDCARD_LIMIT_ERROR's limit (stock

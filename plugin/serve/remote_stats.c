@@ -94,7 +94,9 @@ int xg_remote_stats_of_index(const struct xg_index *ix,
     uint32_t order[XG_QUERY_MAX_LEAVES], n = 0;
     for (uint32_t i = 0; i < q->n_leaves; ++i) {
         const struct xg_qleaf *l = &q->leaves[i];
-        if (l->range) continue;     /* a value range registers no term */
+        /* A value range registers no term; a wildcard's terms are
+         * registered by the match (xg_remote_stats_add_expansions). */
+        if (l->range || l->expanded) continue;
         if (!l->term_len)
             return xg_set_error(XG_ERR_UNSUPPORTED, "stats: an empty term");
         uint32_t at = n;
@@ -165,6 +167,140 @@ int64_t xg_remote_stats_find(const struct xg_query_stats *st,
     return -1;
 }
 
+/* The terms a wildcard's expansion registers that st lacks. */
+struct expansion_terms {
+    const struct xg_query_stats *st;
+    const struct xg_index *ix;
+    char **terms;
+    uint32_t *len, n, cap;
+    uint64_t *tf, *cf;
+    uint32_t left;              /* terms still registered (LIMIT_FIRST) */
+    int rc;
+};
+
+static int note_expansion(void *ctx, uint64_t id, const char *t, size_t n)
+{
+    struct expansion_terms *e = ctx;
+    if (e->left == 0) return 1;
+    --e->left;
+    if (xg_remote_stats_find(e->st, t, (uint32_t)n) >= 0) return 0;
+    if (e->n == e->cap) {
+        const uint32_t cap = e->cap ? 2 * e->cap : 64;
+        char **terms = realloc(e->terms, cap * sizeof *terms);
+        if (terms) e->terms = terms;
+        uint32_t *len = realloc(e->len, cap * sizeof *len);
+        if (len) e->len = len;
+        uint64_t *tf = realloc(e->tf, cap * sizeof *tf);
+        if (tf) e->tf = tf;
+        uint64_t *cf = realloc(e->cf, cap * sizeof *cf);
+        if (cf) e->cf = cf;
+        if (!terms || !len || !tf || !cf) {
+            e->rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+            return 1;
+        }
+        e->cap = cap;
+    }
+    if (!(e->terms[e->n] = malloc(n + 1))) {
+        e->rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        return 1;
+    }
+    memcpy(e->terms[e->n], t, n);
+    e->terms[e->n][n] = '\0';
+    e->len[e->n] = (uint32_t)n;
+    e->tf[e->n] = e->ix->terms[id].df;
+    e->cf[e->n] = e->ix->terms[id].cf;
+    ++e->n;
+    return 0;
+}
+
+int xg_remote_stats_add_expansions(struct xg_query_stats *st,
+                                   const struct xg_index *ix,
+                                   const struct xg_query *u)
+{
+    if (u->n_wildcards == 0) return XG_OK;
+    struct expansion_terms e = {st, ix, NULL, NULL, 0, 0, NULL, NULL, 0, 0};
+    int rc = XG_OK;
+    /* QueryWildcard::postlist registers every term it reads: the first
+     * max_expansion under WILDCARD_LIMIT_FIRST, else all of them (a
+     * MOST_FREQUENT choice registers those it drops too). */
+    for (uint32_t w = 0; w < u->n_wildcards && !rc; ++w) {
+        const struct xg_qwild *x = &u->wildcards[w];
+        const struct xg_qleaf *pat = &u->leaves[x->leaf];
+        e.left = x->max_type == XG_WILDCARD_LIMIT_FIRST && x->max_expansion
+                     ? x->max_expansion : UINT32_MAX;
+        rc = xg_fmt_prefix(ix, pat->term, pat->term_len, note_expansion, &e);
+        if (!rc) rc = e.rc;
+    }
+    /* Merge: st's terms and the new ones (each wildcard's in byte order,
+     * maybe repeated across wildcards) into one byte-ordered set. */
+    struct xg_query_stats m = *st;
+    const uint32_t total = st->n_terms + e.n;
+    uint32_t *ord = NULL;
+    if (!rc && e.n) {
+        m.n_terms = 0;
+        ord = malloc(e.n * sizeof *ord);
+        if (!ord || alloc_terms(&m, total)) {
+            free(m.terms);
+            free(m.term_len);
+            free(m.termfreq);
+            free(m.collfreq);
+            free(m.max_part);
+            rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        }
+    }
+    if (!rc && e.n) {
+        /* An insertion sort of the new terms' indexes: a wildcard's come
+         * sorted, so it moves little. */
+        for (uint32_t i = 0; i < e.n; ++i) {
+            uint32_t at = i;
+            while (at > 0 && term_cmp(e.terms[ord[at - 1]], e.len[ord[at - 1]],
+                                      e.terms[i], e.len[i]) > 0) {
+                ord[at] = ord[at - 1];
+                --at;
+            }
+            ord[at] = i;
+        }
+        uint32_t a = 0, b = 0, n = 0;
+        while (a < st->n_terms || b < e.n) {
+            int c = a == st->n_terms ? 1 : b == e.n ? -1
+                    : term_cmp(st->terms[a], st->term_len[a],
+                               e.terms[ord[b]], e.len[ord[b]]);
+            if (c <= 0) {
+                m.terms[n] = st->terms[a];
+                m.term_len[n] = st->term_len[a];
+                m.termfreq[n] = st->termfreq[a];
+                m.collfreq[n] = st->collfreq[a];
+                m.max_part[n++] = st->max_part[a++];
+                continue;
+            }
+            const uint32_t j = ord[b++];
+            if (n && term_cmp(m.terms[n - 1], m.term_len[n - 1], e.terms[j],
+                              e.len[j]) == 0)
+                continue;               /* two wildcards' term */
+            m.terms[n] = e.terms[j];
+            e.terms[j] = NULL;
+            m.term_len[n] = e.len[j];
+            m.termfreq[n] = e.tf[j];
+            m.collfreq[n] = e.cf[j];
+            m.max_part[n++] = 0.0;
+        }
+        m.n_terms = n;
+        free(st->terms);
+        free(st->term_len);
+        free(st->termfreq);
+        free(st->collfreq);
+        free(st->max_part);
+        *st = m;
+    }
+    for (uint32_t i = 0; i < e.n; ++i) free(e.terms[i]);
+    free(e.terms);
+    free(e.len);
+    free(e.tf);
+    free(e.cf);
+    free(ord);
+    return rc;
+}
+
 /* The wdf upper bound of term t's postlist as Xapian's glass backend
  * gives it (what the shim read from Xapian): the larger of its first
  * posting's wdf and the rest of its collection frequency; 0 for a term
@@ -198,9 +334,14 @@ int xg_remote_bounds(xg_db *db, const struct xg_index *ix,
     uint8_t *stack_m = malloc(nl ? nl : 1);
     double *stack_w = malloc((nl ? nl : 1) * sizeof *stack_w);
     struct xg_plan *plan = malloc(sizeof *plan);
-    uint32_t doclen_lb = 0;
+    const uint32_t ns = q->n_syns;
+    double *syn_w = malloc((ns ? ns : 1) * sizeof *syn_w);
+    int64_t *syn_est = malloc((ns ? ns : 1) * sizeof *syn_est);
+    uint8_t *syn_live = malloc(ns ? ns : 1);
+    int64_t *stack_e = malloc((nl ? nl : 1) * sizeof *stack_e);
+    uint32_t doclen_lb = 0, doclen_ub = 0;
     int rc = wdf_ub && df && maxpart && all && can && stack_m && stack_w &&
-                     plan
+                     plan && syn_w && syn_est && syn_live && stack_e
                  ? XG_OK : xg_set_error(XG_ERR_NOMEM, "out of memory");
     /* The maximum is the tree's with every leaf matching but those an
      * AND_NOT excludes (AndNotPostList's maximum is its left side's). */
@@ -209,7 +350,7 @@ int xg_remote_bounds(xg_db *db, const struct xg_index *ix,
     for (uint32_t i = 0; !rc && i < nl; ++i) can[i] = !can[i];
     if (!rc && ix->hdr->n_shards != 1)
         rc = xg_set_error(XG_ERR_UNSUPPORTED, "bounds: several shards");
-    if (!rc) rc = xg_shim_doclen_lower_bound(db, &doclen_lb);
+    if (!rc) rc = xg_shim_doclen_bounds(db, &doclen_lb, &doclen_ub);
     for (uint32_t i = 0; !rc && i < nl; ++i)
         rc = wdf_upper_bound(ix, term[i], &wdf_ub[i]);
     for (uint32_t i = 0; !rc && i < nl; ++i)
@@ -231,19 +372,44 @@ int xg_remote_bounds(xg_db *db, const struct xg_index *ix,
             maxpart[i] = q->leaves[i].range
                 ? 0.0 : xg_bm25_maxpart(&bq, tw, wdf_ub[i], doclen_lb);
             all[i] = 1;
-            if (!local_tf[i] || q->leaves[i].range) continue;
-            /* LocalSubMatch::open_post_list: only a term with postings
-             * here sets its max_part. */
+            /* LocalSubMatch::open_post_list: only a weighted term with
+             * postings here sets its max_part (a synonym's terms are
+             * unweighted). */
+            if (!local_tf[i] || q->leaves[i].range ||
+                q->leaves[i].factor == 0)
+                continue;
             *any_present = 1;
             int64_t t = xg_remote_stats_find(out, q->leaves[i].term,
                                              q->leaves[i].term_len);
             if (t >= 0) out->max_part[t] += maxpart[i];
         }
+        /* A synonym's maximum (LocalSubMatch::make_synonym_postlist and
+         * Weight::init_'s synonym case): BM25 of wqf 1 for its OR tree's
+         * termfreq estimate, its wdf bounded by the database's longest
+         * document; none where no term below it has a posting here. */
+        xg_plan_syn_termfreqs(plan->ops, plan->n_ops, weigh->leaf_termfreq,
+                              local_tf, (double)weigh->n_docs, syn_est,
+                              syn_live, stack_e, stack_m);
+        for (uint32_t s = 0; s < ns && !rc; ++s) {
+            syn_w[s] = 0.0;
+            if (!syn_live[s] || q->syns[s].factor == 0) continue;
+            if (syn_est[s] < 0) {
+                rc = xg_set_error(XG_ERR_UNSUPPORTED, "bounds: a synonym "
+                                  "over more than terms");
+                break;
+            }
+            const double tw = xg_bm25_termweight(
+                p, weigh->n_docs,
+                weigh->n_docs ? (uint64_t)syn_est[s] : 0, 1,
+                q->syns[s].factor);
+            syn_w[s] = xg_bm25_maxpart(&bq, tw, doclen_ub, doclen_lb);
+        }
         /* A position filter's bound is its AND's (SelectPostList), so
          * every filter counts as passed ("all" has room: n_leaves >= 2
          * per filter). */
-        if (!xg_plan_eval(plan->ops, plan->n_ops, can, maxpart, all, stack_m,
-                          stack_w, max_possible))
+        if (!rc && !xg_plan_eval_syn(plan->ops, plan->n_ops, can, maxpart,
+                                     all, syn_w, stack_m, stack_w,
+                                     max_possible))
             *max_possible = 0;
     }
     free(wdf_ub);
@@ -254,5 +420,9 @@ int xg_remote_bounds(xg_db *db, const struct xg_index *ix,
     free(stack_m);
     free(stack_w);
     free(plan);
+    free(syn_w);
+    free(syn_est);
+    free(syn_live);
+    free(stack_e);
     return rc;
 }

@@ -43,7 +43,9 @@ int xg_remote_stats_put(struct xg_sbuf *b, const struct xg_query_stats *st,
                         int have_max_part);
 
 /* The statistics xg_shim_query_stats reads from Xapian for q (term[i]:
- * leaf i's term id in ix, or -1), from ix instead: on the revision it was
+ * leaf i's term id in ix, or -1; a wildcard's expanded leaves are left
+ * out, as Xapian gathers no term of a wildcard), from ix instead: on the
+ * revision it was
  * exported from, the index holds every term with Xapian's termfreq and
  * collection frequency, and the same totals.  The caller has checked
  * that ix is of the database's revision.
@@ -53,6 +55,18 @@ int xg_remote_stats_of_index(const struct xg_index *ix,
                              const struct xg_query *q,
                              const int64_t *term,
                              struct xg_query_stats *out);
+
+/* Add to st (byte-ordered, as xg_remote_stats_of_index or a client gave
+ * them) the terms the stock server's match registers as it expands the
+ * wildcards of u (the query before xg_query_expand_wildcards, which
+ * registers none: Query::Internal::gather_terms skips them): each term it
+ * reads that st lacks, with its termfreq and collection frequency in ix
+ * (this database's: LocalSubMatch::open_post_list's lazy emplace) and
+ * max_part 0 (unweighted in their synonym).  ix has one shard.
+ * XG_ERR_NOMEM. */
+int xg_remote_stats_add_expansions(struct xg_query_stats *st,
+                                   const struct xg_index *ix,
+                                   const struct xg_query *u);
 
 /* The index of term (len bytes) in st's byte-ordered terms, or -1. */
 int64_t xg_remote_stats_find(const struct xg_query_stats *st,
@@ -65,10 +79,12 @@ int64_t xg_remote_stats_find(const struct xg_query_stats *st,
  * here (local_tf[i] > 0) adds its BM25Weight::get_maxpart() to its term's
  * max_part in *out (in leaf order), and *max_possible is every leaf's
  * maxpart summed in the shape of Xapian's postlist tree, as its
- * recalc_maxweight() does.  The bound's inputs: each leaf's postlist wdf
- * upper bound (from the index) and the database's document length lower
- * bound (from Xapian).  *any_present: some leaf indexes a document (Xapian
- * then sends the max_parts).  local_doccount: db's size.
+ * recalc_maxweight() does, each weighted synonym counting its own maxpart
+ * (wdf bounded by the database's document length upper bound).  The
+ * bound's inputs: each leaf's postlist wdf upper bound (from the index)
+ * and the database's document length bounds (from Xapian).
+ * *any_present: some weighted leaf indexes a document (Xapian then sends
+ * the max_parts).  local_doccount: db's size.
  * XG_ERR_UNSUPPORTED for a database of several shards; Xapian's errors. */
 int xg_remote_bounds(xg_db *db, const struct xg_index *ix,
                      const struct xg_query *q, const int64_t *term,

@@ -143,9 +143,6 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
     if (served) {
         const int prc = xg_handle_prepare_terms(s->h, s->xq, &s->pq);
         if (prc == XG_ERR_NOMEM) return -1;
-        /* A synonym's statistics (its terms', known only once Xapian
-         * expands a wildcard in the match) and its max_part are not the
-         * leaves' the reply carries: the child answers. */
         if (prc) {
             served = 0;
             why = xg_last_error();
@@ -155,9 +152,6 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
         } else if (xg_query_weighted_subqs(&s->pq->q) == 0) {
             served = 0;
             why = "no weighted subquery";
-        } else if (s->pq->q.op == XG_QOP_TREE && s->pq->q.n_syns) {
-            served = 0;
-            why = "OP_SYNONYM or OP_WILDCARD through serve";
         }
     }
     if (!served) {
@@ -189,12 +183,15 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
     return 1;
 }
 
-/* Whether any leaf's term indexes a document: Xapian sets a max_part (and
- * sends them) only then. */
-static int any_leaf_present(const struct xg_query_stats *st)
+/* Whether a weighted leaf's term indexes a document here (local_tf[i]:
+ * leaf i's termfreq here): Xapian sets a max_part (and sends them) only
+ * then (LocalSubMatch::open_post_list). */
+static int weighted_leaf_present(const struct xg_query *q,
+                                 const uint64_t *local_tf)
 {
-    for (uint32_t i = 0; i < st->n_terms; ++i)
-        if (st->termfreq[i]) return 1;
+    for (uint32_t i = 0; i < q->n_leaves; ++i)
+        if (local_tf[i] && !q->leaves[i].range && q->leaves[i].factor != 0)
+            return 1;
     return 0;
 }
 
@@ -206,7 +203,7 @@ struct answer {
     double max_attained;
     int top_percent;                    /* stock's percent for the first
                                            item (-1: not asked) */
-    const struct xg_query_stats *stats; /* the stats the match weighed
+    struct xg_query_stats *stats;       /* the stats the match weighed
                                            with, its max_possible and
                                            max_parts */
     int have_max_part;
@@ -265,10 +262,13 @@ static void weighing_free(struct weighing *w)
 
 /* Each leaf's termfreq in st, or -1 when a leaf's term is missing; a
  * value range's is its estimate on the index's first shard (the plan's
- * shapes use it; serve's own bounds are for one shard). */
+ * shapes use it; serve's own bounds are for one shard).  A wildcard's
+ * term that st lacks has its termfreq here (term[i]: its id in ix, or
+ * -1), as the match registers it (xg_remote_stats_add_expansions). */
 static int leaf_termfreqs(const struct xg_query *q,
                           const struct xg_query_stats *st,
-                          const struct xg_index *ix, uint64_t *tf)
+                          const struct xg_index *ix, const int64_t *term,
+                          uint64_t *tf)
 {
     for (uint32_t i = 0; i < q->n_leaves; ++i) {
         if (q->leaves[i].range) {
@@ -284,8 +284,10 @@ static int leaf_termfreqs(const struct xg_query *q,
         }
         int64_t t = xg_remote_stats_find(st, q->leaves[i].term,
                                          q->leaves[i].term_len);
-        if (t < 0) return -1;
-        tf[i] = st->termfreq[t];
+        if (t >= 0) tf[i] = st->termfreq[t];
+        else if (q->leaves[i].expanded && ix)
+            tf[i] = term[i] < 0 ? 0 : ix->terms[term[i]].df;
+        else return -1;
     }
     return 0;
 }
@@ -300,7 +302,7 @@ static int weighing_init(struct xg_serve_search *s, const unsigned char *p,
     w->local_tf = malloc((nl ? nl : 1) * sizeof *w->local_tf);
     if (!w->local_tf) return -1;
     if (leaf_termfreqs(&s->pq->q, &s->st, xg_handle_index(s->h),
-                       w->local_tf))
+                       s->pq->term, w->local_tf))
         return 1;
     const size_t own_n = s->stats.len - s->stats.off;
     if (n == own_n && !memcmp(p, s->stats.p + s->stats.off, n)) {
@@ -318,7 +320,9 @@ static int weighing_init(struct xg_serve_search *s, const unsigned char *p,
     if (rc == XG_ERR_NOMEM) return -1;
     if (rc || w->client.rset_size) return 1;
     if (!(w->leaf_tf = malloc((nl ? nl : 1) * sizeof *w->leaf_tf))) return -1;
-    if (leaf_termfreqs(&s->pq->q, &w->client.st, ix, w->leaf_tf)) return 1;
+    if (leaf_termfreqs(&s->pq->q, &w->client.st, ix, s->pq->term,
+                       w->leaf_tf))
+        return 1;
     w->ws.n_docs = w->client.st.doccount;
     w->ws.total_length = w->client.st.total_length;
     w->ws.leaf_termfreq = w->leaf_tf;
@@ -339,7 +343,7 @@ static int engine_answer(struct xg_serve_search *s, struct weighing *w,
     if (ix->hdr->n_shards != 1) {
         /* A server over several databases (own statistics only): its
          * bounds are Xapian's over every shard's tree. */
-        a->have_max_part = any_leaf_present(&s->st);
+        a->have_max_part = weighted_leaf_present(&s->pq->q, w->local_tf);
         return xg_shim_query_bounds(xg_handle_db(s->h), s->xq, p, &s->st);
     }
     int present;
@@ -360,9 +364,30 @@ static int64_t leaves_from_percent(int pct, uint32_t n)
     return (int64_t)((double)pct * n / 100.0 + 0.5);
 }
 
+/* The terms the match registers as it expands the query's wildcards,
+ * added to the stats the reply carries: those of the query as the client
+ * sent it, before expansion. */
+static int add_expansions(struct xg_serve_search *s,
+                          struct xg_query_stats *st)
+{
+    const struct xg_query *q = &s->pq->q;
+    uint32_t i = 0;
+    while (i < q->n_leaves && !q->leaves[i].expanded) ++i;
+    if (i == q->n_leaves) return XG_OK;
+    struct xg_query *u = malloc(sizeof *u);
+    if (!u) return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    int rc = xg_shim_xquery_convert(s->xq, u);
+    if (!rc) {
+        rc = xg_remote_stats_add_expansions(st, xg_handle_index(s->h), u);
+        xg_query_free(u);
+    }
+    free(u);
+    return rc;
+}
+
 /* Stock's answer, computed here as xapian-progsrv would. */
 static int stock_answer(struct xg_serve_search *s, uint32_t k, uint32_t cal,
-                        struct answer *a)
+                        const struct weighing *w, struct answer *a)
 {
     struct xg_stock_mset m;
     xg_router *router = xg_context_router(s->ctx);
@@ -384,7 +409,7 @@ static int stock_answer(struct xg_serve_search *s, uint32_t k, uint32_t cal,
     a->max_attained = m.max_attained;
     a->top_percent = m.top_percent;
     a->stats = &s->st;
-    a->have_max_part = any_leaf_present(&s->st);
+    a->have_max_part = weighted_leaf_present(&s->pq->q, w->local_tf);
     return rc;
 }
 
@@ -432,7 +457,8 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
         rc = stock_answer(s, (uint32_t)k,
                           cal < k ? (uint32_t)k
                                   : cal > UINT32_MAX ? UINT32_MAX : (uint32_t)cal,
-                          &a);    /* Enquire clamps k to the size itself */
+                          &w, &a);  /* Enquire clamps k to the size itself */
+    if (!rc) rc = add_expansions(s, a.stats);
     uint32_t matched = 0;
     const uint32_t n_subqs = xg_query_weighted_subqs(&s->pq->q);
     /* A value range counts itself even unweighted, so the count can
