@@ -31,20 +31,6 @@ uint32_t xg_query_weighted_subqs(const struct xg_query *q)
     return n;
 }
 
-/* Whether kid number `pos` of a node of kind `kind` must match for the
- * node to. */
-static int kid_required(uint16_t kind, uint32_t pos)
-{
-    switch (kind) {
-    case XG_QN_AND: case XG_QN_FILTER: case XG_QN_SCALE:
-        return 1;
-    case XG_QN_AND_NOT: case XG_QN_AND_MAYBE:
-        return pos == 0;
-    default:    /* OR, SYN */
-        return 0;
-    }
-}
-
 /* How many nodes a node of the general form takes off the stack. */
 static uint32_t node_kids(const struct xg_qnode *x)
 {
@@ -63,9 +49,9 @@ int xg_query_negated_leaves(const struct xg_query *q, uint8_t *neg)
 {
     for (uint32_t i = 0; i < q->n_leaves; ++i) neg[i] = q->leaves[i].negated;
     if (q->op != XG_QOP_TREE) return 0;
-    /* From the root down (the postfix order backwards), as in
-     * xg_query_phrase_moves: a slot is 1 under an AND_NOT's later
-     * operand. */
+    /* From the root down (the postfix order backwards: each node pushes
+     * its kids' slots, its last kid on top): a slot is 1 under an
+     * AND_NOT's later operand. */
     uint8_t at[XG_QUERY_MAX_NODES];
     uint32_t sp = 0;
     at[sp++] = 0;
@@ -85,46 +71,3 @@ int xg_query_negated_leaves(const struct xg_query *q, uint8_t *neg)
     return sp == 0 ? 0 : -1;
 }
 
-int xg_query_phrase_moves(const struct xg_query *q)
-{
-    int worst = XG_PHRASES_REQUIRED;
-    if (q->op != XG_QOP_TREE) {
-        /* The flat form: a clause is an OR's operand, of the root OR or of
-         * an AND's OR group (which the AND moves with check()). */
-        for (uint32_t f = 0; f < q->n_filters; ++f)
-            if (q->filters[f].clause)
-                worst = q->op == XG_QOP_OR ? XG_PHRASES_IN_ORS
-                                           : XG_PHRASES_CHECKED;
-        return worst;
-    }
-    /* Postfix: a node's kids are the entries it takes off the stack.  The
-     * walk runs from the root down, so the postfix order is walked
-     * backwards: each node pushes its kids' slots, its last kid (the next
-     * node back) on top.  A slot says whether every node above is
-     * required-kind (REQ), or an OR or scale weight (ORS). */
-    enum { REQ = 1, ORS = 2 };
-    uint8_t at[XG_QUERY_MAX_NODES];
-    uint32_t sp = 0;
-    at[sp++] = REQ | ORS;   /* the root */
-    for (uint32_t i = q->n_nodes; i-- > 0;) {
-        if (sp == 0) return XG_PHRASES_CHECKED;  /* malformed: not served */
-        const uint8_t here = at[--sp];
-        const struct xg_qnode *x = &q->nodes[i];
-        const uint32_t kids = node_kids(x);
-        if (x->kind == XG_QN_PHRASE && !(here & REQ)) {
-            const int m = here & ORS ? XG_PHRASES_IN_ORS
-                                     : XG_PHRASES_CHECKED;
-            if (m > worst) worst = m;
-        }
-        if (sp + kids > XG_QUERY_MAX_NODES) return XG_PHRASES_CHECKED;
-        for (uint32_t k = 0; k < kids; ++k) {
-            uint8_t kid = 0;
-            if ((here & REQ) && kid_required(x->kind, k)) kid |= REQ;
-            if ((x->kind == XG_QN_SCALE || x->kind == XG_QN_OR) &&
-                (here & ORS))
-                kid |= ORS;
-            at[sp++] = kid;
-        }
-    }
-    return sp == 0 ? worst : XG_PHRASES_CHECKED;
-}

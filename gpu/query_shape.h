@@ -185,24 +185,6 @@ uint32_t xg_query_weighted_subqs(const struct xg_query *q);
  * left side's).  0, or -1 for a malformed tree. */
 int xg_query_negated_leaves(const struct xg_query *q, uint8_t *neg);
 
-/* How Xapian 1.4.22 moves q's phrase and NEAR filters (SelectPostLists),
- * whose check() can leave a parent OR or AND_MAYBE taking a failed
- * branch to be at the next document (docs/plugin.md, "What can differ"):
- *  REQUIRED  every one filters documents the whole query must match (its
- *            way to the root only ANDs, FILTERs, scale weights and the
- *            first operands of AND_MAYBE and AND_NOT), or there is none;
- *  IN_ORS    the others are operands of ORs (and scale weights) up to
- *            the root: a full match moves them with next() and skip_to()
- *            only, and each is its own SelectPostList over the AND of its
- *            terms;
- *  CHECKED   some phrase is under an OR that an AND or AND_MAYBE moves
- *            with check(), merged into an AND under an OR, or under a
- *            synonym or an AND_NOT's later operands. */
-enum xg_phrase_moves {
-    XG_PHRASES_REQUIRED = 0, XG_PHRASES_IN_ORS = 1, XG_PHRASES_CHECKED = 2
-};
-int xg_query_phrase_moves(const struct xg_query *q);
-
 /* Summation plan: a postfix program over leaf weights.  Evaluating it for a
  * document yields (matched, weight):
  *   XG_PLAN_LEAF i  push (leaf i matched?, its sumpart)

@@ -109,7 +109,12 @@ void ResultSource::init(const Xapian::Database &db)
                     "xapian-gpu: the database changed since its GPU index "
                     "was built; reopen the context after re-exporting");
             cur_ = &s;
-            set_maxweight(s.max_weight);
+            /* 0 until the first move: Xapian takes the MSet's
+             * max_possible from the tree before it moves anything, and
+             * the source's weights are the query's own, whose bound the
+             * query adds.  The true maximum from then on, for the
+             * matcher's pruning (set_maxweight tells the matcher). */
+            set_maxweight(0.0);
             return;
         }
     throw Xapian::InvalidArgumentError(
@@ -138,15 +143,21 @@ Xapian::doccount ResultSource::get_termfreq_max() const
 
 double ResultSource::get_weight() const { return cur_->weights[pos_]; }
 
+void ResultSource::start()
+{
+    started_ = true;
+    if (cur_->max_weight != 0.0) set_maxweight(cur_->max_weight);
+}
+
 void ResultSource::next(double)
 {
-    if (!started_) started_ = true;
+    if (!started_) start();
     else ++pos_;
 }
 
 void ResultSource::skip_to(Xapian::docid did, double)
 {
-    if (!started_) started_ = true;
+    if (!started_) start();
     const auto &d = cur_->docids;
     if (pos_ < d.size() && d[pos_] >= did) return;
     pos_ = size_t(std::lower_bound(d.begin() + pos_, d.end(), did) - d.begin());
@@ -312,20 +323,21 @@ uint32_t gcd(uint32_t a, uint32_t b)
 /* Xapian's percentages scale by m / n: of the n subqueries its matcher
  * counts (leaves of factor other than 0), the m the greatest-weight
  * document matches (a value range counts itself there even unweighted,
- * so m can pass n).  The source, weighted 0, is not among the n but
- * always counts as matching (ExternalPostList::count_matching_subqs() is
- * 1), so the accelerated query alone scales by (m + 1) / n.  Adding t
- * sources of weight 0, j of them matching that document, and u sources
- * scaled by 0 (not counted among the n) that match it, gives
- * (m + 1 + j + u) / (n + t), which is m / n exactly (the same rational,
- * so the same double) for t = n / g and j + u = m / g - 1, g = gcd(m, n),
- * with j at most t.  Each adds weight 0: a document's weight is unchanged
- * bit for bit. */
+ * so m can pass n).  In the accelerated query the query's own leaves
+ * match no document, and the source, weighted, is one more subquery that
+ * always matches (ExternalPostList::count_matching_subqs() is 1): alone
+ * it scales by 1 / (n + 1).  Adding t sources of weight 0, j of them
+ * matching that document, and u sources scaled by 0 (not counted among
+ * the subqueries) that match it, gives (1 + j + u) / (n + 1 + t), which
+ * is m / n exactly (the same rational, so the same double) for
+ * t = n / g - 1 and j + u = m + m / g - 1, g = gcd(m, n): both terms are
+ * m / n's times (g + 1) / g.  j is at most t.  Each adds weight 0: a
+ * document's weight is unchanged bit for bit. */
 Xapian::Query percent_counters(const xg_index *ix, const xg_hit *top,
                                uint32_t m, uint32_t n)
 {
-    const uint32_t g = gcd(m, n), t = n / g;
-    const uint32_t j = m / g - 1 < t ? m / g - 1 : t, u = m / g - 1 - j;
+    const uint32_t g = gcd(m, n), t = n / g - 1, ju = m + m / g - 1;
+    const uint32_t j = ju < t ? ju : t, u = ju - j;
     std::shared_ptr<const std::vector<ShardResult>> on =
         counter_shards(ix, top), off = counter_shards(ix, nullptr);
     std::vector<Xapian::Query> subs;
@@ -348,11 +360,16 @@ const Xapian::Query &to_stock(xg_context *ctx, int r, int *route,
 }
 
 /* The router answers (or leaves to stock) the query.  An answered one
- * becomes AND_MAYBE(AND_MAYBE(SCALE_WEIGHT(ResultSource, 0), query),
- * counters): the source limits the match to the engine's top k, Xapian
- * weighs those k with the query itself (so weights, termweights and
- * matching terms are its own), and the counters make its percentages
- * stock's.  h: the caller's handle, or NULL to take one. */
+ * becomes AND_MAYBE(AND_MAYBE(ResultSource, AND_MAYBE(SCALE_WEIGHT(
+ * nothing, 0), query)), counters): the source is the match, the engine's
+ * top k with their weights (stock's, bit for bit); the query hangs off a
+ * source of no document, so Xapian opens and bounds its postlists as
+ * stock does (max_possible, each term's max_part: its termweight; its
+ * terms: the matching terms) but never moves them, and the counters make
+ * its percentages stock's.  (Moving the query to the source's documents
+ * with check(), as Xapian weighed them before, gives a phrase in an OR
+ * weights stock's own match does not; docs/plugin.md.)  h: the caller's
+ * handle, or NULL to take one. */
 Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
                          const Xapian::Query &query, Xapian::doccount first,
                          Xapian::doccount maxitems, bool weighting_ok,
@@ -380,7 +397,7 @@ Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
         if (rc) pq.pq = nullptr;
     }
     ResultGuard res;
-    rc = xg_router_answer(xg_context_router(ctx), h, xq.get(), pq.pq,
+    rc = xg_router_answer(xg_context_router(ctx), xq.get(), pq.pq,
                           uint64_t(first) + maxitems, weighting_ok, NULL,
                           &res.r, &r);
     if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
@@ -408,15 +425,18 @@ Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
      * percentages wrongly, so stock answers.  So does a count too large
      * for the counters to spell out. */
     const uint32_t n = xg_query_weighted_subqs(&pq.pq->q);
-    if (top && (m == 0 || n == 0 || m / gcd(m, n) > XG_QUERY_MAX_LEAVES))
+    if (top && (m == 0 || n == 0 || m + m / gcd(m, n) > XG_QUERY_MAX_LEAVES))
         return to_stock(ctx, r, route, query, "percentages the counters "
                         "cannot scale");
     ResultSource *src = new ResultSource(split_by_shard(ix, res.r,
                                                         bounds.data()));
-    Xapian::Query weighed(Xapian::Query::OP_AND_MAYBE,
+    ResultSource *none = new ResultSource(counter_shards(ix, nullptr));
+    Xapian::Query bounded(Xapian::Query::OP_AND_MAYBE,
                           Xapian::Query(Xapian::Query::OP_SCALE_WEIGHT,
-                                        Xapian::Query(src->release()), 0.0),
+                                        Xapian::Query(none->release()), 0.0),
                           query);
+    Xapian::Query weighed(Xapian::Query::OP_AND_MAYBE,
+                          Xapian::Query(src->release()), bounded);
     /* No match: no percentages to scale. */
     if (!top) return weighed;
     return Xapian::Query(Xapian::Query::OP_AND_MAYBE, weighed,

@@ -392,14 +392,6 @@ int xg_handle_run_stock_unpruned(xg_handle *s, const xg_xquery *xq,
     return xg_shim_search_unpruned(s->db, xq, p, k, out);
 }
 
-int xg_handle_filter_fails_from(xg_handle *h, const struct xg_prepared *pq,
-                                uint32_t docid, int *fails)
-{
-    const struct xg_index *ix = xg_handle_index(h);
-    return xg_shim_filter_fails_from(h->db, &pq->q, docid,
-                                     ix ? ix->hdr->n_shards : 1, fails);
-}
-
 int xg_handle_doc_leaves(xg_handle *h, const struct xg_prepared *pq,
                          const struct xg_hit *hit, uint32_t *matched)
 {
@@ -437,14 +429,6 @@ int xg_handle_run_cpu(xg_handle *s, const struct xg_prepared *pq,
 {
     return xg_match_ref(s->ix, &pq->q, pq->term, pq->plans, p, pq->stats, k,
                         out);
-}
-
-int xg_handle_hits_clean(xg_handle *s, const struct xg_prepared *pq,
-                         const struct xg_bm25_params *p,
-                         const struct xg_result *out, int *clean)
-{
-    return xg_match_tree_clean(s->ix, &pq->q, pq->term, pq->plans, p,
-                               pq->stats, out, clean);
 }
 
 int xg_handle_run_gpu(xg_handle *s, struct xg_prepared *const *pqs,

@@ -83,12 +83,6 @@ int xg_handle_run_stock_unpruned(xg_handle *h, const xg_xquery *xq,
                                  const struct xg_bm25_params *p, uint32_t k,
                                  struct xg_result *out);
 
-/* *fails = 1 when a position filter of pq, at the first document from
- * `docid` on (in its shard) holding all its terms, does not hold
- * (xg_shim_filter_fails_from). */
-int xg_handle_filter_fails_from(xg_handle *h, const struct xg_prepared *pq,
-                                uint32_t docid, int *fails);
-
 /* How many of pq's subqueries document `hit` matches: Xapian's
  * count_matching_subqs() for it, the numerator of its percentages (the
  * denominator is xg_query_weighted_subqs).  The engines count it with
@@ -105,13 +99,6 @@ int xg_handle_doc_leaves(xg_handle *h, const struct xg_prepared *pq,
  * order.  r holds at least one hit. */
 const struct xg_hit *xg_result_greatest(const struct xg_result *r,
                                         uint32_t n_shards);
-
-/* *clean = 1 when every hit of out (xg_handle_run_cpu's answer to pq)
- * weighs and counts what the query's meaning gives it: stock's moves
- * left no phantom among them (xg_match_tree_clean). */
-int xg_handle_hits_clean(xg_handle *h, const struct xg_prepared *pq,
-                         const struct xg_bm25_params *p,
-                         const struct xg_result *out, int *clean);
 
 /* The exact CPU matcher on a prepared query (XG_ERR_UNSUPPORTED: it
  * cannot serve it exactly). */

@@ -384,8 +384,8 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
     /* An AND of terms, ORs and synonyms (Omega's form with wildcards):
      * the tree matcher moves it as the direct matcher walks an AND, and
      * ran such queries at 2.6x stock (docs/benchmarks.md, "Phrases and
-     * operators at every front").  Through Enquire, where Xapian weighs
-     * the answer again, the plugin ran them at 0.4x: stock there. */
+     * operators at every front").  Through Enquire the plugin ran them
+     * at 0.4x: stock there. */
     if (engine == XG_ENGINE_AUTO && r->o.front != XG_FRONT_ENQUIRE &&
         synonym_and(&pq->q))
         return XG_ROUTE_CPU;
@@ -455,42 +455,7 @@ static void note_fault(xg_router *r, int rc)
 
 /* ---- The Enquire front (the context) --------------------------------- */
 
-static int docid_order(const void *a, const void *b)
-{
-    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* 1 when Xapian could give one of res's documents a phrase's weight it
- * does not hold, moving pq's postlists to them with check() (docs/
- * plugin.md, "What can differ"): a document d of res whose next
- * document in its shard (combined docids n_shards apart) is in res too,
- * where some phrase's check() fails (xg_handle_filter_fails_from), so
- * that Xapian takes that phrase to be at d's successor.  Xapian's
- * minimum weight stays 0 while it weighs the source's k documents, so no
- * check fails on weight.  Out of memory, or an error: 1. */
-static int phantom_risk(xg_handle *h, const struct xg_prepared *pq,
-                        const struct xg_result *res, uint32_t n_shards)
-{
-    if (res->n_hits < 2) return 0;
-    uint32_t *d = malloc(res->n_hits * sizeof *d);
-    if (!d) return 1;
-    for (uint32_t i = 0; i < res->n_hits; ++i) d[i] = res->hits[i].docid;
-    qsort(d, res->n_hits, sizeof *d, docid_order);
-    int risk = 0;
-    for (uint32_t i = 0; i + 1 < res->n_hits && !risk; ++i)
-        for (uint32_t j = i + 1; j < res->n_hits && d[j] - d[i] <= n_shards;
-             ++j)
-            if (d[j] - d[i] == n_shards &&
-                (xg_handle_filter_fails_from(h, pq, d[i], &risk) || risk)) {
-                risk = 1;
-                break;
-            }
-    free(d);
-    return risk;
-}
-
-static int answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
+static int answer(xg_router *r, const xg_xquery *xq,
                   struct xg_prepared *given, uint64_t k64, int weighting_ok,
                   const struct xg_weigh_stats *ws, struct xg_result *out,
                   int *route)
@@ -513,20 +478,6 @@ static int answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
         *route = unprepared_route(r, r->base, rc);
         return XG_OK;
     }
-    /* Through Enquire, Xapian weighs the accelerated query itself, moving
-     * its postlists with check() to the source's documents.  Where a
-     * phrase's check() fails at a document, Xapian 1.4.22 takes the
-     * phrase to be at the next one; if that is the next document asked,
-     * it gets the phrase's weight (docs/plugin.md, "What can differ").
-     * A phrase every match must hold always holds at the source's
-     * documents.  One in the query's ORs is served unless it fails just
-     * before an answer document (phantom_risk).  One that stock's own
-     * match moves with check() is stock's: those moves are not the
-     * accelerated query's.  (serve sends the engine's own answer:
-     * no Xapian weighs it again.) */
-    const int moves = r->o.front == XG_FRONT_ENQUIRE && pq->q.n_filters
-                          ? xg_query_phrase_moves(&pq->q)
-                          : XG_PHRASES_REQUIRED;
     pq->stats = ws;
     double gpu_s;
     /* choose() fills it unless the engine is fixed (then nothing learns). */
@@ -575,28 +526,6 @@ static int answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
         }
         else if (st) *route = XG_ROUTE_STOCK_GPU_ERROR; /* an engine error */
     }
-    if (!rc && moves != XG_PHRASES_REQUIRED && !is_stock(*route) &&
-        (!h || phantom_risk(h, pq, out,
-                            xg_handle_index(r->base)->hdr->n_shards))) {
-        xg_router_note_unserved(r, "OP_PHRASE in an OR with a phantom "
-                                   "risk through Enquire");
-        *route = XG_ROUTE_STOCK_UNSUPPORTED;
-    }
-    /* Under an OR that an AND moves with check(), stock's own moves can
-     * give a document a phantom's weight, which Xapian's weighing of the
-     * accelerated query (its moves at the answer's documents only) does
-     * not: served only where no answer document holds one. */
-    int clean = 1;
-    if (!rc && moves == XG_PHRASES_CHECKED && !is_stock(*route) &&
-        ((rc = xg_handle_hits_clean(h ? h : r->base, pq, &r->o.bm25, out,
-                                    &clean)) || !clean)) {
-        if (rc != XG_ERR_NOMEM) {
-            rc = XG_OK;
-            xg_router_note_unserved(r, "OP_PHRASE in an AND's OR with a "
-                                       "phantom through Enquire");
-            *route = XG_ROUTE_STOCK_UNSUPPORTED;
-        }
-    }
     if (!given) xg_prepared_free(pq);
     if (!rc && is_stock(*route)) {
         xg_result_free(out);
@@ -605,14 +534,14 @@ static int answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
     return rc;
 }
 
-int xg_router_answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
+int xg_router_answer(xg_router *r, const xg_xquery *xq,
                      struct xg_prepared *pq, uint64_t k, int weighting_ok,
                      const struct xg_weigh_stats *ws, struct xg_result *out,
                      int *route)
 {
     memset(out, 0, sizeof *out);
     *route = XG_ROUTE_STOCK_UNSUPPORTED;
-    int rc = answer(r, h, xq, pq, k, weighting_ok, ws, out, route);
+    int rc = answer(r, xq, pq, k, weighting_ok, ws, out, route);
     if (rc && rc != XG_ERR_NOMEM) {
         /* An engine's error: stock answers. */
         xg_result_free(out);

@@ -88,12 +88,9 @@ const struct xg_router_opts *xg_router_options(const xg_router *r);
  * set here), or NULL: the router prepares xq.
  * weighting_ok 0: the Enquire's weighting is not the router's BM25.
  * ws: the statistics to weigh with (NULL: the index's own; must live
- * until the answer).  h: the calling thread's handle, for the Xapian
- * reads a phrase in an OR needs through Enquire (Xapian's Database is
- * one thread's; NULL: such a query goes to stock).  The route is
- * counted.  Other returns are errors
+ * until the answer).  The route is counted.  Other returns are errors
  * (out of memory). */
-int xg_router_answer(xg_router *r, xg_handle *h, const xg_xquery *xq,
+int xg_router_answer(xg_router *r, const xg_xquery *xq,
                      struct xg_prepared *pq, uint64_t k, int weighting_ok,
                      const struct xg_weigh_stats *ws, struct xg_result *out,
                      int *route);

@@ -10,13 +10,15 @@
  *      Xapian::MSet mset = enquire.get_mset(first, maxitems);
  *
  *  When the planner answers a query (GPU, or the exact CPU matcher), the
- *  returned query is AND_MAYBE(AND_MAYBE(SCALE_WEIGHT(ResultSource, 0),
- *  q), counters): Xapian visits only the source's documents, the exact
- *  top first+maxitems, and weighs them with q itself (weights,
- *  termweights, matching terms: Xapian's own); the source reports q's own
- *  match bounds, and the counters, sources of weight 0, make Xapian's
- *  percentages stock's (docs/plugin.md).  Otherwise it returns q
- *  unchanged and stock Xapian answers.  What can differ is in
+ *  returned query is AND_MAYBE(AND_MAYBE(ResultSource, AND_MAYBE(
+ *  SCALE_WEIGHT(nothing, 0), q)), counters): Xapian visits only the
+ *  source's documents, the exact top first+maxitems with their weights;
+ *  q hangs off a source of no document, so Xapian opens and bounds its
+ *  postlists (max_possible, termweights, matching terms: Xapian's own)
+ *  without moving them; the source reports q's own match bounds, and the
+ *  counters, sources of weight 0, make Xapian's percentages stock's
+ *  (docs/plugin.md).  Otherwise it returns q unchanged and stock Xapian
+ *  answers.  What can differ is in
  *  docs/plugin.md (the lower bound where stock's bounds are estimates).
  *  Do not ask the
  *  Enquire for more than first+maxitems items with the returned query.
@@ -49,13 +51,16 @@ struct ShardResult {
 
 /* A PostingSource that yields a precomputed top k, shard by shard
  * (xapian-notes.md §3: shard-local docids ascending, live only, exact
- * weights, maxweight the true maximum).  Serialisable, so a remote server
+ * weights; maxweight 0 until its first move, so that the MSet's
+ * max_possible is the query's own, then the true maximum).  Serialisable, so a remote server
  * with it registered can run it: the result travels with the query. */
 class ResultSource : public Xapian::PostingSource {
     std::shared_ptr<const std::vector<ShardResult>> shards_;
     const ShardResult *cur_ = nullptr;
     size_t pos_ = 0;
     bool started_ = false;
+
+    void start();
 
   public:
     explicit ResultSource(std::shared_ptr<const std::vector<ShardResult>> s);

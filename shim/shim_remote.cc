@@ -191,52 +191,6 @@ int xg_shim_doclen_bounds(xg_db *db, uint32_t *lb, uint32_t *ub)
     XG_SHIM_CATCH(where)
 }
 
-int xg_shim_filter_fails_from(xg_db *db, const struct xg_query *q,
-                              uint32_t did, uint32_t n_shards, int *fails)
-{
-    *fails = 0;
-    if (!db || !q || !did || !n_shards)
-        return xg_set_error(XG_ERR_ARG, "xg_shim_filter_fails_from: bad "
-                            "argument");
-    const char *where = db->name.c_str();
-    XG_SHIM_TRY
-        const uint32_t shard = (did - 1) % n_shards;
-        for (uint32_t f = 0; f < q->n_filters && !*fails; ++f) {
-            const struct xg_qfilter &qf = q->filters[f];
-            std::vector<Xapian::PostingIterator> it;
-            for (uint32_t i = 0; i < qf.n; ++i) {
-                const struct xg_qleaf &l = q->leaves[qf.first + i];
-                it.push_back(db->combined.postlist_begin(
-                    std::string(l.term, l.term_len)));
-            }
-            /* Leapfrog to the first document from did on, in did's shard,
-             * that holds every term. */
-            uint64_t t = did;
-            bool found = false;
-            while (!found && t <= UINT32_MAX) {
-                found = true;
-                for (uint32_t i = 0; i < qf.n && found; ++i) {
-                    it[i].skip_to(Xapian::docid(t));
-                    if (it[i] == Xapian::PostingIterator()) {
-                        found = false;
-                        t = uint64_t(UINT32_MAX) + 1;   /* none left */
-                    } else if (*it[i] > t) {
-                        found = false;
-                        t = *it[i];
-                    }
-                }
-                if (found && (t - 1) % n_shards != shard) {
-                    found = false;
-                    ++t;
-                }
-            }
-            if (!found) continue;
-            *fails = !filter_holds_at(db, q, qf, uint32_t(t));
-        }
-        return XG_OK;
-    XG_SHIM_CATCH(where)
-}
-
 int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
                        uint32_t *n)
 {
@@ -246,8 +200,10 @@ int xg_shim_doc_leaves(xg_db *db, const struct xg_query *q, uint32_t did,
     /* The general form's count, and an AND's whose OR groups hold
      * phrases, depend on how Xapian's postlists moved (check() and its
      * phantoms): only the tree matcher knows them. */
-    if (q->op == XG_QOP_TREE ||
-        xg_query_phrase_moves(q) == XG_PHRASES_CHECKED)
+    bool moved = q->op == XG_QOP_TREE;
+    for (uint32_t f = 0; f < q->n_filters && q->op == XG_QOP_AND; ++f)
+        moved = moved || q->filters[f].clause;
+    if (moved)
         return xg_set_error(XG_ERR_UNSUPPORTED, "unsupported: the subquery "
                             "count of a tree Xapian moves with check()");
     XG_SHIM_TRY

@@ -240,14 +240,6 @@ int xg_shim_stock_mset(xg_db *db, const xg_xquery *q,
  * bounds each leaf with the lower, a synonym's wdf with the upper. */
 int xg_shim_doclen_bounds(xg_db *db, uint32_t *lb, uint32_t *ub);
 
-/* *fails = 1 when some position filter of q, at the first document from
- * `did` on (in did's shard of n_shards, docids interleaved) that holds
- * all its terms, does not hold: there Xapian's SelectPostList::check(did)
- * reports "not here" and leaves its list on that document.  0 when every
- * filter holds there, or no such document is left. */
-int xg_shim_filter_fails_from(xg_db *db, const struct xg_query *q,
-                              uint32_t did, uint32_t n_shards, int *fails);
-
 /* How many of q's subqueries document `did` matches (Xapian's
  * count_matching_subqs() for that document): its weighted leaves, a
  * phrase clause only where it holds.  XG_ERR_UNSUPPORTED for the general

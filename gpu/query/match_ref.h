@@ -39,17 +39,6 @@ int xg_match_tree(const struct xg_index *ix, const struct xg_query *q,
                   const struct xg_weigh_stats *ws, uint32_t k,
                   struct xg_result *out);
 
-/* *clean = 1 when every hit of `res` (xg_match_tree's, same arguments)
- * has the weight and matching-subquery count the query's meaning gives
- * it (its plan evaluated on the document's own postings and positions):
- * no phantom of stock's moves among them.  0 where one differs, or where
- * the query holds a synonym (whose weight no plan sum gives). */
-int xg_match_tree_clean(const struct xg_index *ix, const struct xg_query *q,
-                        const int64_t *leaf_term, const struct xg_plan *plans,
-                        const struct xg_bm25_params *p,
-                        const struct xg_weigh_stats *ws,
-                        const struct xg_result *res, int *clean);
-
 /* 1: the general form, or an AND with a phrase inside one of its OR
  * operands. */
 static inline int xg_match_needs_tree(const struct xg_query *q)

@@ -446,7 +446,7 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
      * maxitems must not size the engines' arrays (the MSet is the same). */
     uint64_t kk = k < s->st.doccount ? k : s->st.doccount;
     if (!kk) kk = 1;
-    if (xg_router_answer(xg_context_router(s->ctx), s->h, s->xq, s->pq, kk,
+    if (xg_router_answer(xg_context_router(s->ctx), s->xq, s->pq, kk,
                          1, w.global ? &w.ws : NULL, &a.res, &route))
         rc = XG_ERR_NOMEM;
     else if (route == XG_ROUTE_GPU || route == XG_ROUTE_CPU)
