@@ -16,7 +16,9 @@ omindex's.
 Each run must give every MSet of the CPU matcher and of the plugin
 (Enquire, the CPU engine) identical to stock Xapian's, and each of them
 must answer at least 99% of the queries itself (ab's routing table: the
-queries the CPU matcher answered).  A table of every run is printed.
+queries the CPU matcher or the GPU answered).  A table of every run is
+printed.  --engines gpu,plugin-gpu runs the GPU engine and the plugin
+on it instead (run.sh coverage, on the device).
 """
 import argparse
 import os
@@ -35,7 +37,6 @@ AB_LINE = re.compile(r"queries (\d+): compared (\d+) MSets, identical (\d+), "
 STOCK_SELF = re.compile(r"stock's top \d+ differs from its own full ranking: "
                         r"(\d+) MSets")
 MIN_ANSWERED = 0.99
-ENGINES = ("cpu", "plugin-cpu")
 
 
 def write_queries(path, texts):
@@ -65,12 +66,12 @@ def operator_texts(docs, work):
     return texts
 
 
-def ab(binary, db, queries, mode):
+def ab(binary, db, queries, mode, engines=("cpu", "plugin-cpu")):
     """One `ab` run: (queries, {engine: answered by the CPU matcher},
     MSets compared, of them where stock's top k is not its own full
     ranking and the engine's is that one: docs/architecture.md)."""
     out = run([binary, "ab", "--db", db, "--queries", queries, "--threads",
-               "2", "--engines", "xapian," + ",".join(ENGINES)] + mode)
+               "2", "--engines", "xapian," + ",".join(engines)] + mode)
     m = AB_LINE.search(out)
     if not m:
         sys.exit("FAIL: no summary line in ab's output:\n" + out)
@@ -86,11 +87,11 @@ def ab(binary, db, queries, mode):
     answered = {}
     for line in table.splitlines()[2:]:
         w = line.split()
-        if len(w) == 4 and w[0] in ENGINES:
+        if len(w) == 4 and w[0] in engines:
             answered[w[0]] = int(w[2]) + int(w[3])
-    if set(answered) != set(ENGINES):
+    if set(answered) != set(engines):
         sys.exit("FAIL: no routing rows for %s in ab's output:\n%s" %
-                 (", ".join(ENGINES), out))
+                 (", ".join(engines), out))
     return n - rejected, answered, compared, apart
 
 
@@ -102,10 +103,16 @@ def main():
     ap.add_argument("--tb", type=int, default=2000,
                     help="TREC 2005 efficiency topics to run (2000; all: "
                     "50000)")
+    ap.add_argument("--engines", default="cpu,plugin-cpu",
+                    help="the two engines against stock: an engine, then "
+                    "the plugin on it (cpu,plugin-cpu; gpu,plugin-gpu)")
     ap.add_argument("--mq", type=int, default=3000,
                     help="TREC 2007 Million Query topics to run (3000; all: "
                     "10000)")
     a = ap.parse_args()
+    engines = tuple(a.engines.split(","))
+    if len(engines) != 2:
+        sys.exit("FAIL: --engines takes two engines, not %r" % a.engines)
     t0 = time.time()
     ir = resolve_ir_data(a.ir_data)
     shutil.rmtree(a.work, ignore_errors=True)
@@ -155,25 +162,26 @@ def main():
             for setname, queries, flags in sets:
                 for mode in modes:
                     n, answered, compared, apart = ab(a.bin, db, queries,
-                                                      mode + flags)
+                                                      mode + flags, engines)
                     row = (c, dbname, setname, " ".join(mode + flags), n,
-                           answered["cpu"], answered["plugin-cpu"], compared,
-                           apart)
+                           answered[engines[0]], answered[engines[1]],
+                           compared, apart)
                     rows.append(row)
                     if min(answered.values()) < MIN_ANSWERED * n:
                         short.append(row)
     print("%-9s %-8s %-19s %-22s %6s %6s %6s %7s %5s" %
-          ("coll", "db", "queries", "mode", "n", "cpu", "plugin", "MSets",
-           "apart"))
+          ("coll", "db", "queries", "mode", "n", engines[0][:6],
+           engines[1][:6], "MSets", "apart"))
     for r in rows:
         print("%-9s %-8s %-19s %-22s %6d %6d %6d %7d %5d" % r)
     n = sum(r[4] for r in rows)
-    print("%d runs, %d queries: the CPU matcher answered %d (%.2f%%), the "
-          "plugin %d (%.2f%%); %d MSets compared, identical to stock's but "
-          "%d where stock's top k is not its own full ranking's (%.1f s)" %
-          (len(rows), n, sum(r[5] for r in rows),
+    print("%d runs, %d queries: %s answered %d (%.2f%%), %s %d (%.2f%%); "
+          "%d MSets compared, identical to stock's but %d where stock's top "
+          "k is not its own full ranking's (%.1f s)" %
+          (len(rows), n, engines[0], sum(r[5] for r in rows),
            100.0 * sum(r[5] for r in rows) / max(n, 1),
-           sum(r[6] for r in rows), 100.0 * sum(r[6] for r in rows) / max(n, 1),
+           engines[1], sum(r[6] for r in rows),
+           100.0 * sum(r[6] for r in rows) / max(n, 1),
            sum(r[7] for r in rows), sum(r[8] for r in rows),
            time.time() - t0))
     if short:

@@ -47,6 +47,10 @@
 #                  real-text one (all 50,000 TREC 2005 efficiency queries),
 #                  after calibrate; JSON, HTML and the HTML's plots as SVG
 #                  files in $OUT
+#   coverage       tests/coverage_test.py with the GPU engine and the plugin
+#                  on it: every collection's queries, the TREC logs,
+#                  operators and as-typed queries on its plain database
+#                  (at least 99% answered, every MSet stock's)
 #   omega          the omindex test on the device: the Cranfield database
 #                  omindex built (.device-carry/omindex-cranfield, from
 #                  tests/omindex_test.py), ab --omega with the GPU
@@ -422,6 +426,18 @@ for i, s in enumerate(svgs):
 PY
             done
         done
+        ;;
+    coverage)
+        # Which queries the GPU engine and the plugin on it answer: every
+        # collection's queries, the TREC logs, operators, as typed, on
+        # the plain database (omindex is not on the device: the omega
+        # stage runs Omega's form on a database built beforehand).
+        t=$(date +%s)
+        python3 tests/coverage_test.py --bin "$B" --ir-data .device-carry/ir-data \
+            --work /tmp/xg-cov --engines gpu,plugin-gpu > "$OUT/coverage.log" 2>&1
+        rc=$?
+        note "coverage, gpu and plugin-gpu (exit $rc, $(( $(date +%s) - t )) s): $(grep -E '^[0-9]+ runs' "$OUT/coverage.log")"
+        grep -E '^FAIL' "$OUT/coverage.log" | cut -c1-300 | tee -a "$SUMMARY"
         ;;
     omega)
         t=$(date +%s)
