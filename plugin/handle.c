@@ -216,6 +216,10 @@ void xg_handle_parse_opts(const struct xg_search_opts *o,
     po->stopper = o->stopper;
     po->flags = o->parser_flags;
     po->omega = o->omega;
+    po->filters = o->filters;
+    po->n_filters = o->n_filters;
+    po->excludes = o->excludes;
+    po->n_excludes = o->n_excludes;
 }
 
 int xg_handle_parse(xg_handle *s, const char *text,

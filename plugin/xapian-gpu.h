@@ -58,13 +58,21 @@ struct xg_search_opts {
     struct xg_bm25_params bm25;
     int omega;                  /* 1: build queries as Omega does by
                                    default (prefixes, stopper; docs/cli.md) */
+    const char *const *filters; /* Omega's B= boolean filters: OP_FILTER
+                                   by these terms, one prefix's ORed, the
+                                   prefixes ANDed (a term with no prefix
+                                   is ignored, as Omega ignores it) */
+    size_t n_filters;
+    const char *const *excludes;/* Omega's N=: AND_NOT the OR of these */
+    size_t n_excludes;
 };
 /* QueryParser::FLAG_DEFAULT, FLAG_WILDCARD and FLAG_PARTIAL, for
  * parser_flags. */
 #define XG_PARSE_FLAG_DEFAULT 7u
 #define XG_PARSE_FLAG_WILDCARD 16u
 #define XG_PARSE_FLAG_PARTIAL 64u
-#define XG_SEARCH_DEFAULTS {XG_ENGINE_CPU, 10, 0, 1, NULL, 0, XG_BM25_DEFAULTS, 0}
+#define XG_SEARCH_DEFAULTS {XG_ENGINE_CPU, 10, 0, 1, NULL, 0, XG_BM25_DEFAULTS, \
+                            0, NULL, 0, NULL, 0}
 
 typedef struct xg_searcher xg_searcher;
 

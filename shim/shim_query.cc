@@ -54,7 +54,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
 /* A parsed query, opaque to C. */
 struct xg_xquery {
@@ -851,6 +855,60 @@ int convert_flat(const Xapian::Query &root, double factor, int &op,
     return convert_positive(root, factor, op, n_groups, sh);
 }
 
+/* Omega's prefix of a boolean term (its query.cc prefix_from_term): 'X'
+ * and the capitals after it, else a leading capital; "" for none. */
+std::string omega_prefix(const std::string &term)
+{
+    if (!term.empty() && term[0] == 'X') {
+        size_t i = 1;
+        while (i < term.size() && term[i] >= 'A' && term[i] <= 'Z') ++i;
+        return term.substr(0, i);
+    }
+    if (!term.empty() && term[0] >= 'A' && term[0] <= 'Z')
+        return term.substr(0, 1);
+    return std::string();
+}
+
+/* q with Omega's B= filters and N= exclusions as its run_query applies
+ * them to a query it has: OP_FILTER by the AND, over the prefixes in
+ * order, of each prefix's terms (ORed where several, in the order
+ * given), then AND_NOT the OR of the distinct excluded terms in byte
+ * order. */
+Xapian::Query omega_filtered(const Xapian::Query &q,
+                             const struct xg_parse_opts *o)
+{
+    Xapian::Query out = q;
+    std::multimap<std::string, std::string> by_prefix;
+    for (size_t i = 0; i < o->n_filters; ++i) {
+        const std::string term(o->filters[i]);
+        const std::string prefix = omega_prefix(term);
+        if (!prefix.empty()) by_prefix.emplace(prefix, term);
+    }
+    if (!by_prefix.empty()) {
+        std::vector<Xapian::Query> groups;
+        for (auto i = by_prefix.begin(); i != by_prefix.end();) {
+            auto end = by_prefix.upper_bound(i->first);
+            std::vector<std::string> same;
+            for (; i != end; ++i) same.push_back(i->second);
+            groups.push_back(same.size() == 1
+                                 ? Xapian::Query(same[0])
+                                 : Xapian::Query(Xapian::Query::OP_OR,
+                                                 same.begin(), same.end()));
+        }
+        out = Xapian::Query(Xapian::Query::OP_FILTER, out,
+                            Xapian::Query(Xapian::Query::OP_AND,
+                                          groups.begin(), groups.end()));
+    }
+    std::set<std::string> neg;
+    for (size_t i = 0; i < o->n_excludes; ++i)
+        if (*o->excludes[i]) neg.insert(o->excludes[i]);
+    if (!neg.empty())
+        out = Xapian::Query(Xapian::Query::OP_AND_NOT, out,
+                            Xapian::Query(Xapian::Query::OP_OR, neg.begin(),
+                                          neg.end()));
+    return out;
+}
+
 } // namespace
 
 extern "C" {
@@ -858,7 +916,10 @@ extern "C" {
 /* See xg_shim.h.  db may be NULL (no database for wildcards or spelling);
  * o NULL means stem_english = 1, OR, no stopper, FLAG_DEFAULT.  With
  * o->omega, Omega's stopper replaces o->stopper, and the flags get
- * FLAG_ACCUMULATE as Omega's always do (it changes no query).
+ * FLAG_ACCUMULATE as Omega's always do (it changes no query).  A
+ * non-empty query gets o's filters and exclusions (omega_filtered); an
+ * empty one stays empty (Omega would match the filters alone, weighted
+ * as booleans).
  * A query QueryParser rejects gives XG_ERR_ARG "query: <message>". */
 int xg_shim_parse(xg_db *db, const char *text, const struct xg_parse_opts *o,
                   xg_xquery **out)
@@ -867,7 +928,8 @@ int xg_shim_parse(xg_db *db, const char *text, const struct xg_parse_opts *o,
         *out = NULL;
     if (!text || !out)
         return xg_set_error(XG_ERR_ARG, "xg_shim_parse: NULL argument");
-    static const struct xg_parse_opts defaults = {1, 0, NULL, 0, 0};
+    static const struct xg_parse_opts defaults = {1, 0, NULL, 0, 0, NULL, 0,
+                                                  NULL, 0};
     if (!o)
         o = &defaults;
     XG_SHIM_TRY
@@ -902,6 +964,7 @@ int xg_shim_parse(xg_db *db, const char *text, const struct xg_parse_opts *o,
              * single query as it is. */
             if (o->omega && !q->q.empty())
                 q->q = Xapian::Query(Xapian::Query::OP_AND, &q->q, &q->q + 1);
+            if (!q->q.empty()) q->q = omega_filtered(q->q, o);
         } catch (const Xapian::QueryParserError &e) {
             return xg_set_error(XG_ERR_ARG, "query: %s", e.get_msg().c_str());
         }

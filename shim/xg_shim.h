@@ -147,6 +147,10 @@ struct xg_parse_opts {
     int omega;              /* 1: Omega's default query construction
                                (prefixes, Omega's stop list instead of
                                `stopper`, size: ranges; docs/cli.md) */
+    const char *const *filters; /* Omega's B= and N= terms (xg_search_opts) */
+    size_t n_filters;
+    const char *const *excludes;
+    size_t n_excludes;
 };
 
 /* Parse `text` with Xapian's QueryParser. */

@@ -11,7 +11,9 @@ operator queries cut from the collection's text (ab_test.phrase_queries:
 quoted and hyphenated phrases, NEAR, ADJ, +/-, NOT, AND/OR nestings,
 with wildcards: --wildcard) and the TREC 2005 topics as typed so far
 (--partial): OR and AND on the plain database, Omega's form (--omega) on
-omindex's.
+omindex's, where the collection's queries and the operators run again
+with Omega's boolean filters and exclusions (B= and N= as --filter and
+--exclude: omindex_test.FILTER_SETS).
 
 Each run must give every MSet of the CPU matcher and of the plugin
 (Enquire, the CPU engine) identical to stock Xapian's, and each of them
@@ -28,7 +30,7 @@ import sys
 import time
 
 from ab_test import phrase_queries
-from omindex_test import write_site
+from omindex_test import FILTER_SETS, write_site
 from testlib import collections, partial_texts, resolve_ir_data, run
 
 AB_LINE = re.compile(r"queries (\d+): compared (\d+) MSets, identical (\d+), "
@@ -143,14 +145,19 @@ def main():
         plain = os.path.join(work, "plain")
         run([a.bin, "index", "--quiet", docs, plain])
         run([a.bin, "export", "--quiet", plain])
-        dbs = [("plain", plain, (["--op", "or"], ["--op", "and"]))]
+        # (its ab options, how many filters they hold)
+        dbs = [("plain", plain, ((["--op", "or"], 0), (["--op", "and"], 0)))]
         if omindex:
             om = os.path.join(work, "omindex")
             write_site(docs, os.path.join(work, "site"))
             run([omindex, "--db", om, "--url", "/", "--empty-docs=index",
                  os.path.join(work, "site")])
             run([a.bin, "export", "--quiet", om])
-            dbs.append(("omindex", om, (["--omega"],)))
+            filtered = [(["--omega"] + [x for k, t in fs for x in
+                                        ("--filter" if k == "B" else
+                                         "--exclude", t)], len(fs))
+                        for fs in FILTER_SETS]
+            dbs.append(("omindex", om, [(["--omega"], 0)] + filtered))
         ops = write_queries(os.path.join(work, "operators.tsv"),
                             operator_texts(docs, work))
         sets = [("bundled", os.path.join(coll, "queries.tsv"), [])] + \
@@ -160,10 +167,16 @@ def main():
             sets.append(("TREC 2005 as typed", typed, ["--partial"]))
         for dbname, db, modes in dbs:
             for setname, queries, flags in sets:
-                for mode in modes:
+                for mode, n_filters in modes:
+                    # The filtered forms on the collection's own queries
+                    # and the operators only.
+                    if n_filters and setname not in ("bundled", "operators"):
+                        continue
                     n, answered, compared, apart = ab(a.bin, db, queries,
                                                       mode + flags, engines)
-                    row = (c, dbname, setname, " ".join(mode + flags), n,
+                    shown = mode[:1] + ["+%d filters" % n_filters] \
+                        if n_filters else mode
+                    row = (c, dbname, setname, " ".join(shown + flags), n,
                            answered[engines[0]], answered[engines[1]],
                            compared, apart)
                     rows.append(row)

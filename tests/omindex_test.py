@@ -87,10 +87,11 @@ def ab(binary, db, queries, k, engines, env=None, min_compared=None):
                  (compared, n, out))
 
 
-def omega_hits(work, db, text):
-    """Omega's top 10 for P=text as [(docid, '%f' weight)]."""
+def omega_hits(work, db, text, params=()):
+    """Omega's top 10 for P=text and the CGI parameters params (B=TERM,
+    N=TERM) as [(docid, '%f' weight)]."""
     env = dict(os.environ, OMEGA_CONFIG_FILE=os.path.join(work, "omega.conf"))
-    out = run([OMEGA_CGI, "P=" + text, "FMT=hits"], env=env)
+    out = run([OMEGA_CGI, "P=" + text, "FMT=hits"] + list(params), env=env)
     hits = []
     for line in out.splitlines():
         m = re.fullmatch(r"HIT (\d+) (\S+)", line.strip())
@@ -99,8 +100,20 @@ def omega_hits(work, db, text):
     return hits
 
 
+# Omega's boolean filters (B=) and exclusions (N=) beside the query text,
+# as `search --filter` and `--exclude` give them: omindex's terms for the
+# MIME type and extension (every page), and pages' URL terms.
+FILTER_SETS = (
+    (("B", "Ttext/html"), ("B", "Ehtml")) +
+    tuple(("N", "U/d%05d.html" % d) for d in range(1, 51)),
+    (("B", "Ttext/html"),) +
+    tuple(("B", "U/d%05d.html" % d) for d in range(20, 1201, 20)),
+)
+
+
 def check_omega(binary, work, db, queries):
-    """Omega's own answers equal stock Xapian's on the --omega query."""
+    """Omega's own answers equal stock Xapian's on the --omega query, also
+    with B= filters and N= exclusions (FILTER_SETS)."""
     os.makedirs(os.path.join(work, "omega-data"))
     os.makedirs(os.path.join(work, "omega-templates"))
     os.symlink(os.path.abspath(db), os.path.join(work, "omega-data", "default"))
@@ -121,21 +134,29 @@ def check_omega(binary, work, db, queries):
             if "\t" in line:
                 qid, text = line.rstrip("\n").split("\t", 1)
                 texts[qid] = text
-    out = run([binary, "search", "--db", db, "--engine", "xapian", "--omega",
-               "-k", "10", "--json", "--queries", queries])
-    n = 0
-    for line in out.splitlines():
-        r = json.loads(line)
-        if "error" in r:
-            continue
-        ours = [(h["docid"], "%f" % h["weight"]) for h in r["results"]]
-        theirs = omega_hits(work, db, texts[r["qid"]])
-        if ours != theirs:
-            sys.exit("FAIL: query %s (%r): Omega gives %s, stock Xapian on "
-                     "the --omega query %s" % (r["qid"], texts[r["qid"]],
-                                              theirs, ours))
-        n += 1
-    print("   Omega's own top 10 equals the --omega query's for %d queries" % n)
+    for fs in ((),) + FILTER_SETS:
+        flags = [x for k, t in fs
+                 for x in ("--filter" if k == "B" else "--exclude", t)]
+        out = run([binary, "search", "--db", db, "--engine", "xapian",
+                   "--omega", "-k", "10", "--json", "--queries", queries] +
+                  flags)
+        n = 0
+        for line in out.splitlines():
+            r = json.loads(line)
+            if "error" in r:
+                continue
+            ours = [(h["docid"], "%f" % h["weight"]) for h in r["results"]]
+            theirs = omega_hits(work, db, texts[r["qid"]],
+                                ["%s=%s" % kt for kt in fs])
+            if ours != theirs:
+                sys.exit("FAIL: query %s (%r) with %d filters: Omega gives "
+                         "%s, stock Xapian on the --omega query %s" %
+                         (r["qid"], texts[r["qid"]], len(fs), theirs, ours))
+            n += 1
+        print("   Omega's own top 10 equals the --omega query's for %d "
+              "queries%s" % (n, " with %d B= and %d N=" %
+                             (sum(k == "B" for k, _ in fs),
+                              sum(k == "N" for k, _ in fs)) if fs else ""))
 
 
 def omega_page(conf, text, minhits, defaultop):

@@ -6,7 +6,7 @@
 /* Long options without a short letter. */
 enum { OPT_OMEGA = 1000, OPT_QRELS, OPT_HTML, OPT_MODEL, OPT_SAMPLES,
        OPT_REPEAT, OPT_IMPACTS, OPT_CAND_MIN, OPT_SERVER, OPT_BATCH_WAIT,
-       OPT_GPU_SPIN, OPT_WILDCARD, OPT_PARTIAL };
+       OPT_GPU_SPIN, OPT_WILDCARD, OPT_PARTIAL, OPT_FILTER, OPT_EXCLUDE };
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -47,6 +47,8 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
         {"omega", no_argument, 0, OPT_OMEGA},
         {"wildcard", no_argument, 0, OPT_WILDCARD},
         {"partial", no_argument, 0, OPT_PARTIAL},
+        {"filter", required_argument, 0, OPT_FILTER},
+        {"exclude", required_argument, 0, OPT_EXCLUDE},
         {"impacts", required_argument, 0, OPT_IMPACTS},
         {"cand-min", required_argument, 0, OPT_CAND_MIN},
         {"qrels", required_argument, 0, OPT_QRELS},
@@ -131,6 +133,18 @@ int xg_cli_search_args_parse(const char *cmd, int argc, char **argv,
             a->opts.default_and = 1;
             a->opts.stem_english = 1;
             break;
+        case OPT_FILTER:
+        case OPT_EXCLUDE: {
+            const int filter = c == OPT_FILTER;
+            size_t *n = filter ? &a->opts.n_filters : &a->opts.n_excludes;
+            if (*n == XG_CLI_MAX_FILTERS)
+                return xg_cli_usage(cmd, "more than %d --%s", XG_CLI_MAX_FILTERS,
+                                    filter ? "filter" : "exclude");
+            (filter ? a->filters : a->excludes)[(*n)++] = optarg;
+            a->opts.filters = a->filters;
+            a->opts.excludes = a->excludes;
+            break;
+        }
         case OPT_WILDCARD:
         case OPT_PARTIAL:
             a->opts.parser_flags |= XG_PARSE_FLAG_DEFAULT |

@@ -10,6 +10,8 @@
 #include "../../gpu/query/engine.h"
 #include "../xapian-gpu.h"
 
+#define XG_CLI_MAX_FILTERS 64
+
 struct xg_cli_search_args {
     char *dbs[64];
     size_t n_dbs;
@@ -26,6 +28,8 @@ struct xg_cli_search_args {
                                       max_wait_ms (0: none) */
     double gpu_spin_ms;            /* ab/bench: their wait_spin_ms (< 0:
                                       the context's default) */
+    const char *filters[XG_CLI_MAX_FILTERS];   /* opts.filters' storage */
+    const char *excludes[XG_CLI_MAX_FILTERS];  /* opts.excludes' */
     struct xg_search_opts opts;
     struct xg_engine_opts engine_opts;
 };

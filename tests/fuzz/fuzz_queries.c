@@ -131,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct xg_parse_opts o = {(int)(size & 1), (int)(size >> 1 & 1),
                               size & 4 ? "english" : NULL,
                               size & 16 ? 7u | 16u : 0u,
-                              (int)(size >> 3 & 1)};
+                              (int)(size >> 3 & 1), NULL, 0, NULL, 0};
     for (uint32_t i = 0; i < qs.n; ++i) {
         if (!qs.qid[i] || !*qs.qid[i] || !qs.text[i] ||
             strchr(qs.qid[i], '\t') || strchr(qs.text[i], '\n'))
