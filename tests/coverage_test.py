@@ -102,14 +102,14 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--ir-data", required=True)
     ap.add_argument("--work", required=True)
-    ap.add_argument("--tb", type=int, default=2000,
-                    help="TREC 2005 efficiency topics to run (2000; all: "
+    ap.add_argument("--tb", type=int, default=500,
+                    help="TREC 2005 efficiency topics to run (500; all: "
                     "50000)")
     ap.add_argument("--engines", default="cpu,plugin-cpu",
                     help="the two engines against stock: an engine, then "
                     "the plugin on it (cpu,plugin-cpu; gpu,plugin-gpu)")
-    ap.add_argument("--mq", type=int, default=3000,
-                    help="TREC 2007 Million Query topics to run (3000; all: "
+    ap.add_argument("--mq", type=int, default=500,
+                    help="TREC 2007 Million Query topics to run (500; all: "
                     "10000)")
     a = ap.parse_args()
     engines = tuple(a.engines.split(","))
