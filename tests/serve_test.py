@@ -645,7 +645,8 @@ def synonym_queries(coll, refdb, local, op):
     """The collection's queries with Xapian's synonym forms: as typed so
     far (FLAG_PARTIAL: the last word's 100 most frequent completions), a
     wildcard on a prefix of the last word (FLAG_WILDCARD: OP_SYNONYM of
-    every completion), and an explicit OP_SYNONYM of the first two terms.
+    every completion; for every tenth, two overlapping ones), and an
+    explicit OP_SYNONYM of the first two terms.
     Returns (Query, wide) pairs: wide where a wildcard's completions in
     local pass the engines' 1,024 leaves (stock answers)."""
     qp = parser(op)
@@ -665,6 +666,13 @@ def synonym_queries(coll, refdb, local, op):
                                        xapian.QueryParser.FLAG_DEFAULT |
                                        xapian.QueryParser.FLAG_WILDCARD),
                         n + len(w) - 1 > 1024))
+            if i % 10 == 0 and len(w[-1]) >= 5:
+                # Two wildcards whose terms overlap: the results'
+                # statistics hold each term once.
+                out.append((qp.parse_query(
+                    "%s* %s*" % (w[-1][:4], w[-1][:5]),
+                    xapian.QueryParser.FLAG_DEFAULT |
+                    xapian.QueryParser.FLAG_WILDCARD), n > 512))
         terms = list(qp.parse_query(t))
         if len(terms) >= 3:
             out.append((xapian.Query(op, [xapian.Query(

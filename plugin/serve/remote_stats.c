@@ -167,13 +167,18 @@ int64_t xg_remote_stats_find(const struct xg_query_stats *st,
     return -1;
 }
 
-/* The terms a wildcard's expansion registers that st lacks. */
+/* A term a wildcard's expansion registers that the statistics lack. */
+struct new_term {
+    char *term;
+    uint32_t len;
+    uint64_t tf, cf;
+};
+
 struct expansion_terms {
     const struct xg_query_stats *st;
     const struct xg_index *ix;
-    char **terms;
-    uint32_t *len, n, cap;
-    uint64_t *tf, *cf;
+    struct new_term *t;
+    uint32_t n, cap;
     uint32_t left;              /* terms still registered (LIMIT_FIRST) */
     int rc;
 };
@@ -186,31 +191,32 @@ static int note_expansion(void *ctx, uint64_t id, const char *t, size_t n)
     if (xg_remote_stats_find(e->st, t, (uint32_t)n) >= 0) return 0;
     if (e->n == e->cap) {
         const uint32_t cap = e->cap ? 2 * e->cap : 64;
-        char **terms = realloc(e->terms, cap * sizeof *terms);
-        if (terms) e->terms = terms;
-        uint32_t *len = realloc(e->len, cap * sizeof *len);
-        if (len) e->len = len;
-        uint64_t *tf = realloc(e->tf, cap * sizeof *tf);
-        if (tf) e->tf = tf;
-        uint64_t *cf = realloc(e->cf, cap * sizeof *cf);
-        if (cf) e->cf = cf;
-        if (!terms || !len || !tf || !cf) {
+        struct new_term *nt = realloc(e->t, cap * sizeof *nt);
+        if (!nt) {
             e->rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
             return 1;
         }
+        e->t = nt;
         e->cap = cap;
     }
-    if (!(e->terms[e->n] = malloc(n + 1))) {
+    struct new_term *x = &e->t[e->n];
+    if (!(x->term = malloc(n + 1))) {
         e->rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         return 1;
     }
-    memcpy(e->terms[e->n], t, n);
-    e->terms[e->n][n] = '\0';
-    e->len[e->n] = (uint32_t)n;
-    e->tf[e->n] = e->ix->terms[id].df;
-    e->cf[e->n] = e->ix->terms[id].cf;
+    memcpy(x->term, t, n);
+    x->term[n] = '\0';
+    x->len = (uint32_t)n;
+    x->tf = e->ix->terms[id].df;
+    x->cf = e->ix->terms[id].cf;
     ++e->n;
     return 0;
+}
+
+static int new_term_order(const void *a, const void *b)
+{
+    const struct new_term *x = a, *y = b;
+    return term_cmp(x->term, x->len, y->term, y->len);
 }
 
 int xg_remote_stats_add_expansions(struct xg_query_stats *st,
@@ -218,7 +224,7 @@ int xg_remote_stats_add_expansions(struct xg_query_stats *st,
                                    const struct xg_query *u)
 {
     if (u->n_wildcards == 0) return XG_OK;
-    struct expansion_terms e = {st, ix, NULL, NULL, 0, 0, NULL, NULL, 0, 0};
+    struct expansion_terms e = {st, ix, NULL, 0, 0, 0, 0};
     int rc = XG_OK;
     /* QueryWildcard::postlist registers every term it reads: the first
      * max_expansion under WILDCARD_LIMIT_FIRST, else all of them (a
@@ -231,15 +237,14 @@ int xg_remote_stats_add_expansions(struct xg_query_stats *st,
         rc = xg_fmt_prefix(ix, pat->term, pat->term_len, note_expansion, &e);
         if (!rc) rc = e.rc;
     }
-    /* Merge: st's terms and the new ones (each wildcard's in byte order,
-     * maybe repeated across wildcards) into one byte-ordered set. */
+    /* Merge st's terms and the new ones (each wildcard's in byte order,
+     * maybe repeated across wildcards, sorted together: a client's query
+     * may hold several wildcards of 2^17 terms) into one byte-ordered
+     * set. */
     struct xg_query_stats m = *st;
-    const uint32_t total = st->n_terms + e.n;
-    uint32_t *ord = NULL;
     if (!rc && e.n) {
         m.n_terms = 0;
-        ord = malloc(e.n * sizeof *ord);
-        if (!ord || alloc_terms(&m, total)) {
+        if (alloc_terms(&m, (size_t)st->n_terms + e.n)) {
             free(m.terms);
             free(m.term_len);
             free(m.termfreq);
@@ -249,22 +254,12 @@ int xg_remote_stats_add_expansions(struct xg_query_stats *st,
         }
     }
     if (!rc && e.n) {
-        /* An insertion sort of the new terms' indexes: a wildcard's come
-         * sorted, so it moves little. */
-        for (uint32_t i = 0; i < e.n; ++i) {
-            uint32_t at = i;
-            while (at > 0 && term_cmp(e.terms[ord[at - 1]], e.len[ord[at - 1]],
-                                      e.terms[i], e.len[i]) > 0) {
-                ord[at] = ord[at - 1];
-                --at;
-            }
-            ord[at] = i;
-        }
+        qsort(e.t, e.n, sizeof *e.t, new_term_order);
         uint32_t a = 0, b = 0, n = 0;
         while (a < st->n_terms || b < e.n) {
             int c = a == st->n_terms ? 1 : b == e.n ? -1
-                    : term_cmp(st->terms[a], st->term_len[a],
-                               e.terms[ord[b]], e.len[ord[b]]);
+                    : term_cmp(st->terms[a], st->term_len[a], e.t[b].term,
+                               e.t[b].len);
             if (c <= 0) {
                 m.terms[n] = st->terms[a];
                 m.term_len[n] = st->term_len[a];
@@ -273,15 +268,15 @@ int xg_remote_stats_add_expansions(struct xg_query_stats *st,
                 m.max_part[n++] = st->max_part[a++];
                 continue;
             }
-            const uint32_t j = ord[b++];
-            if (n && term_cmp(m.terms[n - 1], m.term_len[n - 1], e.terms[j],
-                              e.len[j]) == 0)
+            struct new_term *x = &e.t[b++];
+            if (n && term_cmp(m.terms[n - 1], m.term_len[n - 1], x->term,
+                              x->len) == 0)
                 continue;               /* two wildcards' term */
-            m.terms[n] = e.terms[j];
-            e.terms[j] = NULL;
-            m.term_len[n] = e.len[j];
-            m.termfreq[n] = e.tf[j];
-            m.collfreq[n] = e.cf[j];
+            m.terms[n] = x->term;
+            x->term = NULL;
+            m.term_len[n] = x->len;
+            m.termfreq[n] = x->tf;
+            m.collfreq[n] = x->cf;
             m.max_part[n++] = 0.0;
         }
         m.n_terms = n;
@@ -292,12 +287,8 @@ int xg_remote_stats_add_expansions(struct xg_query_stats *st,
         free(st->max_part);
         *st = m;
     }
-    for (uint32_t i = 0; i < e.n; ++i) free(e.terms[i]);
-    free(e.terms);
-    free(e.len);
-    free(e.tf);
-    free(e.cf);
-    free(ord);
+    for (uint32_t i = 0; i < e.n; ++i) free(e.t[i].term);
+    free(e.t);
     return rc;
 }
 
