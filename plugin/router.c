@@ -637,6 +637,13 @@ static int gpu_batch(xg_router *r, xg_handle *h, struct xg_prepared *const *pqs,
     return cpu_rest(h, pqs, ks, k, n, p, out, status, route);
 }
 
+int xg_router_route(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
+                    int engine)
+{
+    double gpu_s;
+    return choose(r, h, pq, engine, NULL, &gpu_s);
+}
+
 int xg_router_run_batch(xg_router *r, xg_handle *h,
                         struct xg_prepared *const *pqs,
                         const xg_xquery *const *xqs, const uint32_t *ks,

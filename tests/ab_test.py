@@ -412,6 +412,37 @@ def check_phrases_on_gpu(name, binary, db, phrases, work):
     return "; phrase ANDs on the GPU %d/%d" % (gpu, len(texts))
 
 
+def check_bench_own_threads(name, binary, db, queries, work):
+    """bench's engine path (--engines xapian,auto; gpu with a device):
+    the queries no engine batch takes (without a device, all of them;
+    with one, phrases in ORs and the general form) are answered by the
+    thread that prepared them, and more than a window of 1,024 of them in
+    a row must not stall the batch runners.  Every MSet identical, every
+    query routed."""
+    with open(queries, encoding="utf-8") as f:
+        lines = [l for l in f if "\t" in l]
+    if not lines:
+        sys.exit("FAIL %s: no queries for bench" % name)
+    many = os.path.join(work, "bench-own-threads.tsv")
+    with open(many, "w", encoding="utf-8") as o:
+        for i in range(3000):
+            o.write("b%d\t%s" % (i, lines[i % len(lines)].split("\t", 1)[1]))
+    engine = "gpu" if ENGINE == "gpu" else "auto"
+    out = run([binary, "bench", "--db", db, "--queries", many, "--engines",
+               "xapian," + engine, "--op", "or", "-k", "10", "--threads", "4",
+               "--repeat", "1", *(gpu_extra() if ENGINE == "gpu" else [])],
+              timeout=600)
+    m = re.search(r"compared (\d+) MSets, identical (\d+), different (\d+)",
+                  out)
+    rt = re.search(r"^%s +(\d+) +(\d+) +(\d+)$" % engine, out, re.M)
+    if not m or not rt or m.group(3) != "0" or m.group(1) != m.group(2) or \
+            sum(int(x) for x in rt.groups()) != int(m.group(1)):
+        sys.exit("FAIL %s: bench --engines xapian,%s over %d queries:\n%s"
+                 % (name, engine, 3000, out))
+    return "; bench %s: %s identical, routed xapian/cpu/gpu %s" % (
+        engine, m.group(1), "/".join(rt.groups()))
+
+
 def check_and_maybe_skip(binary, work):
     """Stock's top 1 misses the document its full ranking puts first:
     ab reports the query apart, not as a difference, and the engine
@@ -537,6 +568,9 @@ def main():
                 sys.exit("FAIL %s: no query was compared" % name)
             routed = check_routing(name, a.bin, db, plain, a.work)
             routed += check_phrases_on_gpu(name, a.bin, db, phr, a.work)
+            if c == colls[0] and not suffix:
+                routed += check_bench_own_threads(name, a.bin, db, both,
+                                                  a.work)
             print("ok %-24s %5d MSets identical (queries and their plain "
                   "words), %4d unsupported (none plain); k %s; %s (%.1fs)" %
                   (name, n, u, "%d-%d,%s" % (ks[0], min(ks[-1], 20), ks[-1])

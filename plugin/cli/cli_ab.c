@@ -362,6 +362,11 @@ struct prep_job {
     pthread_mutex_t win_mu;
     pthread_cond_t win_cv;
     uint32_t taken, window;
+    /* Queries no engine batch takes, answered by their preparing thread:
+     * route + 1 per query (0: left to the batch runners). */
+    xg_router *router;
+    int engine;
+    uint8_t *here;
 };
 
 /* Wait until query i is within the window of the runners' progress.
@@ -397,6 +402,39 @@ static void window_move(struct prep_job *pj, uint32_t taken)
  * cost OR throughput. */
 #define RECYCLE_BEHIND 1024u
 
+/* Query i, prepared (pj->pq[i]) from xq on h: where the router would not
+ * put it into an engine batch, answer it now on this thread, as the
+ * plugin's application threads answer the queries they keep, instead of
+ * holding a whole batch while the CPU matcher or stock runs it.  1 if
+ * answered (status, result and latency from t0 in run), 0 if it goes to
+ * a batch. */
+static int answer_here(struct prep_job *pj, xg_handle *h, xg_xquery *xq,
+                       uint32_t i, const struct xg_search_opts *o, double t0)
+{
+    if (!pj->router) return 0;
+    const int route = xg_router_route(pj->router, h, pj->pq[i], pj->engine);
+    const int engine = route == XG_ROUTE_CPU ? XG_ENGINE_CPU
+                     : pj->engine == XG_ENGINE_AUTO && route != XG_ROUTE_GPU
+                         ? XG_ENGINE_AUTO
+                         : -1;
+    if (engine < 0) return 0;
+    /* Out of the runners' way first: they take queries in order, and
+     * one in the CPU matcher for milliseconds would hold their batch. */
+    struct xg_prepared *pq = pj->pq[i];
+    pj->pq[i] = NULL;
+    __atomic_store_n(&pj->done[i], 1, __ATOMIC_RELEASE);
+    struct engine_run *run = pj->j.run;
+    int rt = route;
+    const xg_xquery *x = xq;
+    if (xg_router_run_batch(pj->router, h, &pq, &x, NULL, o->k, 1, engine,
+                            &o->bm25, &run->res[i], &run->status[i], &rt))
+        run->status[i] = xg_last_error_code();
+    xg_prepared_free(pq);
+    pj->here[i] = (uint8_t)(rt + 1);
+    run->lat[i] = xg_cli_now() - t0; /* its preparation and answer */
+    return 1;
+}
+
 /* A preparing thread: QueryParser, conversion, term ids and plans, with
  * its own searcher (Xapian objects are not shared between threads), as the
  * application threads of a real deployment each prepare their own query. */
@@ -423,12 +461,18 @@ static void *prepare_thread(void *arg)
         int rc = xg_handle_parse(xg_searcher_handle(s), j->qs->text[i], &o,
                                  &xq);
         if (!rc) rc = xg_handle_prepare(xg_searcher_handle(s), xq, &pj->pq[i]);
-        if (xq && pj->xq && !rc) pj->xq[i] = xq;
-        else if (xq) xg_shim_xquery_free(xq);
-        j->run->status[i] = rc;
-        j->run->lat[i] = xg_cli_now() - t; /* its own preparation */
         if (j->run->start) j->run->start[i] = t - j->run->t0;
-        __atomic_store_n(&pj->done[i], 1, __ATOMIC_RELEASE);
+        if (!rc && answer_here(pj, xg_searcher_handle(s), xq, i, &o, t)) {
+            rc = j->run->status[i];
+            __atomic_store_n(&pj->answered[i], 1, __ATOMIC_RELEASE);
+            xg_shim_xquery_free(xq);
+        } else {
+            j->run->status[i] = rc;
+            if (xq && pj->xq && pj->pq[i]) pj->xq[i] = xq;
+            else if (xq) xg_shim_xquery_free(xq);
+            j->run->lat[i] = xg_cli_now() - t; /* its own preparation */
+            __atomic_store_n(&pj->done[i], 1, __ATOMIC_RELEASE);
+        }
         if (rc && rc != XG_ERR_UNSUPPORTED && rc != XG_ERR_ARG) {
             fail(j);
             break;
@@ -526,12 +570,17 @@ static void *batch_runner(void *arg)
                 sched_yield();
             }
             if (!__atomic_load_n(&pj->done[next], __ATOMIC_ACQUIRE)) break;
+            ++f->next;
             if (pj->pq[next]) {
                 if (xready) xready[cnt] = pj->xq[next];
                 ready[cnt] = pj->pq[next];
                 idx[cnt++] = next;
+            } else {
+                /* Answered (or refused) where it was prepared: the
+                 * preparing threads may go past it, or a batch of such
+                 * queries would wait for ones outside their window. */
+                window_move(pj, f->next);
             }
-            ++f->next;
         }
         const int prep_failed = pj->j.rc;
         const uint32_t taken = f->next;
@@ -612,7 +661,10 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
                               : NULL,
                           calloc(qs->n + 1, 1), calloc(qs->n + 1, 1),
                           PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                          0, 4 * (batch ? batch : 1)};
+                          0, 4 * (batch ? batch : 1),
+                          /* AND+OR's second pass is the runners' */
+                          o.default_and == 2 ? NULL : xg_searcher_router(s),
+                          o.engine, calloc(qs->n + 1, 1)};
     struct gpu_feed f = {&pj, qs, run, s, xg_searcher_router(s),
                          xg_searcher_handle(s), o, batch,
                          PTHREAD_MUTEX_INITIALIZER, 0, XG_OK, ""};
@@ -622,7 +674,7 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
     pthread_t *t = calloc(threads, sizeof *t), rt[2];
     int rc = XG_OK;
     uint32_t started = 0, running = 0;
-    if (!pj.pq || !pj.done || !pj.answered || !t ||
+    if (!pj.pq || !pj.done || !pj.answered || !pj.here || !t ||
         (o.engine == XG_ENGINE_AUTO && !pj.xq)) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         goto done;
@@ -640,10 +692,20 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
     if (!running) batch_runner(&f);
     for (uint32_t i = 0; i < running; ++i) pthread_join(rt[i], NULL);
     if (f.rc) rc = xg_set_error(f.rc, "%s", f.err);
+    /* The preparing threads may still answer the queries they kept. */
+    for (uint32_t i = 0; i < started; ++i) pthread_join(t[i], NULL);
+    started = 0;
     run->wall = xg_cli_now() - t0;
 done:
     for (uint32_t i = 0; i < started; ++i) pthread_join(t[i], NULL);
     if (!rc && pj.j.rc) rc = xg_set_error(XG_ERR_IO, "%s", pj.j.err);
+    for (uint32_t i = 0; !rc && i < qs->n; ++i) {
+        if (!pj.here[i] || run->status[i] != XG_OK) continue;
+        const int route = pj.here[i] - 1;
+        ++run->routing[route == XG_ROUTE_GPU   ? XG_AB_ROUTE_GPU
+                       : route == XG_ROUTE_CPU ? XG_AB_ROUTE_CPU
+                                               : XG_AB_ROUTE_XAPIAN];
+    }
     if (pj.pq)
         for (uint32_t i = 0; i < qs->n; ++i) xg_prepared_free(pj.pq[i]);
     if (pj.xq)
@@ -653,6 +715,7 @@ done:
     free(pj.xq);
     free(pj.done);
     free(pj.answered);
+    free(pj.here);
     free(t);
     return rc;
 }
