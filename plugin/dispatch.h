@@ -29,9 +29,9 @@ struct xg_dispatch_opts {
 
 struct xg_dispatch;
 
-#define XG_DISPATCH_MAX_LANES 2
+#define XG_DISPATCH_MAX_LANES 4
 
-/* Start a batch thread on each of lanes[0..n_lanes) (1 or 2 handles on one
+/* Start a batch thread on each of lanes[0..n_lanes) (1 to 4 handles on one
  * index), whose GPU engine it alone uses from now on (the caller has
  * opened them: xg_handle_gpu_status). */
 int xg_dispatch_start(xg_handle *const *lanes, uint32_t n_lanes,

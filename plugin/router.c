@@ -190,10 +190,12 @@ static struct xg_dispatch *dispatcher(xg_router *r)
         const char *why;
         if (xg_handle_gpu_status(r->base, &why) == XG_OK) {
             /* A lane per engine slot: whichever is free takes the next
-             * batch, and both share the engine's one copy of the index. */
+             * batch, and all share the engine's one copy of the index. */
             const uint32_t slots = xg_handle_gpu_slots(r->base);
             r->lanes[r->n_lanes++] = r->base;
-            if (!r->o.one_lane && slots > 1) r->lanes[r->n_lanes++] = r->base;
+            while (!r->o.one_lane && r->n_lanes < slots &&
+                   r->n_lanes < XG_DISPATCH_MAX_LANES)
+                r->lanes[r->n_lanes++] = r->base;
             struct xg_dispatch_opts o;
             memset(&o, 0, sizeof o);
             o.max_batch = 256;

@@ -147,11 +147,13 @@ struct xg_context_opts {
                                    it sleeps (0.5, the default; 0: it
                                    sleeps at once, leaving the cores to
                                    the application, and wakes later) */
-    int gpu_lanes;              /* GPU batches in flight at once: 1, or 2
-                                   (0, the default): two share the one
-                                   copy of the index on the device, each
-                                   with its own batch buffers; one with a
-                                   device_memory budget or a list cache */
+    int gpu_lanes;              /* GPU batches in flight at once: 1, or
+                                   0 (the default): one per engine slot
+                                   (two; XG_SLOTS sets up to four), which
+                                   share the one copy of the index on the
+                                   device, each with its own batch
+                                   buffers; one with a device_memory
+                                   budget or a list cache */
 };
 #define XG_CONTEXT_DEFAULTS \
     {XG_ENGINE_AUTO, XG_BM25_DEFAULTS, 0, 0, 0, 0, NULL, 0.5, 0}

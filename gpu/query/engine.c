@@ -52,8 +52,9 @@ int xg_engine_plan_memory(struct xg_gpu *e, uint64_t budget)
     uint64_t pool = e->o.list_cache;
     /* A budget the caller set leaves no room for a second batch's
      * buffers, and a list cache places each batch's lists itself. */
-    e->n_slots = e->o.memory_budget || pool || xg_knob_one_slot()
-                     ? 1 : XG_ENGINE_SLOTS;
+    e->n_slots = e->o.memory_budget || pool || xg_knob_one_slot() ? 1
+                 : xg_knob_slots() ? xg_knob_slots()
+                                   : XG_ENGINE_SLOTS_DEFAULT;
     e->positions_resident = 0;
     if (!pool) {
         const uint64_t all = meta + lists + XG_POSTINGS_PAD + reserve;

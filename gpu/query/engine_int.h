@@ -13,8 +13,10 @@
 #include "../index/pfor.h"
 
 /* Batches in flight at once: one is built and finished on the host while
- * the other runs on the device. */
-#define XG_ENGINE_SLOTS 2
+ * another runs on the device.  XG_ENGINE_SLOTS_DEFAULT of them unless
+ * XG_SLOTS asks for up to XG_ENGINE_SLOTS. */
+#define XG_ENGINE_SLOTS 4
+#define XG_ENGINE_SLOTS_DEFAULT 2
 
 /* One search's batch: its descriptors and the host copies of its results
  * (pinned, engine_cuda.c's; the twins' own), and the device side's

@@ -34,6 +34,13 @@ int xg_knob_no_pressure(void)
 int xg_knob_export_timing(void) { return getenv("XG_EXPORT_TIMING") != NULL; }
 
 int xg_knob_one_slot(void) { return flag("XG_ONE_SLOT"); }
+
+unsigned xg_knob_slots(void)
+{
+    const char *e = getenv("XG_SLOTS");
+    const long n = e && *e ? strtol(e, NULL, 10) : 0;
+    return n >= 1 && n <= 4 ? (unsigned)n : 0;
+}
 int xg_knob_slots_overlap(void) { return flag("XG_SLOTS_OVERLAP"); }
 
 double xg_knob_test_impact_slack(void)

@@ -38,6 +38,9 @@ int xg_knob_no_pressure(void);
 /* XG_ONE_SLOT=1: the query engine runs one batch at a time, not two
  * (query/engine.c). */
 int xg_knob_one_slot(void);
+/* XG_SLOTS=N (1 to 4): the query engine runs up to N batches at once
+ * instead of two (query/engine.c); 0 when unset. */
+unsigned xg_knob_slots(void);
 /* XG_SLOTS_OVERLAP=1: the engine's two batches in flight run their
  * kernels side by side instead of in turn (query/engine_cuda.c). */
 int xg_knob_slots_overlap(void);
