@@ -69,8 +69,7 @@ extern "C" int xg_finish_gpu(const struct xg_dindex *ix,
 {
     if (!n_queries) return cudaSuccess;
     /* A small batch spreads wider: at least XG_SMALL_BATCH_BLOCKS
-     * blocks, at most 64 a query (a warp per candidate of a typical
-     * query). */
+     * blocks, at most 64 a query (a warp for each of 256 candidates). */
     uint32_t split = (XG_SMALL_BATCH_BLOCKS + n_queries - 1) / n_queries;
     if (split < XG_FINISH_SPLIT) split = XG_FINISH_SPLIT;
     if (split > 64) split = 64;

@@ -308,7 +308,7 @@ extern "C" int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
                              uint64_t max_items, cudaStream_t stream)
 {
     if (!n_queries) return cudaSuccess;
-    /* About 32K items a block, at most 128 blocks a query; and a small
+    /* About 32K items a block, at most 512 blocks a query; and a small
      * batch at least XG_SMALL_BATCH_BLOCKS blocks in all (while each has
      * a block's width of items). */
     uint64_t split = (max_items + 32767) / 32768;
@@ -316,7 +316,7 @@ extern "C" int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
     const uint64_t widest = (max_items + THREADS - 1) / THREADS;
     if (split < fill) split = fill < widest ? fill : widest;
     if (split < 1) split = 1;
-    if (split > 128) split = 128;
+    if (split > 512) split = 512;
     dim3 grid(n_queries, (unsigned)split);
     stats_kernel<<<grid, THREADS, 0, stream>>>(*a);
     for (int r = 0; r < ROUNDS; ++r)

@@ -19,8 +19,10 @@
 #define XG_FINISH_SPLIT 16
 /* The least blocks a batch of few queries spreads a pass over (the
  * selection's and the finish's), so that one query still fills the GPU:
- * one query's 322K documents in 10 blocks left most of an H100 idle. */
-#define XG_SMALL_BATCH_BLOCKS 256
+ * one query's 322K documents in 10 blocks left most of an H100 idle, and
+ * 16 queries in 256 blocks left each thread of the selection 80 loads in
+ * a row and each warp of the finish three candidates' lookups. */
+#define XG_SMALL_BATCH_BLOCKS 1024
 /* The query engine's batches of at least this many queries take turns
  * on the device (engine_cuda.c); smaller ones, which leave most of it
  * idle, run beside the other slot's. */
