@@ -89,7 +89,9 @@ def ab(binary, db, queries, mode, engines=("cpu", "plugin-cpu")):
     answered = {}
     for line in table.splitlines()[2:]:
         w = line.split()
-        if len(w) == 4 and w[0] in engines:
+        if len(w) != 4 or not all(x.isdigit() for x in w[1:]):
+            break   # the table's end ("gpu engine: not used" follows it)
+        if w[0] in engines:
             answered[w[0]] = int(w[2]) + int(w[3])
     if set(answered) != set(engines):
         sys.exit("FAIL: no routing rows for %s in ab's output:\n%s" %
