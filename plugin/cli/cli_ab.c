@@ -1270,9 +1270,38 @@ static void keep_timing(struct engine_run *to, struct engine_run *from)
     memcpy(to->reasons, from->reasons, sizeof to->reasons);
 }
 
+/* The GPU engine's counters since `base` (the warm-up's), in place. */
+static void stats_since(struct xg_engine_stats *g,
+                        const struct xg_engine_stats *base)
+{
+    g->queries -= base->queries;
+    g->served -= base->served;
+    g->to_cpu -= base->to_cpu;
+    g->batches -= base->batches;
+    g->postings_decoded -= base->postings_decoded;
+    g->candidates -= base->candidates;
+    g->device_seconds -= base->device_seconds;
+    g->build_seconds -= base->build_seconds;
+    g->run_seconds -= base->run_seconds;
+    g->finish_seconds -= base->finish_seconds;
+    g->cache_hits -= base->cache_hits;
+    g->cache_misses -= base->cache_misses;
+    g->cache_evictions -= base->cache_evictions;
+    g->cache_bytes_loaded -= base->cache_bytes_loaded;
+    g->batch_splits -= base->batch_splits;
+    g->impact_queries -= base->impact_queries;
+    g->impact_retries -= base->impact_retries;
+    for (int m = 0; m < XG_MEMBER_KINDS; ++m)
+        g->member_lists[m] -= base->member_lists[m];
+    g->bloom_lists -= base->bloom_lists;
+}
+
+/* Every engine's passes.  *gpu_base: the GPU engine's counters after its
+ * warm-up (zero without one). */
 static int run_engines(xg_searcher *s, struct xg_cli_search_args *a,
                        struct xg_cli_queries *qs, struct engine_run *runs,
-                       uint32_t n_eng, uint32_t threads, uint32_t batch)
+                       uint32_t n_eng, uint32_t threads, uint32_t batch,
+                       struct xg_engine_stats *gpu_base)
 {
     /* One searcher per thread, opened before any clock starts: Xapian
      * handles of their own, the verified index shared. */
@@ -1303,6 +1332,30 @@ static int run_engines(xg_searcher *s, struct xg_cli_search_args *a,
         free(warm.res);
         free(warm.status);
         free(warm.lat);
+    }
+    /* The GPU engine (gpu and auto share it) likewise, over the first
+     * tenth of the queries (at least 1,000), as the plugin's contexts are
+     * (plugin_warm_up): its first timed pass paid for the device's start,
+     * 37,846 q/s against 426,300-490,815 for the later passes of a
+     * real-text AND run at 64 threads.  Its counters stay out of the
+     * engine's figures. */
+    memset(gpu_base, 0, sizeof *gpu_base);
+    for (uint32_t e = 0; e < n_eng && !rc; ++e) {
+        if (runs[e].engine != XG_ENGINE_GPU && runs[e].engine != XG_ENGINE_AUTO)
+            continue;
+        struct xg_cli_queries part = *qs;
+        part.n = qs->n / 10 > 1000 ? qs->n / 10
+                                   : (qs->n < 1000 ? qs->n : 1000);
+        struct engine_run warm;
+        memset(&warm, 0, sizeof warm);
+        warm.name = "warm-up";
+        warm.engine = runs[e].engine;
+        if (run_pass(s, a, &part, &warm, threads, batch, pool))
+            rc = xg_cli_fail();
+        free_run(&warm, part.n);
+        const struct xg_engine_stats *gs = xg_searcher_gpu_stats(s);
+        if (gs) *gpu_base = *gs;
+        break;
     }
     /* The passes go round the engines, so a drift of the machine (clocks,
      * other load) touches every engine alike, and each pass starts one
@@ -1506,11 +1559,18 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
             goto out;
         }
     }
-    rc = run_engines(s, &a, &qs, runs, n_eng, threads, batch);
+    struct xg_engine_stats gpu_base;
+    rc = run_engines(s, &a, &qs, runs, n_eng, threads, batch, &gpu_base);
     if (rc) goto out;
     rc = report(cmd, s, &a, &qs, a.qrels ? &qr : NULL, runs, n_eng, bench,
                 threads, batch);
+    struct xg_engine_stats g;
     const struct xg_engine_stats *gs = xg_searcher_gpu_stats(s);
+    if (gs) {
+        g = *gs;
+        stats_since(&g, &gpu_base);
+        gs = &g;
+    }
     if (gs && gs->queries) {
         printf("gpu engine: %llu queries, %llu served on the device, %llu by "
                "the CPU matcher; %llu batches, %.3f s device time\n",
