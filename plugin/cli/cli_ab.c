@@ -219,12 +219,14 @@ static void *plugin_thread(void *arg)
     return NULL;
 }
 
-/* An untimed pass of the plugin over the first tenth of the queries (at
- * least 1,000), so the timed pass does not pay for the GPU's first
- * batches (device buffers grown to their working size, the dispatcher's
- * measured batch time settled), as a long-running application would not.
- * Its routes are not counted in the run's.  0, or 1 with j->err set. */
-static int plugin_warm_up(struct job *j, uint32_t threads)
+/* An untimed pass of the plugin or the server (fn, its thread) over the
+ * first tenth of the queries (at least 1,000), so the timed pass does not
+ * pay for the GPU's first batches (device buffers grown to their working
+ * size, the dispatcher's measured batch time settled), nor the server for
+ * its connections' first searches, as a long-running application would
+ * not.  Its routes are not counted in the run's.  0, or 1 with j->err
+ * set. */
+static int warm_up(struct job *j, uint32_t threads, void *(*fn)(void *))
 {
     struct xg_cli_queries part = *j->qs;
     part.n = part.n / 10 > 1000 ? part.n / 10 : (part.n < 1000 ? part.n : 1000);
@@ -235,12 +237,12 @@ static int plugin_warm_up(struct job *j, uint32_t threads)
     warm.lat = calloc(part.n + 1, sizeof *warm.lat);
     warm.route = calloc(part.n + 1, sizeof *warm.route);
     struct job w = {j->a, &part, &warm, 0, PTHREAD_MUTEX_INITIALIZER, 0, "",
-                    j->pool, 0, j->ctx, NULL, 0};
+                    j->pool, 0, j->ctx, j->clients, 0};
     pthread_t *t = calloc(threads, sizeof *t);
     uint32_t started = 0;
     if (warm.res && warm.status && warm.lat && warm.route && t)
         for (; started < threads; ++started)
-            if (pthread_create(&t[started], NULL, plugin_thread, &w)) break;
+            if (pthread_create(&t[started], NULL, fn, &w)) break;
     for (uint32_t i = 0; i < started; ++i) pthread_join(t[i], NULL);
     if (!started) snprintf(w.err, sizeof w.err, "warm-up: out of memory");
     for (uint32_t i = 0; warm.res && i < part.n; ++i)
@@ -305,14 +307,15 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
     void *(*fn)(void *) = j.ctx ? plugin_thread
                         : j.clients ? server_thread : matcher_thread;
     uint64_t before[XG_ROUTE_COUNT] = {0};
-    if (j.ctx) {
-        if (plugin_warm_up(&j, threads)) {
-            xg_context_close(j.ctx);
-            free(t);
-            return xg_set_error(XG_ERR_IO, "%s", j.err);
-        }
-        xg_context_routes(j.ctx, before);
+    if ((j.ctx || j.clients) && warm_up(&j, threads, fn)) {
+        if (j.ctx) xg_context_close(j.ctx);
+        for (uint32_t i = 0; j.clients && i < threads; ++i)
+            xg_shim_db_close(j.clients[i]);
+        free(j.clients);
+        free(t);
+        return xg_set_error(XG_ERR_IO, "%s", j.err);
     }
+    if (j.ctx) xg_context_routes(j.ctx, before);
     double t0 = xg_cli_now();
     run->t0 = t0;
     uint32_t started = 0;
@@ -1335,7 +1338,7 @@ static int run_engines(xg_searcher *s, struct xg_cli_search_args *a,
     }
     /* The GPU engine (gpu and auto share it) likewise, over the first
      * tenth of the queries (at least 1,000), as the plugin's contexts are
-     * (plugin_warm_up): its first timed pass paid for the device's start,
+     * (warm_up): its first timed pass paid for the device's start,
      * 37,846 q/s against 426,300-490,815 for the later passes of a
      * real-text AND run at 64 threads.  Its counters stay out of the
      * engine's figures. */
