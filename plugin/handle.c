@@ -11,6 +11,7 @@
 #include "handle.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,9 @@ struct xg_handle {
     uint32_t *shard_doccount;
     xg_gpu *gpu;                /* opened on first use */
     int gpu_tried, gpu_rc;
+    _Atomic int gpu_up;         /* opened and not closed: the status
+                                   without gpu_mu, which every query's
+                                   route would otherwise take */
     char *gpu_error;
     /* Several threads may run GPU batches at once (the engine has a slot
      * for each of two); the engine opens once under gpu_mu, and closes
@@ -255,6 +259,7 @@ static int gpu_ready_locked(xg_handle *s)
     if (xg_knob_gpu_twins()) s->gpu_opts.use_device = 0;
     s->gpu_rc = xg_engine_open(s->ix, &s->gpu_opts, &s->gpu);
     if (s->gpu_rc) s->gpu_error = strdup(xg_last_error());
+    else atomic_store(&s->gpu_up, 1);
     return s->gpu_rc;
 }
 
@@ -268,6 +273,10 @@ static int gpu_ready(xg_handle *s)
 
 int xg_handle_gpu_status(xg_handle *s, const char **why)
 {
+    if (atomic_load_explicit(&s->gpu_up, memory_order_acquire)) {
+        *why = NULL;
+        return XG_OK;
+    }
     int rc = gpu_ready(s);
     *why = rc ? s->gpu_error : NULL;
     return rc;
@@ -278,6 +287,7 @@ static void gpu_close(xg_handle *s, int rc, char *why)
 {
     pthread_rwlock_wrlock(&s->gpu_rw);
     pthread_mutex_lock(&s->gpu_mu);
+    atomic_store(&s->gpu_up, 0);
     xg_engine_close(s->gpu);
     s->gpu = NULL;
     s->gpu_tried = 1;

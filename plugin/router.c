@@ -639,11 +639,13 @@ static int gpu_batch(xg_router *r, xg_handle *h, struct xg_prepared *const *pqs,
     return cpu_rest(h, pqs, ks, k, n, p, out, status, route);
 }
 
-int xg_router_route(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
-                    int engine)
+int xg_router_route(xg_router *r, const struct xg_prepared *pq, int engine)
 {
+    /* On the base, whose engine runs the batches: asked on a thread's
+     * clone, the device check would open a GPU engine of the clone's
+     * own (the index again on the device for every thread). */
     double gpu_s;
-    return choose(r, h, pq, engine, NULL, &gpu_s);
+    return choose(r, r->base, pq, engine, NULL, &gpu_s);
 }
 
 int xg_router_run_batch(xg_router *r, xg_handle *h,

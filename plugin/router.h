@@ -125,12 +125,12 @@ int xg_router_run_batch(xg_router *r, xg_handle *h,
                         struct xg_result *out, int *status, int *route);
 
 /* XG_FRONT_MATCHER: the route xg_router_run_batch with engine would give
- * prepared query pq on h now (XG_ROUTE_GPU: into the engine batch).  A
- * caller that gathers batches answers the others in the query's own
- * thread, as an application thread of the plugin does, so that no batch
- * waits for the CPU matcher or stock. */
-int xg_router_route(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
-                    int engine);
+ * prepared query pq (prepared on any handle of the router's index) on the
+ * router's base now (XG_ROUTE_GPU: into the engine batch).  A caller that
+ * gathers batches answers the others in the query's own thread, as an
+ * application thread of the plugin does, so that no batch waits for the
+ * CPU matcher or stock. */
+int xg_router_route(xg_router *r, const struct xg_prepared *pq, int engine);
 
 /* AND+OR (o->default_and == 2), after a batch answered the AND forms:
  * rerun as OR, with o->engine, the queries (texts[i], status XG_OK) with

@@ -415,12 +415,12 @@ static int answer_here(struct prep_job *pj, xg_handle *h, xg_xquery *xq,
                        uint32_t i, const struct xg_search_opts *o, double t0)
 {
     if (!pj->router) return 0;
-    const int route = xg_router_route(pj->router, h, pj->pq[i], pj->engine);
-    const int engine = route == XG_ROUTE_CPU ? XG_ENGINE_CPU
-                     : pj->engine == XG_ENGINE_AUTO && route != XG_ROUTE_GPU
-                         ? XG_ENGINE_AUTO
-                         : -1;
-    if (engine < 0) return 0;
+    const int route = xg_router_route(pj->router, pj->pq[i], pj->engine);
+    /* The CPU matcher's, and stock's where auto chose it (engine gpu
+     * without a device is the runners' to report). */
+    const int stock = route != XG_ROUTE_GPU && route != XG_ROUTE_CPU;
+    if (route == XG_ROUTE_GPU || (stock && pj->engine != XG_ENGINE_AUTO))
+        return 0;
     /* Out of the runners' way first: they take queries in order, and
      * one in the CPU matcher for milliseconds would hold their batch. */
     struct xg_prepared *pq = pj->pq[i];
@@ -428,9 +428,12 @@ static int answer_here(struct prep_job *pj, xg_handle *h, xg_xquery *xq,
     __atomic_store_n(&pj->done[i], 1, __ATOMIC_RELEASE);
     struct engine_run *run = pj->j.run;
     int rt = route;
-    const xg_xquery *x = xq;
-    if (xg_router_run_batch(pj->router, h, &pq, &x, NULL, o->k, 1, engine,
-                            &o->bm25, &run->res[i], &run->status[i], &rt))
+    if (stock)
+        run->status[i] = xg_handle_run_stock(h, xq, &o->bm25, o->k,
+                                             &run->res[i]);
+    else if (xg_router_run_batch(pj->router, h, &pq, NULL, NULL, o->k, 1,
+                                 XG_ENGINE_CPU, &o->bm25, &run->res[i],
+                                 &run->status[i], &rt))
         run->status[i] = xg_last_error_code();
     xg_prepared_free(pq);
     pj->here[i] = (uint8_t)(rt + 1);
