@@ -211,8 +211,17 @@ struct xg_plan_op {
 #define XG_PLAN_MAX_OPS (3u * XG_QUERY_MAX_LEAVES + XG_QUERY_MAX_FILTERS + \
                          XG_QUERY_MAX_SYNS)
 
+/* The root's get_termfreq_min/est/max(): the match bounds Xapian starts
+ * a match on the shard from (multimatch.cc), as Enquire::get_mset(0, 0)
+ * reports them.  bounds_known is 0 where the plan does not hold the whole
+ * tree Xapian builds (an OP_AND_NOT's negated leaves in the flat shapes,
+ * value ranges); then only Xapian can tell. */
+enum { XG_PLAN_MIN = 0, XG_PLAN_EST = 1, XG_PLAN_MAX = 2 };
+
 struct xg_plan {
     uint32_t n_ops;
+    uint32_t bounds_known;
+    uint32_t bounds[3];         /* XG_PLAN_MIN, _EST, _MAX */
     struct xg_plan_op ops[XG_PLAN_MAX_OPS];
 };
 

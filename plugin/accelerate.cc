@@ -350,6 +350,24 @@ Xapian::Query percent_counters(const xg_index *ix, const xg_hit *top,
     return Xapian::Query(Xapian::Query::OP_OR, subs.begin(), subs.end());
 }
 
+/* The match bounds stock starts from on each shard, from the plans
+ * (Xapian's postlist tree, built as Xapian builds it) where they hold the
+ * whole tree: no second postlist tree to open per query.  False: only
+ * Xapian can tell (xg_shim_tree_bounds). */
+bool plan_bounds(const xg_index *ix, const struct xg_prepared *pq,
+                 uint64_t *bounds)
+{
+    if (!pq->plans) return false;
+    for (uint32_t s = 0; s < ix->hdr->n_shards; ++s) {
+        const struct xg_plan &p = pq->plans[s];
+        if (!p.bounds_known) return false;
+        bounds[3 * s] = p.bounds[XG_PLAN_MIN];
+        bounds[3 * s + 1] = p.bounds[XG_PLAN_EST];
+        bounds[3 * s + 2] = p.bounds[XG_PLAN_MAX];
+    }
+    return true;
+}
+
 /* An answered query that stock answers after all: the routes say so. */
 const Xapian::Query &to_stock(xg_context *ctx, int r, int *route,
                               const Xapian::Query &query, const char *why)
@@ -408,7 +426,9 @@ Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
     if ((r != XG_ROUTE_GPU && r != XG_ROUTE_CPU) || !pq.pq) return query;
     const xg_index *ix = xg_context_index(ctx);
     std::vector<uint64_t> bounds(3 * size_t(ix->hdr->n_shards));
-    rc = xg_shim_tree_bounds(xg_handle_db(h), query, bounds.data());
+    rc = plan_bounds(ix, pq.pq, bounds.data())
+             ? XG_OK
+             : xg_shim_tree_bounds(xg_handle_db(h), query, bounds.data());
     const xg_hit *top = res.r.n_hits
                             ? xg_result_greatest(&res.r, ix->hdr->n_shards)
                             : nullptr;

@@ -36,9 +36,11 @@
 
 namespace {
 
-/// A stand-in for a PostList: its estimate, and what it sums.
+/// A stand-in for a PostList: its estimate and bounds, and what it sums.
 struct Node {
     uint32_t est;       ///< get_termfreq_est() as a Xapian::doccount
+    uint32_t min = 0;   ///< get_termfreq_min()
+    uint32_t max = 0;   ///< get_termfreq_max()
     int leaf;           ///< leaf index, or -1 for an OR node / a clause
     Node *l = nullptr;  ///< OR, AND_NOT, AND_MAYBE: left kid; SELECT: source
     Node *r = nullptr;  ///< OR, AND_NOT, AND_MAYBE: right kid
@@ -86,12 +88,50 @@ uint32_t and_estimate(const std::vector<Node *> &sorted, uint32_t dbsize)
     return static_cast<uint32_t>(result + 0.5);
 }
 
+/// MultiAndPostList::get_termfreq_min(): the kids' minima as disjoint as
+/// they can be, in its sorted order (its early return included).
+uint32_t and_min(const std::vector<Node *> &sorted, uint32_t dbsize)
+{
+    uint32_t sum = sorted[0]->min;
+    if (!sum) return 0;
+    for (size_t i = 1; i < sorted.size(); ++i) {
+        const uint32_t old = sum;
+        sum += sorted[i]->min;  // wraps where Xapian's doccount wraps
+        if (sum >= old && sum <= dbsize) return 0;
+        sum -= dbsize;
+    }
+    return sum;
+}
+
+/// A MultiAndPostList's estimate and bounds over kids in its sorted order.
+void and_bounds(Node *n, const std::vector<Node *> &sorted, uint32_t dbsize)
+{
+    n->est = n->min = n->max = 0;
+    if (sorted.empty()) return;
+    n->est = and_estimate(sorted, dbsize);
+    n->min = and_min(sorted, dbsize);
+    n->max = sorted[0]->max;
+    for (const Node *k : sorted) n->max = std::min(n->max, k->max);
+}
+
+/// A position filter (SelectPostList) over `src`: no minimum, the
+/// source's maximum, its estimate divided as NearPostList (2),
+/// ExactPhrasePostList (4) or PhrasePostList (3) divides it.
+void filter_bounds(Node *n, const Node *src, const struct xg_qfilter &qf)
+{
+    n->min = 0;
+    n->max = src->max;
+    n->est = qf.kind == XG_QF_NEAR ? src->est / 2
+             : qf.window == qf.n ? src->est / 4 : src->est / 3;
+}
+
 class PlanBuilder {
   public:
     explicit PlanBuilder(uint32_t dbsize_) : dbsize(dbsize_) {}
 
     Node *leaf(int index, uint32_t est) {
         nodes.emplace_back(new Node(est, index));
+        nodes.back()->min = nodes.back()->max = est;  // exact termfreq
         return nodes.back().get();
     }
 
@@ -114,6 +154,9 @@ class PlanBuilder {
             nodes.emplace_back(new Node(or_estimate(l->est, r->est, dbsize),
                                         -1, l, r));
             Node *pl = nodes.back().get();
+            pl->min = std::max(l->min, r->min);
+            pl->max = (uint32_t)std::min<uint64_t>(uint64_t(l->max) + r->max,
+                                                   dbsize);
             if (pls.size() == 1) return pl;
             std::pop_heap(pls.begin(), pls.end(), HeapCmp());
             pls.back() = pl;
@@ -134,8 +177,9 @@ class PlanBuilder {
         Node *c = nodes.back().get();
         c->filter = (int)f;
         c->kids = and_order(pls);
-        const uint32_t est = and_estimate(c->kids, dbsize);
-        c->est = qf.window == qf.n ? est / 4 : est / 3;
+        Node all(0, -1);
+        and_bounds(&all, c->kids, dbsize);
+        filter_bounds(c, &all, qf);
         return c;
     }
 
@@ -233,6 +277,8 @@ class TreeBuilder {
             Node *pl = b.or_tree(pls);
             if (q->syns[x->n.arg].factor == 0) return pl;
             Node *syn = b.node(pl->est, XG_PLAN_SYN);
+            syn->min = pl->min;     // SynonymPostList: its OR's bounds
+            syn->max = pl->max;
             syn->l = pl;
             syn->filter = x->n.arg;
             return syn;
@@ -256,15 +302,13 @@ class TreeBuilder {
             and_like(x, c);
             Node *pl = b.node(0, XG_PLAN_AND);
             pl->kids = PlanBuilder::and_order(c.pls);
-            pl->est = pl->kids.empty() ? 0 : and_estimate(pl->kids, dbsize);
+            and_bounds(pl, pl->kids, dbsize);
             if (!c.nots.empty()) pl = branch(XG_PLAN_AND_NOT, pl, b.or_tree(c.nots));
             for (int f : c.filters) {
                 Node *sel = b.node(0, XG_PLAN_FILTER);
                 sel->l = pl;
                 sel->filter = f;
-                const struct xg_qfilter &qf = q->filters[f];
-                sel->est = qf.kind == XG_QF_NEAR ? pl->est / 2
-                           : qf.window == qf.n ? pl->est / 4 : pl->est / 3;
+                filter_bounds(sel, pl, q->filters[f]);
                 pl = sel;
             }
             if (!c.maybes.empty())
@@ -284,11 +328,14 @@ class TreeBuilder {
         Node *n = b.node(0, op);
         n->l = l;
         n->r = r;
+        n->max = l->max;
         if (op == XG_PLAN_AND_MAYBE) {
             n->est = l->est;
+            n->min = l->min;
         } else {
             double est = dbsize ? l->est * (1.0 - double(r->est) / dbsize) : 0;
             n->est = static_cast<uint32_t>(est + 0.5);
+            n->min = l->min > r->max ? l->min - r->max : 0;
         }
         return n;
     }
@@ -339,6 +386,15 @@ bool emit(struct xg_plan *out, uint16_t kind, uint16_t arg)
     out->ops[out->n_ops].arg = arg;
     ++out->n_ops;
     return true;
+}
+
+/// The root's bounds into the plan.
+void set_bounds(struct xg_plan *out, const Node *root)
+{
+    out->bounds[XG_PLAN_MIN] = root->min;
+    out->bounds[XG_PLAN_EST] = root->est;
+    out->bounds[XG_PLAN_MAX] = root->max;
+    out->bounds_known = 1;
 }
 
 /// Postfix emission of an OR tree (or a single leaf, or a clause), or of
@@ -394,6 +450,10 @@ extern "C" int xg_shim_plan(const struct xg_query *q,
 {
     XG_SHIM_TRY {
         out->n_ops = 0;
+        /* Nothing to match, or an empty shard: an EmptyPostList. */
+        out->bounds[0] = out->bounds[1] = out->bounds[2] = 0;
+        out->bounds_known = q->n_ranges == 0 &&
+                            (q->op == XG_QOP_TREE || q->n_negated == 0);
         if (q->n_leaves == 0) return XG_OK;
         if (q->n_leaves > XG_QUERY_MAX_LEAVES)
             return xg_set_error(XG_ERR_UNSUPPORTED,
@@ -405,13 +465,21 @@ extern "C" int xg_shim_plan(const struct xg_query *q,
             const QNode *root = tb.parse();
             if (!root)
                 return xg_set_error(XG_ERR_ARG, "plan: malformed query tree");
-            if (!emit_tree(tb.build(root), out))
+            const Node *top = tb.build(root);
+            if (out->bounds_known && shard_doccount) set_bounds(out, top);
+            if (!emit_tree(top, out))
                 return xg_set_error(XG_ERR_UNSUPPORTED,
                                     "unsupported: plan too large");
             return XG_OK;
         }
         if (q->op == XG_QOP_OR || q->n_groups <= 1) {
-            if (!emit_tree(b.or_tree(b.operands(q, -1, leaf_shard_df)), out))
+            const Node *top = b.or_tree(b.operands(q, -1, leaf_shard_df));
+            bool filtered = false;
+            for (uint32_t f = 0; f < q->n_filters; ++f)
+                filtered |= !q->filters[f].clause;
+            if (filtered) out->bounds_known = 0;
+            if (out->bounds_known && shard_doccount) set_bounds(out, top);
+            if (!emit_tree(top, out))
                 return xg_set_error(XG_ERR_UNSUPPORTED,
                                     "unsupported: plan too large");
             return XG_OK;
@@ -428,19 +496,26 @@ extern "C" int xg_shim_plan(const struct xg_query *q,
                                     g);
             kids.push_back(b.or_tree(pls));
         }
-        for (const Node *k : PlanBuilder::and_order(kids))
+        const std::vector<Node *> sorted = PlanBuilder::and_order(kids);
+        for (const Node *k : sorted)
             if (!emit_tree(k, out))
                 return xg_set_error(XG_ERR_UNSUPPORTED,
                                     "unsupported: plan too large");
         if (!emit(out, XG_PLAN_AND, (uint16_t)kids.size()))
             return xg_set_error(XG_ERR_UNSUPPORTED,
                                 "unsupported: plan too large");
+        Node top(0, -1);
+        and_bounds(&top, sorted, shard_doccount);
         // AndContext::postlist(): the position filters over the whole AND.
-        for (uint32_t f = 0; f < q->n_filters; ++f)
-            if (!q->filters[f].clause &&
-                !emit(out, XG_PLAN_FILTER, (uint16_t)f))
+        for (uint32_t f = 0; f < q->n_filters; ++f) {
+            if (q->filters[f].clause) continue;
+            if (!emit(out, XG_PLAN_FILTER, (uint16_t)f))
                 return xg_set_error(XG_ERR_UNSUPPORTED,
                                     "unsupported: plan too large");
+            Node src = top;
+            filter_bounds(&top, &src, q->filters[f]);
+        }
+        if (out->bounds_known && shard_doccount) set_bounds(out, &top);
         return XG_OK;
     }
     XG_SHIM_CATCH("plan");

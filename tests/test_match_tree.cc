@@ -109,7 +109,37 @@ Xapian::Query phrase(const std::pair<std::string, std::string> &p,
 struct Tally {
     uint32_t served = 0, tree = 0, apart = 0, twins = 0, syn = 0;
     uint32_t ranges = 0, ranges_asked = 0;
+    uint32_t bounds = 0, bounds_unknown = 0;
 };
+
+/* The plans' match bounds (shim_plan.cc) against the ones stock starts
+ * from, get_mset(0, 0) on each shard: the plugin reports the plans'. */
+void check_bounds(xg_searcher *s, const Xapian::Query &q,
+                  const struct xg_prepared *pq, const std::string &what,
+                  Tally &t)
+{
+    const uint32_t n_shards = xg_searcher_index(s)->hdr->n_shards;
+    bool known = true;
+    for (uint32_t sh = 0; sh < n_shards; ++sh)
+        known &= pq->plans[sh].bounds_known != 0;
+    if (!known) {
+        ++t.bounds_unknown;
+        return;
+    }
+    std::vector<uint64_t> ref(3 * n_shards);
+    if (xg_shim_tree_bounds(xg_searcher_db(s), q, ref.data())) {
+        fail(what + ": stock's bounds: " + xg_last_error());
+        return;
+    }
+    ++t.bounds;
+    for (uint32_t sh = 0; sh < n_shards; ++sh)
+        for (uint32_t b = 0; b < 3; ++b)
+            if (ref[3 * sh + b] != pq->plans[sh].bounds[b])
+                fail(what + ": shard " + std::to_string(sh) + " bound " +
+                     std::to_string(b) + " " +
+                     std::to_string(pq->plans[sh].bounds[b]) + ", stock's " +
+                     std::to_string(ref[3 * sh + b]));
+}
 
 /* Values as applications store them: slot 0 a 4-byte big-endian time
  * (Omega's last-modified), slot 2 sortable_serialise() of a number
@@ -200,6 +230,7 @@ bool check_query(xg_searcher *s, const Xapian::Database &db,
     }
     if (!rc) xg_result_free(&r0);
     ++t.served;
+    check_bounds(s, q, pq, what, t);
     t.syn += pq->q.n_syns > 0;
     const bool tree = xg_match_needs_tree(&pq->q);
     t.tree += tree;
@@ -442,9 +473,10 @@ void check_collection(const std::string &dir, const std::string &work,
            "with synonyms or wildcards, %u of %u with value ranges), all "
            "equal to stock's full ranking at k 10 and 100 (%u where stock's "
            "top k is not its full ranking's, apart); %u equal from both "
-           "matchers\n", name.c_str(), shards, shards > 1 ? "s" : "",
+           "matchers; match bounds of %u equal to stock's from the plans "
+           "(%u left to Xapian)\n", name.c_str(), shards, shards > 1 ? "s" : "",
            t.served, t.tree, t.syn, t.ranges, t.ranges_asked, t.apart,
-           t.twins);
+           t.twins, t.bounds, t.bounds_unknown);
     /* Of the ten forms around a served query, the slot too long to hold
      * and (where gaps lie between chunks) a sparse slot in an OR are
      * stock's. */
@@ -452,6 +484,7 @@ void check_collection(const std::string &dir, const std::string &work,
         fail(name + ": too few value ranges served");
     if (t.tree == 0) fail(name + ": no query needed the tree matcher");
     if (t.syn == 0) fail(name + ": no synonym served");
+    if (t.bounds < t.served / 2) fail(name + ": too few plans' bounds");
     xg_searcher_close(s);
 }
 
