@@ -17,6 +17,7 @@
 
 #include <stdint.h>
 
+#include "../gpu/runtime/knobs.h"
 #include "handle.h"
 
 struct xg_dispatch_opts {
@@ -29,11 +30,12 @@ struct xg_dispatch_opts {
 
 struct xg_dispatch;
 
-#define XG_DISPATCH_MAX_LANES 4
+/* A lane per engine slot at most. */
+#define XG_DISPATCH_MAX_LANES XG_SLOTS_MAX
 
-/* Start a batch thread on each of lanes[0..n_lanes) (1 to 4 handles on one
- * index), whose GPU engine it alone uses from now on (the caller has
- * opened them: xg_handle_gpu_status). */
+/* Start a batch thread on each of lanes[0..n_lanes) (1 to
+ * XG_DISPATCH_MAX_LANES handles on one index), whose GPU engine it alone
+ * uses from now on (the caller has opened them: xg_handle_gpu_status). */
 int xg_dispatch_start(xg_handle *const *lanes, uint32_t n_lanes,
                       const struct xg_dispatch_opts *o,
                       struct xg_dispatch **out);

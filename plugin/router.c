@@ -352,12 +352,15 @@ static double gpu_seconds(xg_router *r, const struct xg_query_features *f,
 
 /* Which engine answers pq (its terms prepared; the index usable), asked
  * for `engine` through h.  Returns XG_ROUTE_GPU, XG_ROUTE_CPU or a stock
- * route; *gpu_s is the GPU's predicted latency when it is the GPU. */
+ * route; *gpu_s is the GPU's predicted latency when it is the GPU, and
+ * gpu_s NULL where the caller has no use for it (engine GPU then skips
+ * pricing the query). */
 static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
                   int engine, struct xg_query_features *fp, double *gpu_s)
 {
     struct xg_query_features fl, *f = fp ? fp : &fl;
-    *gpu_s = 0;
+    double price = 0;
+    if (gpu_s) *gpu_s = 0;
     if (engine == XG_ENGINE_XAPIAN) return XG_ROUTE_STOCK_ASKED;
     if (engine == XG_ENGINE_CPU) return XG_ROUTE_CPU;
     xg_query_features_of(pq, xg_handle_index(h), f);
@@ -398,8 +401,10 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
             return XG_ROUTE_CPU;
         return XG_ROUTE_STOCK_CHEAPER;
     }
+    if (engine == XG_ENGINE_GPU && !gpu_s) return XG_ROUTE_GPU;
     double excess;
-    *gpu_s = gpu_seconds(r, f, &excess);
+    price = gpu_seconds(r, f, &excess);
+    if (gpu_s) *gpu_s = price;
     if (engine == XG_ENGINE_GPU) return XG_ROUTE_GPU;
     /* AUTO: the cheap side's one-thread time at the model's 90th
      * percentile, stretched when more threads want the cores than there
@@ -421,7 +426,7 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
      * threads want them than there are: the wait stock's time is already
      * stretched by, so counted once, not twice. */
     const double stretch = pressure > 1 ? pressure : 1;
-    if (cheap * stretch < *gpu_s + excess / stretch)
+    if (cheap * stretch < price + excess / stretch)
         return cpu_side ? XG_ROUTE_CPU : XG_ROUTE_STOCK_CHEAPER;
     return XG_ROUTE_GPU;
 }
@@ -644,8 +649,7 @@ int xg_router_route(xg_router *r, const struct xg_prepared *pq, int engine)
     /* On the base, whose engine runs the batches: asked on a thread's
      * clone, the device check would open a GPU engine of the clone's
      * own (the index again on the device for every thread). */
-    double gpu_s;
-    return choose(r, r->base, pq, engine, NULL, &gpu_s);
+    return choose(r, r->base, pq, engine, NULL, NULL);
 }
 
 int xg_router_run_batch(xg_router *r, xg_handle *h,
@@ -686,11 +690,10 @@ int xg_router_run_batch(xg_router *r, xg_handle *h,
         uint32_t n_gpu = 0;
         struct xg_prepared **gq = NULL;
         uint32_t *gk = NULL, *gi = NULL;
-        double gpu_s;
         for (uint32_t i = 0; i < n; ++i) {
             status[i] = XG_ERR_UNSUPPORTED;
             memset(&out[i], 0, sizeof out[i]);
-            route[i] = choose(r, h, pqs[i], engine, NULL, &gpu_s);
+            route[i] = choose(r, h, pqs[i], engine, NULL, NULL);
             if (route[i] == XG_ROUTE_GPU) ++n_gpu;
         }
         if (n_gpu && (!(gq = malloc(n_gpu * sizeof *gq)) ||
@@ -770,8 +773,7 @@ int xg_router_search(xg_router *r, xg_handle *h, const xg_xquery *xq,
         xg_router_count(r, *route);
         return xg_handle_run_stock(h, xq, p, k, out);
     }
-    double gpu_s;
-    *route = choose(r, h, pq, engine, NULL, &gpu_s);
+    *route = choose(r, h, pq, engine, NULL, NULL);
     if (!is_stock(*route) && (rc = xg_handle_prepare_plans(h, pq))) {
         xg_prepared_free(pq);
         if (engine != XG_ENGINE_AUTO || rc == XG_ERR_NOMEM) return rc;

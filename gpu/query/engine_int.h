@@ -11,11 +11,12 @@
 #include "engine.h"
 #include "list_cache.h"
 #include "../index/pfor.h"
+#include "../runtime/knobs.h"
 
 /* Batches in flight at once: one is built and finished on the host while
  * another runs on the device.  XG_ENGINE_SLOTS_DEFAULT of them unless
  * XG_SLOTS asks for up to XG_ENGINE_SLOTS. */
-#define XG_ENGINE_SLOTS 4
+#define XG_ENGINE_SLOTS XG_SLOTS_MAX
 #define XG_ENGINE_SLOTS_DEFAULT 2
 
 /* One search's batch: its descriptors and the host copies of its results

@@ -39,7 +39,7 @@ unsigned xg_knob_slots(void)
 {
     const char *e = getenv("XG_SLOTS");
     const long n = e && *e ? strtol(e, NULL, 10) : 0;
-    return n >= 1 && n <= 4 ? (unsigned)n : 0;
+    return n >= 1 && n <= XG_SLOTS_MAX ? (unsigned)n : 0;
 }
 int xg_knob_slots_overlap(void) { return flag("XG_SLOTS_OVERLAP"); }
 

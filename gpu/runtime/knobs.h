@@ -38,8 +38,11 @@ int xg_knob_no_pressure(void);
 /* XG_ONE_SLOT=1: the query engine runs one batch at a time, not two
  * (query/engine.c). */
 int xg_knob_one_slot(void);
-/* XG_SLOTS=N (1 to 4): the query engine runs up to N batches at once
- * instead of two (query/engine.c); 0 when unset. */
+/* The most batches a query engine runs at once (its slots; the plugin's
+ * dispatcher has a lane per slot). */
+#define XG_SLOTS_MAX 4
+/* XG_SLOTS=N (1 to XG_SLOTS_MAX): the query engine runs up to N batches
+ * at once instead of two (query/engine.c); 0 when unset. */
 unsigned xg_knob_slots(void);
 /* XG_SLOTS_OVERLAP=1: the engine's two batches in flight run their
  * kernels side by side instead of in turn (query/engine_cuda.c). */
