@@ -27,7 +27,8 @@ struct xg_finish_args {
     struct xg_dcand *cand;           /* rescored in place */
 };
 
-/* XG_FINISH_SPLIT blocks per query, a warp per candidate.  Returns a
+/* XG_FINISH_SPLIT blocks per query, a warp per candidate of the batch
+ * (the warps take them in turn, whatever their query).  Returns a
  * cudaError_t. */
 int xg_finish_gpu(const struct xg_dindex *ix, const struct xg_finish_args *a,
                   uint32_t n_queries, struct CUstream_st *stream);
