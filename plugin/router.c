@@ -363,7 +363,10 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
     if (gpu_s) *gpu_s = 0;
     if (engine == XG_ENGINE_XAPIAN) return XG_ROUTE_STOCK_ASKED;
     if (engine == XG_ENGINE_CPU) return XG_ROUTE_CPU;
-    xg_query_features_of(pq, xg_handle_index(h), f);
+    /* Engine gpu asked for the route alone needs neither the query's
+     * features nor its price. */
+    if (engine != XG_ENGINE_GPU || fp || gpu_s)
+        xg_query_features_of(pq, xg_handle_index(h), f);
     if (!device_usable(r, h)) {
         if (engine == XG_ENGINE_GPU) return XG_ROUTE_STOCK_NO_DEVICE;
         /* AUTO without a device: the CPU matcher where it is measured

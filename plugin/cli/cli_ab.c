@@ -222,6 +222,13 @@ static void *plugin_thread(void *arg)
     return NULL;
 }
 
+/* How many queries a warm-up answers: the first tenth, at least 1,000
+ * (all of them where there are fewer). */
+static uint32_t warm_up_queries(uint32_t n)
+{
+    return n / 10 > 1000 ? n / 10 : (n < 1000 ? n : 1000);
+}
+
 /* An untimed pass of the plugin or the server (fn, its thread) over the
  * first tenth of the queries (at least 1,000), so the timed pass does not
  * pay for the GPU's first batches (device buffers grown to their working
@@ -232,7 +239,7 @@ static void *plugin_thread(void *arg)
 static int warm_up(struct job *j, uint32_t threads, void *(*fn)(void *))
 {
     struct xg_cli_queries part = *j->qs;
-    part.n = part.n / 10 > 1000 ? part.n / 10 : (part.n < 1000 ? part.n : 1000);
+    part.n = warm_up_queries(part.n);
     struct engine_run warm = *j->run;
     warm.start = NULL;
     warm.res = calloc(part.n + 1, sizeof *warm.res);
@@ -1354,8 +1361,7 @@ static int run_engines(xg_searcher *s, struct xg_cli_search_args *a,
                               runs[e].engine != XG_ENGINE_AUTO))
             continue;
         struct xg_cli_queries part = *qs;
-        part.n = qs->n / 10 > 1000 ? qs->n / 10
-                                   : (qs->n < 1000 ? qs->n : 1000);
+        part.n = warm_up_queries(qs->n);
         struct engine_run warm;
         memset(&warm, 0, sizeof warm);
         warm.name = "warm-up";
