@@ -4,9 +4,10 @@
  *  Query paths: an AND whose every operand is one term goes to the
  *  intersection (seed 003/004: shortest list first, membership tests in the
  *  others), with its phrase and NEAR filters where the positions are
- *  resident (filter_dev.h); everything else (OR, AND of OR-groups) accumulates into a dense
- *  row per query: doubles, or, for an OR from an index's impacts, uint32
- *  integer bounds (impact.h).  DENSE queries and their lists come first so
+ *  resident (filter_dev.h), and so does a query of one term whose list is
+ *  short (batch_path); everything else (OR, AND of OR-groups) accumulates
+ *  into a dense row per query: doubles, or, for an OR from an index's
+ *  impacts, uint32 integer bounds (impact.h).  DENSE queries and their lists come first so
  *  each kind of kernel covers one contiguous range.
  */
 #include "batch.h"
@@ -16,6 +17,7 @@
 
 #include "../runtime/error.h"
 #include "../index/impact.h"
+#include "../runtime/tuning.h"
 #include "member.h"
 #include "merge.h"
 
@@ -87,6 +89,26 @@ int xg_batch_path(const struct xg_engine_query *eq, int positions)
             return q->n_filters ? -1 : XG_DPATH_DENSE;
     }
     return XG_DPATH_INTERSECT;
+}
+
+/* The path a query takes in the batch: xg_batch_path's, but a query of
+ * one term (every leaf names it, as in "foo" or "foo foo") whose list
+ * holds at most 1 / XG_ONE_TERM_SHARE of the documents intersects: its
+ * list alone is its matches, weighed exactly, where the dense path
+ * resets a row of every document and the selection reads that row two
+ * to five times.  Its weights are the dense path's (each document of the
+ * list matches every leaf there too). */
+static int batch_path(const struct xg_engine_query *eq,
+                      const struct xg_index *ix, int positions)
+{
+    const int path = xg_batch_path(eq, positions);
+    if (path != XG_DPATH_DENSE) return path;
+    const int64_t t = eq->leaf_term[0];
+    if (t < 0) return path;
+    for (uint32_t i = 1; i < eq->q->n_leaves; ++i)
+        if (eq->leaf_term[i] != t) return path;
+    return ix->terms[t].df <= ix->hdr->n_docs / XG_ONE_TERM_SHARE
+               ? XG_DPATH_INTERSECT : path;
 }
 
 static int add_query(struct xg_batch *b, const struct xg_index *ix,
@@ -249,6 +271,10 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
         dq->cand_cap = shortest_df;
     dq->cand_first = b->cand_total;
     b->cand_total += dq->cand_cap;
+    if (path == XG_DPATH_DENSE) {
+        dq->wdf_first = b->wdf_total;
+        b->wdf_total += (uint64_t)dq->cand_cap * n_lists;
+    }
     if (path == XG_DPATH_INTERSECT) {
         dq->icand_first = b->icand_total;
         b->icand_total += shortest_df;
@@ -271,6 +297,7 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     b->n_plan = b->n_iq = b->n_rows = b->n_filters = 0;
     b->dense_blocks = b->total_blocks = b->decoded_total = 0;
     b->icand_total = b->cand_total = b->mpos_total = 0;
+    b->wdf_total = 0;
     b->n_ml = 0;
     b->exact_rows = 0;
     memset(b->member_lists, 0, sizeof b->member_lists);
@@ -279,7 +306,7 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     /* Two passes: DENSE queries, then INTERSECT ones. */
     for (int pass = 0; pass < 2; ++pass) {
         for (uint32_t i = first; i < first + n; ++i) {
-            int path = xg_batch_path(&qs[i], o->positions);
+            int path = batch_path(&qs[i], ix, o->positions);
             if (pass == 0 && (path == -1 || path == -2 || p->k2 != 0)) {
                 memset(&out[i], 0, sizeof out[i]);
                 status[i] = path == -2 && p->k2 == 0 ? XG_OK

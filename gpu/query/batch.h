@@ -36,6 +36,7 @@ struct xg_batch {
     uint32_t n_rows;                /* dense accumulator rows */
     uint64_t decoded_total;         /* scratch postings (INTERSECT lists) */
     uint64_t icand_total, cand_total;
+    uint64_t wdf_total;             /* DENSE: cand_cap * n_lists, summed */
     uint32_t cap_queries, cap_lists, cap_leaves, cap_plan, cap_mlist;
     struct xg_bm25_query bm25;
     int impacts;                    /* OR queries accumulate impact bounds */

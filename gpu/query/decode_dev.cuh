@@ -1,7 +1,7 @@
 /** @file decode_dev.cuh
  *  @brief Device-side PForDelta decoding (seed 003 §6): a warp decodes a
- *         128-posting block cooperatively, or looks one document up in
- *         it.  Layout: gpu/index/pfor.h; twin: pfor.c.
+ *         128-posting block cooperatively.  Layout: gpu/index/pfor.h;
+ *         twin: pfor.c.
  *
  *  Every block was verified on the CPU when the index was loaded
  *  (xg_gpu_open), so these functions trust the headers; they still mask
@@ -13,7 +13,6 @@
 #include <stdint.h>
 
 #include "engine_types.h"
-#include "member.h"
 
 /* A stream's header (word 0) and the layout it implies (pfor.h). */
 struct xg_stream_hdr {
@@ -120,61 +119,6 @@ xg_warp_decode_block(const struct xg_dindex &ix, uint32_t t, uint32_t blk,
     if (wdfs) xg_warp_decode_stream(w + used, wdfs, &n2);
     xg_warp_prefix_sum(docs, sk.first);
     return n;
-}
-
-/* One value of a stream, decoded by one thread. */
-__device__ __forceinline__ uint32_t
-xg_stream_value(const uint32_t *w, uint32_t i, uint32_t *words)
-{
-    const struct xg_stream_hdr hs = xg_stream_open(w);
-    const uint32_t b = hs.b, ne = hs.ne, n_slots = hs.n_slots;
-    const uint32_t *slots = hs.slots;
-    if (words) *words = 1u + n_slots + ((ne + 3u) >> 2) + ne;
-    uint32_t v = xg_stream_slot(hs, i);
-    if (b < 32u) {
-        const uint8_t *pos = (const uint8_t *)(slots + n_slots);
-        const uint32_t *high = slots + n_slots + ((ne + 3u) >> 2);
-        for (uint32_t j = 0; j < ne; ++j)
-            if (pos[j] == i) v |= high[j] << b;
-    }
-    return v;
-}
-
-/* The wdf of dense document `doc` in term t's list, or 0 if absent (a
- * posting's wdf may itself be 0 for boolean terms: *found says which),
- * found by the whole warp (every lane gets the answer): the skip array's
- * binary search, the block's docid gaps decoded together into `docs` (128
- * entries of shared memory, this warp's own) and summed, a ballot for the
- * document, and only its wdf decoded.  (One thread walking the gaps one by
- * one, each decode scanning the block's exceptions, was most of a batch's
- * device time.) */
-__device__ __forceinline__ uint32_t
-xg_warp_lookup_wdf(const struct xg_dindex &ix, uint32_t t, uint32_t doc,
-                   uint32_t *docs, int *found)
-{
-    const uint32_t lane = threadIdx.x & 31u;
-    const int64_t b = xg_block_of(&ix, t, doc);
-    *found = 0;
-    if (b < 0) return 0;
-    const struct xg_fmt_skip &sk = ix.skip[ix.terms[t].skip_first + b];
-    const uint32_t *w =
-        (const uint32_t *)(ix.postings + ix.list_off[t] + sk.offset);
-    uint32_t n;
-    const uint32_t used = xg_warp_decode_stream(w, docs, &n);
-    xg_warp_prefix_sum(docs, sk.first);
-    /* Entry 0's gap is 0 (list_encode.c): its docid is sk.first. */
-    uint32_t hit = 128u;
-    for (uint32_t i = lane * 4u; i < lane * 4u + 4u; ++i)
-        if (i < n && docs[i] == doc) hit = i;
-    const uint32_t who = __ballot_sync(0xFFFFFFFFu, hit != 128u);
-    __syncwarp();
-    if (!who) return 0;
-    const uint32_t src = (uint32_t)__ffs((int)who) - 1u;
-    hit = __shfl_sync(0xFFFFFFFFu, hit, (int)src);
-    *found = 1;
-    uint32_t v = 0;
-    if (lane == 0) v = xg_stream_value(w + used, hit, 0);
-    return __shfl_sync(0xFFFFFFFFu, v, 0);
 }
 
 #endif

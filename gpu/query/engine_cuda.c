@@ -50,6 +50,9 @@ struct dslot {
     uint64_t cap_icount;
     struct xg_dcand *d_icand, *d_cand;
     uint64_t cap_icand, cap_cand;
+    uint32_t *d_cand_wdf;           /* the finish's: wdfs by list, */
+    unsigned long long *d_cand_in;  /* and the lists, of each candidate */
+    uint64_t cap_cand_wdf, cap_cand_in;
     struct xg_dqresult *d_res;
     uint64_t cap_res;
     uint64_t *d_off;
@@ -296,7 +299,8 @@ void xg_engine_dev_close(struct xg_gpu *e)
             void *batch[] = {sl->d_desc, sl->d_acc, sl->d_mask, sl->d_docs,
                              sl->d_wdfs, sl->d_icount, sl->d_icand,
                              sl->d_cand, sl->d_res, sl->d_off, sl->d_packed,
-                             sl->d_sel, sl->d_hist, sl->d_bsel, sl->d_mpos};
+                             sl->d_sel, sl->d_hist, sl->d_bsel, sl->d_mpos,
+                             sl->d_cand_wdf, sl->d_cand_in};
             for (size_t i = 0; i < sizeof batch / sizeof batch[0]; ++i)
                 if (batch[i]) cudaFreeAsync(batch[i], sl->lane.stream);
         }
@@ -456,7 +460,9 @@ static int queue_kernels(struct dev *d, struct dslot *sl,
     XG_CUDA_CHECK(xg_select_gpu(&sa, b->n_queries, max_items, st),
                   "select kernel");
     struct xg_finish_args fa = {ds->dq, ds->dl, sl->d_res, ds->dll, ds->dtw,
-                                ds->dpl, b->bm25, sl->d_cand};
+                                ds->dpl, b->bm25, sl->d_cand, sl->d_mask,
+                                sl->d_cand_wdf, sl->d_cand_in, b->n_dense_lists,
+                                b->dense_blocks};
     XG_CUDA_CHECK(xg_finish_gpu(&d->dix, &fa, b->n_queries, st),
                   "finish kernel");
     if (!one_trip)
@@ -567,6 +573,12 @@ int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
                     sizeof(struct xg_dcand), "candidates")) ||
         (rc = dgrow(d, st, (void **)&sl->d_res, &sl->cap_res, b->n_queries + 1,
                     sizeof(struct xg_dqresult), "query results")) ||
+        (rc = dgrow(d, st, (void **)&sl->d_cand_wdf, &sl->cap_cand_wdf,
+                    b->wdf_total + 1,
+                    sizeof(uint32_t), "candidate wdfs")) ||
+        (rc = dgrow(d, st, (void **)&sl->d_cand_in, &sl->cap_cand_in,
+                    b->cand_total + 1, sizeof(unsigned long long),
+                    "candidate lists")) ||
         (rc = dgrow(d, st, (void **)&sl->d_off, &sl->cap_off, b->n_queries + 1,
                     sizeof(uint64_t), "candidate offsets")) ||
         (rc = dgrow_zeroed(d, st, (void **)&sl->d_sel, &sl->cap_sel, b->n_queries + 1,

@@ -112,6 +112,8 @@ struct xg_dquery {
     uint32_t shortest;      /* INTERSECT: list index of the shortest */
     uint64_t slot;          /* DENSE: accumulator row */
     uint64_t cand_first;    /* selection output: candidate buffer offset */
+    uint64_t wdf_first;     /* DENSE: the finish's wdf table, n_lists a
+                               candidate (finish.cu) */
     uint32_t cand_cap;
     uint32_t impact_row;    /* DENSE OR from impacts: its row is the uint32
                                `mask` row of integer bounds (impact.h), no

@@ -1,9 +1,19 @@
 /** @file finish.cu
  *  @brief The exact finish (DESIGN.md, exactness contract): every candidate
  *         of a DENSE-path query is rescored exactly: its wdf in each of the
- *         query's lists (a lookup in the compressed list), each leaf's
- *         BM25 sumpart, added in the order of its shard's plan.  Twin:
- *         finish_ref.c (which match_ref.c's scoring mirrors).
+ *         query's lists, each leaf's BM25 sumpart, added in the order of
+ *         its shard's plan.  Twin: finish_ref.c (which match_ref.c's
+ *         scoring mirrors), which looks each wdf up in its list.
+ *
+ *  The kernels find the wdfs the other way round: each candidate marks
+ *  its cell of its query's row (the selection is done with the rows), the
+ *  query's lists are decoded again whole, a warp a 128-posting block as
+ *  the accumulation does, and every posting of a marked document leaves
+ *  its wdf in the candidate's entry of a table.  A lookup per candidate
+ *  and list (a skip search, then a block decoded for one document) cost
+ *  a small batch more than decoding every block once: 16 real-text OR
+ *  queries of about 160 candidates and 3 lists each made 7,700 lookups
+ *  where their lists hold a few hundred blocks.
  */
 #include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
@@ -14,28 +24,74 @@
 #include "plan_eval.h"
 #include "../runtime/tuning.h"
 
-#define FINISH_WARPS (XG_FINISH_THREADS / 32)
+/* A marked cell: the candidate's slot in its query's room, under a bit no
+ * slot reaches.  A cell the selection left with that bit set (an impact
+ * bound, AND's 32nd group) names a slot whose candidate is another
+ * document, so every mark is checked against the candidate's document. */
+#define CAND_MARK 0x80000000u
+#define MARK_THREADS 256
+#define MARK_SPLIT 4
+#define WARPS XG_DECODE_WARPS
 /* Queries each thread adds up in a block's scan of the candidate counts:
  * a launch finishes at most XG_FINISH_THREADS * FINISH_SCAN_ITEMS. */
 #define FINISH_SCAN_ITEMS 8
 #define FINISH_MAX_QUERIES (XG_FINISH_THREADS * FINISH_SCAN_ITEMS)
 
-/* A warp per candidate (the wdf lookups need the whole warp: one thread
- * walking a block's gaps serially was most of a batch's device time).
- * The warps take the batch's candidates in one sequence, whatever query
- * they belong to: each block first adds up the queries' candidate counts
- * (known only on the device).  With a fixed share of warps per query
- * instead, the query with the most candidates (up to the room's 4,096,
- * where the average is about 160) set the kernel's time: ncu found 11%
- * of the SMs' warp slots busy where the registers allow 62% (a 40-query
- * real-text OR batch). */
+static __global__ void __launch_bounds__(MARK_THREADS)
+mark_kernel(struct xg_finish_args a, uint32_t n_docs)
+{
+    const struct xg_dquery &q = a.queries[blockIdx.x];
+    if (q.path != XG_DPATH_DENSE) return;
+    const uint32_t n = a.res[blockIdx.x].n_cand;
+    uint32_t *row = a.mask + q.slot * (uint64_t)n_docs;
+    for (uint32_t s = blockIdx.y * MARK_THREADS + threadIdx.x; s < n;
+         s += gridDim.y * MARK_THREADS) {
+        row[a.cand[q.cand_first + s].doc] = CAND_MARK | s;
+        a.cand_in[q.cand_first + s] = 0;
+    }
+}
+
+static __global__ void __launch_bounds__(WARPS * 32)
+gather_kernel(struct xg_dindex ix, struct xg_finish_args a)
+{
+    __shared__ uint32_t s_docs[WARPS][128], s_wdfs[WARPS][128];
+    const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+    for (uint64_t g = (uint64_t)blockIdx.x * WARPS + warp; g < a.dense_blocks;
+         g += (uint64_t)gridDim.x * WARPS) {
+        const uint32_t li = xg_list_of_block(a.lists, 0, a.n_dense_lists, g);
+        const struct xg_dlist &l = a.lists[li];
+        const struct xg_dquery &q = a.queries[l.query];
+        const uint32_t n_cand = a.res[l.query].n_cand;
+        if (!n_cand) continue;  /* the whole warp alike */
+        const uint32_t n = xg_warp_decode_block(
+            ix, l.term, (uint32_t)(g - l.block_start), s_docs[warp],
+            s_wdfs[warp]);
+        const uint32_t *row = a.mask + q.slot * (uint64_t)ix.n_docs;
+        const uint32_t j = li - q.list_first;
+        for (uint32_t i = lane; i < n; i += 32u) {
+            const uint32_t doc = s_docs[warp][i], m = row[doc];
+            const uint32_t s = m & ~CAND_MARK;
+            if (!(m & CAND_MARK) || s >= n_cand ||
+                a.cand[q.cand_first + s].doc != doc)
+                continue;
+            a.cand_wdf[q.wdf_first + (uint64_t)s * q.n_lists + j] = s_wdfs[warp][i];
+            atomicOr(&a.cand_in[q.cand_first + s], 1ull << j);
+        }
+        __syncwarp();
+    }
+}
+
+/* A thread a candidate; the threads take the batch's candidates in one
+ * sequence, whatever query they belong to: each block first adds up the
+ * queries' candidate counts (known only on the device).  With a fixed
+ * share per query instead, the query with the most candidates (up to the
+ * room's 4,096, where the average is about 160) set the kernel's time. */
 static __global__ void __launch_bounds__(XG_FINISH_THREADS)
 finish_kernel(struct xg_dindex ix, struct xg_finish_args a, uint32_t n_queries)
 {
     typedef cub::BlockScan<uint32_t, XG_FINISH_THREADS> Scan;
     __shared__ typename Scan::TempStorage scan_tmp;
     __shared__ uint32_t start[FINISH_MAX_QUERIES];
-    __shared__ uint32_t docs[FINISH_WARPS][128];
     uint32_t v[FINISH_SCAN_ITEMS], total;
     for (uint32_t i = 0; i < FINISH_SCAN_ITEMS; ++i) {
         const uint32_t qi = threadIdx.x * FINISH_SCAN_ITEMS + i;
@@ -46,9 +102,8 @@ finish_kernel(struct xg_dindex ix, struct xg_finish_args a, uint32_t n_queries)
     for (uint32_t i = 0; i < FINISH_SCAN_ITEMS; ++i)
         start[threadIdx.x * FINISH_SCAN_ITEMS + i] = v[i];
     __syncthreads();
-    const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
-    for (uint32_t g = blockIdx.x * FINISH_WARPS + warp; g < total;
-         g += gridDim.x * FINISH_WARPS) {
+    for (uint32_t g = blockIdx.x * XG_FINISH_THREADS + threadIdx.x; g < total;
+         g += gridDim.x * XG_FINISH_THREADS) {
         /* The query whose candidates hold g: the last start <= g. */
         uint32_t lo = 0, hi = n_queries;
         while (hi - lo > 1) {
@@ -56,24 +111,18 @@ finish_kernel(struct xg_dindex ix, struct xg_finish_args a, uint32_t n_queries)
             if (start[mid] <= g) lo = mid; else hi = mid;
         }
         const struct xg_dquery &q = a.queries[lo];
-        struct xg_dcand &cand = a.cand[q.cand_first + (g - start[lo])];
+        const uint32_t s = g - start[lo];
+        struct xg_dcand &cand = a.cand[q.cand_first + s];
         const uint32_t doc = cand.doc;
-        uint32_t wdf[XG_GPU_MAX_LEAVES];
-        uint8_t found[XG_GPU_MAX_LEAVES];
-        for (uint32_t j = 0; j < q.n_lists; ++j) {
-            int f;
-            wdf[j] = xg_warp_lookup_wdf(ix, a.lists[q.list_first + j].term,
-                                        doc, docs[warp], &f);
-            found[j] = (uint8_t)f;
-        }
-        if (lane) continue;
+        const unsigned long long in = a.cand_in[q.cand_first + s];
+        const uint32_t *wdf = a.cand_wdf + q.wdf_first + (uint64_t)s * q.n_lists;
         uint8_t matched[XG_GPU_MAX_LEAVES], sm[XG_GPU_MAX_LEAVES];
         double w[XG_GPU_MAX_LEAVES], sw[XG_GPU_MAX_LEAVES];
         const double kd = ix.kd[doc];
         uint32_t n_matched = 0;
         for (uint32_t l = 0; l < q.n_leaves; ++l) {
             const uint32_t li = a.leaf_list[q.leaf_first + l];
-            matched[l] = li < q.n_lists && found[li];
+            matched[l] = li < q.n_lists && ((in >> li) & 1u);
             n_matched += matched[l];
             w[l] = matched[l] ? xg_bm25_sumpart_kd(a.leaf_tw[q.leaf_first + l],
                                                    kd, wdf[li])
@@ -95,21 +144,22 @@ extern "C" int xg_finish_gpu(const struct xg_dindex *ix,
                              const struct xg_finish_args *a,
                              uint32_t n_queries, cudaStream_t stream)
 {
+    if (!n_queries || !a->dense_blocks) return cudaSuccess;
+    mark_kernel<<<dim3(n_queries, MARK_SPLIT), MARK_THREADS, 0, stream>>>(
+        *a, ix->n_docs);
+    const uint64_t warps = (a->dense_blocks + WARPS - 1) / WARPS;
+    gather_kernel<<<(unsigned)(warps < 65535u * 8u ? warps : 65535u * 8u),
+                    WARPS * 32, 0, stream>>>(*ix, *a);
     for (uint32_t q0 = 0; q0 < n_queries; q0 += FINISH_MAX_QUERIES) {
         const uint32_t n = n_queries - q0 < FINISH_MAX_QUERIES
                                ? n_queries - q0 : FINISH_MAX_QUERIES;
-        /* XG_FINISH_SPLIT blocks a query; a small batch spreads wider,
-         * at least XG_SMALL_BATCH_BLOCKS blocks, at most 64 a query. */
-        uint32_t split = (XG_SMALL_BATCH_BLOCKS + n - 1) / n;
-        if (split < XG_FINISH_SPLIT) split = XG_FINISH_SPLIT;
-        if (split > 64) split = 64;
+        /* XG_FINISH_SPLIT blocks a query, and at least one an SM. */
+        uint32_t blocks = n * XG_FINISH_SPLIT;
+        if (blocks < XG_FINISH_MIN_BLOCKS) blocks = XG_FINISH_MIN_BLOCKS;
         struct xg_finish_args part = *a;
         part.queries += q0;
         part.res += q0;
-        finish_kernel<<<n * split, XG_FINISH_THREADS, 0, stream>>>(*ix, part,
-                                                                   n);
-        const cudaError_t e = cudaPeekAtLastError();
-        if (e != cudaSuccess) return (int)e;
+        finish_kernel<<<blocks, XG_FINISH_THREADS, 0, stream>>>(*ix, part, n);
     }
-    return cudaSuccess;
+    return (int)cudaPeekAtLastError();
 }

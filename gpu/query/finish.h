@@ -25,11 +25,19 @@ struct xg_finish_args {
     const struct xg_plan_op *plan;
     struct xg_bm25_query bm25;
     struct xg_dcand *cand;           /* rescored in place */
+    /* The kernel's alone (the twin looks each wdf up in its list): */
+    uint32_t *mask;                  /* the DENSE rows; their candidates'
+                                        cells are overwritten */
+    uint32_t *cand_wdf;              /* wdf_first + candidate * n_lists */
+    unsigned long long *cand_in;     /* per candidate: the lists it is in */
+    uint32_t n_dense_lists;          /* the DENSE queries' lists come */
+    uint64_t dense_blocks;           /* first, and their blocks */
 };
 
-/* XG_FINISH_SPLIT blocks per query, a warp per candidate of the batch
- * (the warps take them in turn, whatever their query).  Returns a
- * cudaError_t. */
+/* Three launches: each candidate marks its cell of its query's row; the
+ * DENSE lists are decoded again, a warp a block, and each posting of a
+ * marked document leaves its wdf in the table; then a thread a candidate
+ * of the batch adds up its weight.  Returns a cudaError_t. */
 int xg_finish_gpu(const struct xg_dindex *ix, const struct xg_finish_args *a,
                   uint32_t n_queries, struct CUstream_st *stream);
 

@@ -11,22 +11,28 @@
 /* Threads per block of the kernels (kern_util.cuh's THREADS): 256 keeps
  * 8 blocks of 8 warps resident per SM on the H100. */
 #define XG_THREADS_PER_BLOCK 256
-/* The query engine's finish kernel (finish.cu): a warp per candidate,
+/* The query engine's finish kernel (finish.cu): a thread per candidate,
  * XG_FINISH_SPLIT blocks of XG_FINISH_THREADS per query (a real-text OR
- * query has about 160 candidates: 16 blocks of 4 warps give each warp two
- * or three). */
+ * query has about 160 candidates), at least XG_FINISH_MIN_BLOCKS (one an
+ * SM of the H100) for a batch of few queries. */
 #define XG_FINISH_THREADS 128
-#define XG_FINISH_SPLIT 16
-/* The least blocks a batch of few queries spreads a pass over (the
- * selection's and the finish's), so that one query still fills the GPU:
- * one query's 322K documents in 10 blocks left most of an H100 idle, and
- * 16 queries in 256 blocks left each thread of the selection 80 loads in
- * a row and each warp of the finish three candidates' lookups. */
+#define XG_FINISH_SPLIT 2
+#define XG_FINISH_MIN_BLOCKS 132
+/* The least blocks a batch of few queries spreads the selection's passes
+ * over, so that one query still fills the GPU: one query's 322K documents
+ * in 10 blocks left most of an H100 idle, and 16 queries in 256 blocks
+ * left each thread 80 loads in a row. */
 #define XG_SMALL_BATCH_BLOCKS 1024
 /* The query engine's batches of at least this many queries take turns
  * on the device (engine_cuda.c); smaller ones, which leave most of it
  * idle, run beside the other slot's. */
 #define XG_TURN_MIN_QUERIES 64
+/* A query of one term intersects (its list alone) where the list holds
+ * at most 1 / XG_ONE_TERM_SHARE of the documents, and takes the dense
+ * path above that (batch.c): per document the dense path writes and reads
+ * a 4-byte row cell three to six times, the intersection writes and reads
+ * 16 bytes per posting up to seven. */
+#define XG_ONE_TERM_SHARE 8
 /* Warps per block of the list decoders (decode.cu, accumulate.cu): one
  * warp per 128-posting block. */
 #define XG_DECODE_WARPS 8

@@ -698,6 +698,7 @@ static inline int test_or_pipeline(unsigned stages)
         q[i].plan_stride = 5;
         q[i].plan_len = 5;
         q[i].cand_first = cand;
+        q[i].wdf_first = cand * 3;
         q[i].cand_cap = 4096;
         cand += 4096;
         for (uint32_t j = 0; j < 3; ++j, ++li) {
@@ -889,12 +890,26 @@ static inline int test_or_pipeline(unsigned stages)
     /* Finish: exact rescoring, bit for bit. */
     struct xg_bm25_query bq;
     memset(&bq, 0, sizeof bq);
-    struct xg_finish_args hf = {q, l, hr, leaf_list, leaf_tw, plan, bq, hc};
+    struct xg_finish_args hf = {q, l, hr, leaf_list, leaf_tw, plan, bq, hc,
+                                NULL, NULL, NULL, 0, 0};
     CHECK(xg_finish_ref(&t.h, &hf, nq) == XG_OK, "twin finish");
     CUDA(cudaMemcpy(dc, gc, cand * sizeof *gc, cudaMemcpyHostToDevice));
+    /* Cells that look marked but are not (an impact bound of 2^31 or
+     * more, AND's 32nd group): each names a slot of another document. */
+    for (uint64_t c = 0; c < cells; c += 3)
+        hmask[c] |= 0x80000000u | (uint32_t)(c % 97);
+    CUDA(cudaMemcpy(dmask, hmask, cells * 4, cudaMemcpyHostToDevice));
+    uint32_t *dwdf;
+    unsigned long long *din;
+    CUDA(cudaMalloc((void **)&dwdf, cand * 3 * sizeof *dwdf));
+    CUDA(cudaMalloc((void **)&din, cand * sizeof *din));
+    /* Stale entries from an earlier batch must not count. */
+    CUDA(cudaMemset(dwdf, 0x5A, cand * 3 * sizeof *dwdf));
+    CUDA(cudaMemset(din, 0xFF, cand * sizeof *din));
     struct xg_finish_args gf = {dq, dl, dr, to_dev(leaf_list, sizeof leaf_list),
                                 to_dev(leaf_tw, sizeof leaf_tw),
-                                to_dev(plan, sizeof plan), bq, dc};
+                                to_dev(plan, sizeof plan), bq, dc, dmask, dwdf,
+                                din, li, blk};
     CUDA(xg_finish_gpu(&t.d, &gf, nq, 0));
     CUDA(cudaDeviceSynchronize());
     CUDA(cudaMemcpy(gc, dc, cand * sizeof *gc, cudaMemcpyDeviceToHost));
@@ -911,6 +926,7 @@ static inline int test_or_pipeline(unsigned stages)
     printf("ok finish: %llu candidates rescored bit-equal\n",
            (unsigned long long)checked);
     ++passed;
+    cudaFree(dwdf); cudaFree(din);
 out:
     cudaFree(dq); cudaFree(dl); cudaFree(dacc); cudaFree(dmask);
     cudaFree(dc); cudaFree(dr); cudaFree(dst); cudaFree(dhist);
