@@ -401,8 +401,12 @@ static void window_move(struct prep_job *pj, uint32_t taken)
 {
     if (!pj->window) return;
     pthread_mutex_lock(&pj->win_mu);
-    if (pj->taken != UINT32_MAX && taken > pj->taken) pj->taken = taken;
-    pthread_cond_broadcast(&pj->win_cv);
+    /* Only a move wakes the waiting threads (the runners call this on
+     * every look at the queries). */
+    if (pj->taken != UINT32_MAX && taken > pj->taken) {
+        pj->taken = taken;
+        pthread_cond_broadcast(&pj->win_cv);
+    }
     pthread_mutex_unlock(&pj->win_mu);
 }
 
@@ -431,8 +435,9 @@ static int answer_here(struct prep_job *pj, xg_handle *h, xg_xquery *xq,
     const int stock = route != XG_ROUTE_GPU && route != XG_ROUTE_CPU;
     if (route == XG_ROUTE_GPU || (stock && pj->engine != XG_ENGINE_AUTO))
         return 0;
-    /* Out of the runners' way first: they take queries in order, and
-     * one in the CPU matcher for milliseconds would hold their batch. */
+    /* Out of the runners' way first: the preparing threads' window
+     * moves past the queries taken in order, and one in the CPU matcher
+     * for milliseconds would hold it. */
     struct xg_prepared *pq = pj->pq[i];
     pj->pq[i] = NULL;
     __atomic_store_n(&pj->done[i], 1, __ATOMIC_RELEASE);
@@ -543,14 +548,54 @@ struct gpu_feed {
     xg_handle *h;
     struct xg_search_opts o;
     uint32_t batch;
-    pthread_mutex_t mu;             /* next, rc, run->routing */
-    uint32_t next;
+    pthread_mutex_t mu;             /* next, taken, rc, run->routing */
+    uint32_t next;                  /* the first query not taken yet */
+    uint8_t *taken;                 /* per query: a runner took it */
     int rc;
     char err[1024];                 /* the runner's message with rc */
 };
 
-/* One batch runner: it takes the next prepared queries, in order, up to
- * a batch, and runs them; then the next batch. */
+/* Take the prepared queries of [f->next, f->next + window) that no
+ * runner took yet, in any order, until ready[] holds a batch or every
+ * query is taken (under f->mu).  An application's threads submit each
+ * query once it is ready; taken strictly in order, 64 preparing threads
+ * on 16 cores had the runners wait on one the scheduler had preempted
+ * while the queries after it were ready.  Returns the count; 0 with
+ * pj->j.rc set if a preparation failed. */
+static uint32_t gather(struct gpu_feed *f, const xg_xquery **xready,
+                       struct xg_prepared **ready, uint32_t *idx)
+{
+    struct prep_job *pj = f->pj;
+    const uint32_t n = f->qs->n;
+    uint32_t cnt = 0;
+    for (;;) {
+        const uint32_t end = pj->window && n - f->next > pj->window
+                                 ? f->next + pj->window : n;
+        for (uint32_t i = f->next; i < end && cnt < f->batch; ++i) {
+            if (f->taken[i] ||
+                !__atomic_load_n(&pj->done[i], __ATOMIC_ACQUIRE))
+                continue;
+            f->taken[i] = 1;
+            /* Answered (or refused) where it was prepared, or batched. */
+            if (!pj->pq[i]) continue;
+            if (xready) xready[cnt] = pj->xq[i];
+            ready[cnt] = pj->pq[i];
+            idx[cnt++] = i;
+        }
+        while (f->next < n && f->taken[f->next]) ++f->next;
+        /* The preparing threads may go past what was taken. */
+        window_move(pj, f->next);
+        if (cnt == f->batch || f->next >= n) return cnt;
+        pthread_mutex_lock(&pj->j.lock);
+        const int failed = pj->j.rc;
+        pthread_mutex_unlock(&pj->j.lock);
+        if (failed) return cnt;
+        sched_yield();
+    }
+}
+
+/* One batch runner: it takes prepared queries up to a batch (gather) and
+ * runs them; then the next batch. */
 static void *batch_runner(void *arg)
 {
     struct gpu_feed *f = arg;
@@ -569,39 +614,14 @@ static void *batch_runner(void *arg)
         (pj->xq && !xready))
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
     while (!rc) {
-        /* Gather the next prepared queries, in order, up to a batch. */
-        uint32_t cnt = 0;
         pthread_mutex_lock(&f->mu);
         if (f->rc || f->next >= f->qs->n) {
             pthread_mutex_unlock(&f->mu);
             break;
         }
-        while (f->next < f->qs->n && cnt < batch) {
-            const uint32_t next = f->next;
-            while (!__atomic_load_n(&pj->done[next], __ATOMIC_ACQUIRE)) {
-                pthread_mutex_lock(&pj->j.lock);
-                int failed = pj->j.rc;
-                pthread_mutex_unlock(&pj->j.lock);
-                if (failed) break;
-                sched_yield();
-            }
-            if (!__atomic_load_n(&pj->done[next], __ATOMIC_ACQUIRE)) break;
-            ++f->next;
-            if (pj->pq[next]) {
-                if (xready) xready[cnt] = pj->xq[next];
-                ready[cnt] = pj->pq[next];
-                idx[cnt++] = next;
-            } else {
-                /* Answered (or refused) where it was prepared: the
-                 * preparing threads may go past it, or a batch of such
-                 * queries would wait for ones outside their window. */
-                window_move(pj, f->next);
-            }
-        }
+        const uint32_t cnt = gather(f, xready, ready, idx);
         const int prep_failed = pj->j.rc;
-        const uint32_t taken = f->next;
         pthread_mutex_unlock(&f->mu);
-        window_move(pj, taken);
         if (prep_failed) break;
         if (!cnt) continue;
         double tb = xg_cli_now();
@@ -683,14 +703,15 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
                           o.engine, calloc(qs->n + 1, 1)};
     struct gpu_feed f = {&pj, qs, run, s, xg_searcher_router(s),
                          xg_searcher_handle(s), o, batch,
-                         PTHREAD_MUTEX_INITIALIZER, 0, XG_OK, ""};
+                         PTHREAD_MUTEX_INITIALIZER, 0,
+                         calloc(qs->n + 1, 1), XG_OK, ""};
     const uint32_t runners =
         o.engine == XG_ENGINE_GPU && o.default_and != 2 && threads > 1 &&
                 xg_handle_gpu_slots(f.h) > 1 ? 2 : 1;
     pthread_t *t = calloc(threads, sizeof *t), rt[2];
     int rc = XG_OK;
     uint32_t started = 0, running = 0;
-    if (!pj.pq || !pj.done || !pj.answered || !pj.here || !t ||
+    if (!pj.pq || !pj.done || !pj.answered || !pj.here || !f.taken || !t ||
         (o.engine == XG_ENGINE_AUTO && !pj.xq)) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         goto done;
@@ -732,6 +753,7 @@ done:
     free(pj.done);
     free(pj.answered);
     free(pj.here);
+    free(f.taken);
     free(t);
     return rc;
 }
