@@ -377,6 +377,21 @@ const Xapian::Query &to_stock(xg_context *ctx, int r, int *route,
     return query;
 }
 
+/* The query's shape before planning (shapes.h): its root's operator, how
+ * many subqueries it has and whether they are all terms. */
+int query_shape(const Xapian::Query &q)
+{
+    const Xapian::Query::op t = q.get_type();
+    const size_t n = q.get_num_subqueries();
+    bool flat = true;
+    for (size_t i = 0; i < n && flat; ++i)
+        flat = q.get_subquery(i).get_type() == Xapian::Query::LEAF_TERM;
+    return xg_router_shape_of(t == Xapian::Query::LEAF_TERM,
+                              t == Xapian::Query::OP_AND,
+                              t == Xapian::Query::OP_OR,
+                              n > UINT32_MAX ? UINT32_MAX : uint32_t(n), flat);
+}
+
 /* The router answers (or leaves to stock) the query.  An answered one
  * becomes AND_MAYBE(AND_MAYBE(ResultSource, AND_MAYBE(SCALE_WEIGHT(
  * nothing, 0), query)), counters): the source is the match, the engine's
@@ -395,6 +410,14 @@ Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
 {
     int r = XG_ROUTE_STOCK_UNSUPPORTED;
     if (route) *route = r;
+    /* Stock unplanned where the planner sent the shape's recent queries
+     * there (the planning would cost more than it could win). */
+    xg_router *router = xg_context_router(ctx);
+    const int shape = weighting_ok ? query_shape(query) : -1;
+    if (xg_router_shape_skip(router, shape)) {
+        if (route) *route = XG_ROUTE_STOCK_CHEAPER;
+        return query;
+    }
     HandleGuard own(ctx);
     xg_handle *h = given;
     int rc = h ? XG_OK : xg_context_take(ctx, &own.h);
@@ -415,13 +438,13 @@ Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
         if (rc) pq.pq = nullptr;
     }
     ResultGuard res;
-    rc = xg_router_answer(xg_context_router(ctx), xq.get(), pq.pq,
-                          uint64_t(first) + maxitems, weighting_ok, NULL,
-                          &res.r, &r);
+    rc = xg_router_answer(router, xq.get(), pq.pq, uint64_t(first) + maxitems,
+                          weighting_ok, NULL, &res.r, &r);
     if (rc == XG_ERR_NOMEM) throw std::bad_alloc();
     if (rc)
         throw Xapian::InternalError(std::string("xapian-gpu: ") +
                                     xg_last_error());
+    xg_router_shape_note(router, shape, r);
     if (route) *route = r;
     if ((r != XG_ROUTE_GPU && r != XG_ROUTE_CPU) || !pq.pq) return query;
     const xg_index *ix = xg_context_index(ctx);

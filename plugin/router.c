@@ -24,6 +24,7 @@
 #include "../gpu/runtime/error.h"
 #include "../gpu/runtime/knobs.h"
 #include "../gpu/runtime/threads.h"
+#include "shapes.h"
 #include "unserved.h"
 #include "../gpu/runtime/tuning.h"
 #include "../gpu/query/batch.h"
@@ -53,6 +54,7 @@ struct xg_router {
     _Atomic int gpu_lost;           /* the device failed for good */
     _Atomic uint64_t faults;
     struct xg_unserved unserved;    /* stock:unsupported, by reason */
+    struct xg_shapes shapes;        /* the Enquire front's, engine auto */
     /* Route counts, striped so that threads counting every query do not
      * all write one cache line; summed when read. */
     struct {
@@ -464,6 +466,38 @@ static void note_fault(xg_router *r, int rc)
 }
 
 /* ---- The Enquire front (the context) --------------------------------- */
+
+int xg_router_shape_of(int is_term, int is_and, int is_or, uint32_t n,
+                       int flat)
+{
+    return xg_shape_of(is_term, is_and, is_or, n, flat);
+}
+
+int xg_router_shape_skip(xg_router *r, int shape)
+{
+    if (r->o.engine != XG_ENGINE_AUTO || r->o.front != XG_FRONT_ENQUIRE ||
+        !xg_shapes_skip(&r->shapes, shape))
+        return 0;
+    xg_router_count(r, XG_ROUTE_STOCK_CHEAPER);
+    return 1;
+}
+
+void xg_router_shape_note(xg_router *r, int shape, int route)
+{
+    if (r->o.engine != XG_ENGINE_AUTO) return;
+    /* The routes the cost model chose (a GPU query withdrawn at its
+     * deadline was one). */
+    if (route == XG_ROUTE_GPU || route == XG_ROUTE_CPU ||
+        route == XG_ROUTE_STOCK_DEADLINE)
+        xg_shapes_note(&r->shapes, shape, 1);
+    else if (route == XG_ROUTE_STOCK_CHEAPER)
+        xg_shapes_note(&r->shapes, shape, 0);
+}
+
+uint64_t xg_router_shape_skipped(xg_router *r)
+{
+    return atomic_load_explicit(&r->shapes.skipped, memory_order_relaxed);
+}
 
 static int answer(xg_router *r, const xg_xquery *xq,
                   struct xg_prepared *given, uint64_t k64, int weighting_ok,

@@ -140,6 +140,18 @@ int xg_router_andor_finish(xg_router *r, xg_handle *h,
                            const struct xg_search_opts *o,
                            struct xg_result *res, int *status);
 
+/* The Enquire front, engine auto (shapes.h): a query's shape before it
+ * is planned (a term at its root; or an AND or OR of n subqueries, all
+ * terms or not); -1 for a root that always plans.  1 if the next query
+ * of `shape` goes to stock unplanned, counted as stock:cheaper; else 0,
+ * and the caller plans it and notes the route it got.  How many went
+ * unplanned so far. */
+int xg_router_shape_of(int is_term, int is_and, int is_or, uint32_t n,
+                       int flat);
+int xg_router_shape_skip(xg_router *r, int shape);
+void xg_router_shape_note(xg_router *r, int shape, int route);
+uint64_t xg_router_shape_skipped(xg_router *r);
+
 /* Count a route (XG_ROUTE_*; others are ignored). */
 void xg_router_count(xg_router *r, int route);
 /* A query answered on `route` that its front then left to stock after

@@ -345,6 +345,12 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
         if (*why)
             fprintf(stderr, "%s: stock:unsupported by reason (warm-up "
                     "included): %s\n", run->name, why);
+        const uint64_t unplanned =
+            xg_router_shape_skipped(xg_context_router(j.ctx));
+        if (unplanned)
+            fprintf(stderr, "%s: %llu queries to stock unplanned, their "
+                    "shape's planned queries having gone there (warm-up "
+                    "included)\n", run->name, (unsigned long long)unplanned);
         /* Where the dispatcher's time went, as serve prints it. */
         struct xg_router_batches b;
         xg_router_batches(xg_context_router(j.ctx), &b);
