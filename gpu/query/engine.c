@@ -501,6 +501,38 @@ static void add_stats(struct xg_engine_stats *to,
     to->bloom_lists += d->bloom_lists;
 }
 
+/* A field added to struct xg_engine_stats changes its size and stops the
+ * build here: add_stats and xg_engine_stats_since must learn it. */
+_Static_assert(sizeof(struct xg_engine_stats) ==
+                   (20 + XG_MEMBER_KINDS) * sizeof(uint64_t),
+               "struct xg_engine_stats changed: update add_stats and "
+               "xg_engine_stats_since");
+
+void xg_engine_stats_since(struct xg_engine_stats *s,
+                           const struct xg_engine_stats *base)
+{
+    s->queries -= base->queries;
+    s->served -= base->served;
+    s->to_cpu -= base->to_cpu;
+    s->batches -= base->batches;
+    s->postings_decoded -= base->postings_decoded;
+    s->candidates -= base->candidates;
+    s->device_seconds -= base->device_seconds;
+    s->build_seconds -= base->build_seconds;
+    s->run_seconds -= base->run_seconds;
+    s->finish_seconds -= base->finish_seconds;
+    s->cache_hits -= base->cache_hits;
+    s->cache_misses -= base->cache_misses;
+    s->cache_evictions -= base->cache_evictions;
+    s->cache_bytes_loaded -= base->cache_bytes_loaded;
+    s->batch_splits -= base->batch_splits;
+    s->impact_queries -= base->impact_queries;
+    s->impact_retries -= base->impact_retries;
+    for (int m = 0; m < XG_MEMBER_KINDS; ++m)
+        s->member_lists[m] -= base->member_lists[m];
+    s->bloom_lists -= base->bloom_lists;
+}
+
 /* Give slot s back, with its search's statistics. */
 static void release(xg_gpu *e, struct xg_slot *s,
                     const struct xg_engine_stats *st)

@@ -128,6 +128,10 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
                      struct xg_result *out, int *status);
 
 const struct xg_engine_stats *xg_engine_stats(const xg_gpu *e);
+/* s's counters less base's (an earlier reading of the same engine); the
+ * fields that are not counters (cache_pool, impacts_resident) stay. */
+void xg_engine_stats_since(struct xg_engine_stats *s,
+                           const struct xg_engine_stats *base);
 
 /* How many threads' searches the engine runs at once (1 or 2): each has
  * its own batch buffers and stream, so one batch is built and finished

@@ -1314,32 +1314,6 @@ static void keep_timing(struct engine_run *to, struct engine_run *from)
     memcpy(to->reasons, from->reasons, sizeof to->reasons);
 }
 
-/* The GPU engine's counters since `base` (the warm-up's), in place. */
-static void stats_since(struct xg_engine_stats *g,
-                        const struct xg_engine_stats *base)
-{
-    g->queries -= base->queries;
-    g->served -= base->served;
-    g->to_cpu -= base->to_cpu;
-    g->batches -= base->batches;
-    g->postings_decoded -= base->postings_decoded;
-    g->candidates -= base->candidates;
-    g->device_seconds -= base->device_seconds;
-    g->build_seconds -= base->build_seconds;
-    g->run_seconds -= base->run_seconds;
-    g->finish_seconds -= base->finish_seconds;
-    g->cache_hits -= base->cache_hits;
-    g->cache_misses -= base->cache_misses;
-    g->cache_evictions -= base->cache_evictions;
-    g->cache_bytes_loaded -= base->cache_bytes_loaded;
-    g->batch_splits -= base->batch_splits;
-    g->impact_queries -= base->impact_queries;
-    g->impact_retries -= base->impact_retries;
-    for (int m = 0; m < XG_MEMBER_KINDS; ++m)
-        g->member_lists[m] -= base->member_lists[m];
-    g->bloom_lists -= base->bloom_lists;
-}
-
 /* Every engine's passes.  *gpu_base: the GPU engine's counters after its
  * warm-up (zero without one). */
 static int run_engines(xg_searcher *s, struct xg_cli_search_args *a,
@@ -1615,7 +1589,7 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
     const struct xg_engine_stats *gs = xg_searcher_gpu_stats(s);
     if (gs) {
         g = *gs;
-        stats_since(&g, &gpu_base);
+        xg_engine_stats_since(&g, &gpu_base);
         gs = &g;
     }
     if (gs && gs->queries) {
