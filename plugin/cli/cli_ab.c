@@ -680,8 +680,8 @@ static void *batch_runner(void *arg)
 }
 
 /* The GPU engine.  Threads prepare the queries, as an application's
- * threads each prepare their own; meanwhile batch runners take them in
- * order and run batches of B as soon as they are ready, so preparing and
+ * threads each prepare their own; meanwhile batch runners take them as
+ * they are ready (gather) and run batches of B, so preparing and
  * the device overlap as they would in a deployment.  Where the engine
  * runs two batches at once (xg_engine_slots) there are two runners, so
  * that one batch is built and finished on the host while the other runs
