@@ -22,6 +22,7 @@
 #include <xapian.h>
 
 #include <cstdint>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -40,6 +41,10 @@ struct xg_db {
     Xapian::Database combined;              /* for Enquire / QueryParser */
     std::string name;                       /* the paths given, for messages */
     uint64_t n_terms = UINT64_MAX;  /* cached by xg_shim_db_count_terms */
+    /* xg_shim_parse's QueryParser, set up for the options parser_key
+     * encodes (-1: none yet). */
+    std::unique_ptr<Xapian::QueryParser> parser;
+    int parser_key = -1;
 
     /* Buffers reused from term to term by xg_shim_db_each_term, so a pass
      * over 10^6 terms does not allocate 10^6 times. */

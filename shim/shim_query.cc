@@ -932,34 +932,48 @@ int xg_shim_parse(xg_db *db, const char *text, const struct xg_parse_opts *o,
                                                   NULL, 0};
     if (!o)
         o = &defaults;
+    const bool stop = o->stopper && *o->stopper;
+    if (stop && strcmp(o->stopper, "english") != 0)
+        return xg_set_error(XG_ERR_ARG, "query: unknown stopper '%s' (only "
+                            "\"english\")", o->stopper);
     XG_SHIM_TRY
-        Xapian::QueryParser qp;
-        if (db)
-            qp.set_database(db->combined);
-        if (o->stem_english) {
-            qp.set_stemmer(Xapian::Stem("english"));
-            qp.set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
+        /* The database's parser, set up once for these options (a
+         * QueryParser and its stemmer cost more to build than most
+         * queries to parse); a parse leaves nothing in it that the next
+         * reads. */
+        const int key = (o->stem_english != 0) | (o->default_and != 0) << 1 |
+                        int(stop) << 2 | (o->omega != 0) << 3;
+        Xapian::QueryParser local;
+        Xapian::QueryParser *qp = &local;
+        if (db && db->parser && db->parser_key == key) {
+            qp = db->parser.get();
         } else {
-            qp.set_stemming_strategy(Xapian::QueryParser::STEM_NONE);
+            if (db) {
+                db->parser.reset(new Xapian::QueryParser);
+                db->parser_key = -1;
+                qp = db->parser.get();
+                qp->set_database(db->combined);
+            }
+            if (o->stem_english) {
+                qp->set_stemmer(Xapian::Stem("english"));
+                qp->set_stemming_strategy(Xapian::QueryParser::STEM_SOME);
+            } else {
+                qp->set_stemming_strategy(Xapian::QueryParser::STEM_NONE);
+            }
+            qp->set_default_op(o->default_and ? Xapian::Query::OP_AND
+                                              : Xapian::Query::OP_OR);
+            if (stop) qp->set_stopper(english_stopper());
+            if (o->omega) omega_setup(*qp);
+            if (db) db->parser_key = key;
         }
-        qp.set_default_op(o->default_and ? Xapian::Query::OP_AND
-                                         : Xapian::Query::OP_OR);
-        if (o->stopper && *o->stopper) {
-            if (strcmp(o->stopper, "english") != 0)
-                return xg_set_error(XG_ERR_ARG,
-                                    "query: unknown stopper '%s' "
-                                    "(only \"english\")", o->stopper);
-            qp.set_stopper(english_stopper());
-        }
-        unsigned flags = o->flags ? o->flags
-                                  : (unsigned)Xapian::QueryParser::FLAG_DEFAULT;
-        if (o->omega) {
-            omega_setup(qp);
-            flags |= Xapian::QueryParser::FLAG_ACCUMULATE;
-        }
+        /* No FLAG_ACCUMULATE even for Omega's form: it only keeps the
+         * stop and unstem lists, which nobody reads here, from one parse
+         * to the next, and they would grow with every query. */
+        const unsigned flags =
+            o->flags ? o->flags : (unsigned)Xapian::QueryParser::FLAG_DEFAULT;
         std::unique_ptr<xg_xquery> q(new xg_xquery);
         try {
-            q->q = qp.parse_query(text, flags);
+            q->q = qp->parse_query(text, flags);
             /* Omega ANDs its query strings (one here: P=), which keeps a
              * single query as it is. */
             if (o->omega && !q->q.empty())

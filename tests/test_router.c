@@ -568,6 +568,50 @@ static void batch_fault(xg_router *r, xg_handle *h)
     for (uint32_t i = 0; i < n; ++i) xg_prepared_free(pq[i]);
 }
 
+/* One handle parses every text under each set of parse options in turn,
+ * its QueryParser set up again at each change (shim_query.cc keeps one per
+ * database); every query must be the one a fresh handle parses. */
+static void parser_reuse(const char *const *paths, xg_handle *h)
+{
+    static const char *const more[] = {
+        "the running foxes", "shock AND (wave OR waves) -heat",
+        "\"boundary layers\" flows", "size:100..200 jet"};
+    const int n_more = (int)(sizeof more / sizeof more[0]);
+    int compared = 0;
+    for (int round = 0; round < 2; ++round)
+        for (int v = 0; v < 16; ++v) {
+            struct xg_search_opts o = opts(v & 1, XG_ENGINE_CPU);
+            o.stem_english = (v >> 1) & 1;
+            o.stopper = (v >> 2) & 1 ? "english" : NULL;
+            o.omega = (v >> 3) & 1;
+            xg_handle *fresh;
+            if (xg_handle_open(paths, 1, NULL, &fresh)) {
+                CHECK(0, "parser reuse: open: %s", xg_last_error());
+                return;
+            }
+            for (int i = 0; i < n_texts + n_more; ++i) {
+                const char *t = i < n_texts ? texts[i] : more[i - n_texts];
+                xg_xquery *a = NULL, *b = NULL;
+                const int ra = xg_handle_parse(h, t, &o, &a);
+                const int rb = xg_handle_parse(fresh, t, &o, &b);
+                char *da = ra ? NULL : xg_shim_xquery_describe(a);
+                char *db = rb ? NULL : xg_shim_xquery_describe(b);
+                CHECK(ra == rb && (ra || (da && db && !strcmp(da, db))),
+                      "parser reuse: options %d, '%s': %s against a fresh "
+                      "parser's %s", v, t, da ? da : "error",
+                      db ? db : "error");
+                compared += !ra;
+                free(da);
+                free(db);
+                if (a) xg_shim_xquery_free(a);
+                if (b) xg_shim_xquery_free(b);
+            }
+            xg_handle_close(fresh);
+        }
+    printf("ok parser reuse: %d queries under 16 option sets, twice, each "
+           "the fresh parser's\n", compared);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 3) {
@@ -623,6 +667,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (stock_answers(h, texts, n_texts, K, stock_or, stock_and)) return 1;
+    parser_reuse(paths, h);
     printf("test_router: %d plain queries and %d of other shapes, OR and "
            "AND, top %d; stock Xapian is the reference\n", n_plain,
            n_texts - n_plain, K);
