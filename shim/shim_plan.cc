@@ -28,6 +28,7 @@
  *  an AND inside an AND, becomes a subtree instead of being flattened.
  */
 #include <algorithm>
+#include <deque>
 #include <memory>
 #include <vector>
 
@@ -130,16 +131,16 @@ class PlanBuilder {
     explicit PlanBuilder(uint32_t dbsize_) : dbsize(dbsize_) {}
 
     Node *leaf(int index, uint32_t est) {
-        nodes.emplace_back(new Node(est, index));
-        nodes.back()->min = nodes.back()->max = est;  // exact termfreq
-        return nodes.back().get();
+        Node *n = &nodes.emplace_back(est, index);
+        n->min = n->max = est;  // exact termfreq
+        return n;
     }
 
     /// A general form's node of operator `op` (its estimate set later).
     Node *node(uint32_t est, uint16_t op) {
-        nodes.emplace_back(new Node(est, -1));
-        nodes.back()->op = op;
-        return nodes.back().get();
+        Node *n = &nodes.emplace_back(est, -1);
+        n->op = op;
+        return n;
     }
 
     /// OrContext::postlist() over `pls` in the order they were added.
@@ -151,9 +152,8 @@ class PlanBuilder {
             std::pop_heap(pls.begin(), pls.end(), HeapCmp());
             pls.pop_back();
             Node *l = pls.front();
-            nodes.emplace_back(new Node(or_estimate(l->est, r->est, dbsize),
-                                        -1, l, r));
-            Node *pl = nodes.back().get();
+            Node *pl = &nodes.emplace_back(
+                or_estimate(l->est, r->est, dbsize), -1, l, r);
             pl->min = std::max(l->min, r->min);
             pl->max = (uint32_t)std::min<uint64_t>(uint64_t(l->max) + r->max,
                                                    dbsize);
@@ -173,8 +173,7 @@ class PlanBuilder {
         std::vector<Node *> pls;
         for (uint32_t i = qf.first; i < qf.first + qf.n; ++i)
             pls.push_back(leaf((int)i, leaf_df[i]));
-        nodes.emplace_back(new Node(0, -1));
-        Node *c = nodes.back().get();
+        Node *c = &nodes.emplace_back(0, -1);
         c->filter = (int)f;
         c->kids = and_order(pls);
         Node all(0, -1);
@@ -217,7 +216,9 @@ class PlanBuilder {
 
   private:
     uint32_t dbsize;
-    std::vector<std::unique_ptr<Node>> nodes;
+    /* A deque: its nodes stay where they are as it grows, and come a
+     * few to an allocation. */
+    std::deque<Node> nodes;
 };
 
 /* The general form (XG_QOP_TREE): what Query::Internal::postlist() and
