@@ -18,6 +18,7 @@
 #include "../runtime/error.h"
 #include "../index/impact.h"
 #include "../runtime/tuning.h"
+#include "cand_sort.h"
 #include "member.h"
 #include "merge.h"
 
@@ -356,50 +357,6 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     return XG_OK;
 }
 
-static int cmp_cand(const void *x, const void *y)
-{
-    const struct xg_dcand *a = x, *b = y;
-    if (a->weight > b->weight) return -1;
-    if (a->weight < b->weight) return 1;
-    return a->doc < b->doc ? -1 : a->doc > b->doc;
-}
-
-/* The k best of c[0..m) in order at c[0..k) (k < m): a heap of the k
- * best so far, the worst at its root, then those k sorted.  qsort of all
- * m (a few hundred candidates per OR query) was most of the batch
- * thread's host time. */
-static void top_k(struct xg_dcand *c, uint32_t m, uint32_t k)
-{
-    /* cmp_cand(a, b) > 0: a ranks below b. */
-    for (uint32_t j = 0; j < m; ++j) {
-        uint32_t at;
-        if (j < k) {
-            at = j;     /* sift up */
-            while (at && cmp_cand(&c[at], &c[(at - 1) / 2]) > 0) {
-                struct xg_dcand t = c[at];
-                c[at] = c[(at - 1) / 2];
-                c[(at - 1) / 2] = t;
-                at = (at - 1) / 2;
-            }
-            continue;
-        }
-        if (cmp_cand(&c[j], &c[0]) >= 0) continue;
-        c[0] = c[j];    /* replace the worst, sift down */
-        at = 0;
-        for (;;) {
-            uint32_t l = 2 * at + 1, r = l + 1, w = at;
-            if (l < k && cmp_cand(&c[l], &c[w]) > 0) w = l;
-            if (r < k && cmp_cand(&c[r], &c[w]) > 0) w = r;
-            if (w == at) break;
-            struct xg_dcand t = c[at];
-            c[at] = c[w];
-            c[w] = t;
-            at = w;
-        }
-    }
-    qsort(c, k, sizeof *c, cmp_cand);
-}
-
 int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
                     const struct xg_dqresult *res,
                     const struct xg_dcand *cand, int packed,
@@ -423,8 +380,8 @@ int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
         for (uint32_t j = 0; j < n; ++j)
             if (cand[first + j].matched) c[m++] = cand[first + j];
         uint32_t k = m < q->k ? m : q->k;
-        if (k < m) top_k(c, m, k);
-        else qsort(c, m, sizeof *c, cmp_cand);
+        if (k < m) xg_cand_top(c, m, k);
+        else xg_cand_sort(c, m);
         out[caller].hits = malloc((k ? k : 1) * sizeof *out[caller].hits);
         if (!out[caller].hits) {
             free(c);
