@@ -108,6 +108,30 @@ def fold_queries(src, dst, append_original=False):
             o.write("plain-%s\t%s\n" % (qid, text))
 
 
+def word_queries(src, dst, limit=120):
+    """One-word queries: the distinct words of the collection's queries
+    in their order, and each twice ("w w"), appended to dst.  The GPU
+    engine intersects a word whose list is short and accumulates a row
+    for a common one (gpu/query/batch.c, batch_path); both must give
+    stock's MSet."""
+    seen = []
+    with open(src, encoding="utf-8") as f:
+        for line in f:
+            if "\t" not in line:
+                continue
+            for w in re.findall(r"[A-Za-z]+", line.split("\t", 1)[1]):
+                w = w.lower()
+                if w not in seen and w not in ("and", "or", "not", "xor",
+                                               "near", "adj"):
+                    seen.append(w)
+    words = seen[:limit]
+    with open(dst, "a", encoding="utf-8") as o:
+        for i, w in enumerate(words):
+            o.write("word-%d\t%s\n" % (i, w))
+            o.write("word2-%d\t%s %s\n" % (i, w, w))
+    return len(words)
+
+
 def phrase_queries(docs, dst, limit=160):
     """Queries with phrases and the other operators QueryParser offers by
     default, taken from the collection's own text so that most of them
@@ -549,6 +573,8 @@ def main():
             # "plain-..."), which must all be served.
             both = os.path.join(a.work, c + "-queries+plain.tsv")
             fold_queries(queries, both, append_original=True)
+            if word_queries(queries, both) < 50:
+                sys.exit("FAIL %s: too few one-word queries" % c)
             # And phrases from the text, which every engine must serve.
             phr = os.path.join(a.work, c + "-phrases.tsv")
             if phrase_queries(docs, phr) < 30:
