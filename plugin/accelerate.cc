@@ -413,7 +413,8 @@ Xapian::Query accelerate(xg_context *ctx, xg_handle *given,
     /* Stock unplanned where the planner sent the shape's recent queries
      * there (the planning would cost more than it could win). */
     xg_router *router = xg_context_router(ctx);
-    const int shape = weighting_ok ? query_shape(query) : -1;
+    const int shape = weighting_ok && xg_router_shapes_on(router)
+                          ? query_shape(query) : -1;
     if (xg_router_shape_skip(router, shape)) {
         if (route) *route = XG_ROUTE_STOCK_CHEAPER;
         return query;

@@ -473,10 +473,14 @@ int xg_router_shape_of(int is_term, int is_and, int is_or, uint32_t n,
     return xg_shape_of(is_term, is_and, is_or, n, flat);
 }
 
+int xg_router_shapes_on(const xg_router *r)
+{
+    return r->o.engine == XG_ENGINE_AUTO && r->o.front == XG_FRONT_ENQUIRE;
+}
+
 int xg_router_shape_skip(xg_router *r, int shape)
 {
-    if (r->o.engine != XG_ENGINE_AUTO || r->o.front != XG_FRONT_ENQUIRE ||
-        !xg_shapes_skip(&r->shapes, shape))
+    if (!xg_router_shapes_on(r) || !xg_shapes_skip(&r->shapes, shape))
         return 0;
     xg_router_count(r, XG_ROUTE_STOCK_CHEAPER);
     return 1;
@@ -484,7 +488,7 @@ int xg_router_shape_skip(xg_router *r, int shape)
 
 void xg_router_shape_note(xg_router *r, int shape, int route)
 {
-    if (r->o.engine != XG_ENGINE_AUTO) return;
+    if (!xg_router_shapes_on(r)) return;
     /* The routes the cost model chose (a GPU query withdrawn at its
      * deadline was one). */
     if (route == XG_ROUTE_GPU || route == XG_ROUTE_CPU ||

@@ -148,6 +148,9 @@ int xg_router_andor_finish(xg_router *r, xg_handle *h,
  * unplanned so far. */
 int xg_router_shape_of(int is_term, int is_and, int is_or, uint32_t n,
                        int flat);
+/* 1 where the router learns shapes at all (else the caller need not read
+ * a query's shape). */
+int xg_router_shapes_on(const xg_router *r);
 int xg_router_shape_skip(xg_router *r, int shape);
 void xg_router_shape_note(xg_router *r, int shape, int route);
 uint64_t xg_router_shape_skipped(xg_router *r);

@@ -566,8 +566,8 @@ struct gpu_feed {
  * query is taken (under f->mu).  An application's threads submit each
  * query once it is ready; taken strictly in order, 64 preparing threads
  * on 16 cores had the runners wait on one the scheduler had preempted
- * while the queries after it were ready.  Returns the count; 0 with
- * pj->j.rc set if a preparation failed. */
+ * while the queries after it were ready.  Returns the count; a failed
+ * preparation (pj->j.rc set) ends the wait early, and the caller stops. */
 static uint32_t gather(struct gpu_feed *f, const xg_xquery **xready,
                        struct xg_prepared **ready, uint32_t *idx)
 {
