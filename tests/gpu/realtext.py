@@ -46,7 +46,7 @@ class Blocks(html.parser.HTMLParser):
 
 def main():
     args = sys.argv[1:]
-    min_words, max_docs = 8, 10 ** 9
+    min_words, max_docs = 5, 10 ** 9
     if "--min-words" in args:
         i = args.index("--min-words")
         min_words = int(args[i + 1])
