@@ -106,6 +106,8 @@ struct xg_ab_engine {
     double qps, mean_ms, p50_ms, p99_ms, ratio;  /* ratio: qps / ref qps */
     uint32_t n_passes;          /* ab --repeat: qps is the median pass's */
     double pass_qps[XG_AB_MAX_PASSES];
+    double cpu_us, cores;       /* the median pass: host CPU a query, and
+                                   CPU seconds over wall seconds */
     double overlap;             /* overlap@k with engine 0 (not for 0) */
     uint32_t routing[XG_AB_N_ROUTES];  /* queries each matcher answered */
     int has_reasons;            /* the plugin engine: its planner's routes */

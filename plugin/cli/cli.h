@@ -74,6 +74,10 @@ int xg_cli_bm25(const char *cmd, const char *v, struct xg_bm25_params *p);
 /* Monotonic seconds. */
 double xg_cli_now(void);
 
+/* CPU seconds (user and system) this process has used, plus those of
+ * process pid where pid > 0 (read from /proc; a child bench started). */
+double xg_cli_cpu_seconds(long pid);
+
 /* --vocabulary FILE of weight and qlm (text/vocab.h): every word of *in the
  * file lacks becomes <unk>; a summary line on stderr unless quiet.
  * XG_OK or the loader's error (its message set). */

@@ -83,6 +83,9 @@ struct engine_run {
                                    to the query's (NULL: not kept) */
     double t0;                  /* the pass's start (xg_cli_now) */
     double wall;                /* whole run */
+    double cpu;                 /* CPU seconds of the run: this process's
+                                   threads, and the server's (child) */
+    long child;                 /* the server bench started (0: none) */
     uint32_t n_passes;          /* --repeat: timed passes, walls below */
     double pass_wall[XG_AB_MAX_PASSES];
     uint32_t routing[XG_AB_N_ROUTES];  /* gpu/auto: counted by run_gpu */
@@ -326,6 +329,7 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
         return xg_set_error(XG_ERR_IO, "%s", j.err);
     }
     if (j.ctx) xg_context_routes(j.ctx, before);
+    const double cpu0 = xg_cli_cpu_seconds(run->child);
     double t0 = xg_cli_now();
     run->t0 = t0;
     uint32_t started = 0;
@@ -333,6 +337,7 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
         if (pthread_create(&t[started], NULL, fn, &j)) break;
     for (uint32_t i = 0; i < started; ++i) pthread_join(t[i], NULL);
     run->wall = xg_cli_now() - t0;
+    run->cpu = xg_cli_cpu_seconds(run->child) - cpu0;
     free(t);
     for (uint32_t i = 0; j.clients && i < threads; ++i)
         xg_shim_db_close(j.clients[i]);
@@ -722,6 +727,7 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         goto done;
     }
+    const double cpu0 = xg_cli_cpu_seconds(run->child);
     double t0 = xg_cli_now();
     run->t0 = t0;
     for (; started < threads; ++started)
@@ -739,6 +745,7 @@ static int run_gpu(xg_searcher *s, struct xg_cli_search_args *a,
     for (uint32_t i = 0; i < started; ++i) pthread_join(t[i], NULL);
     started = 0;
     run->wall = xg_cli_now() - t0;
+    run->cpu = xg_cli_cpu_seconds(run->child) - cpu0;
 done:
     for (uint32_t i = 0; i < started; ++i) pthread_join(t[i], NULL);
     if (!rc && pj.j.rc) rc = xg_set_error(XG_ERR_IO, "%s", pj.j.err);
@@ -1078,6 +1085,12 @@ static void print_report(const struct xg_ab_report *rep)
             printf(" %.0f", g->pass_qps[p]);
         printf("\n");
     }
+    printf("host CPU a query (the median pass; a server bench started "
+           "included):");
+    for (uint32_t e = 0; e < rep->n_eng; ++e)
+        printf("%s %s %.1f us (%.1f cores busy)", e ? "," : "",
+               rep->eng[e].name, rep->eng[e].cpu_us, rep->eng[e].cores);
+    printf("\n");
     printf("routing (queries answered by each matcher):\n%-10s", "engine");
     for (int t = 0; t < XG_AB_N_ROUTES; ++t)
         printf(" %9s", xg_ab_route_names[t]);
@@ -1244,22 +1257,56 @@ static int run_pass(xg_searcher *s, struct xg_cli_search_args *a,
     return err;
 }
 
+/* Whether MSets a and b of query i are stock's top k and its own full
+ * ranking's, in either order, the two differing: an engine that sent the
+ * query to stock in one pass and to the GPU in the other (auto) gives
+ * both (stock's AND_MAYBE skip, docs/architecture.md).  stock: the
+ * reference run, stock's, or NULL. */
+static int stock_and_full(xg_searcher *s, const struct xg_search_opts *o,
+                          const struct xg_cli_queries *qs, uint32_t i,
+                          const struct engine_run *stock,
+                          const struct xg_result *a, const struct xg_result *b)
+{
+    if (!stock || stock->status[i] != XG_OK) return 0;
+    const struct xg_result *top = &stock->res[i];
+    struct xg_result full;
+    if (stock_full_ranking(s, o, qs->text[i], &full)) return 0;
+    const int yes = !same_mset(&full, top) &&
+                    ((same_mset(a, top) && same_mset(b, &full)) ||
+                     (same_mset(a, &full) && same_mset(b, top)));
+    xg_result_free(&full);
+    return yes;
+}
+
 /* A later pass must answer every query as the first did: the same status
- * and, where answered, the same MSet.  1 if so; else 0 with the error set
- * naming the first query that differs. */
-static int same_pass(const char *name, const struct xg_cli_queries *qs,
+ * and, where answered, the same MSet, or (stock_and_full) stock's top k in
+ * one and its full ranking in the other, which is reported.  1 if so;
+ * else 0 with the error set naming the first query that differs. */
+static int same_pass(xg_searcher *s, const struct xg_search_opts *o,
+                     const char *name, const struct xg_cli_queries *qs,
+                     const struct engine_run *stock,
                      const struct engine_run *first,
                      const struct engine_run *later, uint32_t pass)
 {
-    for (uint32_t i = 0; i < qs->n; ++i)
-        if (first->status[i] != later->status[i] ||
-            (first->status[i] == XG_OK &&
-             !same_mset(&first->res[i], &later->res[i]))) {
-            xg_set_error(XG_ERR_XAPIAN, "engine %s: pass %u answered query "
-                         "%s differently from pass 1", name, pass + 1,
-                         qs->qid[i]);
-            return 0;
+    for (uint32_t i = 0; i < qs->n; ++i) {
+        if (first->status[i] == later->status[i] &&
+            (first->status[i] != XG_OK ||
+             same_mset(&first->res[i], &later->res[i])))
+            continue;
+        if (first->status[i] == XG_OK && later->status[i] == XG_OK &&
+            stock_and_full(s, o, qs, i, stock, &first->res[i],
+                           &later->res[i])) {
+            fprintf(stderr, "xapian-gpu: engine %s: query %s: pass %u "
+                    "answered with stock's full ranking, pass 1 with "
+                    "stock's top %u or the other way round (stock's top k "
+                    "differs from its own full ranking)\n", name,
+                    qs->qid[i], pass + 1, o->k);
+            continue;
         }
+        xg_set_error(XG_ERR_XAPIAN, "engine %s: pass %u answered query %s "
+                     "differently from pass 1", name, pass + 1, qs->qid[i]);
+        return 0;
+    }
     return 1;
 }
 
@@ -1310,6 +1357,7 @@ static void keep_timing(struct engine_run *to, struct engine_run *from)
     from->start = start;
     from->route = route;
     to->wall = from->wall;
+    to->cpu = from->cpu;
     memcpy(to->routing, from->routing, sizeof to->routing);
     memcpy(to->reasons, from->reasons, sizeof to->reasons);
 }
@@ -1379,6 +1427,12 @@ static int run_engines(xg_searcher *s, struct xg_cli_search_args *a,
      * other load) touches every engine alike, and each pass starts one
      * engine later, so no engine always follows the same one. */
     uint32_t passes = a->repeat ? a->repeat : 1;
+    /* Stock's first pass, where engine 0 is stock and the queries have one
+     * form: a pass that differs from another may be its top k against its
+     * full ranking. */
+    const struct engine_run *stock_ref =
+        n_eng && runs[0].engine == XG_ENGINE_XAPIAN &&
+                a->opts.default_and != 2 ? &runs[0] : NULL;
     struct engine_run *extra =
         passes > 1 ? calloc((size_t)(passes - 1) * n_eng, sizeof *extra) : NULL;
     if (passes > 1 && !extra)
@@ -1390,13 +1444,15 @@ static int run_engines(xg_searcher *s, struct xg_cli_search_args *a,
             r->name = runs[e].name;
             r->engine = runs[e].engine;
             r->warm = runs[e].warm;
+            r->child = runs[e].child;
             if (run_pass(s, a, qs, r, threads, batch, pool)) {
                 rc = xg_cli_fail();
                 break;
             }
             runs[e].pass_wall[p] = r->wall;
             runs[e].n_passes = p + 1;
-            if (p && !same_pass(runs[e].name, qs, &runs[e], r, p))
+            if (p && !same_pass(s, &a->opts, runs[e].name, qs,
+                                stock_ref, &runs[e], r, p))
                 rc = xg_cli_fail();
             if (p) free_results(r, qs->n);
         }
@@ -1454,6 +1510,8 @@ static int report(const char *cmd, xg_searcher *s,
                                           ? qs->n / runs[e].pass_wall[p] : 0;
         rep->eng[e].ratio = rep->eng[0].qps > 0
                                 ? rep->eng[e].qps / rep->eng[0].qps : 0;
+        rep->eng[e].cpu_us = runs[e].cpu * 1e6 / (qs->n ? qs->n : 1);
+        rep->eng[e].cores = runs[e].wall > 0 ? runs[e].cpu / runs[e].wall : 0;
     }
     if (qr) score_qrels(qr, qs, runs, n_eng, all, rep);
     judge_planner(runs, n_eng, qs->n, rep);
@@ -1568,6 +1626,7 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
             }
             a.server = child.stub;
         }
+        if (eng == AB_ENGINE_SERVER) runs[e].child = child.pid;
         if (eng != XG_ENGINE_XAPIAN && eng != AB_ENGINE_SERVER &&
             xg_searcher_index_error(s)) {
             fprintf(stderr, "xapian-gpu: %s\n", xg_searcher_index_error(s));

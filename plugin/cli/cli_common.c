@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/types.h>
 
 #include "../../gpu/runtime/error.h"
 #include "../../gpu/text/vocab.h"
@@ -187,6 +190,31 @@ double xg_cli_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+double xg_cli_cpu_seconds(long pid)
+{
+    struct rusage ru;
+    double t = 0;
+    if (!getrusage(RUSAGE_SELF, &ru))
+        t = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+            ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+    if (pid <= 0) return t;
+    /* /proc/PID/stat: utime and stime are fields 14 and 15, after the
+     * command name in brackets (which may hold spaces). */
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return t;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    unsigned long long ut, st;
+    if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                    "%llu %llu", &ut, &st) == 2)
+        t += (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    return t;
 }
 
 int xg_cli_vocabulary(const char *cmd, const char *path, uint32_t threads, int quiet,
