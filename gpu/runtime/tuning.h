@@ -33,6 +33,11 @@
  * a 4-byte row cell three to six times, the intersection writes and reads
  * 16 bytes per posting up to seven. */
 #define XG_ONE_TERM_SHARE 8
+/* The host finish (batch.c): a batch of at least twice this many
+ * candidates is put in MSet order on several host threads, a share per
+ * 2^XG_FINISH_SHARE_SHIFT of them (a top-1000 OR query has about 4,000). */
+#define XG_FINISH_SHARE_SHIFT 15
+#define XG_FINISH_SHARE_CANDS (1u << XG_FINISH_SHARE_SHIFT)
 /* Warps per block of the list decoders (decode.cu, accumulate.cu): one
  * warp per 128-posting block. */
 #define XG_DECODE_WARPS 8
