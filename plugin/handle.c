@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../gpu/query/batch.h"
 #include "../gpu/runtime/error.h"
 #include "../gpu/runtime/knobs.h"
 #include "../gpu/query/match_ref.h"
@@ -448,7 +449,7 @@ int xg_handle_run_cpu(xg_handle *s, const struct xg_prepared *pq,
 int xg_handle_run_gpu(xg_handle *s, struct xg_prepared *const *pqs,
                       const uint32_t *ks, uint32_t k, uint32_t n,
                       const struct xg_bm25_params *p, struct xg_result *out,
-                      int *status)
+                      struct xg_later *later, int *status)
 {
     pthread_rwlock_rdlock(&s->gpu_rw);
     int rc = gpu_ready(s);
@@ -463,7 +464,7 @@ int xg_handle_run_gpu(xg_handle *s, struct xg_prepared *const *pqs,
             eq[i].k = ks ? ks[i] : k;
             eq[i].stats = pqs[i]->stats;
         }
-        rc = xg_engine_search(s->gpu, eq, n, p, out, status);
+        rc = xg_engine_search(s->gpu, eq, n, p, out, later, status);
         free(eq);
     }
     pthread_rwlock_unlock(&s->gpu_rw);
@@ -474,6 +475,7 @@ int xg_handle_run_gpu(xg_handle *s, struct xg_prepared *const *pqs,
     if (rc)
         for (uint32_t i = 0; i < n; ++i) {
             memset(&out[i], 0, sizeof out[i]);
+            if (later) memset(&later[i], 0, sizeof later[i]);
             status[i] = rc;
         }
     return rc;

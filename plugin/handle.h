@@ -115,18 +115,20 @@ int xg_handle_gpu_status(xg_handle *h, const char **why);
 
 /* One engine batch: n prepared queries, the top ks[i] (ks NULL: k) of
  * each.  Returns XG_OK with status[i] per query: XG_OK (out[i] holds its
- * exact MSet) or XG_ERR_UNSUPPORTED (the engine cannot serve it exactly;
- * out[i] empty).  Otherwise the engine's fault (XG_ERR_CUDA,
+ * exact MSet, or, with `later`, xg_later_finish(&later[i], &out[i])
+ * completes it: xg_engine_search) or XG_ERR_UNSUPPORTED (the engine
+ * cannot serve it exactly; out[i] empty).  Otherwise the engine's fault (XG_ERR_CUDA,
  * XG_ERR_NOMEM, ...) or why the engine is not usable (XG_ERR_NODEVICE
  * ...), with every status[i] that code and every out[i] empty.  After
  * XG_ERR_CUDA or XG_ERR_NODEVICE the device is in an unknown state: the
  * engine is closed and xg_handle_gpu_status() reports that fault.
  * Thread-safe: up to xg_handle_gpu_slots(h) batches run at once (the
  * rest of h is the thread's own). */
+struct xg_later;
 int xg_handle_run_gpu(xg_handle *h, struct xg_prepared *const *pqs,
                       const uint32_t *ks, uint32_t k, uint32_t n,
                       const struct xg_bm25_params *p, struct xg_result *out,
-                      int *status);
+                      struct xg_later *later, int *status);
 
 /* How many GPU batches h runs at once (xg_engine_slots); 0 without a
  * usable engine. */

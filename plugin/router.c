@@ -678,7 +678,7 @@ static int gpu_batch(xg_router *r, xg_handle *h, struct xg_prepared *const *pqs,
                      const struct xg_bm25_params *p, struct xg_result *out,
                      int *status, int *route)
 {
-    int rc = xg_handle_run_gpu(h, pqs, ks, k, n, p, out, status);
+    int rc = xg_handle_run_gpu(h, pqs, ks, k, n, p, out, NULL, status);
     if (rc) note_fault(r, rc);
     for (uint32_t i = 0; i < n; ++i)
         route[i] = status[i] == XG_OK ? XG_ROUTE_GPU : XG_ROUTE_CPU;

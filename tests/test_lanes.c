@@ -62,7 +62,7 @@ static void *lane(void *arg)
         for (int first = 0; first < r->n; first += bs) {
             uint32_t m = (uint32_t)(r->n - first < bs ? r->n - first : bs);
             if (xg_handle_run_gpu(r->h, r->pq + first, NULL, K, m, &r->p,
-                                  out, status)) {
+                                  out, NULL, status)) {
                 ++r->faults;
                 continue;
             }

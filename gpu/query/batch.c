@@ -367,18 +367,51 @@ struct finish_share {
     const struct xg_dcand *cand;
     int packed;
     struct xg_result *out;
+    struct xg_later *later;
     int *status;
     uint32_t q0, q1;
     uint64_t at;
     int rc;
 };
 
+void xg_later_free(struct xg_later *l)
+{
+    free(l->c);
+    memset(l, 0, sizeof *l);
+}
+
+int xg_later_finish(struct xg_later *l, struct xg_result *out)
+{
+    if (!l->docids) return XG_OK;
+    memset(out, 0, sizeof *out);
+    const uint32_t m = l->m, k = m < l->k ? m : l->k;
+    struct xg_dcand *c = l->c;
+    if (k < m) xg_cand_top(c, m, k);
+    else xg_cand_sort(c, m);
+    out->hits = malloc((k ? k : 1) * sizeof *out->hits);
+    if (!out->hits) {
+        xg_later_free(l);
+        return xg_set_error(XG_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t j = 0; j < k; ++j) {
+        out->hits[j].docid = l->docids[c[j].doc];
+        /* An intersection's candidates match every leaf (one term per
+         * operand); the finish counted the others'. */
+        out->hits[j].matched_leaves = l->leaves ? l->leaves
+                                                : c[j].matched - 1u;
+        out->hits[j].weight = c[j].weight;
+    }
+    out->n_hits = k;
+    out->matches_estimated = l->matched;
+    xg_later_free(l);
+    return XG_OK;
+}
+
 static void *finish_queries(void *arg)
 {
     struct finish_share *f = arg;
     const struct xg_batch *b = f->b;
     const struct xg_dqresult *res = f->res;
-    struct xg_result *out = f->out;
     uint64_t at = f->at;
     f->rc = XG_OK;
     for (uint32_t i = f->q0; i < f->q1; ++i) {
@@ -386,42 +419,25 @@ static void *finish_queries(void *arg)
         uint32_t caller = b->qmap[i];
         uint64_t first = f->packed ? at : q->cand_first;
         at += res[i].n_cand;
-        memset(&out[caller], 0, sizeof out[caller]);
+        if (!f->later) memset(&f->out[caller], 0, sizeof f->out[caller]);
         if (res[i].overflow) {
             f->status[caller] = XG_ERR_UNSUPPORTED;
             continue;
         }
         uint32_t n = res[i].n_cand;
-        struct xg_dcand *c = malloc((n ? n : 1) * sizeof *c);
-        if (!c) {
+        struct xg_later l = {malloc((n ? n : 1) * sizeof *l.c),
+                             f->ix->docids, res[i].matched, 0, q->k,
+                             q->path == XG_DPATH_INTERSECT ? q->n_leaves : 0};
+        if (!l.c) {
             f->rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
             return NULL;
         }
-        uint32_t m = 0;
         for (uint32_t j = 0; j < n; ++j)
-            if (f->cand[first + j].matched) c[m++] = f->cand[first + j];
-        uint32_t k = m < q->k ? m : q->k;
-        if (k < m) xg_cand_top(c, m, k);
-        else xg_cand_sort(c, m);
-        out[caller].hits = malloc((k ? k : 1) * sizeof *out[caller].hits);
-        if (!out[caller].hits) {
-            free(c);
-            f->rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
-            return NULL;
-        }
-        for (uint32_t j = 0; j < k; ++j) {
-            out[caller].hits[j].docid = f->ix->docids[c[j].doc];
-            /* An intersection's candidates match every leaf (one term
-             * per operand); the finish counted the others'. */
-            out[caller].hits[j].matched_leaves =
-                q->path == XG_DPATH_INTERSECT ? q->n_leaves
-                                              : c[j].matched - 1u;
-            out[caller].hits[j].weight = c[j].weight;
-        }
-        out[caller].n_hits = k;
-        out[caller].matches_estimated = res[i].matched;
+            if (f->cand[first + j].matched) l.c[l.m++] = f->cand[first + j];
         f->status[caller] = XG_OK;
-        free(c);
+        if (f->later) f->later[caller] = l;
+        else if ((f->rc = xg_later_finish(&l, &f->out[caller])))
+            return NULL;
     }
     return NULL;
 }
@@ -429,17 +445,19 @@ static void *finish_queries(void *arg)
 int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
                     const struct xg_dqresult *res,
                     const struct xg_dcand *cand, int packed,
-                    struct xg_result *out, int *status)
+                    struct xg_result *out, struct xg_later *later,
+                    int *status)
 {
     uint64_t total = 0;
     for (uint32_t i = 0; i < b->n_queries; ++i) total += res[i].n_cand;
     /* Putting a long top k in order is most of the host's work on a batch
      * (66 us a top-1000 OR query of real text on one thread): such a
      * batch is split over the pool, a share per XG_FINISH_SHARE_CANDS
-     * candidates. */
+     * candidates.  Taking the candidates for `later` is a copy. */
     struct finish_share sh[XG_THREADS_MAX_SHARES];
     const uint32_t n_sh =
-        total < 2 * (uint64_t)XG_FINISH_SHARE_CANDS || b->n_queries < 2
+        later || total < 2 * (uint64_t)XG_FINISH_SHARE_CANDS ||
+                b->n_queries < 2
             ? 1
             : xg_threads_shares(xg_threads_cores(), total,
                                 XG_FINISH_SHARE_SHIFT);
@@ -448,8 +466,8 @@ int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
     uint32_t q = 0, used = 0;
     while (used < n_sh && q < b->n_queries) {
         struct finish_share *f = &sh[used++];
-        *f = (struct finish_share){b, ix, res, cand, packed, out, status,
-                                   q, q, at, XG_OK};
+        *f = (struct finish_share){b, ix, res, cand, packed, out, later,
+                                   status, q, q, at, XG_OK};
         uint64_t got = 0;
         while (q < b->n_queries && (got < per || used == n_sh))
             got += res[q++].n_cand;

@@ -82,14 +82,36 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
                    const struct xg_batch_opts *o, struct xg_result *out,
                    int *status);
 
+/* A query's matched candidates, taken from a batch's buffers but not yet
+ * in MSet order: the last step of the finish, which xg_later_finish runs
+ * on whichever thread waits for the query.  All zero: nothing to finish
+ * (the query's result was final). */
+struct xg_later {
+    struct xg_dcand *c;         /* malloc'd, m of them */
+    const uint32_t *docids;     /* the index's: dense number -> docid */
+    uint64_t matched;           /* the query's matches_estimated */
+    uint32_t m, k;
+    uint32_t leaves;            /* an intersection's: each candidate
+                                   matches them all; 0: its own count */
+};
+
 /* Turn the batch's per-query results and candidates (host copies) into
- * MSets for the caller's queries.  Query i's candidates start at its
- * cand_first, or, if `packed`, right after query i-1's n_cand ones.  An
- * overflowing query gets status XG_ERR_UNSUPPORTED.  Returns XG_OK or XG_ERR_NOMEM. */
+ * MSets for the caller's queries, or, with `later`, into each query's
+ * later[caller] (the caller's out[] untouched) for xg_later_finish.
+ * Query i's candidates start at its cand_first, or, if `packed`, right
+ * after query i-1's n_cand ones.  An overflowing query gets status
+ * XG_ERR_UNSUPPORTED.  Returns XG_OK or XG_ERR_NOMEM. */
 int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
                     const struct xg_dqresult *res,
                     const struct xg_dcand *cand, int packed,
-                    struct xg_result *out, int *status);
+                    struct xg_result *out, struct xg_later *later,
+                    int *status);
+
+/* out: l's top k in MSet order, as xg_batch_finish gives it; frees l's
+ * candidates.  Nothing where l is all zero.  XG_OK or XG_ERR_NOMEM (out
+ * empty). */
+int xg_later_finish(struct xg_later *l, struct xg_result *out);
+void xg_later_free(struct xg_later *l);
 
 void xg_batch_free(struct xg_batch *b);
 

@@ -372,18 +372,19 @@ static int impacts_fit(const struct xg_gpu *e, const struct xg_bm25_params *p,
            p->b == h->bm25_b && p->min_normlen == h->bm25_min_normlen;
 }
 
-/* Answer queries qs[0..n) in batches with the given batch options.  An
- * OR from impacts whose near-ties overflowed its candidate room is noted
- * in retry[] (the bounds are looser than exact sums, so the exact path
- * may still fit it); the others' statuses are final.  Runs on slot s;
- * its statistics go to st, not yet the engine's. */
+/* Answer queries qs[0..n) in batches with the given batch options (into
+ * later[] where not NULL, as xg_batch_finish).  An OR from impacts whose
+ * near-ties overflowed its candidate room is noted in retry[] (the bounds
+ * are looser than exact sums, so the exact path may still fit it); the
+ * others' statuses are final.  Runs on slot s; its statistics go to st,
+ * not yet the engine's. */
 static int search_batches(xg_gpu *e, struct xg_slot *s,
                           struct xg_engine_stats *st,
                           const struct xg_engine_query *qs,
                           uint32_t n, const struct xg_bm25_params *p,
                           const struct xg_batch_opts *bo,
-                          struct xg_result *out, int *status,
-                          uint32_t *retry, uint32_t *n_retry)
+                          struct xg_result *out, struct xg_later *later,
+                          int *status, uint32_t *retry, uint32_t *n_retry)
 {
     struct xg_batch *b = &s->batch;
     int rc = XG_OK;
@@ -422,7 +423,7 @@ static int search_batches(xg_gpu *e, struct xg_slot *s,
         const double t2 = xg_now();
         if (!rc)
             rc = xg_batch_finish(b, e->ix, s->h_res, s->h_cand,
-                                 e->o.use_device, out, status);
+                                 e->o.use_device, out, later, status);
         if (rc) return rc;
         const double t3 = xg_now();
         st->build_seconds += t1 - t0;
@@ -545,10 +546,21 @@ static void release(xg_gpu *e, struct xg_slot *s,
     pthread_mutex_unlock(&e->mu);
 }
 
+/* Free each out[i] and later[i] (later may be NULL). */
+static void free_answers(struct xg_result *out, struct xg_later *later,
+                         uint32_t n)
+{
+    for (uint32_t i = 0; i < n; ++i) {
+        xg_result_free(&out[i]);
+        if (later) xg_later_free(&later[i]);
+    }
+}
+
 /* xg_engine_search for queries that share one collection's statistics. */
 static int search_one_key(xg_gpu *e, const struct xg_engine_query *qs,
                           uint32_t n, const struct xg_bm25_params *p,
-                          struct xg_result *out, int *status)
+                          struct xg_result *out, struct xg_later *later,
+                          int *status)
 {
     /* XG_TEST_IMPACT_SLACK=X widens the impact margins X times: a
      * superset of the candidates, so still exact, but overflowing. */
@@ -566,13 +578,15 @@ static int search_one_key(xg_gpu *e, const struct xg_engine_query *qs,
     uint32_t *retry = NULL, n_retry = 0;
     struct xg_engine_query *again = NULL;
     struct xg_result *again_out = NULL;
+    struct xg_later *again_later = NULL;
     int *again_status = NULL;
     memset(out, 0, (size_t)n * sizeof *out);
+    if (later) memset(later, 0, (size_t)n * sizeof *later);
     if (bo.impacts && !(retry = malloc((n ? n : 1) * sizeof *retry)))
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
     if (!rc)
-        rc = search_batches(e, s, &st, qs, n, p, &bo, out, status, retry,
-                            &n_retry);
+        rc = search_batches(e, s, &st, qs, n, p, &bo, out, later, status,
+                            retry, &n_retry);
     if (!rc && n_retry) {
         /* Impact bounds overflowed: the exact sums select these again. */
         st.impact_retries += n_retry;
@@ -580,29 +594,34 @@ static int search_one_key(xg_gpu *e, const struct xg_engine_query *qs,
         again = malloc(n_retry * sizeof *again);
         again_out = calloc(n_retry, sizeof *again_out);
         again_status = malloc(n_retry * sizeof *again_status);
-        if (!again || !again_out || !again_status) {
+        if (later) again_later = calloc(n_retry, sizeof *again_later);
+        if (!again || !again_out || !again_status ||
+            (later && !again_later)) {
             rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         } else {
             for (uint32_t r = 0; r < n_retry; ++r) again[r] = qs[retry[r]];
             rc = search_batches(e, s, &st, again, n_retry, p, &bo, again_out,
-                                again_status, NULL, NULL);
+                                again_later, again_status, NULL, NULL);
         }
         for (uint32_t r = 0; !rc && r < n_retry; ++r) {
             xg_result_free(&out[retry[r]]);
             out[retry[r]] = again_out[r];
+            if (later) {
+                xg_later_free(&later[retry[r]]);
+                later[retry[r]] = again_later[r];
+            }
             status[retry[r]] = again_status[r];
         }
-        if (rc && again_out)
-            for (uint32_t r = 0; r < n_retry; ++r)
-                xg_result_free(&again_out[r]);
+        if (rc && again_out) free_answers(again_out, again_later, n_retry);
     }
     release(e, s, &st);
     free(retry);
     free(again);
     free(again_out);
+    free(again_later);
     free(again_status);
     if (rc) {
-        for (uint32_t i = 0; i < n; ++i) xg_result_free(&out[i]);
+        free_answers(out, later, n);
         return rc;
     }
     return XG_OK;
@@ -610,7 +629,8 @@ static int search_one_key(xg_gpu *e, const struct xg_engine_query *qs,
 
 int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
                      uint32_t n, const struct xg_bm25_params *p,
-                     struct xg_result *out, int *status)
+                     struct xg_result *out, struct xg_later *later,
+                     int *status)
 {
     if (!n) return XG_OK;
     /* K_d per document follows the average length: the queries go in
@@ -625,16 +645,19 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
     }
     int rc = XG_OK;
     if (same == n) {
-        rc = search_one_key(e, qs, n, p, out, status);
+        rc = search_one_key(e, qs, n, p, out, later, status);
     } else {
         struct xg_engine_query *g = malloc(n * sizeof *g);
         uint32_t *at = malloc(n * sizeof *at);
         struct xg_result *gout = malloc(n * sizeof *gout);
+        struct xg_later *glater =
+            later ? malloc(n * sizeof *glater) : NULL;
         int *gst = malloc(n * sizeof *gst);
         uint8_t *done = calloc(n, 1);
-        if (!g || !at || !gout || !gst || !done)
+        if (!g || !at || !gout || !gst || !done || (later && !glater))
             rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         memset(out, 0, (size_t)n * sizeof *out);
+        if (later) memset(later, 0, (size_t)n * sizeof *later);
         for (uint32_t first = 0; !rc && first < n; ++first) {
             if (done[first]) continue;
             uint32_t m = 0;
@@ -646,17 +669,18 @@ int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
                 at[m] = i;
                 g[m++] = qs[i];
             }
-            rc = search_one_key(e, g, m, p, gout, gst);
+            rc = search_one_key(e, g, m, p, gout, glater, gst);
             for (uint32_t j = 0; !rc && j < m; ++j) {
                 out[at[j]] = gout[j];
+                if (later) later[at[j]] = glater[j];
                 status[at[j]] = gst[j];
             }
         }
-        if (rc)
-            for (uint32_t i = 0; i < n; ++i) xg_result_free(&out[i]);
+        if (rc) free_answers(out, later, n);
         free(g);
         free(at);
         free(gout);
+        free(glater);
         free(gst);
         free(done);
     }

@@ -121,11 +121,16 @@ void xg_engine_close(xg_gpu *e);
 /* Answer n queries (any n; batched internally).  Thread-safe: up to
  * xg_engine_slots() calls run at once.   out[i] and status[i] per
  * query: XG_OK with the exact MSet, or XG_ERR_UNSUPPORTED (use the CPU
- * matcher).  Returns XG_OK, or an error (XG_ERR_CUDA, XG_ERR_NOMEM) after
- * which no out[] is valid and all are freed. */
+ * matcher).  With `later` (not NULL), a query the device answered gets
+ * its candidates in later[i] instead, for xg_later_finish on the thread
+ * that waits for it (batch.h): the finish's last step leaves the
+ * batch's thread.  Returns XG_OK, or an error (XG_ERR_CUDA, XG_ERR_NOMEM)
+ * after which no out[] or later[] is valid and all are freed. */
+struct xg_later;
 int xg_engine_search(xg_gpu *e, const struct xg_engine_query *qs,
                      uint32_t n, const struct xg_bm25_params *p,
-                     struct xg_result *out, int *status);
+                     struct xg_result *out, struct xg_later *later,
+                     int *status);
 
 const struct xg_engine_stats *xg_engine_stats(const xg_gpu *e);
 /* s's counters less base's (an earlier reading of the same engine); the

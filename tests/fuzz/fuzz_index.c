@@ -96,7 +96,7 @@ static void search_both(const struct xg_index *ix, uint32_t method)
             xg_result_free(&tree);
             struct xg_engine_query eq = {&q, leaf_term, plans, K, NULL};
             int status = XG_OK;
-            rc = xg_engine_search(e, &eq, 1, &p, &got, &status);
+            rc = xg_engine_search(e, &eq, 1, &p, &got, NULL, &status);
             if (rc == XG_OK && status == XG_OK && !xg_test_same_hits(&got, &ref)) {
                 fprintf(stderr, "engine twins and CPU matcher differ "
                         "(op %d, terms %llu %llu, method %u)\n", op,
