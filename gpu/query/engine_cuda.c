@@ -31,8 +31,9 @@
 #include "../index/pfor.h"
 #include "topk.h"
 
-/* Candidate room a batch copies back with its results, in one round trip
- * (256 KiB: about 10 us over the bus, less than a wait for the device). */
+/* Candidate room a batch copies back whole with its results (256 KiB:
+ * about 10 us over the bus); a larger one's pack kernel writes the
+ * candidates across the bus into the pinned buffer itself. */
 #define XG_ONE_TRIP_BYTES (256u << 10)
 
 /* A slot's device side: its lane and its batch's buffers. */
@@ -55,20 +56,17 @@ struct dslot {
     uint64_t cap_cand_wdf, cap_cand_in;
     struct xg_dqresult *d_res;
     uint64_t cap_res;
-    uint64_t *d_off;
-    uint64_t cap_off;
     struct xg_select_state *d_sel;
     uint64_t cap_sel;
     uint32_t *d_hist;
     uint64_t cap_hist;
-    struct xg_dcand *d_packed;
-    uint64_t cap_packed;
     uint8_t *d_bsel;                /* AND: selected blocks */
     uint64_t cap_bsel;
     uint32_t *d_mpos;               /* AND: merge-path positions */
     uint64_t cap_mpos;
     struct xg_dqresult *h_res;      /* pinned host copies */
-    struct xg_dcand *h_cand;
+    struct xg_dcand *h_cand;        /* pinned and mapped */
+    struct xg_dcand *h_cand_dev;    /* h_cand as the device addresses it */
     uint64_t cap_hres, cap_hcand;
 };
 
@@ -298,8 +296,8 @@ void xg_engine_dev_close(struct xg_gpu *e)
         if (sl->lane.stream) {
             void *batch[] = {sl->d_desc, sl->d_acc, sl->d_mask, sl->d_docs,
                              sl->d_wdfs, sl->d_icount, sl->d_icand,
-                             sl->d_cand, sl->d_res, sl->d_off, sl->d_packed,
-                             sl->d_sel, sl->d_hist, sl->d_bsel, sl->d_mpos,
+                             sl->d_cand, sl->d_res, sl->d_sel, sl->d_hist,
+                             sl->d_bsel, sl->d_mpos,
                              sl->d_cand_wdf, sl->d_cand_in};
             for (size_t i = 0; i < sizeof batch / sizeof batch[0]; ++i)
                 if (batch[i]) cudaFreeAsync(batch[i], sl->lane.stream);
@@ -467,7 +465,8 @@ static int queue_kernels(struct dev *d, struct dslot *sl,
                   "finish kernel");
     if (!one_trip)
         XG_CUDA_CHECK(xg_pack_gpu(ds->dq, sl->d_res, sl->d_cand,
-                                  b->n_queries, sl->d_off, sl->d_packed, st),
+                                  b->n_queries, sl->h_cand_dev,
+                                  st),
                       "pack kernel");
     if (in_turn) {
         XG_CUDA_CHECK(cudaEventRecord(sl->ev_kernels, st), "batch order");
@@ -499,8 +498,12 @@ int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
         sl->h_cand = NULL;
         sl->cap_hcand = 0;
         uint64_t c = pinned_cap(b->cand_total, 1u << 16);
-        XG_CUDA_CHECK(cudaMallocHost((void **)&sl->h_cand,
-                                     c * sizeof *sl->h_cand),
+        XG_CUDA_CHECK(cudaHostAlloc((void **)&sl->h_cand,
+                                    c * sizeof *sl->h_cand,
+                                    cudaHostAllocMapped),
+                      "pinned candidates");
+        XG_CUDA_CHECK(cudaHostGetDevicePointer((void **)&sl->h_cand_dev,
+                                               sl->h_cand, 0),
                       "pinned candidates");
         sl->cap_hcand = c;
     }
@@ -579,16 +582,11 @@ int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
         (rc = dgrow(d, st, (void **)&sl->d_cand_in, &sl->cap_cand_in,
                     b->cand_total + 1, sizeof(unsigned long long),
                     "candidate lists")) ||
-        (rc = dgrow(d, st, (void **)&sl->d_off, &sl->cap_off, b->n_queries + 1,
-                    sizeof(uint64_t), "candidate offsets")) ||
         (rc = dgrow_zeroed(d, st, (void **)&sl->d_sel, &sl->cap_sel, b->n_queries + 1,
                     sizeof(struct xg_select_state), "selection state")) ||
         (rc = dgrow_zeroed(d, st, (void **)&sl->d_hist, &sl->cap_hist,
                     (b->n_queries + 1) * 2048ull, sizeof(uint32_t),
                     "selection histograms")) ||
-        (rc = dgrow(d, st, (void **)&sl->d_packed, &sl->cap_packed,
-                    b->cand_total + 1, sizeof(struct xg_dcand),
-                    "packed candidates")) ||
         (rc = dgrow(d, st, (void **)&sl->d_bsel, &sl->cap_bsel,
                     b->total_blocks + 1, 1, "block selection")) ||
         (rc = dgrow(d, st, (void **)&sl->d_mpos, &sl->cap_mpos, b->mpos_total + 1,
@@ -597,8 +595,9 @@ int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
 
     /* Only the candidates cross back, packed.  A small batch's come with
      * its results, all the room they may fill, packed here afterwards: a
-     * copy that size costs less than a second round trip to the device
-     * (and two launches).  A larger batch reads its count first. */
+     * copy that size costs less than the pack kernels.  A larger batch's
+     * pack kernel writes them into the mapped pinned buffer: one round
+     * trip either way. */
     const uint64_t room = b->cand_total * sizeof *s->h_cand;
     const int one_trip = room <= XG_ONE_TRIP_BYTES;
     const int in_turn =
@@ -614,16 +613,6 @@ int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
         XG_CUDA_CHECK(cudaMemcpyAsync(s->h_cand, sl->d_cand, room,
                                       cudaMemcpyDeviceToHost, st),
                       "candidates");
-    else {
-        XG_CUDA_CHECK(xg_device_lane_wait(&d->d, &sl->lane), "batch");
-        uint64_t n_cand = 0;
-        for (uint32_t i = 0; i < b->n_queries; ++i)
-            n_cand += s->h_res[i].n_cand;
-        XG_CUDA_CHECK(cudaMemcpyAsync(s->h_cand, sl->d_packed,
-                                      n_cand * sizeof *s->h_cand,
-                                      cudaMemcpyDeviceToHost, st),
-                      "candidates");
-    }
     XG_CUDA_CHECK(cudaEventRecord(sl->lane.ev_end, st), "timing event");
     XG_CUDA_CHECK(xg_device_lane_wait(&d->d, &sl->lane), "batch");
     if (one_trip) {

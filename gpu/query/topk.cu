@@ -325,40 +325,38 @@ extern "C" int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
     return (int)cudaPeekAtLastError();
 }
 
-/* Offsets of each query's candidates once packed back to back (one block;
- * a batch has at most a few thousand queries). */
-static __global__ void pack_offsets_kernel(const struct xg_dqresult *res,
-                                           uint32_t n, uint64_t *off)
-{
-    if (threadIdx.x != 0) return;
-    uint64_t o = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        off[i] = o;
-        o += res[i].n_cand;
-    }
-    off[n] = o;
-}
+#define PACK_THREADS 128
 
+/* A block a query: its offset is the candidates of the queries before it
+ * (summed by the block: a batch has at most a few thousand queries), then
+ * its candidates are copied there. */
 static __global__ void pack_kernel(const struct xg_dquery *queries,
                                    const struct xg_dqresult *res,
                                    const struct xg_dcand *cand,
-                                   const uint64_t *off, struct xg_dcand *out)
+                                   struct xg_dcand *out)
 {
+    __shared__ unsigned long long part[PACK_THREADS / 32];
+    unsigned long long o = 0;
+    for (uint32_t i = threadIdx.x; i < blockIdx.x; i += PACK_THREADS)
+        o += res[i].n_cand;
+    for (int d = 16; d; d >>= 1) o += __shfl_down_sync(0xffffffffu, o, d);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = o;
+    __syncthreads();
+    o = 0;
+    for (int w = 0; w < PACK_THREADS / 32; ++w) o += part[w];
     const struct xg_dquery &q = queries[blockIdx.x];
     const uint32_t n = res[blockIdx.x].n_cand;
-    for (uint32_t i = threadIdx.x; i < n; i += blockDim.x)
-        out[off[blockIdx.x] + i] = cand[q.cand_first + i];
+    for (uint32_t i = threadIdx.x; i < n; i += PACK_THREADS)
+        out[o + i] = cand[q.cand_first + i];
 }
 
 extern "C" int xg_pack_gpu(const struct xg_dquery *d_queries,
                            const struct xg_dqresult *d_res,
                            const struct xg_dcand *d_cand, uint32_t n_queries,
-                           uint64_t *d_off, struct xg_dcand *d_packed,
-                           cudaStream_t stream)
+                           struct xg_dcand *packed, cudaStream_t stream)
 {
     if (!n_queries) return cudaSuccess;
-    pack_offsets_kernel<<<1, 32, 0, stream>>>(d_res, n_queries, d_off);
-    pack_kernel<<<n_queries, 128, 0, stream>>>(d_queries, d_res, d_cand, d_off,
-                                               d_packed);
+    pack_kernel<<<n_queries, PACK_THREADS, 0, stream>>>(d_queries, d_res,
+                                                        d_cand, packed);
     return (int)cudaPeekAtLastError();
 }

@@ -62,12 +62,13 @@ struct xg_select_args {
 int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
                   uint64_t max_items, struct CUstream_st *stream);
 
-/* Pack each query's n_cand candidates back to back (d_off gets n_queries
- * + 1 offsets), so only they cross back to the host.  A cudaError_t. */
+/* Pack each query's n_cand candidates back to back into `packed` (device
+ * memory, or mapped pinned host memory: the writes cross the bus), so
+ * only they cross back to the host.  A cudaError_t. */
 int xg_pack_gpu(const struct xg_dquery *d_queries,
                 const struct xg_dqresult *d_res,
                 const struct xg_dcand *d_cand, uint32_t n_queries,
-                uint64_t *d_off, struct xg_dcand *d_packed,
+                struct xg_dcand *packed,
                 struct CUstream_st *stream);
 
 /* The twin: the same matched counts and the same candidate SET (order may
