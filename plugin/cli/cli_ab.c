@@ -884,6 +884,19 @@ static int stock_full_ranking(xg_searcher *s, const struct xg_search_opts *o,
     return rc;
 }
 
+/* Whether MSets a and b are stock's top k (top) and its own full
+ * ranking's (full), in either order, the two differing: stock's AND_MAYBE
+ * skip (docs/architecture.md), where the engines return the full
+ * ranking's. */
+static int top_and_full(const struct xg_result *top,
+                        const struct xg_result *full,
+                        const struct xg_result *a, const struct xg_result *b)
+{
+    return !same_mset(full, top) &&
+           ((same_mset(a, top) && same_mset(b, full)) ||
+            (same_mset(a, full) && same_mset(b, top)));
+}
+
 /* Compare every engine's MSets with engine 0's: the tally, the first
  * differing queries (rep->diffs), all[i] = every engine answered query i,
  * and overlap@k.  Where engine 0 is stock and an engine differs, stock's
@@ -928,8 +941,7 @@ static int compare_runs(const char *cmd, xg_searcher *s,
                 asked = stock_full_ranking(s, o, qs->text[i], &full) ? -1 : 1;
             if (same) {
                 ++t->identical;
-            } else if (asked == 1 && same_mset(&full, got) &&
-                       !same_mset(&full, ref)) {
+            } else if (asked == 1 && top_and_full(ref, &full, ref, got)) {
                 ++t->stock_self;
                 fprintf(stderr, "xapian-gpu %s: query %s: stock's top %u "
                         "differs from its own full ranking; %s returns the "
@@ -1257,23 +1269,19 @@ static int run_pass(xg_searcher *s, struct xg_cli_search_args *a,
     return err;
 }
 
-/* Whether MSets a and b of query i are stock's top k and its own full
- * ranking's, in either order, the two differing: an engine that sent the
- * query to stock in one pass and to the GPU in the other (auto) gives
- * both (stock's AND_MAYBE skip, docs/architecture.md).  stock: the
- * reference run, stock's, or NULL. */
+/* top_and_full for MSets a and b of query i, stock's top k taken from
+ * its reference run (stock: NULL where there is none): an engine that
+ * sent the query to stock in one pass and to the GPU in the other (auto)
+ * gives both. */
 static int stock_and_full(xg_searcher *s, const struct xg_search_opts *o,
                           const struct xg_cli_queries *qs, uint32_t i,
                           const struct engine_run *stock,
                           const struct xg_result *a, const struct xg_result *b)
 {
     if (!stock || stock->status[i] != XG_OK) return 0;
-    const struct xg_result *top = &stock->res[i];
     struct xg_result full;
     if (stock_full_ranking(s, o, qs->text[i], &full)) return 0;
-    const int yes = !same_mset(&full, top) &&
-                    ((same_mset(a, top) && same_mset(b, &full)) ||
-                     (same_mset(a, &full) && same_mset(b, top)));
+    const int yes = top_and_full(&stock->res[i], &full, a, b);
     xg_result_free(&full);
     return yes;
 }
