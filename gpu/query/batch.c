@@ -475,7 +475,10 @@ int xg_batch_finish(const struct xg_batch *b, const struct xg_index *ix,
         at += got;
     }
     xg_threads_run(used, finish_queries, sh, sizeof *sh);
+    /* A share's only failure is an allocation; its message was set on
+     * its own thread. */
     for (uint32_t s = 0; s < used; ++s)
-        if (sh[s].rc) return sh[s].rc;
+        if (sh[s].rc)
+            return xg_set_error(sh[s].rc, "out of memory (batch finish)");
     return XG_OK;
 }
