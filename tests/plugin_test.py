@@ -280,6 +280,16 @@ def main():
                 sum(plug["routes"].values()) != rep["queries"] or
                 len(passes) != 3 or plug["qps"] != passes[1]):
             sys.exit("FAIL ab --engines xapian,plugin: %s" % rep)
+        # Host CPU over the reported pass alone: some, and no more cores
+        # than the machine has (a window that took in the context's start
+        # or the warm-up would read more).
+        cores = os.cpu_count() or 1
+        for g in rep["engines"]:
+            if not (g["host_cpu_us"] > 0 and
+                    0 < g["cores_busy"] <= cores * 1.1 + 0.2):
+                sys.exit("FAIL ab host CPU of %s: %.1f us a query, %.2f "
+                         "cores busy on %d" % (g["engine"], g["host_cpu_us"],
+                                               g["cores_busy"], cores))
         # The samples: a line per query; each answered query's latency
         # and start inside its engine's reported pass (wall = queries/qps).
         with open(samples) as f:

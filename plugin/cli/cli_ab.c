@@ -1190,8 +1190,9 @@ static void write_json(FILE *f, const struct xg_ab_report *rep,
     for (uint32_t e = 0; e < rep->n_eng; ++e) {
         const struct xg_ab_engine *g = &rep->eng[e];
         fprintf(f, "%s{\"engine\":\"%s\",\"qps\":%.1f,\"mean_ms\":%.4f,"
-                "\"p50_ms\":%.4f,\"p99_ms\":%.4f,\"pass_qps\":[", e ? "," : "",
-                g->name, g->qps, g->mean_ms, g->p50_ms, g->p99_ms);
+                "\"p50_ms\":%.4f,\"p99_ms\":%.4f,\"host_cpu_us\":%.2f,"
+                "\"cores_busy\":%.3f,\"pass_qps\":[", e ? "," : "", g->name,
+                g->qps, g->mean_ms, g->p50_ms, g->p99_ms, g->cpu_us, g->cores);
         for (uint32_t p = 0; p < g->n_passes; ++p)
             fprintf(f, "%s%.1f", p ? "," : "", g->pass_qps[p]);
         fputs("],\"routing\":{", f);
