@@ -13,9 +13,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/resource.h>
-#include <sys/types.h>
 
+#include "../../gpu/runtime/clock.h"
 #include "../../gpu/runtime/error.h"
 #include "../../gpu/text/vocab.h"
 #include "xg_config.h"
@@ -194,11 +193,7 @@ double xg_cli_now(void)
 
 double xg_cli_cpu_seconds(long pid)
 {
-    struct rusage ru;
-    double t = 0;
-    if (!getrusage(RUSAGE_SELF, &ru))
-        t = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
-            ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+    double t = xg_process_cpu_now();
     if (pid <= 0) return t;
     /* /proc/PID/stat: utime and stime are fields 14 and 15, after the
      * command name in brackets (which may hold spaces). */
