@@ -113,6 +113,26 @@ static int batch_path(const struct xg_engine_query *eq,
                ? XG_DPATH_INTERSECT : path;
 }
 
+/* xg_dquery.match_bound of a DENSE query's n lists: a document matches
+ * an OR through one of its lists, an AND through one list of each group
+ * (group_mask: one bit a group; OR's lists all have bit 0). */
+static uint64_t dense_match_bound(const struct xg_dlist *l, uint32_t n,
+                                  uint64_t n_docs)
+{
+    uint64_t sum[32] = {0};
+    uint32_t seen = 0;
+    for (uint32_t j = 0; j < n; ++j)
+        for (uint32_t m = l[j].group_mask; m; m &= m - 1) {
+            const int g = __builtin_ctz(m);
+            sum[g] += l[j].df;
+            seen |= 1u << g;
+        }
+    uint64_t bound = n_docs;
+    for (; seen; seen &= seen - 1)
+        if (sum[__builtin_ctz(seen)] < bound) bound = sum[__builtin_ctz(seen)];
+    return bound;
+}
+
 static int add_query(struct xg_batch *b, const struct xg_index *ix,
                      const struct xg_engine_query *eq, uint32_t caller,
                      int path, const struct xg_bm25_params *p,
@@ -216,7 +236,11 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
             b->mlist[b->n_ml++] = dq->list_first + j;
         }
     }
-    if (path == XG_DPATH_DENSE) b->dense_blocks = b->total_blocks;
+    if (path == XG_DPATH_DENSE) {
+        b->dense_blocks = b->total_blocks;
+        dq->match_bound = dense_match_bound(b->lists + dq->list_first,
+                                            n_lists, h->n_docs);
+    }
     if (path == XG_DPATH_DENSE && b->impacts && !is_and) {
         /* OR from impacts: integer bounds in the uint32 row (impact.h). */
         double w[XG_GPU_MAX_LEAVES], s[XG_GPU_MAX_LEAVES];

@@ -125,6 +125,10 @@ struct xg_dquery {
     double k2_qlen;         /* unused unless k2 != 0 (query_length) */
     double margin;          /* impact_row: how many units a row may exceed
                                the weight by (xg_impact_units); 0 else */
+    uint64_t match_bound;   /* DENSE: at most this many documents match
+                               (its lists' dfs summed; AND: the least sum
+                               over its groups); the selection skips its
+                               histograms below half the room */
 };
 
 /* Per-query results of the selection and the finish. */

@@ -3,11 +3,13 @@
  *         whose (approximate) weight can still be in the top k.
  *
  *  Each query's items are cut into slices, one block each (so one query
- *  alone still fills the GPU).  Pass 1 counts the matches and finds the
- *  largest weight S.  If they are too many to keep, up to three rounds of
- *  a 2048-bin histogram narrow down the bin that holds the k-th largest
- *  weight (a radix select on value ranges); its lower edge T is the
- *  threshold.  The last pass keeps every match with weight >= T - margin,
+ *  alone still fills the GPU).  Pass 1 counts the matches, finds the
+ *  largest weight S and builds the first of up to three 2048-bin
+ *  histograms, on a log scale (topk.h).  If the matches are too many to
+ *  keep, that round and up to two more over equal bins of the chosen bin's
+ *  range narrow down the bin that holds the k-th largest weight (a radix
+ *  select on value ranges); its lower edge T is the threshold.  The last
+ *  pass keeps every match with weight >= T - margin,
  *  margin = S * rel_margin + the query's own margin: the approximate sums
  *  differ from the exact ones by less than the first (docs/gpu.md), impact
  *  bounds by less than both (impact.h), so the exact top k is inside.  If even
@@ -15,7 +17,7 @@
  *  to the CPU matcher (a query on impact bounds first runs again on exact
  *  sums: engine.c).  Twin: topk_ref.c.
  *
- *  Five launches (stats, three histogram rounds, keep): the steps that
+ *  Four launches (count, two histogram rounds, keep): the steps that
  *  need a whole pass (begin, decide, end) run in the last of the query's
  *  blocks to finish it, which small batches, where launches are most of
  *  the time, do not wait a launch for.
@@ -25,8 +27,7 @@
 #include "topk.h"
 #include "../runtime/kern_util.cuh"
 
-#define BINS 2048
-#define ROUNDS 3
+#define BINS XG_SELECT_BINS
 #if BINS % THREADS
 #error decide() gives each thread BINS / THREADS bins
 #endif
@@ -52,7 +53,7 @@ static __device__ __forceinline__ view make_view(const struct xg_select_args &a,
     v.acc = a.acc + q.slot * a.n_docs;
     v.mask = a.mask + q.slot * a.n_docs;
     v.need = q.all_groups;
-    v.irow = q.impact_row != 0;
+    v.irow = xg_select_irow(&q);
     v.cand = a.icand + q.icand_first;
     v.n = v.dense ? a.n_docs : a.icount[qi];
     return v;
@@ -76,6 +77,25 @@ static __device__ __forceinline__ bool item(const view &v, uint64_t i,
     }
     *w = v.cand[i].weight;
     return true;
+}
+
+/* A thread reads UNROLL items, THREADS apart from item i, before it
+ * works on any: a block of a large row walks tens of thousands of items,
+ * and one load at a time (each waiting on the last one's use, as an
+ * atomic makes it) leaves the loop waiting on memory. */
+#define UNROLL 4
+
+static __device__ __forceinline__ void load_items(const view &v, uint64_t i,
+                                                  uint64_t hi,
+                                                  double w[UNROLL],
+                                                  bool m[UNROLL])
+{
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) {
+        const uint64_t j = i + (uint64_t)u * THREADS;
+        w[u] = 0;
+        m[u] = j < hi && item(v, j, &w[u]);
+    }
 }
 
 /* This block's slice [lo, hi) of the query's items. */
@@ -119,53 +139,32 @@ static __device__ void begin(const struct xg_select_args &a, uint32_t qi)
     st.done = matched <= q.cand_cap / 2 || matched <= q.k;
 }
 
-/* Pass 1: matches and the largest weight. */
-static __global__ void __launch_bounds__(THREADS)
-stats_kernel(struct xg_select_args a)
-{
-    const view v = make_view(a, blockIdx.x);
-    uint64_t lo, hi;
-    slice(v, &lo, &hi);
-    unsigned long long cnt = 0;
-    double mx = 0;
-    for (uint64_t i = lo + threadIdx.x; i < hi; i += THREADS) {
-        double w;
-        if (item(v, i, &w)) {
-            ++cnt;
-            mx = w > mx ? w : mx;
-        }
-    }
-    for (int o = 16; o; o >>= 1) {
-        cnt += __shfl_down_sync(0xFFFFFFFFu, cnt, o);
-        double t = __shfl_down_sync(0xFFFFFFFFu, mx, o);
-        mx = t > mx ? t : mx;
-    }
-    struct xg_select_state &st = a.state[blockIdx.x];
-    if ((threadIdx.x & 31u) == 0 && cnt) {
-        atomicAdd(&st.matched, cnt);
-        /* weights are >= 0: their bit patterns order as integers */
-        atomicMax(&st.max_bits, (unsigned long long)__double_as_longlong(mx));
-    }
-    if (last_block(&st.blocks) && threadIdx.x == 0) begin(a, blockIdx.x);
-}
-
 /* The round's outcome: kb the bin that holds the k-th largest weight,
  * cum the matches at or above its lower edge (plus those above the
- * range): narrow to that bin, or stop there. */
+ * range): narrow to that bin, or stop there.  The first round's bins are
+ * topk.h's log scale, the others equal parts of [lo, hi]. */
 static __device__ void settle(struct xg_select_state &st,
                               const struct xg_dquery &q, const uint32_t *h,
-                              int kb, unsigned long long cum)
+                              int kb, unsigned long long cum, bool first)
 {
     const double S = __longlong_as_double((long long)st.max_bits);
-    const double lo = st.lo, hi = st.hi, width = (hi - lo) / BINS;
-    const double edge = lo + kb * width;
+    double edge, next, width;
+    if (first) {
+        xg_select_log_range((uint32_t)kb, xg_select_irow(&q), S, &edge,
+                            &next);
+        width = next - edge;
+    } else {
+        width = (st.hi - st.lo) / BINS;
+        edge = st.lo + kb * width;
+        next = kb == BINS - 1 ? st.hi : edge + width;
+    }
     st.thr = edge;
     if (cum <= q.cand_cap / 2 || width <= S * 1e-15) {
         st.done = 1;
     } else {
         st.above = cum - h[kb];
         st.lo = edge;
-        st.hi = kb == BINS - 1 ? hi : edge + width;
+        st.hi = next;
     }
 }
 
@@ -176,7 +175,7 @@ static __device__ void settle(struct xg_select_state &st,
  * from the top, a scan over the threads finds the one whose bins hold the
  * k-th, and it walks them. */
 static __device__ void decide(const struct xg_select_args &a, uint32_t qi,
-                              uint32_t *h)
+                              uint32_t *h, bool first)
 {
     __shared__ unsigned long long warp_sum[THREADS / 32];
     __shared__ int found;
@@ -217,14 +216,95 @@ static __device__ void decide(const struct xg_select_args &a, uint32_t qi,
                 break;
             }
         }
-        settle(st, q, h, kb, cum);
+        settle(st, q, h, kb, cum, first);
         found = 1;
     }
     __syncthreads();
-    if (threadIdx.x == 0 && !found) settle(st, q, h, 0, st.above + total);
+    if (threadIdx.x == 0 && !found)
+        settle(st, q, h, 0, st.above + total, first);
 }
 
-/* One histogram round over [lo, hi]; its last block decides. */
+/* The block's histogram into the query's (only its nonzero bins). */
+static __device__ __forceinline__ void flush_hist(const uint32_t *h,
+                                                  uint32_t *g)
+{
+    for (uint32_t b = threadIdx.x; b < BINS; b += THREADS)
+        if (h[b]) atomicAdd(&g[b], h[b]);
+}
+
+/* Pass 1: matches, the largest weight and the first round's histogram;
+ * its last block decides whether rounds are needed and runs the first.
+ * Rounds need more matches than half the room (begin()), so a query with
+ * no more items than that (most ANDs' intersections), or whose lists hold
+ * no more documents, builds none (were the bound wrong, it keeps every
+ * match: never a wrong threshold). */
+static __global__ void __launch_bounds__(THREADS)
+count_kernel(struct xg_select_args a)
+{
+    __shared__ uint32_t h[BINS];
+    const view v = make_view(a, blockIdx.x);
+    const struct xg_dquery &q = a.queries[blockIdx.x];
+    const uint64_t most = v.dense && q.match_bound < v.n ? q.match_bound
+                                                         : v.n;
+    const bool rounds = most > q.cand_cap / 2 && most > q.k;
+    uint64_t lo, hi;
+    slice(v, &lo, &hi);
+    if (rounds)
+        for (uint32_t b = threadIdx.x; b < BINS; b += THREADS) h[b] = 0;
+    __syncthreads();
+    unsigned long long cnt = 0;
+    double mx = 0;
+    for (uint64_t i = lo + threadIdx.x; i < hi; i += UNROLL * THREADS) {
+        double w[UNROLL];
+        bool m[UNROLL];
+        load_items(v, i, hi, w, m);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u)
+            if (m[u]) {
+                ++cnt;
+                mx = w[u] > mx ? w[u] : mx;
+                if (rounds)
+                    atomicAdd(&h[xg_select_log_bin(w[u], v.irow)], 1u);
+            }
+    }
+    for (int o = 16; o; o >>= 1) {
+        cnt += __shfl_down_sync(0xFFFFFFFFu, cnt, o);
+        double t = __shfl_down_sync(0xFFFFFFFFu, mx, o);
+        mx = t > mx ? t : mx;
+    }
+    struct xg_select_state &st = a.state[blockIdx.x];
+    if ((threadIdx.x & 31u) == 0 && cnt) {
+        atomicAdd(&st.matched, cnt);
+        /* weights are >= 0: their bit patterns order as integers */
+        atomicMax(&st.max_bits, (unsigned long long)__double_as_longlong(mx));
+    }
+    uint32_t *g = a.hist + (uint64_t)blockIdx.x * BINS;
+    if (rounds) {
+        __syncthreads();
+        flush_hist(h, g);
+    }
+    if (!last_block(&st.blocks)) return;
+    __shared__ bool done;
+    if (threadIdx.x == 0) {
+        begin(a, blockIdx.x);
+        done = st.done;
+    }
+    __syncthreads();
+    if (!done && rounds) {
+        decide(a, blockIdx.x, h, true);
+        return;
+    }
+    if (!done && threadIdx.x == 0) {
+        st.done = 1;
+        st.thr = -1.0;
+    }
+    /* No rounds: leave the histogram zero for the next batch. */
+    if (rounds)
+        for (uint32_t b = threadIdx.x; b < BINS; b += THREADS)
+            ((volatile uint32_t *)g)[b] = 0;
+}
+
+/* One round of equal bins over [lo, hi]; its last block decides. */
 static __global__ void __launch_bounds__(THREADS)
 hist_kernel(struct xg_select_args a)
 {
@@ -237,17 +317,20 @@ hist_kernel(struct xg_select_args a)
     for (uint32_t b = threadIdx.x; b < BINS; b += THREADS) h[b] = 0;
     __syncthreads();
     const double lo = st.lo, hi = st.hi, width = (hi - lo) / BINS;
-    for (uint64_t i = lo_i + threadIdx.x; i < hi_i; i += THREADS) {
-        double w;
-        if (!item(v, i, &w) || w < lo || w > hi) continue;
-        int b = width > 0 ? (int)((w - lo) / width) : BINS - 1;
-        atomicAdd(&h[b < BINS ? b : BINS - 1], 1u);
+    for (uint64_t i = lo_i + threadIdx.x; i < hi_i; i += UNROLL * THREADS) {
+        double w[UNROLL];
+        bool m[UNROLL];
+        load_items(v, i, hi_i, w, m);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            if (!m[u] || w[u] < lo || w[u] > hi) continue;
+            int b = width > 0 ? (int)((w[u] - lo) / width) : BINS - 1;
+            atomicAdd(&h[b < BINS ? b : BINS - 1], 1u);
+        }
     }
     __syncthreads();
-    uint32_t *g = a.hist + (uint64_t)blockIdx.x * BINS;
-    for (uint32_t b = threadIdx.x; b < BINS; b += THREADS)
-        if (h[b]) atomicAdd(&g[b], h[b]);
-    if (last_block(&st.blocks)) decide(a, blockIdx.x, h);
+    flush_hist(h, a.hist + (uint64_t)blockIdx.x * BINS);
+    if (last_block(&st.blocks)) decide(a, blockIdx.x, h, false);
 }
 
 /* The query's result, from its finished state. */
@@ -279,23 +362,31 @@ keep_kernel(struct xg_select_args a)
     const double S = __longlong_as_double((long long)st.max_bits);
     const double thr = xg_select_cut(st.thr, S, a.rel_margin, q.margin);
     const uint32_t lane = threadIdx.x & 31u;
-    for (uint64_t base = lo; base < hi; base += THREADS) {
-        const uint64_t i = base + threadIdx.x;
-        double w = 0;
-        const bool keep = i < hi && item(v, i, &w) && w >= thr;
-        const uint32_t ballot = __ballot_sync(0xFFFFFFFFu, keep);
-        if (!ballot) continue;
-        uint32_t first = 0;
-        if (lane == 0) first = atomicAdd(&st.written, __popc(ballot));
-        first = __shfl_sync(0xFFFFFFFFu, first, 0);
-        if (!keep) continue;
-        const uint32_t slot = first + __popc(ballot & ((1u << lane) - 1u));
-        if (slot < q.cand_cap) {
-            struct xg_dcand c;
-            c.doc = v.dense ? (uint32_t)i : v.cand[i].doc;
-            c.matched = v.dense ? 0u : 1u;
-            c.weight = w;
-            a.out[q.cand_first + slot] = c;
+    /* Every thread of a warp runs every step (the ballots). */
+    for (uint64_t base = lo + threadIdx.x; base - threadIdx.x < hi;
+         base += UNROLL * THREADS) {
+        double w[UNROLL];
+        bool m[UNROLL];
+        load_items(v, base, hi, w, m);
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const uint64_t i = base + (uint64_t)u * THREADS;
+            const bool keep = m[u] && w[u] >= thr;
+            const uint32_t ballot = __ballot_sync(0xFFFFFFFFu, keep);
+            if (!ballot) continue;
+            uint32_t first = 0;
+            if (lane == 0) first = atomicAdd(&st.written, __popc(ballot));
+            first = __shfl_sync(0xFFFFFFFFu, first, 0);
+            if (!keep) continue;
+            const uint32_t slot =
+                first + __popc(ballot & ((1u << lane) - 1u));
+            if (slot < q.cand_cap) {
+                struct xg_dcand c;
+                c.doc = v.dense ? (uint32_t)i : v.cand[i].doc;
+                c.matched = v.dense ? 0u : 1u;
+                c.weight = w[u];
+                a.out[q.cand_first + slot] = c;
+            }
         }
     }
     if (last_block(&st.blocks) && threadIdx.x == 0) {
@@ -318,8 +409,8 @@ extern "C" int xg_select_gpu(const struct xg_select_args *a, uint32_t n_queries,
     if (split < 1) split = 1;
     if (split > 512) split = 512;
     dim3 grid(n_queries, (unsigned)split);
-    stats_kernel<<<grid, THREADS, 0, stream>>>(*a);
-    for (int r = 0; r < ROUNDS; ++r)
+    count_kernel<<<grid, THREADS, 0, stream>>>(*a);
+    for (int r = 0; r < XG_SELECT_ROUNDS; ++r)
         hist_kernel<<<grid, THREADS, 0, stream>>>(*a);
     keep_kernel<<<grid, THREADS, 0, stream>>>(*a);
     return (int)cudaPeekAtLastError();

@@ -5,6 +5,7 @@
 #define XG_TOPK_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "engine_types.h"
 #include "../runtime/host_device.h"
@@ -30,6 +31,76 @@ XG_HOST_DEVICE static inline double xg_select_cut(double thr, double S,
  * 64 * 2^-53 (relative) of the exact one, far below this (docs/gpu.md). */
 #define XG_SELECT_MARGIN 1e-12
 
+/* The selection's histograms: 2048 bins.  The first round's bins are a
+ * weight's octave and the top 6 bits of its mantissa (its double's bits
+ * 46 to 62), 32 octaves up from 1 (impact rows, whose bounds are integers
+ * from 1 to 2^32 - 1) or from 2^-20 (sums of BM25 weights): weights below
+ * fall in bin 0, those above in the top bin.  The pass that counts the
+ * matches builds it, so it needs no largest weight first; the later rounds
+ * split the chosen bin's range into equal bins. */
+#define XG_SELECT_BINS 2048
+#define XG_SELECT_ROUNDS 2      /* equal-width rounds after the first */
+
+XG_HOST_DEVICE static inline uint64_t xg_select_bits(double w)
+{
+#ifdef __CUDA_ARCH__
+    return (uint64_t)__double_as_longlong(w);
+#else
+    uint64_t b;
+    memcpy(&b, &w, sizeof b);
+    return b;
+#endif
+}
+
+XG_HOST_DEVICE static inline double xg_select_from_bits(uint64_t b)
+{
+#ifdef __CUDA_ARCH__
+    return __longlong_as_double((long long)b);
+#else
+    double w;
+    memcpy(&w, &b, sizeof w);
+    return w;
+#endif
+}
+
+/* Bin 0's key: 1.0's or 2^-20's bits 46 to 62. */
+XG_HOST_DEVICE static inline int64_t xg_select_log_base(int irow)
+{
+    return (int64_t)(irow ? 1023 : 1023 - 20) << 6;
+}
+
+/* Whether a query's items are impact rows' integer bounds. */
+XG_HOST_DEVICE static inline int xg_select_irow(const struct xg_dquery *q)
+{
+    return q->path == XG_DPATH_DENSE && q->impact_row;
+}
+
+/* The first round's bin of weight w >= 0. */
+XG_HOST_DEVICE static inline uint32_t xg_select_log_bin(double w, int irow)
+{
+    const int64_t b = (int64_t)(xg_select_bits(w) >> 46) -
+                      xg_select_log_base(irow);
+    return b < 0 ? 0u : b >= XG_SELECT_BINS ? XG_SELECT_BINS - 1u
+                                            : (uint32_t)b;
+}
+
+/* The first round's bin b as the range [*lo, *hi] of the weights in it
+ * (hi: the largest double below the next bin's edge; S for the top bin or
+ * where S is below that). */
+XG_HOST_DEVICE static inline void xg_select_log_range(uint32_t b, int irow,
+                                                      double S, double *lo,
+                                                      double *hi)
+{
+    const int64_t base = xg_select_log_base(irow);
+    *lo = b ? xg_select_from_bits((uint64_t)(base + b) << 46) : 0.0;
+    double top = S;
+    if (b < XG_SELECT_BINS - 1) {
+        top = xg_select_from_bits(((uint64_t)(base + b + 1) << 46) - 1);
+        if (S < top) top = S;
+    }
+    *hi = top;
+}
+
 /* Per-query selection state (device scratch, zeroed by the launcher). */
 struct xg_select_state {
     unsigned long long matched, max_bits;   /* max_bits: S as bits */
@@ -51,8 +122,8 @@ struct xg_select_args {
     struct xg_dqresult *res;     /* one per query */
     struct xg_select_state *state; /* kernel: one per query (scratch,
                                     zero on entry; left zero) */
-    uint32_t *hist;              /* kernel: 2048 per query (scratch, zero
-                                    on entry; left zero) */
+    uint32_t *hist;              /* kernel: XG_SELECT_BINS per query
+                                    (scratch, zero on entry; left zero) */
     const uint32_t *ifail;       /* per query, or NULL: 1 sends it to the
                                     CPU matcher (xg_intersect_args) */
 };

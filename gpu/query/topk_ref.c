@@ -8,8 +8,6 @@
 
 #include "../runtime/error.h"
 
-#define BINS 2048
-
 static int item(const struct xg_select_args *a, const struct xg_dquery *q,
                 uint64_t i, double *w, uint32_t *doc)
 {
@@ -36,43 +34,66 @@ static int item(const struct xg_select_args *a, const struct xg_dquery *q,
 
 int xg_select_ref(const struct xg_select_args *a, uint32_t n_queries)
 {
-    uint32_t hist[BINS];    /* not static: two dispatcher lanes run it */
+    uint32_t hist[XG_SELECT_BINS];  /* not static: two lanes run it */
     for (uint32_t qi = 0; qi < n_queries; ++qi) {
         const struct xg_dquery *q = &a->queries[qi];
-        uint64_t n = q->path == XG_DPATH_DENSE ? a->n_docs : a->icount[qi];
+        const int dense = q->path == XG_DPATH_DENSE;
+        const int irow = xg_select_irow(q);
+        uint64_t n = dense ? a->n_docs : a->icount[qi];
         uint64_t m = 0;
         double S = 0, w;
         uint32_t doc;
+        /* Pass 1: the matches, the largest weight, the first round. */
+        memset(hist, 0, sizeof hist);
         for (uint64_t i = 0; i < n; ++i)
             if (item(a, q, i, &w, &doc)) {
                 ++m;
                 if (w > S) S = w;
+                ++hist[xg_select_log_bin(w, irow)];
             }
+        /* The kernel builds no histograms for a query its lists' bound
+         * says needs none: a bound below the matches is a batch bug. */
+        if (dense && m > q->match_bound)
+            return xg_set_error(XG_ERR_ARG, "selection: query %u matched %llu "
+                                "documents, its lists hold at most %llu", qi,
+                                (unsigned long long)m,
+                                (unsigned long long)q->match_bound);
         double thr = -1.0, lo = 0, hi = S;
         uint64_t above = 0;
         int done = m <= q->cand_cap / 2 || m <= q->k;
-        for (int round = 0; round < 3 && !done; ++round) {
-            memset(hist, 0, sizeof hist);
-            double width = (hi - lo) / BINS;
-            for (uint64_t i = 0; i < n; ++i) {
-                if (!item(a, q, i, &w, &doc) || w < lo || w > hi) continue;
-                int b = width > 0 ? (int)((w - lo) / width) : BINS - 1;
-                ++hist[b < BINS ? b : BINS - 1];
+        for (int round = 0; round <= XG_SELECT_ROUNDS && !done; ++round) {
+            double width = (hi - lo) / XG_SELECT_BINS;
+            if (round) {
+                memset(hist, 0, sizeof hist);
+                for (uint64_t i = 0; i < n; ++i) {
+                    if (!item(a, q, i, &w, &doc) || w < lo || w > hi)
+                        continue;
+                    int b = width > 0 ? (int)((w - lo) / width)
+                                      : XG_SELECT_BINS - 1;
+                    ++hist[b < XG_SELECT_BINS ? b : XG_SELECT_BINS - 1];
+                }
             }
             uint64_t cum = above;
             int kb = 0;
-            for (int b = BINS - 1; b >= 0; --b) {
+            for (int b = XG_SELECT_BINS - 1; b >= 0; --b) {
                 cum += hist[b];
                 if (cum >= q->k) { kb = b; break; }
             }
-            double edge = lo + kb * width;
+            double edge, next;
+            if (round) {
+                edge = lo + kb * width;
+                next = kb == XG_SELECT_BINS - 1 ? hi : edge + width;
+            } else {
+                xg_select_log_range((uint32_t)kb, irow, S, &edge, &next);
+                width = next - edge;
+            }
             thr = edge;
             if (cum <= q->cand_cap / 2 || width <= S * 1e-15) {
                 done = 1;
             } else {
                 above = cum - hist[kb];
                 lo = edge;
-                hi = kb == BINS - 1 ? hi : edge + width;
+                hi = next;
             }
         }
         thr = xg_select_cut(thr, S, a->rel_margin, q->margin);

@@ -713,6 +713,7 @@ static inline int test_or_pipeline(unsigned stages)
             l[li].group_mask = 1;
             leaf_list[li] = j;
             leaf_tw[li] = l[li].weight;
+            q[i].match_bound += l[li].df;   /* OR: the dfs summed */
         }
         for (uint32_t s = 0; s < 2; ++s) { /* ((l0 l1 OR2) l2 OR2), two shapes */
             struct xg_plan_op *p = plan + 10 * i + 5 * s;
