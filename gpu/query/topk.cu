@@ -81,8 +81,8 @@ static __device__ __forceinline__ bool item(const view &v, uint64_t i,
 
 /* A thread reads UNROLL items, THREADS apart from item i, before it
  * works on any: a block of a large row walks tens of thousands of items,
- * and one load at a time (each waiting on the last one's use, as an
- * atomic makes it) leaves the loop waiting on memory. */
+ * and loading each only after the previous one's atomic left the loop
+ * waiting on memory. */
 #define UNROLL 4
 
 static __device__ __forceinline__ void load_items(const view &v, uint64_t i,
