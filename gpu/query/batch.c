@@ -128,8 +128,10 @@ static uint64_t dense_match_bound(const struct xg_dlist *l, uint32_t n,
             seen |= 1u << g;
         }
     uint64_t bound = n_docs;
-    for (; seen; seen &= seen - 1)
-        if (sum[__builtin_ctz(seen)] < bound) bound = sum[__builtin_ctz(seen)];
+    for (; seen; seen &= seen - 1) {
+        const uint64_t s = sum[__builtin_ctz(seen)];
+        if (s < bound) bound = s;
+    }
     return bound;
 }
 

@@ -585,7 +585,8 @@ int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
         (rc = dgrow_zeroed(d, st, (void **)&sl->d_sel, &sl->cap_sel, b->n_queries + 1,
                     sizeof(struct xg_select_state), "selection state")) ||
         (rc = dgrow_zeroed(d, st, (void **)&sl->d_hist, &sl->cap_hist,
-                    (b->n_queries + 1) * 2048ull, sizeof(uint32_t),
+                    (b->n_queries + 1) * (uint64_t)XG_SELECT_BINS,
+                    sizeof(uint32_t),
                     "selection histograms")) ||
         (rc = dgrow(d, st, (void **)&sl->d_bsel, &sl->cap_bsel,
                     b->total_blocks + 1, 1, "block selection")) ||

@@ -41,26 +41,19 @@ XG_HOST_DEVICE static inline double xg_select_cut(double thr, double S,
 #define XG_SELECT_BINS 2048
 #define XG_SELECT_ROUNDS 2      /* equal-width rounds after the first */
 
+/* A double's bits and back (memcpy: a register move on either side). */
 XG_HOST_DEVICE static inline uint64_t xg_select_bits(double w)
 {
-#ifdef __CUDA_ARCH__
-    return (uint64_t)__double_as_longlong(w);
-#else
     uint64_t b;
     memcpy(&b, &w, sizeof b);
     return b;
-#endif
 }
 
 XG_HOST_DEVICE static inline double xg_select_from_bits(uint64_t b)
 {
-#ifdef __CUDA_ARCH__
-    return __longlong_as_double((long long)b);
-#else
     double w;
     memcpy(&w, &b, sizeof w);
     return w;
-#endif
 }
 
 /* Bin 0's key: 1.0's or 2^-20's bits 46 to 62. */

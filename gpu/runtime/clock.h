@@ -9,29 +9,27 @@
 
 #include <time.h>
 
-/* Wall-clock seconds, for the host steps' times. */
-static inline double xg_now(void)
+static inline double xg_clock_seconds(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
+
+/* Wall-clock seconds, for the host steps' times. */
+static inline double xg_now(void) { return xg_clock_seconds(CLOCK_MONOTONIC); }
 
 /* The calling thread's CPU seconds: a step's own work, without the time
  * it waited for a core (what a one-thread calibration measures). */
 static inline double xg_thread_cpu_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
+    return xg_clock_seconds(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /* The process's CPU seconds, every thread's (a benchmark's host cost). */
 static inline double xg_process_cpu_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
+    return xg_clock_seconds(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 #endif

@@ -184,12 +184,7 @@ int xg_cli_bm25(const char *cmd, const char *v, struct xg_bm25_params *p)
     return 0;
 }
 
-double xg_cli_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+double xg_cli_now(void) { return xg_now(); }
 
 double xg_cli_cpu_seconds(long pid)
 {

@@ -849,9 +849,9 @@ static inline int test_or_pipeline(unsigned stages)
     struct xg_select_state *dst;
     uint32_t *dhist;
     CUDA(cudaMalloc((void **)&dst, nq * sizeof *dst));
-    CUDA(cudaMalloc((void **)&dhist, nq * 2048 * 4));
+    CUDA(cudaMalloc((void **)&dhist, nq * XG_SELECT_BINS * 4));
     CUDA(cudaMemset(dst, 0, nq * sizeof *dst));       /* the kernels keep */
-    CUDA(cudaMemset(dhist, 0, nq * 2048 * 4));        /* them zero after */
+    CUDA(cudaMemset(dhist, 0, nq * XG_SELECT_BINS * 4));        /* them zero after */
     struct xg_select_args gs = {dq, dacc, dmask, n_docs, NULL, NULL, 1e-12, dc, dr,
                                 dst, dhist, NULL};
     if (!(stages & OR_SELECT)) {
