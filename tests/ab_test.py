@@ -69,27 +69,39 @@ def check_impacts_used(binary, db, queries):
     bench, which compares every MSet with stock Xapian, found no
     difference).  Then again with the margins widened a million times
     (XG_TEST_IMPACT_SLACK): every such query overflows and must run again
-    on exact sums on the device, not on the CPU, with identical MSets."""
+    on exact sums on the device, not on the CPU, with identical MSets;
+    and with every such query's selection reading its touched list."""
     def bench(env=None):
         out = run([binary, "bench", "--db", db, "--queries", queries,
                    "--engines", "xapian,gpu", "--threads", "1", "--op", "or",
                    "--impacts", "auto",
                    *(["--cand-min", str(CAND_MIN)] if CAND_MIN else [])],
                   env=env)
-        m = re.search(r"impacts: (\d+) queries chose .* \((\d+) overflowed", out)
+        m = re.search(r"impacts: (\d+) queries chose .* \((\d+) from touched "
+                      r"lists; (\d+) overflowed", out)
         d = re.search(r"(\d+) served on the device, (\d+) by the CPU", out)
         if not m or not d or int(m.group(1)) == 0:
             sys.exit("FAIL %s: the impacts were not used:\n%s" % (db, out))
-        return int(m.group(1)), int(m.group(2)), d.groups(), out
-    used, again, served, _ = bench()
+        return int(m.group(1)), int(m.group(3)), d.groups(), out, \
+            int(m.group(2))
+    used, again, served, _, sparse = bench()
     env = dict(os.environ, XG_TEST_IMPACT_SLACK="1e6")
-    used_w, again_w, served_w, out = bench(env)
+    used_w, again_w, served_w, out, _ = bench(env)
     if again_w == 0 or served_w != served:
         sys.exit("FAIL %s: widened margins: %d queries ran again, device/CPU "
                  "%s against %s:\n%s" % (db, again_w, served_w, served, out))
-    print("   impacts: %d OR queries chose their candidates from them, %d "
-          "ran again on exact sums; widened margins: %d ran again, all still "
-          "on the device" % (used, again, again_w))
+    # Every such query from its touched list (real data lists only the
+    # queries with few postings): the same MSets, all still on the device.
+    used_s, _, served_s, out, sparse_s = bench(
+        dict(os.environ, XG_TEST_SPARSE="1"))
+    if sparse_s != used_s or used_s != used or served_s != served:
+        sys.exit("FAIL %s: XG_TEST_SPARSE: %d of %d impact queries from "
+                 "touched lists, device/CPU %s against %s:\n%s"
+                 % (db, sparse_s, used_s, served_s, served, out))
+    print("   impacts: %d OR queries chose their candidates from them (%d "
+          "from touched lists; all %d when forced), %d ran again on exact "
+          "sums; widened margins: %d ran again, all still on the device"
+          % (used, sparse, sparse_s, again, again_w))
 
 
 def fold_queries(src, dst, append_original=False):

@@ -12,7 +12,8 @@
  *  0), of a bin's lower half under the next edge; an AND row;
  *  intersection candidates, many and few; a row that needs no round.
  *  Several have a candidate room of 64, so the rounds go as deep as they
- *  can.
+ *  can.  Three impact rows (1, 2, 11) are sparse: the selection reads
+ *  their nonzero documents from a touched list, shuffled.
  */
 #ifndef XG_TESTS_SELECT_CASES_H
 #define XG_TESTS_SELECT_CASES_H
@@ -36,6 +37,7 @@ struct select_case {
     uint32_t *mask;
     uint32_t icount[SC_QUERIES];
     struct xg_dcand *icand;     /* SC_ICAND a query, at icand_first */
+    uint32_t *touched;          /* sparse: SC_DOCS a query, at touch_first */
     uint64_t cand_room;         /* candidates of all queries */
 };
 
@@ -57,13 +59,14 @@ static inline int sc_item(const struct select_case *c, uint32_t qi,
         *doc = c->icand[q->icand_first + i].doc;
         return 1;
     }
-    const uint32_t m = c->mask[q->slot * SC_DOCS + i];
-    *doc = (uint32_t)i;
+    const uint32_t d = q->sparse ? c->touched[q->touch_first + i] : (uint32_t)i;
+    const uint32_t m = c->mask[q->slot * SC_DOCS + d];
+    *doc = d;
     if (q->impact_row) {
         *w = m;
         return m != 0;
     }
-    const double a = c->acc[q->slot * SC_DOCS + i];
+    const double a = c->acc[q->slot * SC_DOCS + d];
     if (q->all_groups ? (m & q->all_groups) != q->all_groups
                       : (!m && a == 0.0))
         return 0;
@@ -73,7 +76,8 @@ static inline int sc_item(const struct select_case *c, uint32_t qi,
 
 static inline uint64_t sc_items(const struct select_case *c, uint32_t qi)
 {
-    return c->q[qi].path == XG_DPATH_DENSE ? SC_DOCS : c->icount[qi];
+    return c->q[qi].path == XG_DPATH_DENSE && !c->q[qi].sparse ? SC_DOCS
+                                                               : c->icount[qi];
 }
 
 /* Fill c with the cases; r returns 64 random bits.  0, or -1 without
@@ -85,7 +89,8 @@ static inline int select_case_make(struct select_case *c,
     c->acc = calloc((size_t)SC_QUERIES * SC_DOCS, sizeof *c->acc);
     c->mask = calloc((size_t)SC_QUERIES * SC_DOCS, sizeof *c->mask);
     c->icand = calloc((size_t)SC_QUERIES * SC_ICAND, sizeof *c->icand);
-    if (!c->acc || !c->mask || !c->icand) return -1;
+    c->touched = calloc((size_t)SC_QUERIES * SC_DOCS, sizeof *c->touched);
+    if (!c->acc || !c->mask || !c->icand || !c->touched) return -1;
     static const uint32_t caps[SC_QUERIES] = {4096, 64,   4096, 64, 4096, 64,
                                               64,   64,   4096, 64, 64,   4096};
     for (uint32_t qi = 0; qi < SC_QUERIES; ++qi) {
@@ -181,6 +186,21 @@ static inline int select_case_make(struct select_case *c,
                 break;
             }
         }
+        if (qi == 1 || qi == 2 || qi == 11) {
+            /* Sparse: the nonzero documents, shuffled (the kernel lists
+             * them in any order). */
+            q->sparse = 1;
+            q->touch_first = (uint64_t)qi * SC_DOCS;
+            uint32_t *t = c->touched + q->touch_first, n = 0;
+            for (uint32_t d = 0; d < SC_DOCS; ++d)
+                if (mask[d]) t[n++] = d;
+            for (uint32_t i = n; i > 1; --i) {
+                const uint32_t j = (uint32_t)(r() % i), x = t[i - 1];
+                t[i - 1] = t[j];
+                t[j] = x;
+            }
+            c->icount[qi] = n;
+        }
         if (q->path == XG_DPATH_INTERSECT) {
             c->icount[qi] = qi == 9 ? SC_ICAND : 7;
             struct xg_dcand *ic = c->icand + q->icand_first;
@@ -199,6 +219,7 @@ static inline void select_case_free(struct select_case *c)
     free(c->acc);
     free(c->mask);
     free(c->icand);
+    free(c->touched);
     memset(c, 0, sizeof *c);
 }
 

@@ -21,7 +21,8 @@ static __global__ void __launch_bounds__(WARPS * 32)
 accumulate_kernel(struct xg_dindex ix, const struct xg_dlist *lists,
                   const struct xg_dquery *queries, uint32_t list_lo,
                   uint32_t list_hi, uint64_t block_lo, uint64_t block_hi,
-                  double *acc, uint32_t *mask)
+                  double *acc, uint32_t *mask, uint32_t *touched,
+                  uint32_t *tcount)
 {
     __shared__ uint32_t s_docs[WARPS][128], s_wdfs[WARPS][128];
     const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
@@ -40,9 +41,42 @@ accumulate_kernel(struct xg_dindex ix, const struct xg_dlist *lists,
             const uint8_t *codes = ix.impact_codes +
                                    ix.impacts[l.term].code_offset +
                                    (uint64_t)blk * XG_FMT_BLOCK;
-            for (uint32_t i = lane; i < n; i += 32u)
-                atomicAdd(&mask[row + s_docs[warp][i]],
-                          xg_impact_add(l.imp_mult, codes[i]));
+            if (!q.sparse) {
+                for (uint32_t i = lane; i < n; i += 32u)
+                    atomicAdd(&mask[row + s_docs[warp][i]],
+                              xg_impact_add(l.imp_mult, codes[i]));
+            } else {
+                /* Every add is at least 1: the one that finds 0 is the
+                 * document's first.  One count a block on the query's
+                 * counter: an atomic a document, or a round, queued the
+                 * warps behind each other. */
+                bool first[XG_FMT_BLOCK / 32];
+#pragma unroll
+                for (uint32_t r = 0; r < XG_FMT_BLOCK / 32; ++r) {
+                    const uint32_t i = r * 32u + lane;
+                    first[r] = i < n && !atomicAdd(&mask[row + s_docs[warp][i]],
+                                                   xg_impact_add(l.imp_mult,
+                                                                 codes[i]));
+                }
+                uint32_t ballot[XG_FMT_BLOCK / 32], total = 0;
+#pragma unroll
+                for (uint32_t r = 0; r < XG_FMT_BLOCK / 32; ++r) {
+                    ballot[r] = __ballot_sync(0xFFFFFFFFu, first[r]);
+                    total += __popc(ballot[r]);
+                }
+                uint32_t at = 0;
+                if (lane == 0 && total)
+                    at = atomicAdd(&tcount[l.query], total);
+                at = q.touch_first + __shfl_sync(0xFFFFFFFFu, at, 0);
+                const uint32_t below = (1u << lane) - 1u;
+#pragma unroll
+                for (uint32_t r = 0; r < XG_FMT_BLOCK / 32; ++r) {
+                    if ((ballot[r] >> lane) & 1u)
+                        touched[at + __popc(ballot[r] & below)] =
+                            s_docs[warp][r * 32u + lane];
+                    at += __popc(ballot[r]);
+                }
+            }
             __syncwarp();
             continue;
         }
@@ -68,6 +102,7 @@ extern "C" int xg_accumulate_gpu(const struct xg_dindex *ix,
                                  uint32_t list_lo, uint32_t list_hi,
                                  uint64_t block_lo, uint64_t block_hi,
                                  double *d_acc, uint32_t *d_mask,
+                                 uint32_t *d_touched, uint32_t *d_tcount,
                                  cudaStream_t stream)
 {
     if (block_hi <= block_lo) return cudaSuccess;
@@ -75,6 +110,6 @@ extern "C" int xg_accumulate_gpu(const struct xg_dindex *ix,
     unsigned grid = (unsigned)(blocks < 65535u * 8u ? blocks : 65535u * 8u);
     accumulate_kernel<<<grid, WARPS * 32, 0, stream>>>(
         *ix, d_lists, d_queries, list_lo, list_hi, block_lo, block_hi, d_acc,
-        d_mask);
+        d_mask, d_touched, d_tcount);
     return (int)cudaPeekAtLastError();
 }

@@ -15,7 +15,8 @@ int xg_dindex_block_ref(const struct xg_dindex *ix, uint32_t t, uint32_t blk,
 int xg_accumulate_ref(const struct xg_dindex *ix,
                       const struct xg_dlist *lists,
                       const struct xg_dquery *queries, uint32_t list_lo,
-                      uint32_t list_hi, double *acc, uint32_t *mask)
+                      uint32_t list_hi, double *acc, uint32_t *mask,
+                      uint32_t *touched, uint32_t *tcount)
 {
     uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK], n;
     for (uint32_t li = list_lo; li < list_hi; ++li) {
@@ -25,12 +26,17 @@ int xg_accumulate_ref(const struct xg_dindex *ix,
         for (uint32_t b = 0; b < l->n_blocks; ++b) {
             int rc = xg_dindex_block_ref(ix, l->term, b, docs, wdfs, &n);
             if (rc) return rc;
-            if (queries[l->query].impact_row) {
+            const struct xg_dquery *q = &queries[l->query];
+            if (q->impact_row) {
                 const uint8_t *codes = ix->impact_codes +
                                        ix->impacts[l->term].code_offset +
                                        (uint64_t)b * XG_FMT_BLOCK;
-                for (uint32_t i = 0; i < n; ++i)
-                    mask[row + docs[i]] += xg_impact_add(l->imp_mult, codes[i]);
+                for (uint32_t i = 0; i < n; ++i) {
+                    uint32_t *cell = &mask[row + docs[i]];
+                    if (q->sparse && !*cell)
+                        touched[q->touch_first + tcount[l->query]++] = docs[i];
+                    *cell += xg_impact_add(l->imp_mult, codes[i]);
+                }
                 continue;
             }
             for (uint32_t i = 0; i < n; ++i) {

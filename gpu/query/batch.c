@@ -258,6 +258,12 @@ static int add_query(struct xg_batch *b, const struct xg_index *ix,
         for (uint32_t j = 0; j < n_lists; ++j)
             b->lists[dq->list_first + j].imp_mult = m[j];
         dq->impact_row = 1;
+        if (b->all_sparse ||
+            (b->sparse && dq->match_bound * XG_SPARSE_SHARE <= h->n_docs)) {
+            dq->sparse = 1;
+            dq->touch_first = b->touch_total;
+            b->touch_total += dq->match_bound;
+        }
     } else if (path == XG_DPATH_DENSE) {
         ++b->exact_rows;
     }
@@ -321,10 +327,13 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     b->impacts = o->impacts;
     b->cand_min = o->cand_min;
     b->impact_slack = o->impact_slack;
+    b->all_sparse = o->all_sparse;
+    b->sparse = o->all_sparse || n >= XG_SPARSE_MIN_QUERIES;
     b->n_queries = b->n_lists = b->n_dense_lists = b->n_leaves = 0;
     b->n_plan = b->n_iq = b->n_rows = b->n_filters = 0;
     b->dense_blocks = b->total_blocks = b->decoded_total = 0;
     b->icand_total = b->cand_total = b->mpos_total = 0;
+    b->touch_total = 0;
     b->wdf_total = 0;
     b->n_ml = 0;
     b->exact_rows = 0;

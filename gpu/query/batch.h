@@ -36,6 +36,7 @@ struct xg_batch {
     uint32_t n_rows;                /* dense accumulator rows */
     uint64_t decoded_total;         /* scratch postings (INTERSECT lists) */
     uint64_t icand_total, cand_total;
+    uint64_t touch_total;           /* sparse queries' touched lists */
     uint64_t wdf_total;             /* DENSE: cand_cap * n_lists, summed */
     uint32_t cap_queries, cap_lists, cap_leaves, cap_plan, cap_mlist;
     struct xg_bm25_query bm25;
@@ -45,6 +46,9 @@ struct xg_batch {
     uint64_t bloom_lists;           /* of which behind a Bloom filter */
     uint32_t cand_min;
     double impact_slack;
+    int sparse;                     /* impact rows may list their touched
+                                       documents (a large batch) */
+    int all_sparse;
 };
 
 /* How a batch is built. */
@@ -64,6 +68,8 @@ struct xg_batch_opts {
     int positions;                  /* the positions are resident: an AND
                                        of terms with phrase or NEAR
                                        filters runs on the device */
+    int all_sparse;                 /* every impact row lists its touched
+                                       documents (tests) */
 };
 
 /* The path (enum xg_dpath) that serves query eq, -1 where the CPU

@@ -296,13 +296,15 @@ static int run_ref(struct xg_gpu *e, struct xg_slot *s)
     struct xg_dcand *icand = talloc(b->icand_total + 1, sizeof *icand);
     uint8_t *bsel = talloc(b->total_blocks + 1, sizeof *bsel);
     uint32_t *mpos = talloc(b->mpos_total + 1, sizeof *mpos);
+    uint32_t *touched = talloc(b->touch_total + 1, sizeof *touched);
     if (!acc || !mask || !docs || !wdfs || !icount || !icand || !bsel ||
-        !mpos) {
+        !mpos || !touched) {
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory (twin pipeline)");
         goto done;
     }
     if ((rc = xg_accumulate_ref(&e->hix, b->lists, b->queries, 0,
-                                b->n_dense_lists, acc, mask)))
+                                b->n_dense_lists, acc, mask, touched,
+                                icount)))
         goto done;
     /* AND: probes and whole lists, block selection, selected blocks,
      * merge paths, then the intersection. */
@@ -324,7 +326,7 @@ static int run_ref(struct xg_gpu *e, struct xg_slot *s)
     if ((rc = xg_intersect_ref(&e->hix, &ia))) goto done;
     struct xg_select_args sa = {b->queries, acc, mask, n_docs, icount, icand,
                                 XG_SELECT_MARGIN, s->h_cand, s->h_res, NULL,
-                                NULL, icount + b->n_queries + 1};
+                                NULL, icount + b->n_queries + 1, touched};
     if ((rc = xg_select_ref(&sa, b->n_queries))) goto done;
     struct xg_finish_args fa = {b->queries, b->lists, s->h_res, b->leaf_list,
                                 b->leaf_tw, b->plan, b->bm25, s->h_cand,
@@ -339,6 +341,7 @@ done:
     free(icand);
     free(bsel);
     free(mpos);
+    free(touched);
     return rc;
 }
 
@@ -439,6 +442,7 @@ static int search_batches(xg_gpu *e, struct xg_slot *s,
             st->candidates += s->h_res[i].n_cand;
             if (!b->queries[i].impact_row) continue;
             ++st->impact_queries;
+            st->sparse_queries += b->queries[i].sparse;
             if (s->h_res[i].overflow && retry)
                 retry[(*n_retry)++] = b->qmap[i];
         }
@@ -496,6 +500,7 @@ static void add_stats(struct xg_engine_stats *to,
     to->finish_seconds += d->finish_seconds;
     to->batch_splits += d->batch_splits;
     to->impact_queries += d->impact_queries;
+    to->sparse_queries += d->sparse_queries;
     to->impact_retries += d->impact_retries;
     for (int m = 0; m < XG_MEMBER_KINDS; ++m)
         to->member_lists[m] += d->member_lists[m];
@@ -505,7 +510,7 @@ static void add_stats(struct xg_engine_stats *to,
 /* A field added to struct xg_engine_stats changes its size and stops the
  * build here: add_stats and xg_engine_stats_since must learn it. */
 _Static_assert(sizeof(struct xg_engine_stats) ==
-                   (20 + XG_MEMBER_KINDS) * sizeof(uint64_t),
+                   (21 + XG_MEMBER_KINDS) * sizeof(uint64_t),
                "struct xg_engine_stats changed: update add_stats and "
                "xg_engine_stats_since");
 
@@ -528,6 +533,7 @@ void xg_engine_stats_since(struct xg_engine_stats *s,
     s->cache_bytes_loaded -= base->cache_bytes_loaded;
     s->batch_splits -= base->batch_splits;
     s->impact_queries -= base->impact_queries;
+    s->sparse_queries -= base->sparse_queries;
     s->impact_retries -= base->impact_retries;
     for (int m = 0; m < XG_MEMBER_KINDS; ++m)
         s->member_lists[m] -= base->member_lists[m];
@@ -566,8 +572,9 @@ static int search_one_key(xg_gpu *e, const struct xg_engine_query *qs,
      * superset of the candidates, so still exact, but overflowing. */
     struct xg_batch_opts bo = {e->o.member_method, e->o.bloom, 0,
                                e->o.cand_min ? e->o.cand_min : 4096u,
-                               xg_knob_test_impact_slack(), 0, 0, 0};
+                               xg_knob_test_impact_slack(), 0, 0, 0, 0};
     weigh_key(e, &qs[0], &bo.n_docs, &bo.total_length);
+    bo.all_sparse = xg_knob_test_sparse();
     bo.positions = e->hix.pos_offsets != NULL;
     struct xg_slot *s;
     int rc = acquire(e, p, bo.n_docs, bo.total_length, &s);

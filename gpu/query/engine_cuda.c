@@ -49,6 +49,8 @@ struct dslot {
     uint64_t cap_decoded, cap_wdfs;
     uint32_t *d_icount;
     uint64_t cap_icount;
+    uint32_t *d_touched;            /* sparse queries' touched documents */
+    uint64_t cap_touched;
     struct xg_dcand *d_icand, *d_cand;
     uint64_t cap_icand, cap_cand;
     uint32_t *d_cand_wdf;           /* the finish's: wdfs by list, */
@@ -298,7 +300,7 @@ void xg_engine_dev_close(struct xg_gpu *e)
                              sl->d_wdfs, sl->d_icount, sl->d_icand,
                              sl->d_cand, sl->d_res, sl->d_sel, sl->d_hist,
                              sl->d_bsel, sl->d_mpos,
-                             sl->d_cand_wdf, sl->d_cand_in};
+                             sl->d_cand_wdf, sl->d_cand_in, sl->d_touched};
             for (size_t i = 0; i < sizeof batch / sizeof batch[0]; ++i)
                 if (batch[i]) cudaFreeAsync(batch[i], sl->lane.stream);
         }
@@ -418,7 +420,8 @@ static int queue_kernels(struct dev *d, struct dslot *sl,
                   "count reset");
     XG_CUDA_CHECK(xg_accumulate_gpu(&d->dix, ds->dl, ds->dq, 0,
                                     b->n_dense_lists, 0, b->dense_blocks,
-                                    sl->d_acc, sl->d_mask, st),
+                                    sl->d_acc, sl->d_mask, sl->d_touched,
+                                    sl->d_icount, st),
                   "accumulate kernel");
     /* AND: probes and whole lists, block selection, selected blocks,
      * merge paths, then the intersection. */
@@ -450,8 +453,16 @@ static int queue_kernels(struct dev *d, struct dslot *sl,
     struct xg_select_args sa = {ds->dq, sl->d_acc, sl->d_mask, n_docs,
                                 sl->d_icount, sl->d_icand, XG_SELECT_MARGIN,
                                 sl->d_cand, sl->d_res, sl->d_sel,
-                                sl->d_hist, sl->d_icount + b->n_queries + 1};
-    uint64_t max_items = b->n_rows ? n_docs : 0;
+                                sl->d_hist, sl->d_icount + b->n_queries + 1,
+                                sl->d_touched};
+    /* The most items a query's selection reads (the launch's split). */
+    uint64_t max_items = 0;
+    for (uint32_t i = 0; i < b->n_queries; ++i) {
+        const struct xg_dquery *q = &b->queries[i];
+        const uint64_t n = q->path != XG_DPATH_DENSE ? 0
+                           : q->sparse ? q->match_bound : n_docs;
+        if (n > max_items) max_items = n;
+    }
     for (uint32_t i = 0; i < b->n_iq; ++i)
         if (b->iprefix[i + 1] - b->iprefix[i] > max_items)
             max_items = b->iprefix[i + 1] - b->iprefix[i];
@@ -569,6 +580,9 @@ int xg_engine_dev_run(struct xg_gpu *e, struct xg_slot *s)
     if ((rc = dgrow(d, st, (void **)&sl->d_icount, &sl->cap_icount,
                     2 * (b->n_queries + 1), sizeof(uint32_t),
                     "match counts")) ||
+        (rc = dgrow(d, st, (void **)&sl->d_touched, &sl->cap_touched,
+                    b->touch_total + 1, sizeof(uint32_t),
+                    "touched documents")) ||
         (rc = dgrow(d, st, (void **)&sl->d_icand, &sl->cap_icand,
                     b->icand_total + 1, sizeof(struct xg_dcand),
                     "intersection output")) ||

@@ -129,6 +129,13 @@ struct xg_dquery {
                                (its lists' dfs summed; AND: the least sum
                                over its groups); the selection skips its
                                histograms below half the room */
+    uint64_t touch_first;   /* sparse: where its touched list starts */
+    uint32_t sparse;        /* impact_row with few postings: the
+                               accumulation lists each document it first
+                               touches (touched[touch_first ..], counted in
+                               icount[query]), and the selection reads that
+                               list instead of the whole row */
+    uint32_t pad_sparse;
 };
 
 /* Per-query results of the selection and the finish. */

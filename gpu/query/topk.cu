@@ -2,8 +2,9 @@
  *  @brief Candidate selection: for each query, every matching document
  *         whose (approximate) weight can still be in the top k.
  *
- *  Each query's items are cut into slices, one block each (so one query
- *  alone still fills the GPU).  Pass 1 counts the matches, finds the
+ *  Each query's items (a row's documents, a sparse query's touched
+ *  list's, or an intersection's matches) are cut into slices, one block
+ *  each (so one query alone still fills the GPU).  Pass 1 counts the matches, finds the
  *  largest weight S and builds the first of up to three 2048-bin
  *  histograms, on a log scale (topk.h).  If the matches are too many to
  *  keep, that round and up to two more over equal bins of the chosen bin's
@@ -37,6 +38,7 @@
 struct view {
     const double *acc;
     const uint32_t *mask;
+    const uint32_t *touched;    /* DENSE, sparse: the items' documents */
     uint32_t need;              /* DENSE: mask test */
     bool irow;                  /* DENSE: the mask row holds impact bounds */
     const struct xg_dcand *cand;
@@ -55,21 +57,29 @@ static __device__ __forceinline__ view make_view(const struct xg_select_args &a,
     v.need = q.all_groups;
     v.irow = xg_select_irow(&q);
     v.cand = a.icand + q.icand_first;
-    v.n = v.dense ? a.n_docs : a.icount[qi];
+    v.touched = q.sparse ? a.touched + q.touch_first : NULL;
+    v.n = xg_select_items(&a, &q, qi);
     return v;
+}
+
+/* Item i's document: a DENSE row's i-th, or its touched list's. */
+static __device__ __forceinline__ uint64_t item_doc(const view &v, uint64_t i)
+{
+    return v.touched ? v.touched[i] : i;
 }
 
 static __device__ __forceinline__ bool item(const view &v, uint64_t i,
                                             double *w)
 {
     if (v.dense) {
-        const uint32_t m = v.mask[i];
+        const uint64_t d = item_doc(v, i);
+        const uint32_t m = v.mask[d];
         if (v.irow) {
             /* Integer bounds: nonzero is matched (impact.h). */
             *w = (double)m;
             return m != 0;
         }
-        const double acc = v.acc[i];
+        const double acc = v.acc[d];
         /* OR (need 0): any contribution or a mask bit; AND: every bit. */
         if (v.need ? (m & v.need) != v.need : (!m && acc == 0.0)) return false;
         *w = acc;
@@ -382,7 +392,7 @@ keep_kernel(struct xg_select_args a)
                 first + __popc(ballot & ((1u << lane) - 1u));
             if (slot < q.cand_cap) {
                 struct xg_dcand c;
-                c.doc = v.dense ? (uint32_t)i : v.cand[i].doc;
+                c.doc = v.dense ? (uint32_t)item_doc(v, i) : v.cand[i].doc;
                 c.matched = v.dense ? 0u : 1u;
                 c.weight = w[u];
                 a.out[q.cand_first + slot] = c;

@@ -119,7 +119,18 @@ struct xg_select_args {
                                     (scratch, zero on entry; left zero) */
     const uint32_t *ifail;       /* per query, or NULL: 1 sends it to the
                                     CPU matcher (xg_intersect_args) */
+    const uint32_t *touched;     /* sparse queries' touched documents
+                                    (xg_accumulate_gpu), icount[q] each */
 };
+
+/* How many items query q's selection reads: its row's documents, its
+ * touched list's, or its intersection's matches. */
+XG_HOST_DEVICE static inline uint64_t
+xg_select_items(const struct xg_select_args *a, const struct xg_dquery *q,
+                uint32_t qi)
+{
+    return q->path == XG_DPATH_DENSE && !q->sparse ? a->n_docs : a->icount[qi];
+}
 
 /* Every query of the batch; max_items = the most items any query has
  * (n_docs for DENSE rows).  Returns a cudaError_t. */

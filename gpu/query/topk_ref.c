@@ -12,19 +12,20 @@ static int item(const struct xg_select_args *a, const struct xg_dquery *q,
                 uint64_t i, double *w, uint32_t *doc)
 {
     if (q->path == XG_DPATH_DENSE) {
-        uint32_t m = a->mask[q->slot * a->n_docs + i];
+        const uint32_t d =
+            q->sparse ? a->touched[q->touch_first + i] : (uint32_t)i;
+        uint32_t m = a->mask[q->slot * a->n_docs + d];
+        *doc = d;
         if (q->impact_row) {
             /* Integer bounds: nonzero is matched (impact.h). */
             *w = m;
-            *doc = (uint32_t)i;
             return m != 0;
         }
-        double acc = a->acc[q->slot * a->n_docs + i];
+        double acc = a->acc[q->slot * a->n_docs + d];
         if (q->all_groups ? (m & q->all_groups) != q->all_groups
                           : (!m && acc == 0.0))
             return 0;
         *w = acc;
-        *doc = (uint32_t)i;
         return 1;
     }
     *w = a->icand[q->icand_first + i].weight;
@@ -39,7 +40,7 @@ int xg_select_ref(const struct xg_select_args *a, uint32_t n_queries)
         const struct xg_dquery *q = &a->queries[qi];
         const int dense = q->path == XG_DPATH_DENSE;
         const int irow = xg_select_irow(q);
-        uint64_t n = dense ? a->n_docs : a->icount[qi];
+        uint64_t n = xg_select_items(a, q, qi);
         uint64_t m = 0;
         double S = 0, w;
         uint32_t doc;

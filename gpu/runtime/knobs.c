@@ -49,6 +49,8 @@ double xg_knob_test_impact_slack(void)
     return e && atof(e) >= 1 ? atof(e) : 1.0;
 }
 
+int xg_knob_test_sparse(void) { return flag("XG_TEST_SPARSE"); }
+
 uint64_t xg_knob_test_gdict_mask(void)
 {
     const char *e = getenv("XG_TEST_GDICT_MASK");

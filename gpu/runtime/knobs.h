@@ -54,6 +54,9 @@ int xg_knob_export_timing(void);
  * margins, so that every impact query overflows and runs again on exact
  * sums (query/engine.c). */
 double xg_knob_test_impact_slack(void);
+/* XG_TEST_SPARSE=1: every OR from impacts lists its touched documents,
+ * however many postings it has (query/batch.c). */
+int xg_knob_test_sparse(void);
 /* XG_TEST_GDICT_MASK=HEX (else every bit): tests mask the GPU
  * dictionary's hash of long words to force collisions
  * (text/dict_gpu_cuda.c). */

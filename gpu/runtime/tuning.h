@@ -33,6 +33,17 @@
  * a 4-byte row cell three to six times, the intersection writes and reads
  * 16 bytes per posting up to seven. */
 #define XG_ONE_TERM_SHARE 8
+/* In a batch of at least XG_SPARSE_MIN_QUERIES queries, an OR from
+ * impacts whose lists hold at most 1 / XG_SPARSE_SHARE as many postings
+ * as there are documents has its touched documents listed
+ * (xg_dquery.sparse): the selection's passes then read that list, a
+ * random 4-byte read a document, instead of the whole row.  On the real
+ * text (322,045 documents) 59% of the TREC ORs on impacts qualify, and
+ * batches of 256 took 14% less kernel time; batches of 1 and 16, whose
+ * passes cost what a launch costs whatever they read, took 3% more
+ * (docs/benchmarks.md, "Touched lists"). */
+#define XG_SPARSE_SHARE 16
+#define XG_SPARSE_MIN_QUERIES 64
 /* The host finish (batch.c): a batch of at least twice this many
  * candidates is put in MSet order on several host threads, a share per
  * 2^XG_FINISH_SHARE_SHIFT of them (a top-1000 OR query has about 4,000). */

@@ -1682,9 +1682,10 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
                (unsigned long long)gs->bloom_lists);
         if (gs->impacts_resident)
             printf("impacts: %llu queries chose their candidates from the "
-                   "index's impacts (%llu overflowed and ran again on exact "
-                   "sums)\n",
+                   "index's impacts (%llu from touched lists; %llu "
+                   "overflowed and ran again on exact sums)\n",
                    (unsigned long long)gs->impact_queries,
+                   (unsigned long long)gs->sparse_queries,
                    (unsigned long long)gs->impact_retries);
         if (gs->cache_pool)
             printf("list cache: %llu bytes; %llu hits, %llu misses, %llu "

@@ -226,6 +226,12 @@ static inline struct xg_dlist *all_lists(const struct tindex *t, uint64_t *total
 }
 
 
+static inline int cmp_u32(const void *x, const void *y)
+{
+    const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
 static inline int cmp_cand(const void *x, const void *y)
 {
     const struct xg_dcand *a = x, *b = y;
@@ -727,7 +733,8 @@ static inline int test_or_pipeline(unsigned stages)
     uint64_t cells = (uint64_t)nq * n_docs;
     double *hacc = calloc(cells, 8), *gacc = malloc(cells * 8);
     uint32_t *hmask = calloc(cells, 4), *gmask = malloc(cells * 4);
-    CHECK(xg_accumulate_ref(&t.h, l, q, 0, li, hacc, hmask) == XG_OK, "twin acc");
+    CHECK(xg_accumulate_ref(&t.h, l, q, 0, li, hacc, hmask, NULL, NULL) ==
+              XG_OK, "twin acc");
     struct xg_dquery *dq = to_dev(q, sizeof q);
     struct xg_dlist *dl = to_dev(l, sizeof l);
     double *dacc;
@@ -737,7 +744,8 @@ static inline int test_or_pipeline(unsigned stages)
     CUDA(cudaMemset(dacc, 0, cells * 8));
     CUDA(cudaMemset(dmask, 0, cells * 4));
     if (stages & OR_ACCUMULATE) {
-    CUDA(xg_accumulate_gpu(&t.d, dl, dq, 0, li, 0, blk, dacc, dmask, 0));
+    CUDA(xg_accumulate_gpu(&t.d, dl, dq, 0, li, 0, blk, dacc, dmask, NULL, NULL,
+                           0));
     CUDA(cudaDeviceSynchronize());
     CUDA(cudaMemcpy(gacc, dacc, cells * 8, cudaMemcpyDeviceToHost));
     CUDA(cudaMemcpy(gmask, dmask, cells * 4, cudaMemcpyDeviceToHost));
@@ -774,6 +782,7 @@ static inline int test_or_pipeline(unsigned stages)
         double unit[4];
         memcpy(iq, q, sizeof iq);
         memcpy(il, l, sizeof il);
+        uint64_t touch_total = 0;
         for (uint32_t i = 0; i < nq; ++i) {
             double w[3], sc[3];
             uint32_t m[3];
@@ -784,16 +793,55 @@ static inline int test_or_pipeline(unsigned stages)
             xg_impact_units(w, sc, 3, m, &iq[i].margin, &unit[i]);
             for (uint32_t j = 0; j < 3; ++j) il[3 * i + j].imp_mult = m[j];
             iq[i].impact_row = 1;
+            /* Queries 0 and 3 list their touched documents (sparse). */
+            if (i == 0 || i == 3) {
+                iq[i].sparse = 1;
+                iq[i].touch_first = touch_total;
+                touch_total += iq[i].match_bound;
+            }
         }
         uint32_t *irow = calloc(cells, 4);
-        CHECK(xg_accumulate_ref(&t.h, il, iq, 0, li, NULL, irow) == XG_OK,
+        uint32_t *htouch = calloc(touch_total, 4), *gtouch = calloc(touch_total, 4);
+        uint32_t htc[4] = {0}, gtc[4];
+        CHECK(xg_accumulate_ref(&t.h, il, iq, 0, li, NULL, irow, htouch,
+                                htc) == XG_OK,
               "twin impacts");
         struct xg_dquery *diq = to_dev(iq, sizeof iq);
         struct xg_dlist *dil = to_dev(il, sizeof il);
+        uint32_t *dtouch, *dtc;
+        CUDA(cudaMalloc((void **)&dtouch, touch_total * 4));
+        CUDA(cudaMalloc((void **)&dtc, sizeof gtc));
+        CUDA(cudaMemset(dtc, 0, sizeof gtc));
         CUDA(cudaMemset(dmask, 0, cells * 4));
-        CUDA(xg_accumulate_gpu(&t.d, dil, diq, 0, li, 0, blk, NULL, dmask, 0));
+        CUDA(xg_accumulate_gpu(&t.d, dil, diq, 0, li, 0, blk, NULL, dmask,
+                               dtouch, dtc, 0));
         CUDA(cudaDeviceSynchronize());
         CUDA(cudaMemcpy(gmask, dmask, cells * 4, cudaMemcpyDeviceToHost));
+        CUDA(cudaMemcpy(gtouch, dtouch, touch_total * 4,
+                        cudaMemcpyDeviceToHost));
+        CUDA(cudaMemcpy(gtc, dtc, sizeof gtc, cudaMemcpyDeviceToHost));
+        /* A sparse query's touched list: each document with a nonzero
+         * cell once, in any order on the GPU, in posting order in the
+         * twin. */
+        for (uint32_t i = 0; i < nq; ++i) {
+            if (!iq[i].sparse) continue;
+            uint64_t nz = 0;
+            for (uint64_t d = 0; d < n_docs; ++d)
+                nz += irow[(uint64_t)i * n_docs + d] != 0;
+            CHECK(htc[i] == nz && gtc[i] == nz,
+                  "touched q%u: twin %u gpu %u, nonzero cells %llu", i,
+                  htc[i], gtc[i], (unsigned long long)nz);
+            uint32_t *h = htouch + iq[i].touch_first;
+            uint32_t *g = gtouch + iq[i].touch_first;
+            qsort(h, nz, 4, cmp_u32);
+            qsort(g, nz, 4, cmp_u32);
+            for (uint64_t j = 0; j < nz; ++j) {
+                CHECK(g[j] == h[j] && (!j || h[j] > h[j - 1]) &&
+                      irow[(uint64_t)i * n_docs + h[j]] != 0,
+                      "touched q%u: entry %llu: gpu %u twin %u", i,
+                      (unsigned long long)j, g[j], h[j]);
+            }
+        }
         double slack = 0;
         uint64_t matched = 0;
         for (uint32_t i = 0; i < nq; ++i) {
@@ -816,8 +864,76 @@ static inline int test_or_pipeline(unsigned stages)
         CHECK(matched > 0, "impacts: nothing matched");
         printf("ok accumulate from impacts: %llu matching cells, integer rows "
                "equal; every row within [exact, exact + margin] units "
-               "(largest excess %.2f of the margin)\n",
-               (unsigned long long)matched, slack);
+               "(largest excess %.2f of the margin); touched lists of "
+               "%u and %u documents equal the nonzero cells\n",
+               (unsigned long long)matched, slack, gtc[0], gtc[3]);
+        /* The selection over the touched lists (the kernel, sparse) and
+         * over the whole rows (the twin, the same queries not sparse):
+         * the same matches, threshold and candidate set. */
+        {
+            struct xg_dquery rq[4];
+            memcpy(rq, iq, sizeof rq);
+            for (uint32_t i = 0; i < nq; ++i) rq[i].sparse = 0;
+            struct xg_dcand *hc2 = calloc(cand, sizeof *hc2);
+            struct xg_dcand *gc2 = calloc(cand, sizeof *gc2);
+            struct xg_dqresult hr2[4], gr2[4];
+            struct xg_select_args hs2 = {rq, NULL, irow, n_docs, NULL, NULL,
+                                         1e-12, hc2, hr2, NULL, NULL, NULL,
+                                         NULL};
+            CHECK(xg_select_ref(&hs2, nq) == XG_OK, "twin select, rows");
+            struct xg_dcand *dc2;
+            struct xg_dqresult *dr2;
+            struct xg_select_state *dst2;
+            uint32_t *dh2;
+            CUDA(cudaMalloc((void **)&dc2, cand * sizeof *dc2));
+            CUDA(cudaMalloc((void **)&dr2, sizeof gr2));
+            CUDA(cudaMalloc((void **)&dst2, nq * sizeof *dst2));
+            CUDA(cudaMalloc((void **)&dh2, nq * XG_SELECT_BINS * 4));
+            CUDA(cudaMemset(dst2, 0, nq * sizeof *dst2));
+            CUDA(cudaMemset(dh2, 0, nq * XG_SELECT_BINS * 4));
+            struct xg_select_args gs2 = {diq, NULL, dmask, n_docs, dtc, NULL,
+                                         1e-12, dc2, dr2, dst2, dh2, NULL,
+                                         dtouch};
+            CUDA(xg_select_gpu(&gs2, nq, n_docs, 0));
+            CUDA(cudaDeviceSynchronize());
+            CUDA(cudaMemcpy(gr2, dr2, sizeof gr2, cudaMemcpyDeviceToHost));
+            CUDA(cudaMemcpy(gc2, dc2, cand * sizeof *gc2,
+                            cudaMemcpyDeviceToHost));
+            for (uint32_t i = 0; i < nq; ++i) {
+                CHECK(gr2[i].matched == hr2[i].matched &&
+                      gr2[i].n_cand == hr2[i].n_cand &&
+                      gr2[i].overflow == hr2[i].overflow &&
+                      gr2[i].threshold == hr2[i].threshold,
+                      "select, touched lists q%u: gpu %llu/%u/%.17g twin "
+                      "%llu/%u/%.17g", i, (unsigned long long)gr2[i].matched,
+                      gr2[i].n_cand, gr2[i].threshold,
+                      (unsigned long long)hr2[i].matched, hr2[i].n_cand,
+                      hr2[i].threshold);
+                qsort(gc2 + iq[i].cand_first, gr2[i].n_cand, sizeof *gc2,
+                      cmp_cand);
+                qsort(hc2 + iq[i].cand_first, hr2[i].n_cand, sizeof *hc2,
+                      cmp_cand);
+                for (uint32_t j = 0; j < gr2[i].n_cand; ++j)
+                    CHECK(gc2[iq[i].cand_first + j].doc ==
+                              hc2[iq[i].cand_first + j].doc &&
+                          gc2[iq[i].cand_first + j].weight ==
+                              hc2[iq[i].cand_first + j].weight,
+                          "select, touched lists q%u: candidate %u", i, j);
+            }
+            printf("ok select over touched lists: queries 0 and 3 (%u and "
+                   "%u candidates) as the twin's whole rows, bit for bit\n",
+                   gr2[0].n_cand, gr2[3].n_cand);
+            cudaFree(dc2);
+            cudaFree(dr2);
+            cudaFree(dst2);
+            cudaFree(dh2);
+            free(hc2);
+            free(gc2);
+        }
+        cudaFree(dtouch);
+        cudaFree(dtc);
+        free(htouch);
+        free(gtouch);
         /* The selection below reads the exact rows' masks again. */
         CUDA(cudaMemcpy(dmask, hmask, cells * 4, cudaMemcpyHostToDevice));
         t.h.impacts = NULL;
@@ -840,7 +956,7 @@ static inline int test_or_pipeline(unsigned stages)
     struct xg_dcand *hc = calloc(cand, sizeof *hc), *gc = calloc(cand, sizeof *gc);
     struct xg_dqresult hr[4], gr[4];
     struct xg_select_args hs = {q, hacc, hmask, n_docs, NULL, NULL, 1e-12, hc, hr,
-                                NULL, NULL, NULL};
+                                NULL, NULL, NULL, NULL};
     CHECK(xg_select_ref(&hs, nq) == XG_OK, "twin select");
     struct xg_dcand *dc;
     struct xg_dqresult *dr;
@@ -853,7 +969,7 @@ static inline int test_or_pipeline(unsigned stages)
     CUDA(cudaMemset(dst, 0, nq * sizeof *dst));       /* the kernels keep */
     CUDA(cudaMemset(dhist, 0, nq * XG_SELECT_BINS * 4));        /* them zero after */
     struct xg_select_args gs = {dq, dacc, dmask, n_docs, NULL, NULL, 1e-12, dc, dr,
-                                dst, dhist, NULL};
+                                dst, dhist, NULL, NULL};
     if (!(stages & OR_SELECT)) {
         /* The finish alone: the twin's candidates, in docid order. */
         memcpy(gr, hr, sizeof gr);

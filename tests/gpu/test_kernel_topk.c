@@ -21,7 +21,8 @@ static int test_cases(void)
     struct xg_dqresult hr[SC_QUERIES], gr[SC_QUERIES];
     struct xg_select_args hs = {c.q,      c.acc,   c.mask, SC_DOCS,
                                 c.icount, c.icand, XG_SELECT_MARGIN,
-                                hc,       hr,      NULL,   NULL, NULL};
+                                hc,       hr,      NULL,   NULL, NULL,
+                                c.touched};
     CHECK(hc && gc && xg_select_ref(&hs, SC_QUERIES) == XG_OK, "twin");
     struct xg_dquery *dq = to_dev(c.q, sizeof c.q);
     double *dacc = to_dev(c.acc, rows * sizeof *c.acc);
@@ -29,6 +30,8 @@ static int test_cases(void)
     uint32_t *dicount = to_dev(c.icount, sizeof c.icount);
     struct xg_dcand *dicand =
         to_dev(c.icand, (size_t)SC_QUERIES * SC_ICAND * sizeof *c.icand);
+    uint32_t *dtouched =
+        to_dev(c.touched, (size_t)SC_QUERIES * SC_DOCS * sizeof *c.touched);
     struct xg_dcand *dc;
     struct xg_dqresult *dr;
     struct xg_select_state *dst;
@@ -42,7 +45,8 @@ static int test_cases(void)
     CUDA(cudaMemset(dhist, 0, hist_n * 4));
     struct xg_select_args gs = {dq,      dacc,  dmask, SC_DOCS,
                                 dicount, dicand, XG_SELECT_MARGIN,
-                                dc,      dr,    dst,   dhist, NULL};
+                                dc,      dr,    dst,   dhist, NULL,
+                                dtouched};
     uint32_t *hist = malloc(hist_n * 4);
     struct xg_select_state st[SC_QUERIES];
     char why[256];
@@ -88,6 +92,7 @@ static int test_cases(void)
     cudaFree(dmask);
     cudaFree(dicount);
     cudaFree(dicand);
+    cudaFree(dtouched);
     cudaFree(dc);
     cudaFree(dr);
     cudaFree(dst);
