@@ -73,7 +73,7 @@ int main(int argc, char **argv)
         struct xg_select_args a = {c.q,        c.acc, c.mask, SC_DOCS,
                                    c.icount,   c.icand, XG_SELECT_MARGIN,
                                    out,        res,   NULL,   NULL, NULL,
-                                   c.touched};
+                                   c.touched, NULL,     NULL};
         CHECK(xg_select_ref(&a, SC_QUERIES) == XG_OK, "xg_select_ref");
         char why[256];
         uint32_t rounds_cut = 0;

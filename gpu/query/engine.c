@@ -326,7 +326,8 @@ static int run_ref(struct xg_gpu *e, struct xg_slot *s)
     if ((rc = xg_intersect_ref(&e->hix, &ia))) goto done;
     struct xg_select_args sa = {b->queries, acc, mask, n_docs, icount, icand,
                                 XG_SELECT_MARGIN, s->h_cand, s->h_res, NULL,
-                                NULL, icount + b->n_queries + 1, touched};
+                                NULL, icount + b->n_queries + 1, touched,
+                                NULL, NULL};
     if ((rc = xg_select_ref(&sa, b->n_queries))) goto done;
     struct xg_finish_args fa = {b->queries, b->lists, s->h_res, b->leaf_list,
                                 b->leaf_tw, b->plan, b->bm25, s->h_cand,

@@ -454,7 +454,7 @@ static int queue_kernels(struct dev *d, struct dslot *sl,
                                 sl->d_icount, sl->d_icand, XG_SELECT_MARGIN,
                                 sl->d_cand, sl->d_res, sl->d_sel,
                                 sl->d_hist, sl->d_icount + b->n_queries + 1,
-                                sl->d_touched};
+                                sl->d_touched, sl->d_mask, sl->d_cand_in};
     /* The most items a query's selection reads (the launch's split). */
     uint64_t max_items = 0;
     for (uint32_t i = 0; i < b->n_queries; ++i) {
@@ -472,7 +472,7 @@ static int queue_kernels(struct dev *d, struct dslot *sl,
                                 ds->dpl, b->bm25, sl->d_cand, sl->d_mask,
                                 sl->d_cand_wdf, sl->d_cand_in, b->n_dense_lists,
                                 b->dense_blocks};
-    XG_CUDA_CHECK(xg_finish_gpu(&d->dix, &fa, b->n_queries, st),
+    XG_CUDA_CHECK(xg_finish_gpu(&d->dix, &fa, b->n_queries, 1, st),
                   "finish kernel");
     if (!one_trip)
         XG_CUDA_CHECK(xg_pack_gpu(ds->dq, sl->d_res, sl->d_cand,

@@ -147,6 +147,11 @@ struct xg_dqresult {
     double threshold;
 };
 
+/* A candidate's cell of its DENSE query's row, once the selection is
+ * done: its slot in the query's room under this bit, which no slot
+ * reaches (the selection's keep pass writes it, finish.cu reads it). */
+#define XG_CAND_MARK 0x80000000u
+
 /* A candidate: dense doc and its (approximate, then exact) weight. */
 struct xg_dcand {
     uint32_t doc;

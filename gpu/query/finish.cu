@@ -6,7 +6,8 @@
  *         scoring mirrors), which looks each wdf up in its list.
  *
  *  The kernels find the wdfs the other way round: each candidate marks
- *  its cell of its query's row (the selection is done with the rows), the
+ *  its cell of its query's row (the selection's keep pass does, in the
+ *  engine; mark_kernel where no selection ran before), the
  *  query's lists are decoded again whole, a warp a 128-posting block as
  *  the accumulation does, and every posting of a marked document leaves
  *  its wdf in the candidate's entry of a table.  With a lookup per
@@ -24,11 +25,10 @@
 #include "plan_eval.h"
 #include "../runtime/tuning.h"
 
-/* A marked cell: the candidate's slot in its query's room, under a bit no
- * slot reaches.  A cell the selection left with that bit set (an impact
- * bound, AND's 32nd group) names a slot whose candidate is another
- * document, so every mark is checked against the candidate's document. */
-#define CAND_MARK 0x80000000u
+/* A marked cell (XG_CAND_MARK): a cell the selection left with that bit
+ * set (an impact bound, AND's 32nd group) names a slot whose candidate is
+ * another document, so every mark is checked against the candidate's
+ * document. */
 #define MARK_THREADS 256
 #define MARK_SPLIT 4
 #define WARPS XG_DECODE_WARPS
@@ -46,7 +46,7 @@ mark_kernel(struct xg_finish_args a, uint32_t n_docs)
     uint32_t *row = a.mask + q.slot * (uint64_t)n_docs;
     for (uint32_t s = blockIdx.y * MARK_THREADS + threadIdx.x; s < n;
          s += gridDim.y * MARK_THREADS) {
-        row[a.cand[q.cand_first + s].doc] = CAND_MARK | s;
+        row[a.cand[q.cand_first + s].doc] = XG_CAND_MARK | s;
         a.cand_in[q.cand_first + s] = 0;
     }
 }
@@ -70,8 +70,8 @@ gather_kernel(struct xg_dindex ix, struct xg_finish_args a)
         const uint32_t j = li - q.list_first;
         for (uint32_t i = lane; i < n; i += 32u) {
             const uint32_t doc = s_docs[warp][i], m = row[doc];
-            const uint32_t s = m & ~CAND_MARK;
-            if (!(m & CAND_MARK) || s >= n_cand ||
+            const uint32_t s = m & ~XG_CAND_MARK;
+            if (!(m & XG_CAND_MARK) || s >= n_cand ||
                 a.cand[q.cand_first + s].doc != doc)
                 continue;
             a.cand_wdf[q.wdf_first + (uint64_t)s * q.n_lists + j] = s_wdfs[warp][i];
@@ -142,11 +142,13 @@ finish_kernel(struct xg_dindex ix, struct xg_finish_args a, uint32_t n_queries)
 
 extern "C" int xg_finish_gpu(const struct xg_dindex *ix,
                              const struct xg_finish_args *a,
-                             uint32_t n_queries, cudaStream_t stream)
+                             uint32_t n_queries, int marked,
+                             cudaStream_t stream)
 {
     if (!n_queries || !a->dense_blocks) return cudaSuccess;
-    mark_kernel<<<dim3(n_queries, MARK_SPLIT), MARK_THREADS, 0, stream>>>(
-        *a, ix->n_docs);
+    if (!marked)
+        mark_kernel<<<dim3(n_queries, MARK_SPLIT), MARK_THREADS, 0, stream>>>(
+            *a, ix->n_docs);
     const uint64_t warps = (a->dense_blocks + WARPS - 1) / WARPS;
     gather_kernel<<<(unsigned)(warps < 65535u * 8u ? warps : 65535u * 8u),
                     WARPS * 32, 0, stream>>>(*ix, *a);

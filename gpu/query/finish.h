@@ -34,12 +34,13 @@ struct xg_finish_args {
     uint64_t dense_blocks;           /* first, and their blocks */
 };
 
-/* Three launches: each candidate marks its cell of its query's row; the
- * DENSE lists are decoded again, a warp a block, and each posting of a
- * marked document leaves its wdf in the table; then a thread a candidate
- * of the batch adds up its weight.  Returns a cudaError_t. */
+/* Each candidate marks its cell of its query's row (unless `marked`: the
+ * selection's keep pass did, xg_select_args.marks, and cleared cand_in);
+ * the DENSE lists are decoded again, a warp a block, and each posting of
+ * a marked document leaves its wdf in the table; then a thread a
+ * candidate of the batch adds up its weight.  Returns a cudaError_t. */
 int xg_finish_gpu(const struct xg_dindex *ix, const struct xg_finish_args *a,
-                  uint32_t n_queries, struct CUstream_st *stream);
+                  uint32_t n_queries, int marked, struct CUstream_st *stream);
 
 /* The twin over host pointers; XG_ERR_FORMAT on a corrupt block. */
 int xg_finish_ref(const struct xg_dindex *ix, const struct xg_finish_args *a,

@@ -396,6 +396,12 @@ keep_kernel(struct xg_select_args a)
                 c.matched = v.dense ? 0u : 1u;
                 c.weight = w[u];
                 a.out[q.cand_first + slot] = c;
+                /* The finish's mark, without a launch of its own: this
+                 * thread alone read the cell. */
+                if (v.dense && a.marks) {
+                    a.marks[q.slot * a.n_docs + c.doc] = XG_CAND_MARK | slot;
+                    a.cand_in[q.cand_first + slot] = 0;
+                }
             }
         }
     }

@@ -121,6 +121,11 @@ struct xg_select_args {
                                     CPU matcher (xg_intersect_args) */
     const uint32_t *touched;     /* sparse queries' touched documents
                                     (xg_accumulate_gpu), icount[q] each */
+    uint32_t *marks;             /* kernel: the DENSE rows (mask) again,
+                                    or NULL: keep writes each kept
+                                    candidate's XG_CAND_MARK cell there and
+                                    clears its cand_in, for the finish */
+    unsigned long long *cand_in; /* per candidate (xg_finish_args) */
 };
 
 /* How many items query q's selection reads: its row's documents, its

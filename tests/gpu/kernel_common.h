@@ -879,7 +879,7 @@ static inline int test_or_pipeline(unsigned stages)
             struct xg_dqresult hr2[4], gr2[4];
             struct xg_select_args hs2 = {rq, NULL, irow, n_docs, NULL, NULL,
                                          1e-12, hc2, hr2, NULL, NULL, NULL,
-                                         NULL};
+                                         NULL, NULL, NULL};
             CHECK(xg_select_ref(&hs2, nq) == XG_OK, "twin select, rows");
             struct xg_dcand *dc2;
             struct xg_dqresult *dr2;
@@ -893,7 +893,7 @@ static inline int test_or_pipeline(unsigned stages)
             CUDA(cudaMemset(dh2, 0, nq * XG_SELECT_BINS * 4));
             struct xg_select_args gs2 = {diq, NULL, dmask, n_docs, dtc, NULL,
                                          1e-12, dc2, dr2, dst2, dh2, NULL,
-                                         dtouch};
+                                         dtouch, NULL, NULL};
             CUDA(xg_select_gpu(&gs2, nq, n_docs, 0));
             CUDA(cudaDeviceSynchronize());
             CUDA(cudaMemcpy(gr2, dr2, sizeof gr2, cudaMemcpyDeviceToHost));
@@ -956,7 +956,7 @@ static inline int test_or_pipeline(unsigned stages)
     struct xg_dcand *hc = calloc(cand, sizeof *hc), *gc = calloc(cand, sizeof *gc);
     struct xg_dqresult hr[4], gr[4];
     struct xg_select_args hs = {q, hacc, hmask, n_docs, NULL, NULL, 1e-12, hc, hr,
-                                NULL, NULL, NULL, NULL};
+                                NULL, NULL, NULL, NULL, NULL, NULL};
     CHECK(xg_select_ref(&hs, nq) == XG_OK, "twin select");
     struct xg_dcand *dc;
     struct xg_dqresult *dr;
@@ -969,7 +969,7 @@ static inline int test_or_pipeline(unsigned stages)
     CUDA(cudaMemset(dst, 0, nq * sizeof *dst));       /* the kernels keep */
     CUDA(cudaMemset(dhist, 0, nq * XG_SELECT_BINS * 4));        /* them zero after */
     struct xg_select_args gs = {dq, dacc, dmask, n_docs, NULL, NULL, 1e-12, dc, dr,
-                                dst, dhist, NULL, NULL};
+                                dst, dhist, NULL, NULL, NULL, NULL};
     if (!(stages & OR_SELECT)) {
         /* The finish alone: the twin's candidates, in docid order. */
         memcpy(gr, hr, sizeof gr);
@@ -1011,6 +1011,9 @@ static inline int test_or_pipeline(unsigned stages)
                                 NULL, NULL, NULL, 0, 0};
     CHECK(xg_finish_ref(&t.h, &hf, nq) == XG_OK, "twin finish");
     CUDA(cudaMemcpy(dc, gc, cand * sizeof *gc, cudaMemcpyHostToDevice));
+    uint32_t *hmask0 = malloc(cells * 4);
+    CHECK(hmask0, "out of memory");
+    memcpy(hmask0, hmask, cells * 4);
     /* Cells that look marked but are not (an impact bound of 2^31 or
      * more, AND's 32nd group): each names a slot of another document. */
     for (uint64_t c = 0; c < cells; c += 3)
@@ -1027,7 +1030,7 @@ static inline int test_or_pipeline(unsigned stages)
                                 to_dev(leaf_tw, sizeof leaf_tw),
                                 to_dev(plan, sizeof plan), bq, dc, dmask, dwdf,
                                 din, li, blk};
-    CUDA(xg_finish_gpu(&t.d, &gf, nq, 0));
+    CUDA(xg_finish_gpu(&t.d, &gf, nq, 0, 0));
     CUDA(cudaDeviceSynchronize());
     CUDA(cudaMemcpy(gc, dc, cand * sizeof *gc, cudaMemcpyDeviceToHost));
     uint64_t checked = 0;
@@ -1043,6 +1046,41 @@ static inline int test_or_pipeline(unsigned stages)
     printf("ok finish: %llu candidates rescored bit-equal\n",
            (unsigned long long)checked);
     ++passed;
+    if (stages & OR_SELECT) {
+        /* As the engine runs them: keep writes the marks and clears
+         * cand_in, and the finish runs on its candidates in keep's order
+         * with no mark launch. */
+        CUDA(cudaMemcpy(dmask, hmask0, cells * 4, cudaMemcpyHostToDevice));
+        CUDA(cudaMemset(dwdf, 0x5A, cand * 3 * sizeof *dwdf));
+        CUDA(cudaMemset(din, 0xFF, cand * sizeof *din));
+        struct xg_select_args gm = gs;
+        gm.marks = dmask;
+        gm.cand_in = din;
+        CUDA(xg_select_gpu(&gm, nq, n_docs, 0));
+        CUDA(xg_finish_gpu(&t.d, &gf, nq, 1, 0));
+        CUDA(cudaDeviceSynchronize());
+        struct xg_dqresult mr[4];
+        CUDA(cudaMemcpy(mr, dr, sizeof mr, cudaMemcpyDeviceToHost));
+        CUDA(cudaMemcpy(gc, dc, cand * sizeof *gc, cudaMemcpyDeviceToHost));
+        checked = 0;
+        for (uint32_t i = 0; i < nq; ++i) {
+            CHECK(mr[i].n_cand == hr[i].n_cand, "keep's marks q%u: %u "
+                  "candidates, twin %u", i, mr[i].n_cand, hr[i].n_cand);
+            qsort(gc + q[i].cand_first, mr[i].n_cand, sizeof *gc, cmp_cand);
+            for (uint32_t j = 0; j < mr[i].n_cand; ++j, ++checked) {
+                const struct xg_dcand *g = &gc[q[i].cand_first + j],
+                                      *h = &hc[q[i].cand_first + j];
+                CHECK(g->doc == h->doc && g->matched == h->matched &&
+                      !memcmp(&g->weight, &h->weight, 8),
+                      "keep's marks q%u cand %u: gpu %.17g twin %.17g", i, j,
+                      g->weight, h->weight);
+            }
+        }
+        printf("ok finish on keep's marks: %llu candidates rescored "
+               "bit-equal, no mark launch\n", (unsigned long long)checked);
+        ++passed;
+    }
+    free(hmask0);
     cudaFree(dwdf); cudaFree(din);
 out:
     cudaFree(dq); cudaFree(dl); cudaFree(dacc); cudaFree(dmask);

@@ -22,7 +22,7 @@ static int test_cases(void)
     struct xg_select_args hs = {c.q,      c.acc,   c.mask, SC_DOCS,
                                 c.icount, c.icand, XG_SELECT_MARGIN,
                                 hc,       hr,      NULL,   NULL, NULL,
-                                c.touched};
+                                c.touched, NULL, NULL};
     CHECK(hc && gc && xg_select_ref(&hs, SC_QUERIES) == XG_OK, "twin");
     struct xg_dquery *dq = to_dev(c.q, sizeof c.q);
     double *dacc = to_dev(c.acc, rows * sizeof *c.acc);
@@ -46,7 +46,7 @@ static int test_cases(void)
     struct xg_select_args gs = {dq,      dacc,  dmask, SC_DOCS,
                                 dicount, dicand, XG_SELECT_MARGIN,
                                 dc,      dr,    dst,   dhist, NULL,
-                                dtouched};
+                                dtouched, NULL, NULL};
     uint32_t *hist = malloc(hist_n * 4);
     struct xg_select_state st[SC_QUERIES];
     char why[256];
