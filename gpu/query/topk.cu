@@ -2,21 +2,24 @@
  *  @brief Candidate selection: for each query, every matching document
  *         whose (approximate) weight can still be in the top k.
  *
- *  Each query's items (a row's documents, a sparse query's touched
- *  list's, or an intersection's matches) are cut into slices, one block
- *  each (so one query alone still fills the GPU).  Pass 1 counts the matches, finds the
- *  largest weight S and builds the first of up to three 2048-bin
+ *  Each query's items (a row's documents, a sparse query's touched list's,
+ *  or an intersection's matches) are cut into slices, one block each (so
+ *  one query alone still fills the GPU).  Pass 1 counts the matches, finds
+ *  the largest weight S and builds the first of up to three 2048-bin
  *  histograms, on a log scale (topk.h).  If the matches are too many to
  *  keep, that round and up to two more over equal bins of the chosen bin's
  *  range narrow down the bin that holds the k-th largest weight (a radix
  *  select on value ranges); its lower edge T is the threshold.  The last
- *  pass keeps every match with weight >= T - margin,
+ *  pass keeps every match with weight >= T - margin, where
  *  margin = S * rel_margin + the query's own margin: the approximate sums
- *  differ from the exact ones by less than the first (docs/gpu.md), impact
- *  bounds by less than both (impact.h), so the exact top k is inside.  If even
- *  that is more than the query's candidate room, `overflow` sends the query
- *  to the CPU matcher (a query on impact bounds first runs again on exact
- *  sums: engine.c).  Twin: topk_ref.c.
+ *  differ from the exact ones by less than the first (docs/gpu.md),
+ *  impact bounds by less than both (impact.h), so the exact top k is
+ *  inside.  If even that is more than the query's candidate room,
+ *  `overflow` sends the query to the CPU matcher (a query on impact bounds
+ *  first runs again on exact sums: engine.c).  Twin: topk_ref.c.
+ *
+ *  Keep also writes each DENSE candidate's mark for the finish
+ *  (XG_CAND_MARK, xg_select_args.marks).
  *
  *  Four launches (count, two histogram rounds, keep): the steps that
  *  need a whole pass (begin, decide, end) run in the last of the query's
