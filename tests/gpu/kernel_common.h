@@ -1046,10 +1046,11 @@ static inline int test_or_pipeline(unsigned stages)
     printf("ok finish: %llu candidates rescored bit-equal\n",
            (unsigned long long)checked);
     ++passed;
-    if (stages & OR_SELECT) {
+    {
         /* As the engine runs them: keep writes the marks and clears
          * cand_in, and the finish runs on its candidates in keep's order
-         * with no mark launch. */
+         * with no mark launch (the selection runs here even where this
+         * test left it out above). */
         CUDA(cudaMemcpy(dmask, hmask0, cells * 4, cudaMemcpyHostToDevice));
         CUDA(cudaMemset(dwdf, 0x5A, cand * 3 * sizeof *dwdf));
         CUDA(cudaMemset(din, 0xFF, cand * sizeof *din));
