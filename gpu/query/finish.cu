@@ -25,10 +25,6 @@
 #include "plan_eval.h"
 #include "../runtime/tuning.h"
 
-/* A marked cell (XG_CAND_MARK): a cell the selection left with that bit
- * set (an impact bound, AND's 32nd group) names a slot whose candidate is
- * another document, so every mark is checked against the candidate's
- * document. */
 #define MARK_THREADS 256
 #define MARK_SPLIT 4
 #define WARPS XG_DECODE_WARPS
@@ -70,6 +66,10 @@ gather_kernel(struct xg_dindex ix, struct xg_finish_args a)
         const uint32_t j = li - q.list_first;
         for (uint32_t i = lane; i < n; i += 32u) {
             const uint32_t doc = s_docs[warp][i], m = row[doc];
+            /* A cell the selection left with XG_CAND_MARK's bit set (an
+             * impact bound, AND's 32nd group) names a slot whose
+             * candidate is another document: every mark is checked
+             * against the candidate's document. */
             const uint32_t s = m & ~XG_CAND_MARK;
             if (!(m & XG_CAND_MARK) || s >= n_cand ||
                 a.cand[q.cand_first + s].doc != doc)
