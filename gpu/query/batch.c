@@ -99,12 +99,15 @@ int xg_batch_path(const struct xg_engine_query *eq, int positions)
  * list alone is its matches, weighed exactly, where the dense path
  * resets a row of every document and the selection reads that row two
  * to five times.  Its weights are the dense path's (each document of the
- * list matches every leaf there too). */
+ * list matches every leaf there too).  Not where `one_term_dense`: a
+ * small batch whose other queries are all dense would launch the
+ * intersection's kernels for it alone (see xg_batch_build). */
 static int batch_path(const struct xg_engine_query *eq,
-                      const struct xg_index *ix, int positions)
+                      const struct xg_index *ix, int positions,
+                      int one_term_dense)
 {
     const int path = xg_batch_path(eq, positions);
-    if (path != XG_DPATH_DENSE) return path;
+    if (path != XG_DPATH_DENSE || one_term_dense) return path;
     const int64_t t = eq->leaf_term[0];
     if (t < 0) return path;
     for (uint32_t i = 1; i < eq->q->n_leaves; ++i)
@@ -340,10 +343,24 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     memset(b->member_lists, 0, sizeof b->member_lists);
     b->bloom_lists = 0;
     xg_bm25_query_init(p, o->n_docs, o->total_length, 0, &b->bm25);
+    /* In a small batch, where each launch costs more than its work, the
+     * one-term queries join the dense rows unless other queries
+     * intersect anyway: the intersection's four launches for them alone
+     * cost a batch of 16 ORs 8-10 us (docs/benchmarks.md). */
+    int one_term_dense = 0;
+    if (n < XG_ONE_TERM_DENSE_BELOW) {
+        int dense = 0, intersect = 0;
+        for (uint32_t i = first; i < first + n; ++i) {
+            const int path = xg_batch_path(&qs[i], o->positions);
+            dense |= path == XG_DPATH_DENSE;
+            intersect |= path == XG_DPATH_INTERSECT;
+        }
+        one_term_dense = dense && !intersect;
+    }
     /* Two passes: DENSE queries, then INTERSECT ones. */
     for (int pass = 0; pass < 2; ++pass) {
         for (uint32_t i = first; i < first + n; ++i) {
-            int path = batch_path(&qs[i], ix, o->positions);
+            int path = batch_path(&qs[i], ix, o->positions, one_term_dense);
             if (pass == 0 && (path == -1 || path == -2 || p->k2 != 0)) {
                 memset(&out[i], 0, sizeof out[i]);
                 status[i] = path == -2 && p->k2 == 0 ? XG_OK

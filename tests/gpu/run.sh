@@ -79,6 +79,17 @@
 #                  at 16 and 64 threads over all 50,000 queries;
 #                  $XG_TURNS (2) turns; the build in $XG_OLD too, in
 #                  turns, if set)
+#   fronts         every front on the real text (calibrated): bench
+#                  --engines $XG_FENG (xapian,gpu,plugin-gpu,plugin,server)
+#                  at $XG_FTHREADS (64) threads ("1 16 64": one thread runs
+#                  batches of one), ops $XG_POPS (or and), top $XG_FK (10),
+#                  median of 3 passes over $XG_FQ queries (50,000 at 64
+#                  threads, else 10,000); q/s, p50, host CPU a query, the
+#                  dispatchers' batches; the build in $XG_OLD too, in
+#                  turns, $XG_TURNS (1) times
+#   kprof          each kernel's time: ncu over OR batches of $XG_KPB ("1
+#                  16") queries (64 TREC queries, one thread; $XG_KPOP: the
+#                  op; tests/gpu/kernel_table.py); the build in $XG_OLD too
 #   phrases        phrase-heavy real text (issue 23): how many of the 50,000
 #                  TREC queries each engine serves (ab, OR and AND), then
 #                  bench (16 threads, median of 3) of stock, the CPU
@@ -598,6 +609,60 @@ PY
                         -k 10 --op $op --repeat 3 ${XG_ON_OPTS:-} > "$log" 2>&1
                     note "    $name $turn: rc $? $(awk '/^engine +queries/ {on=1; next} /^routing/ {on=0} on && $2 ~ /^[0-9]+$/ {printf "%s %s q/s p50 %s; ", $1, $3, $5}' "$log")$(grep -o 'different [0-9]*' "$log"); $(grep -o '[0-9]* batches, [0-9.]* s device time' "$log"); $(grep -o 'build [0-9.]* s, device run [0-9.]* s, finish [0-9.]* s' "$log")"
                 done
+            done
+        done
+        ;;
+    fronts)
+        # Every front an application reaches, on the real text: stock, the
+        # engine, the plugin (GPU forced and auto) and the server, through
+        # bench (every MSet compared with stock's), this build and the one
+        # in $XG_OLD in turns.
+        prepare_collections 0 rt || exit 1
+        export PATH=$PWD/.xapian-rt/usr/bin:$PATH   # serve's xapian-progsrv
+        trec=.device-carry/realtext/trec-tb-2005-efficiency.tsv
+        for op in ${XG_POPS:-or and}; do
+            for th in ${XG_FTHREADS:-64}; do
+                fq=${XG_FQ:-50000}; [ "$th" -ge 64 ] || fq=${XG_FQ:-10000}
+                head -"$fq" $trec > /tmp/xg-fq.tsv
+                bopt=; [ "$th" = 1 ] && bopt="--batch 1"
+                note "fronts, rt, $fq queries, op $op, top ${XG_FK:-10}, $th threads, median of 3 passes:"
+                for turn in $(seq ${XG_TURNS:-1}); do
+                    for which in ${XG_OLD:+old} new; do
+                        bin=$B; [ $which = old ] && bin=$XG_OLD
+                        log="$OUT/fronts-$op-$th-$which-$turn.log"
+                        $CT $bin bench --db "$rt" --queries /tmp/xg-fq.tsv \
+                            -k ${XG_FK:-10} --op $op --threads $th $bopt \
+                            --repeat 3 --engines ${XG_FENG:-xapian,gpu,plugin-gpu,plugin,server} \
+                            > "$log" 2>&1
+                        note "    $which $turn: rc $? $(awk '/^routing/ {exit} $1 ~ /^(xapian|gpu|plugin-gpu|plugin|server)$/ && $2 ~ /^[0-9]+$/ {printf "%s %s (p50 %s) ", $1, $3, $5}' "$log")| $(grep -o 'identical [0-9]*, different [0-9]*' "$log" | head -1); $(grep -c "full ranking;" "$log") MSets where stock's top k is not its own full ranking"
+                        note "      host CPU a query: $(grep '^host CPU' "$log" | sed 's/.*included)://')"
+                        note "      $(grep -o '^gpu engine: .*device time' "$log" | sed 's/.*served on the device, //')"
+                        grep -E '^(plugin-gpu|plugin|xapian-gpu serve): gpu batches' "$log" \
+                            | sed 's/ on average; the batch threads//' | awk '{l[$1]=$0} END {for (e in l) print "      " l[e]}' \
+                            | tee -a "$SUMMARY"
+                    done
+                done
+            done
+        done
+        ;;
+    kprof)
+        # Each kernel's time under ncu (serialized, caches flushed: compare
+        # builds, not seconds with the bench's) for batches of each size
+        # in $XG_KPB ("1 16") over 64 TREC queries from the 2,001st, one
+        # thread; this build and the one in $XG_OLD.
+        prepare_collections 0 rt || exit 1
+        sed -n 2001,2064p .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-q64.tsv
+        for which in ${XG_OLD:+old} new; do
+            bin=$B; [ $which = old ] && bin=$XG_OLD
+            for bs in ${XG_KPB:-1 16}; do
+                f="$OUT/kprof-$which-$bs"
+                ncu --clock-control none --csv --metrics \
+                    gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
+                    $bin bench --db "$rt" --queries /tmp/xg-q64.tsv -k 10 \
+                    --op ${XG_KPOP:-or} --threads 1 --batch "$bs" --repeat 1 \
+                    --engines gpu > "$f.csv" 2> "$f.err"
+                python3 tests/gpu/kernel_table.py "$f.csv" \
+                    "$which: ncu, ${XG_KPOP:-or} batches of $bs (64 queries)" | tee -a "$SUMMARY"
             done
         done
         ;;
