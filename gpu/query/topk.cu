@@ -120,6 +120,71 @@ static __device__ __forceinline__ void slice(const view &v, uint64_t *lo,
     *hi = *lo + per < v.n ? *lo + per : v.n;
 }
 
+/* A DENSE impact row read whole: its cells are the items, four to a
+ * 16-byte load.  One cell a load left a block's pass over its slice
+ * waiting on memory round after round (ncu: a quarter of the DRAM's
+ * bandwidth, most warps stalled on the loads' results). */
+static __device__ __forceinline__ bool row4(const view &v)
+{
+    return v.dense && v.irow && !v.touched;
+}
+
+/* Call f(i, w, matched) for every item i of [lo, hi), in lockstep: every
+ * thread of a warp makes the same number of calls (unmatched ones pad),
+ * so f may vote across the warp.  A row4 view takes the row's cells four
+ * to a load; the few before the first 16-byte boundary and after the
+ * last go to the first warp, one a lane. */
+template <class F>
+static __device__ __forceinline__ void scan_items(const view &v, uint64_t lo,
+                                                  uint64_t hi, F f)
+{
+    /* A slice of one load round a thread (a batch of one query's) gains
+     * nothing from wider loads, and the head would cost warp 0 a round. */
+    if (!row4(v) || hi - lo < 4 * THREADS) {
+        for (uint64_t base = lo + threadIdx.x; base - threadIdx.x < hi;
+             base += UNROLL * THREADS) {
+            double w[UNROLL];
+            bool m[UNROLL];
+            load_items(v, base, hi, w, m);
+#pragma unroll
+            for (int u = 0; u < UNROLL; ++u)
+                f(base + (uint64_t)u * THREADS, w[u], m[u]);
+        }
+        return;
+    }
+    const uint64_t mis = ((uintptr_t)(v.mask + lo) & 15u) / 4u;
+    uint64_t a0 = lo + (mis ? 4 - mis : 0);
+    if (a0 > hi) a0 = hi;
+    const uint64_t a1 = a0 + ((hi - a0) & ~(uint64_t)3);
+    if (threadIdx.x < 32) {
+        /* The head [lo, a0) and the tail [a1, hi): at most 6 cells. */
+        const uint64_t nh = a0 - lo, l = threadIdx.x;
+        const uint64_t i = l < nh ? lo + l : a1 + (l - nh);
+        const bool in = l < nh + (hi - a1);
+        const uint32_t c = in ? v.mask[i] : 0u;
+        f(i, (double)c, c != 0);
+    }
+    const uint4 *row = (const uint4 *)(v.mask + a0);
+    const uint64_t n4 = (a1 - a0) / 4;
+    for (uint64_t base = threadIdx.x; base - threadIdx.x < n4;
+         base += UNROLL * THREADS) {
+        uint4 c[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const uint64_t j = base + (uint64_t)u * THREADS;
+            c[u] = j < n4 ? row[j] : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const uint64_t i = a0 + 4 * (base + (uint64_t)u * THREADS);
+            f(i, (double)c[u].x, c[u].x != 0);
+            f(i + 1, (double)c[u].y, c[u].y != 0);
+            f(i + 2, (double)c[u].z, c[u].z != 0);
+            f(i + 3, (double)c[u].w, c[u].w != 0);
+        }
+    }
+}
+
 /* True, in every thread of the block, for the last of a query's blocks
  * to finish a pass: the pass's global writes of the others are visible to
  * it (read them volatile), so it can run the step that needs all of them,
@@ -267,19 +332,12 @@ count_kernel(struct xg_select_args a)
     __syncthreads();
     unsigned long long cnt = 0;
     double mx = 0;
-    for (uint64_t i = lo + threadIdx.x; i < hi; i += UNROLL * THREADS) {
-        double w[UNROLL];
-        bool m[UNROLL];
-        load_items(v, i, hi, w, m);
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u)
-            if (m[u]) {
-                ++cnt;
-                mx = w[u] > mx ? w[u] : mx;
-                if (rounds)
-                    atomicAdd(&h[xg_select_log_bin(w[u], v.irow)], 1u);
-            }
-    }
+    scan_items(v, lo, hi, [&](uint64_t, double w, bool m) {
+        if (!m) return;
+        ++cnt;
+        mx = w > mx ? w : mx;
+        if (rounds) atomicAdd(&h[xg_select_log_bin(w, v.irow)], 1u);
+    });
     for (int o = 16; o; o >>= 1) {
         cnt += __shfl_down_sync(0xFFFFFFFFu, cnt, o);
         double t = __shfl_down_sync(0xFFFFFFFFu, mx, o);
@@ -330,17 +388,11 @@ hist_kernel(struct xg_select_args a)
     for (uint32_t b = threadIdx.x; b < BINS; b += THREADS) h[b] = 0;
     __syncthreads();
     const double lo = st.lo, hi = st.hi, width = (hi - lo) / BINS;
-    for (uint64_t i = lo_i + threadIdx.x; i < hi_i; i += UNROLL * THREADS) {
-        double w[UNROLL];
-        bool m[UNROLL];
-        load_items(v, i, hi_i, w, m);
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            if (!m[u] || w[u] < lo || w[u] > hi) continue;
-            int b = width > 0 ? (int)((w[u] - lo) / width) : BINS - 1;
-            atomicAdd(&h[b < BINS ? b : BINS - 1], 1u);
-        }
-    }
+    scan_items(v, lo_i, hi_i, [&](uint64_t, double w, bool m) {
+        if (!m || w < lo || w > hi) return;
+        const int b = width > 0 ? (int)((w - lo) / width) : BINS - 1;
+        atomicAdd(&h[b < BINS ? b : BINS - 1], 1u);
+    });
     __syncthreads();
     flush_hist(h, a.hist + (uint64_t)blockIdx.x * BINS);
     if (last_block(&st.blocks)) decide(a, blockIdx.x, h, false);
@@ -375,39 +427,29 @@ keep_kernel(struct xg_select_args a)
     const double S = __longlong_as_double((long long)st.max_bits);
     const double thr = xg_select_cut(st.thr, S, a.rel_margin, q.margin);
     const uint32_t lane = threadIdx.x & 31u;
-    /* Every thread of a warp runs every step (the ballots). */
-    for (uint64_t base = lo + threadIdx.x; base - threadIdx.x < hi;
-         base += UNROLL * THREADS) {
-        double w[UNROLL];
-        bool m[UNROLL];
-        load_items(v, base, hi, w, m);
-#pragma unroll
-        for (int u = 0; u < UNROLL; ++u) {
-            const uint64_t i = base + (uint64_t)u * THREADS;
-            const bool keep = m[u] && w[u] >= thr;
-            const uint32_t ballot = __ballot_sync(0xFFFFFFFFu, keep);
-            if (!ballot) continue;
-            uint32_t first = 0;
-            if (lane == 0) first = atomicAdd(&st.written, __popc(ballot));
-            first = __shfl_sync(0xFFFFFFFFu, first, 0);
-            if (!keep) continue;
-            const uint32_t slot =
-                first + __popc(ballot & ((1u << lane) - 1u));
-            if (slot < q.cand_cap) {
-                struct xg_dcand c;
-                c.doc = v.dense ? (uint32_t)item_doc(v, i) : v.cand[i].doc;
-                c.matched = v.dense ? 0u : 1u;
-                c.weight = w[u];
-                a.out[q.cand_first + slot] = c;
-                /* The finish's mark, without a launch of its own: this
-                 * thread alone read the cell. */
-                if (v.dense && a.marks) {
-                    a.marks[q.slot * a.n_docs + c.doc] = XG_CAND_MARK | slot;
-                    a.cand_in[q.cand_first + slot] = 0;
-                }
-            }
+    /* scan_items calls in lockstep: the warp votes on each step. */
+    scan_items(v, lo, hi, [&](uint64_t i, double w, bool m) {
+        const bool keep = m && w >= thr;
+        const uint32_t ballot = __ballot_sync(0xFFFFFFFFu, keep);
+        if (!ballot) return;
+        uint32_t first = 0;
+        if (lane == 0) first = atomicAdd(&st.written, __popc(ballot));
+        first = __shfl_sync(0xFFFFFFFFu, first, 0);
+        if (!keep) return;
+        const uint32_t slot = first + __popc(ballot & ((1u << lane) - 1u));
+        if (slot >= q.cand_cap) return;
+        struct xg_dcand c;
+        c.doc = v.dense ? (uint32_t)item_doc(v, i) : v.cand[i].doc;
+        c.matched = v.dense ? 0u : 1u;
+        c.weight = w;
+        a.out[q.cand_first + slot] = c;
+        /* The finish's mark, without a launch of its own: this thread
+         * alone read the cell. */
+        if (v.dense && a.marks) {
+            a.marks[q.slot * a.n_docs + c.doc] = XG_CAND_MARK | slot;
+            a.cand_in[q.cand_first + slot] = 0;
         }
-    }
+    });
     if (last_block(&st.blocks) && threadIdx.x == 0) {
         end(a, blockIdx.x);
         st = xg_select_state();     /* zero for the next batch */
