@@ -104,6 +104,60 @@ def check_impacts_used(binary, db, queries):
           % (used, sparse, sparse_s, again, again_w))
 
 
+def check_one_term_paths(binary, db, plain, work):
+    """Where the GPU engine's one-term queries go (gpu/query/batch.c,
+    xg_batch_build): one at a time, those with a short list intersect;
+    mixed with multi-word ORs in batches of 16 they take a row like the
+    rest (the intersection's launches would run for them alone); in a
+    batch of 64 or more the short ones intersect again.  Every one is exact either way (compare() checks the MSets)."""
+    words = os.path.join(work, "paths-words.tsv")
+    open(words, "w").close()
+    n = word_queries(plain, words, limit=40)
+    multi = []
+    with open(plain, encoding="utf-8") as f:
+        for line in f:
+            if "\t" in line and len(re.findall(r"[A-Za-z]+",
+                                               line.split("\t", 1)[1])) >= 3:
+                multi.append(line if line.endswith("\n") else line + "\n")
+    with open(words, encoding="utf-8") as f:
+        one = [line for line in f if "\t" in line]
+    # Pairs enough for a batch of 64 or more.
+    pairs = min(len(one), len(multi))
+    if pairs < 32:
+        sys.exit("FAIL %s: %d one-word and %d multi-word queries for the "
+                 "path check" % (db, 2 * n, len(multi)))
+    one = one[:pairs]
+    with open(words, "w", encoding="utf-8") as o:
+        o.writelines(one)
+    mixed = os.path.join(work, "paths-mixed.tsv")
+    with open(mixed, "w", encoding="utf-8") as o:
+        for w, m in zip(one, multi):
+            o.write(w)
+            o.write(m)
+
+    def paths(queries, batch):
+        out = run([binary, "bench", "--db", db, "--queries", queries,
+                   "--engines", "gpu", "--threads", "1", "--op", "or",
+                   "--batch", str(batch), "--repeat", "1"])
+        m = re.search(r"paths: (\d+) queries took a row, (\d+) the "
+                      r"intersection", out)
+        if not m:
+            sys.exit("FAIL %s: bench printed no paths:\n%s" % (db, out))
+        return int(m.group(1)), int(m.group(2))
+
+    _, alone = paths(words, 1)
+    _, mixed16 = paths(mixed, 16)
+    _, mixed_big = paths(mixed, 256)
+    if alone == 0 or mixed16 != 0 or mixed_big != alone:
+        sys.exit("FAIL %s: one-term queries intersected: %d one at a "
+                 "time, %d mixed in batches of 16 (want 0), %d "
+                 "mixed in one batch of %d (want %d)"
+                 % (db, alone, mixed16, mixed_big, 2 * len(one), alone))
+    print("   one-term paths: %d of %d one-word queries intersect one at a "
+          "time and in a batch of %d, none in mixed batches of 16"
+          % (alone, len(one), 2 * len(one)))
+
+
 def fold_queries(src, dst, append_original=False):
     """Plain-word versions of the queries: punctuation (which QueryParser
     turns into phrases) becomes space and the boolean operator words
@@ -600,6 +654,8 @@ def main():
                 check_cache_used(a.bin, db, queries)
             if IMPACTS and a.engine == "gpu":
                 check_impacts_used(a.bin, db, queries)
+            if a.engine == "gpu" and c == colls[0] and not suffix:
+                check_one_term_paths(a.bin, db, plain, a.work)
             n, u = compare(name, a.bin, db, both, ks=ks,
                            stock_every_k="deleted" in name)
             if n == 0:

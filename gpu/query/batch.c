@@ -100,7 +100,7 @@ int xg_batch_path(const struct xg_engine_query *eq, int positions)
  * resets a row of every document and the selection reads that row two
  * to five times.  Its weights are the dense path's (each document of the
  * list matches every leaf there too).  Not where `one_term_dense`: a
- * small batch whose other queries are all dense would launch the
+ * small batch with rows and no other intersection would launch the
  * intersection's kernels for it alone (see xg_batch_build). */
 static int batch_path(const struct xg_engine_query *eq,
                       const struct xg_index *ix, int positions,
@@ -344,15 +344,17 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
     b->bloom_lists = 0;
     xg_bm25_query_init(p, o->n_docs, o->total_length, 0, &b->bm25);
     /* In a small batch, where each launch costs more than its work, the
-     * one-term queries join the dense rows unless other queries
-     * intersect anyway: the intersection's four launches for them alone
-     * cost a batch of 16 ORs 8-10 us (docs/benchmarks.md). */
+     * one-term queries join the dense rows when other queries take them
+     * and none intersects anyway: the intersection's four launches for
+     * them alone cost a batch of 16 ORs 8-10 us (docs/benchmarks.md).  A
+     * batch of one-term queries alone keeps the intersection. */
     int one_term_dense = 0;
     if (n < XG_ONE_TERM_DENSE_BELOW) {
         int dense = 0, intersect = 0;
         for (uint32_t i = first; i < first + n; ++i) {
             const int path = xg_batch_path(&qs[i], o->positions);
-            dense |= path == XG_DPATH_DENSE;
+            const int own = batch_path(&qs[i], ix, o->positions, 0);
+            dense |= own == XG_DPATH_DENSE;
             intersect |= path == XG_DPATH_INTERSECT;
         }
         one_term_dense = dense && !intersect;

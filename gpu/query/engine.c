@@ -441,6 +441,8 @@ static int search_batches(xg_gpu *e, struct xg_slot *s,
         st->bloom_lists += b->bloom_lists;
         for (uint32_t i = 0; i < b->n_queries; ++i) {
             st->candidates += s->h_res[i].n_cand;
+            st->row_queries += b->queries[i].path == XG_DPATH_DENSE;
+            st->intersect_queries += b->queries[i].path == XG_DPATH_INTERSECT;
             if (!b->queries[i].impact_row) continue;
             ++st->impact_queries;
             st->sparse_queries += b->queries[i].sparse;
@@ -500,6 +502,8 @@ static void add_stats(struct xg_engine_stats *to,
     to->run_seconds += d->run_seconds;
     to->finish_seconds += d->finish_seconds;
     to->batch_splits += d->batch_splits;
+    to->row_queries += d->row_queries;
+    to->intersect_queries += d->intersect_queries;
     to->impact_queries += d->impact_queries;
     to->sparse_queries += d->sparse_queries;
     to->impact_retries += d->impact_retries;
@@ -511,7 +515,7 @@ static void add_stats(struct xg_engine_stats *to,
 /* A field added to struct xg_engine_stats changes its size and stops the
  * build here: add_stats and xg_engine_stats_since must learn it. */
 _Static_assert(sizeof(struct xg_engine_stats) ==
-                   (21 + XG_MEMBER_KINDS) * sizeof(uint64_t),
+                   (23 + XG_MEMBER_KINDS) * sizeof(uint64_t),
                "struct xg_engine_stats changed: update add_stats and "
                "xg_engine_stats_since");
 
@@ -533,6 +537,8 @@ void xg_engine_stats_since(struct xg_engine_stats *s,
     s->cache_evictions -= base->cache_evictions;
     s->cache_bytes_loaded -= base->cache_bytes_loaded;
     s->batch_splits -= base->batch_splits;
+    s->row_queries -= base->row_queries;
+    s->intersect_queries -= base->intersect_queries;
     s->impact_queries -= base->impact_queries;
     s->sparse_queries -= base->sparse_queries;
     s->impact_retries -= base->impact_retries;

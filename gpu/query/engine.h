@@ -92,6 +92,8 @@ struct xg_engine_stats {
     uint64_t cache_pool;            /* list cache bytes (0: all resident) */
     uint64_t cache_hits, cache_misses, cache_evictions, cache_bytes_loaded;
     uint64_t batch_splits;          /* batches halved to fit the cache */
+    uint64_t row_queries;           /* served on the DENSE path (a row) */
+    uint64_t intersect_queries;     /* served on the INTERSECT path */
     uint64_t impact_queries;        /* DENSE queries run on impact bounds */
     uint64_t sparse_queries;        /* of which selected from touched lists */
     uint64_t impact_retries;        /* of which overflowed and ran again

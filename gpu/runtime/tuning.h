@@ -33,8 +33,9 @@
  * a 4-byte row cell three to six times, the intersection writes and reads
  * 16 bytes per posting up to seven. */
 #define XG_ONE_TERM_SHARE 8
-/* ... but in a batch of fewer queries than this whose others all take
- * the dense path, it takes the dense path too (batch.c). */
+/* ... but in a batch of fewer queries than this where another query takes
+ * the dense path and none intersects otherwise, it takes the dense path
+ * too (batch.c). */
 #define XG_ONE_TERM_DENSE_BELOW 64
 /* In a batch of at least XG_SPARSE_MIN_QUERIES queries, an OR from
  * impacts whose lists hold at most 1 / XG_SPARSE_SHARE as many postings

@@ -1671,6 +1671,9 @@ static int ab_main(const char *cmd, int argc, char **argv, int bench)
                gs->finish_seconds);
         printf("candidates: %llu rescored exactly\n",
                (unsigned long long)gs->candidates);
+        printf("paths: %llu queries took a row, %llu the intersection\n",
+               (unsigned long long)gs->row_queries,
+               (unsigned long long)gs->intersect_queries);
         /* enum xg_member_method's order. */
         static const char *const member_names[XG_MEMBER_KINDS] = {
             "binary", "lr", "hashseg", "merge", "block"};
