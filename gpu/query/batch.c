@@ -93,26 +93,33 @@ int xg_batch_path(const struct xg_engine_query *eq, int positions)
     return XG_DPATH_INTERSECT;
 }
 
-/* The path a query takes in the batch: xg_batch_path's, but a query of
- * one term (every leaf names it, as in "foo" or "foo foo") whose list
- * holds at most 1 / XG_ONE_TERM_SHARE of the documents intersects: its
- * list alone is its matches, weighed exactly, where the dense path
- * resets a row of every document and the selection reads that row two
- * to five times.  Its weights are the dense path's (each document of the
- * list matches every leaf there too).  Not where `one_term_dense`: a
- * small batch with rows and no other intersection would launch the
- * intersection's kernels for it alone (see xg_batch_build). */
+/* A DENSE query of one term (every leaf names it, as in "foo" or "foo
+ * foo") whose list holds at most 1 / XG_ONE_TERM_SHARE of the documents:
+ * it may intersect, its list alone being its matches, weighed exactly,
+ * where the dense path resets a row of every document and the selection
+ * reads that row two to five times.  Its weights are the dense path's
+ * (each document of the list matches every leaf there too). */
+static int one_term_short(const struct xg_engine_query *eq,
+                          const struct xg_index *ix)
+{
+    const int64_t t = eq->leaf_term[0];
+    if (t < 0) return 0;
+    for (uint32_t i = 1; i < eq->q->n_leaves; ++i)
+        if (eq->leaf_term[i] != t) return 0;
+    return ix->terms[t].df <= ix->hdr->n_docs / XG_ONE_TERM_SHARE;
+}
+
+/* The path a query takes in the batch: xg_batch_path's, but a short
+ * one-term query intersects, unless `one_term_dense`: a small batch with
+ * rows and no other intersection would launch the intersection's kernels
+ * for it alone (see xg_batch_build). */
 static int batch_path(const struct xg_engine_query *eq,
                       const struct xg_index *ix, int positions,
                       int one_term_dense)
 {
     const int path = xg_batch_path(eq, positions);
-    if (path != XG_DPATH_DENSE || one_term_dense) return path;
-    const int64_t t = eq->leaf_term[0];
-    if (t < 0) return path;
-    for (uint32_t i = 1; i < eq->q->n_leaves; ++i)
-        if (eq->leaf_term[i] != t) return path;
-    return ix->terms[t].df <= ix->hdr->n_docs / XG_ONE_TERM_SHARE
+    return path == XG_DPATH_DENSE && !one_term_dense &&
+                   one_term_short(eq, ix)
                ? XG_DPATH_INTERSECT : path;
 }
 
@@ -353,8 +360,7 @@ int xg_batch_build(struct xg_batch *b, const struct xg_index *ix,
         int dense = 0, intersect = 0;
         for (uint32_t i = first; i < first + n; ++i) {
             const int path = xg_batch_path(&qs[i], o->positions);
-            const int own = batch_path(&qs[i], ix, o->positions, 0);
-            dense |= own == XG_DPATH_DENSE;
+            dense |= path == XG_DPATH_DENSE && !one_term_short(&qs[i], ix);
             intersect |= path == XG_DPATH_INTERSECT;
         }
         one_term_dense = dense && !intersect;
