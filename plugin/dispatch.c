@@ -11,6 +11,11 @@
  *  threshold (always at least one).  With two lanes, the thread that is
  *  free takes the next batch: what arrives while one batch runs goes out
  *  on the other lane at once.
+ *
+ *  A query that finds the GPU idle (no lane with a batch, nothing
+ *  queued) runs as a batch of one on its caller's thread, on a lane it
+ *  claims meanwhile: no lane thread to wake, no caller to wake back.
+ *  What arrives meanwhile goes to the other lanes as before.
  */
 #include "dispatch.h"
 
@@ -47,6 +52,10 @@ struct lane {
     xg_handle *h;
     pthread_t thread;
     int started;
+    int active;                     /* under mu: running a batch, or
+                                       claimed by a caller running its
+                                       own query on this lane */
+    int claimed;                    /* under mu: by such a caller */
     struct item **items;            /* its running batch */
 };
 
@@ -63,6 +72,8 @@ struct xg_dispatch {
     _Atomic int running;            /* lanes in run_batch */
     _Atomic uint64_t batch_ns;      /* smoothed wall time of a batch */
     struct xg_excess excess;        /* wait beyond the prediction */
+    unsigned run_inline;            /* XG_DISPATCH_INLINE_* */
+    uint32_t n_active;              /* under mu: lanes active */
     int stop;
     struct xg_dispatch_stats st;
 };
@@ -139,6 +150,41 @@ static void run_batch(struct xg_dispatch *d, xg_handle *h, struct item **items,
     free(status);
 }
 
+/* run_batch on lane ln, its wall time counted in the load the cost
+ * model reads; returns that time. */
+static double timed_batch(struct xg_dispatch *d, struct lane *ln,
+                          struct item **items, uint32_t n)
+{
+    atomic_fetch_add(&d->running, 1);
+    const double t0 = now();
+    run_batch(d, ln->h, items, n);
+    const double busy = now() - t0;
+    const uint64_t ns = (uint64_t)(busy * 1e9);
+    const uint64_t old = atomic_load(&d->batch_ns);
+    atomic_store(&d->batch_ns, old ? (3 * old + ns) / 4 : ns);
+    atomic_fetch_sub(&d->running, 1);
+    return busy;
+}
+
+static int any_claimed(const struct xg_dispatch *d)
+{
+    for (uint32_t i = 0; i < d->n_lanes; ++i)
+        if (d->lanes[i].claimed) return 1;
+    return 0;
+}
+
+/* Under mu: the lane a query submitted now runs on by itself, or NULL
+ * when it must queue (run_inline's rule). */
+static struct lane *lane_for_caller(struct xg_dispatch *d)
+{
+    if (d->stop || d->head || d->run_inline == XG_DISPATCH_INLINE_OFF)
+        return NULL;
+    if (d->run_inline == XG_DISPATCH_INLINE_IDLE && d->n_active) return NULL;
+    for (uint32_t i = 0; i < d->n_lanes; ++i)
+        if (!d->lanes[i].active) return &d->lanes[i];
+    return NULL;
+}
+
 static void *batch_thread(void *arg)
 {
     struct lane *ln = arg;
@@ -146,14 +192,18 @@ static void *batch_thread(void *arg)
     struct item **items = ln->items;
     pthread_mutex_lock(&d->mu);
     for (;;) {
-        while (!d->stop && !d->head) pthread_cond_wait(&d->work_cv, &d->mu);
+        /* A claimed lane waits for its caller, stopping or not. */
+        while (ln->claimed || (!d->stop && !d->head))
+            pthread_cond_wait(&d->work_cv, &d->mu);
         if (!d->head) break; /* stopping, nothing left */
         /* Close the batch: full, enough work, or the oldest waited. */
         while (!d->stop && d->head && d->n_queued < d->o.max_batch &&
                d->queued_work < d->o.batch_work &&
                now() < d->head->t_enq + d->o.max_wait)
             wait_until(&d->work_cv, &d->mu, d->head->t_enq + d->o.max_wait);
-        if (!d->head) continue; /* withdrawn at their deadlines */
+        /* Withdrawn at their deadlines, or taken by the other lane while
+         * a caller claimed this one. */
+        if (!d->head || ln->claimed) continue;
         uint32_t n = 0;
         uint64_t work = 0;
         while (d->head && n < d->o.max_batch &&
@@ -165,17 +215,14 @@ static void *batch_thread(void *arg)
             items[n++] = it;
             work += it->work;
         }
+        ln->active = 1;
+        ++d->n_active;
         pthread_mutex_unlock(&d->mu);
-        atomic_fetch_add(&d->running, 1);
-        const double t0 = now();
-        run_batch(d, ln->h, items, n);
-        const double busy = now() - t0;
-        const uint64_t ns = (uint64_t)(busy * 1e9);
-        const uint64_t old = atomic_load(&d->batch_ns);
-        atomic_store(&d->batch_ns, old ? (3 * old + ns) / 4 : ns);
-        atomic_fetch_sub(&d->running, 1);
+        const double busy = timed_batch(d, ln, items, n);
         pthread_mutex_lock(&d->mu);
         for (uint32_t i = 0; i < n; ++i) items[i]->state = DONE;
+        ln->active = 0;
+        --d->n_active;
         ++d->st.batches;
         d->st.queries += n;
         d->st.busy_seconds += busy;
@@ -199,6 +246,7 @@ int xg_dispatch_start(xg_handle *const *lanes, uint32_t n_lanes,
     if (!d) return xg_set_error(XG_ERR_NOMEM, "out of memory");
     d->o = *o;
     if (!d->o.max_batch) d->o.max_batch = 256;
+    d->run_inline = xg_knob_dispatch_inline();
     d->n_lanes = n_lanes;
     pthread_mutex_init(&d->mu, NULL);
     pthread_cond_init(&d->work_cv, NULL);
@@ -238,6 +286,20 @@ void xg_dispatch_stop(struct xg_dispatch *d)
     free(d);
 }
 
+/* A ran item's last step, on its caller's thread. */
+static int finish_item(struct xg_dispatch *d, struct item *it,
+                       double predicted, struct xg_result *out, int *status,
+                       int *outcome)
+{
+    if (it->status == XG_OK) it->status = xg_later_finish(&it->later, &it->res);
+    const double t = now();
+    xg_excess_note(&d->excess, t, t - it->t_enq, predicted);
+    *out = it->res;
+    *status = it->status;
+    *outcome = XG_DISPATCH_RAN;
+    return XG_OK;
+}
+
 int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
                        uint32_t k, uint64_t work, double predicted,
                        struct xg_result *out, int *status, int *outcome)
@@ -260,12 +322,37 @@ int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
         return xg_set_error(XG_ERR_NOMEM, "GPU dispatcher: sem_init failed");
     }
     it.t_enq = now();
+    struct lane *own = lane_for_caller(d);
+    if (own) {
+        own->active = own->claimed = 1;
+        ++d->n_active;
+        it.state = RUNNING;
+        pthread_mutex_unlock(&d->mu);
+        struct item *one = &it;
+        const double busy = timed_batch(d, own, &one, 1);
+        pthread_mutex_lock(&d->mu);
+        own->active = own->claimed = 0;
+        --d->n_active;
+        ++d->st.batches;
+        ++d->st.inline_batches;
+        ++d->st.queries;
+        d->st.busy_seconds += busy;
+        /* Its thread may have woken to a query it could not take. */
+        if (d->head || d->stop) pthread_cond_broadcast(&d->work_cv);
+        pthread_mutex_unlock(&d->mu);
+        sem_destroy(&it.done);
+        return finish_item(d, &it, predicted, out, status, outcome);
+    }
     struct item **p = &d->head;
     while (*p) p = &(*p)->next;
     *p = &it;
     ++d->n_queued;
     d->queued_work += work;
-    pthread_cond_signal(&d->work_cv);
+    /* A claimed lane's thread would take the signal and wait on. */
+    if (any_claimed(d))
+        pthread_cond_broadcast(&d->work_cv);
+    else
+        pthread_cond_signal(&d->work_cv);
     pthread_mutex_unlock(&d->mu);
     if (d->o.deadline > 0) {
         /* Still queued at the deadline: withdraw and let stock answer.
@@ -293,13 +380,7 @@ int xg_dispatch_submit(struct xg_dispatch *d, struct xg_prepared *pq,
         while (sem_wait(&it.done) && errno == EINTR) {}
     }
     sem_destroy(&it.done);
-    if (it.status == XG_OK) it.status = xg_later_finish(&it.later, &it.res);
-    const double t = now();
-    xg_excess_note(&d->excess, t, t - it.t_enq, predicted);
-    *out = it.res;
-    *status = it.status;
-    *outcome = XG_DISPATCH_RAN;
-    return XG_OK;
+    return finish_item(d, &it, predicted, out, status, outcome);
 }
 
 void xg_dispatch_load(struct xg_dispatch *d, struct xg_dispatch_load *l)

@@ -76,6 +76,8 @@ void xg_dispatch_load(struct xg_dispatch *d, struct xg_dispatch_load *l);
 
 struct xg_dispatch_stats {
     uint64_t batches, queries, deadline_misses;
+    uint64_t inline_batches;    /* of batches: a query alone on its
+                                   caller's thread, the GPU idle */
     double busy_seconds;        /* the batch threads' wall in batches */
 };
 void xg_dispatch_stats(struct xg_dispatch *d, struct xg_dispatch_stats *st);

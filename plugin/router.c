@@ -121,6 +121,7 @@ void xg_router_batches(xg_router *r, struct xg_router_batches *out)
     xg_dispatch_stats(r->dispatch, &ds);
     out->batches = ds.batches;
     out->queries = ds.queries;
+    out->inline_batches = ds.inline_batches;
     out->busy_seconds = ds.busy_seconds;
     out->lanes = r->n_lanes;
     /* Every lane runs the base's engine: its counters hold them all. */

@@ -198,6 +198,8 @@ uint32_t xg_router_cpu_peak(const xg_router *r);
 struct xg_router_batches {
     uint32_t lanes;
     uint64_t batches, queries;
+    uint64_t inline_batches;    /* of batches: one query on its caller's
+                                   thread, the GPU idle (dispatch.h) */
     double busy_seconds, build_seconds, run_seconds, device_seconds,
         finish_seconds;
 };

@@ -15,10 +15,15 @@
  *    the context) and the fault counted;
  *  - a stale and a damaged index, and an unsupported shape: stock;
  *  - xg_context_search on a database whose files were truncated under it:
- *    a status code, no exception reaching C.
+ *    a status code, no exception reaching C;
+ *  - the dispatcher's three ways to run a query (XG_DISPATCH_INLINE):
+ *    one thread and four at once through one context, every MSet
+ *    stock's, and the batches on the callers' threads as each rule
+ *    says.
  *  usage: test_router SAMPLE_DIR WORK_DIR
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -426,6 +431,84 @@ static void context_pass(const char *what, const char *db, int engine,
     context_front_pass(what, db, engine, model, want, inject, 0, 1);
 }
 
+/* Several threads through one context under one of the dispatcher's
+ * rules (XG_DISPATCH_INLINE, read when the context opens its
+ * dispatcher): every plain query of both operators, each thread from
+ * its own offset, each MSet compared with stock's. */
+struct dispatch_job {
+    xg_context *ctx;
+    int id, bad, gpu;
+};
+
+static void *dispatch_worker(void *arg)
+{
+    struct dispatch_job *j = arg;
+    for (int pass = 0; pass < 2; ++pass)
+        for (int i = 0; i < n_plain; ++i) {
+            const int q = (i + 7 * j->id) % n_plain;
+            const int and_op = (pass + j->id) & 1;
+            struct xg_search_opts o = opts(and_op, XG_ENGINE_AUTO);
+            struct xg_result res;
+            int route = -1;
+            if (xg_context_search(j->ctx, texts[q], &o, 0, K, &res, &route)) {
+                ++j->bad;
+                continue;
+            }
+            if (!xg_test_same_hits(&res, stock_of(q, and_op))) ++j->bad;
+            j->gpu += route == XG_ROUTE_GPU;
+            xg_result_free(&res);
+        }
+    return NULL;
+}
+
+static void dispatch_pass(const char *db, const char *rule, int threads)
+{
+    setenv("XG_DISPATCH_INLINE", rule, 1);
+    const char *paths[] = {db};
+    struct xg_context_opts co = XG_CONTEXT_DEFAULTS;
+    co.engine = XG_ENGINE_GPU;
+    co.deadline_ms = 600000;
+    xg_context *ctx;
+    const int rc = xg_context_open(paths, 1, NULL, &co, &ctx);
+    unsetenv("XG_DISPATCH_INLINE");
+    if (rc) {
+        CHECK(0, "dispatch rule %s: context open: %s", rule, xg_last_error());
+        return;
+    }
+    struct dispatch_job jobs[4];
+    pthread_t tid[4];
+    int bad = 0, gpu = 0, started = 0;
+    for (int t = 0; t < threads && t < 4; ++t, ++started) {
+        jobs[t] = (struct dispatch_job){.ctx = ctx, .id = t};
+        if (pthread_create(&tid[t], NULL, dispatch_worker, &jobs[t])) break;
+    }
+    for (int t = 0; t < started; ++t) {
+        pthread_join(tid[t], NULL);
+        bad += jobs[t].bad;
+        gpu += jobs[t].gpu;
+    }
+    struct xg_router_batches b;
+    xg_router_batches(xg_context_router(ctx), &b);
+    CHECK(started == threads && !bad, "dispatch rule %s, %d threads: %d "
+          "searches failed or differ from stock's", rule, threads, bad);
+    CHECK(gpu > 0 && b.queries >= (uint64_t)gpu, "dispatch rule %s: %d gpu "
+          "routes, %llu queries in batches", rule, gpu,
+          (unsigned long long)b.queries);
+    if (!strcmp(rule, "0"))
+        CHECK(!b.inline_batches, "dispatch rule 0: %llu batches on the "
+              "callers' threads", (unsigned long long)b.inline_batches);
+    else if (threads == 1)
+        CHECK(b.inline_batches == b.batches, "dispatch rule %s, one "
+              "thread: %llu of %llu batches on its own thread", rule,
+              (unsigned long long)b.inline_batches,
+              (unsigned long long)b.batches);
+    printf("ok dispatch rule %s, %d threads: %d gpu, %llu batches, %llu on "
+           "the callers' threads\n", rule, threads, gpu,
+           (unsigned long long)b.batches,
+           (unsigned long long)b.inline_batches);
+    xg_context_close(ctx);
+}
+
 /* Wildcards under auto: as an AND in Omega's form (a synonym of one
  * wildcard per prefix in each AND operand) the CPU matcher's, as an OR
  * stock's; both MSets stock's own. */
@@ -744,6 +827,11 @@ int main(int argc, char **argv)
           "stock unplanned");
     printf("ok %llu queries to stock unplanned\n",
            (unsigned long long)last_skipped);
+    dispatch_pass(db, "0", 1);
+    dispatch_pass(db, "1", 1);
+    dispatch_pass(db, "0", 4);
+    dispatch_pass(db, "1", 4);
+    dispatch_pass(db, "2", 4);
     context_pass("context gpu, a GPU fault on every batch", db,
                  XG_ENGINE_GPU, NULL, c_fault, 1);
     CHECK(last_counts[XG_ROUTE_STOCK_GPU_ERROR] >= (uint64_t)n_plain,

@@ -41,6 +41,14 @@ unsigned xg_knob_slots(void)
     const long n = e && *e ? strtol(e, NULL, 10) : 0;
     return n >= 1 && n <= XG_SLOTS_MAX ? (unsigned)n : 0;
 }
+unsigned xg_knob_dispatch_inline(void)
+{
+    const char *e = getenv("XG_DISPATCH_INLINE");
+    if (e && e[0] == '0') return XG_DISPATCH_INLINE_OFF;
+    if (e && e[0] == '2') return XG_DISPATCH_INLINE_FREE_LANE;
+    return XG_DISPATCH_INLINE_IDLE;
+}
+
 int xg_knob_slots_overlap(void) { return flag("XG_SLOTS_OVERLAP"); }
 
 double xg_knob_test_impact_slack(void)

@@ -47,6 +47,14 @@ unsigned xg_knob_slots(void);
 /* XG_SLOTS_OVERLAP=1: the engine's two batches in flight run their
  * kernels side by side instead of in turn (query/engine_cuda.c). */
 int xg_knob_slots_overlap(void);
+/* XG_DISPATCH_INLINE=0: every plugin query waits for a lane thread;
+ * 2: a query runs on its own thread whenever a lane is free and nothing
+ * is queued; unset or 1: only when no lane has a batch (the GPU is idle;
+ * plugin/dispatch.c). */
+#define XG_DISPATCH_INLINE_OFF 0
+#define XG_DISPATCH_INLINE_IDLE 1
+#define XG_DISPATCH_INLINE_FREE_LANE 2
+unsigned xg_knob_dispatch_inline(void);
 /* XG_EXPORT_TIMING set (any value): the export prints its phases' times
  * (shim/export.c). */
 int xg_knob_export_timing(void);

@@ -362,11 +362,13 @@ static int run_threads(struct xg_cli_search_args *a, struct xg_cli_queries *qs,
         if (b.batches)
             fprintf(stderr, "%s: gpu batches: %llu of %.1f queries on "
                     "average; the batch threads (%u lanes) busy %.3f s: "
-                    "build %.3f, run %.3f (device %.3f), finish %.3f\n",
+                    "build %.3f, run %.3f (device %.3f), finish %.3f; "
+                    "%llu alone on their caller's thread\n",
                     run->name, (unsigned long long)b.batches,
                     (double)b.queries / (double)b.batches, b.lanes,
                     b.busy_seconds, b.build_seconds, b.run_seconds,
-                    b.device_seconds, b.finish_seconds);
+                    b.device_seconds, b.finish_seconds,
+                    (unsigned long long)b.inline_batches);
         xg_context_close(j.ctx);
     }
     if (j.rc) return xg_set_error(XG_ERR_IO, "%s", j.err);

@@ -92,6 +92,7 @@ static void retire_close(struct xg_serve_engines *e, xg_context *c)
     if (b.lanes > t->lanes) t->lanes = b.lanes;
     t->batches += b.batches;
     t->queries += b.queries;
+    t->inline_batches += b.inline_batches;
     t->busy_seconds += b.busy_seconds;
     t->build_seconds += b.build_seconds;
     t->run_seconds += b.run_seconds;
@@ -335,12 +336,14 @@ void xg_serve_engines_close(struct xg_serve_engines *e)
     if (b->batches)
         xg_serve_log("gpu batches: %llu of %.1f searches on average; the "
                      "batch threads (%u lanes) busy %.3f s: build %.3f, run "
-                     "%.3f (device %.3f), finish %.3f",
+                     "%.3f (device %.3f), finish %.3f; %llu alone on "
+                     "their caller's thread",
                      (unsigned long long)b->batches,
                      (double)b->queries / (double)b->batches, b->lanes,
                      b->busy_seconds,
                      b->build_seconds, b->run_seconds, b->device_seconds,
-                     b->finish_seconds);
+                     b->finish_seconds,
+                     (unsigned long long)b->inline_batches);
     pthread_cond_destroy(&e->cv);
     pthread_mutex_destroy(&e->mu);
     free(e);

@@ -85,7 +85,8 @@
 #                  batches of one), ops $XG_POPS (or and), top $XG_FK (10),
 #                  median of 3 passes over $XG_FQ queries (50,000 at 64
 #                  threads, else 10,000); q/s, p50, host CPU a query, the
-#                  dispatchers' batches; the build in $XG_OLD too, in
+#                  dispatchers' batches; the build in $XG_OLD too, and
+#                  each of $XG_KNOBS (as knobs: NAME:VAR=VALUE,...), in
 #                  turns, $XG_TURNS (1) times
 #   kprof          each kernel's time: ncu over OR batches of $XG_KPB ("1
 #                  16") queries (64 TREC queries, one thread; $XG_KPOP: the
@@ -620,6 +621,8 @@ PY
         prepare_collections 0 rt || exit 1
         export PATH=$PWD/.xapian-rt/usr/bin:$PATH   # serve's xapian-progsrv
         trec=.device-carry/realtext/trec-tb-2005-efficiency.tsv
+        variants=${XG_KNOBS:-new:-}
+        [ -n "${XG_OLD:-}" ] && variants="old:-,$variants"
         for op in ${XG_POPS:-or and}; do
             for th in ${XG_FTHREADS:-64}; do
                 fq=${XG_FQ:-50000}; [ "$th" -ge 64 ] || fq=${XG_FQ:-10000}
@@ -627,10 +630,12 @@ PY
                 bopt=; [ "$th" = 1 ] && bopt="--batch 1"
                 note "fronts, rt, $fq queries, op $op, top ${XG_FK:-10}, $th threads, median of 3 passes:"
                 for turn in $(seq ${XG_TURNS:-1}); do
-                    for which in ${XG_OLD:+old} new; do
+                    for v in ${variants//,/ }; do
+                        which=${v%%:*}; kv=${v#*:}
                         bin=$B; [ $which = old ] && bin=$XG_OLD
+                        if [ "$kv" = - ]; then envs=(); else envs=("$kv"); fi
                         log="$OUT/fronts-$op-$th-$which-$turn.log"
-                        $CT $bin bench --db "$rt" --queries /tmp/xg-fq.tsv \
+                        env "${envs[@]}" $CT $bin bench --db "$rt" --queries /tmp/xg-fq.tsv \
                             -k ${XG_FK:-10} --op $op --threads $th $bopt \
                             --repeat 3 --engines ${XG_FENG:-xapian,gpu,plugin-gpu,plugin,server} \
                             > "$log" 2>&1
