@@ -446,6 +446,14 @@ int xg_handle_run_cpu(xg_handle *s, const struct xg_prepared *pq,
                         out);
 }
 
+int xg_handle_run_cpu_top(xg_handle *s, const struct xg_prepared *pq,
+                          const struct xg_bm25_params *p, uint32_t k,
+                          struct xg_result *out)
+{
+    return xg_match_ref_top(s->ix, &pq->q, pq->term, pq->plans, p, pq->stats,
+                            k, out);
+}
+
 int xg_handle_run_gpu(xg_handle *s, struct xg_prepared *const *pqs,
                       const uint32_t *ks, uint32_t k, uint32_t n,
                       const struct xg_bm25_params *p, struct xg_result *out,

@@ -105,6 +105,12 @@ const struct xg_hit *xg_result_greatest(const struct xg_result *r,
 int xg_handle_run_cpu(xg_handle *h, const struct xg_prepared *pq,
                       const struct xg_bm25_params *p, uint32_t k,
                       struct xg_result *out);
+/* The same top k where the caller reads no match count (the Enquire
+ * front: Xapian gives the MSet's bounds): a flat OR may skip documents
+ * that cannot enter it (xg_match_ref_top). */
+int xg_handle_run_cpu_top(xg_handle *h, const struct xg_prepared *pq,
+                          const struct xg_bm25_params *p, uint32_t k,
+                          struct xg_result *out);
 
 /* The GPU engine's options, used when it opens (before the first batch). */
 void xg_handle_set_engine_opts(xg_handle *h, const struct xg_engine_opts *o);

@@ -561,7 +561,10 @@ static int answer(xg_router *r, const xg_xquery *xq,
         const int timed = f.is_and && xg_router_learn_due();
         xg_router_cpu_enter(r);
         const double t0 = timed ? xg_thread_cpu_now() : 0;
-        st = xg_handle_run_cpu(r->base, pq, &r->o.bm25, k, out);
+        /* Through Enquire, Xapian reports the bounds: no count needed. */
+        st = r->o.front == XG_FRONT_ENQUIRE
+                 ? xg_handle_run_cpu_top(r->base, pq, &r->o.bm25, k, out)
+                 : xg_handle_run_cpu(r->base, pq, &r->o.bm25, k, out);
         const double t1 = timed ? xg_thread_cpu_now() : 0;
         xg_router_cpu_leave(r);
         if (timed && !st)

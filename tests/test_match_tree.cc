@@ -21,7 +21,10 @@
  *      stock's own top k is not its full ranking's, that is counted
  *      apart.
  *   2. every served query the direct matcher answers by itself gives the
- *      same MSet from the tree matcher (both at k 100).
+ *      same MSet from the tree matcher (both at k 100);
+ *   3. every served flat OR gives the direct matcher's hits and matched
+ *      leaves from the top k without the count (match_prune.c) at k 1, 3,
+ *      10 and 100, and most skip documents.
  *  usage: test_match_tree IR_DATA WORK_DIR (exit 77 without IR_DATA).
  */
 #include <xapian.h>
@@ -108,6 +111,7 @@ Xapian::Query phrase(const std::pair<std::string, std::string> &p,
 
 struct Tally {
     uint32_t served = 0, tree = 0, apart = 0, twins = 0, syn = 0;
+    uint32_t top_ors = 0, top_skipped = 0;
     uint32_t ranges = 0, ranges_asked = 0;
     uint32_t bounds = 0, bounds_unknown = 0;
 };
@@ -205,6 +209,42 @@ std::vector<Xapian::Query> with_ranges(const Xapian::Query &q, size_t i)
     };
 }
 
+/* The top k without the count (match_prune.c) against the direct
+ * matcher's: the same hits and matched leaves at every k, and never more
+ * documents weighed than match; counted where it skipped some. */
+void check_top(const struct xg_index *ix, const struct xg_prepared *pq,
+               const std::string &what, Tally &t)
+{
+    const struct xg_bm25_params p = XG_BM25_DEFAULTS;
+    bool skipped = false;
+    for (uint32_t k : {1u, 3u, 10u, 100u}) {
+        struct xg_result a, b;
+        if (xg_match_ref(ix, &pq->q, pq->term, pq->plans, &p, pq->stats, k,
+                         &a)) {
+            fail(what + ": " + xg_last_error());
+            return;
+        }
+        if (xg_match_ref_top(ix, &pq->q, pq->term, pq->plans, &p, pq->stats,
+                             k, &b)) {
+            fail(what + ": top: " + xg_last_error());
+            xg_result_free(&a);
+            return;
+        }
+        bool leaves = a.n_hits == b.n_hits;
+        for (uint32_t i = 0; leaves && i < a.n_hits; ++i)
+            leaves = a.hits[i].matched_leaves == b.hits[i].matched_leaves;
+        if (!xg_test_same_hits(&a, &b) || !leaves ||
+            b.matches_estimated > a.matches_estimated)
+            fail(what + " k " + std::to_string(k) + ": the top k without "
+                 "the count differs from the direct matcher's");
+        skipped |= b.matches_estimated < a.matches_estimated;
+        xg_result_free(&a);
+        xg_result_free(&b);
+    }
+    ++t.top_ors;
+    t.top_skipped += skipped;
+}
+
 /* True where the engines serve q (then checked). */
 bool check_query(xg_searcher *s, const Xapian::Database &db,
                  const Xapian::Query &q, const std::string &what, Tally &t)
@@ -274,6 +314,7 @@ bool check_query(xg_searcher *s, const Xapian::Database &db,
             xg_result_free(&a);
             xg_result_free(&b);
         }
+        if (pq->q.op == XG_QOP_OR) check_top(ix, pq, what, t);
     }
     xg_prepared_free(pq);
     return true;
@@ -485,6 +526,11 @@ void check_collection(const std::string &dir, const std::string &work,
     if (t.tree == 0) fail(name + ": no query needed the tree matcher");
     if (t.syn == 0) fail(name + ": no synonym served");
     if (t.bounds < t.served / 2) fail(name + ": too few plans' bounds");
+    printf("%s: %u ORs' top k without the count equal to the direct "
+           "matcher's at k 1, 3, 10 and 100; %u of them skipped documents\n",
+           name.c_str(), t.top_ors, t.top_skipped);
+    if (t.top_skipped < t.top_ors / 4)
+        fail(name + ": the top k without the count skipped too little");
     xg_searcher_close(s);
 }
 

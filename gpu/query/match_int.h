@@ -75,6 +75,34 @@ static inline int cursor_skip_to(struct cursor *c, uint32_t target)
     return XG_OK;
 }
 
+/* One cursor per distinct term of q's leaves, each at its list's start
+ * (repeated words share it): leaf_cur[i] is leaf i's cursor in cur[],
+ * UINT32_MAX for a leaf whose term is not indexed.  cur has room for a
+ * cursor per leaf. */
+static inline int open_leaf_cursors(const struct xg_index *ix,
+                                    const struct xg_query *q,
+                                    const int64_t *leaf_term,
+                                    struct cursor *cur, uint32_t *leaf_cur,
+                                    uint32_t *n_cur)
+{
+    *n_cur = 0;
+    for (uint32_t i = 0; i < q->n_leaves; ++i) {
+        leaf_cur[i] = UINT32_MAX;
+        if (leaf_term[i] < 0) continue;
+        for (uint32_t c = 0; c < *n_cur; ++c)
+            if (cur[c].term == (uint64_t)leaf_term[i]) leaf_cur[i] = c;
+        if (leaf_cur[i] != UINT32_MAX) continue;
+        struct cursor *c = &cur[*n_cur];
+        c->ix = ix;
+        c->term = (uint64_t)leaf_term[i];
+        c->n_blocks = xg_fmt_n_blocks(ix, c->term);
+        int rc = cursor_load(c, 0);
+        if (rc) return rc;
+        leaf_cur[i] = (*n_cur)++;
+    }
+    return XG_OK;
+}
+
 /* Positions read for one document's filters, reused from one to the next. */
 struct pos_buf {
     uint32_t *v;
@@ -180,6 +208,19 @@ static inline int cmp_hits(const void *a, const void *b)
     if (better(x->weight, x->docid, y->weight, y->docid)) return -1;
     if (better(y->weight, y->docid, x->weight, x->docid)) return 1;
     return 0;
+}
+
+/* The kept documents as the MSet: Xapian's order, Xapian's docids; the
+ * heap's array moves to out. */
+static inline void topk_to_result(struct topk *t, const struct xg_index *ix,
+                                  uint64_t matches, struct xg_result *out)
+{
+    qsort(t->h, t->n, sizeof *t->h, cmp_hits);
+    for (uint32_t i = 0; i < t->n; ++i) t->h[i].docid = ix->docids[t->h[i].docid];
+    out->hits = t->h;
+    out->n_hits = t->n;
+    out->matches_estimated = matches;
+    t->h = NULL;
 }
 
 /* What both matchers start with: the query's limits, *bq, and each

@@ -45,20 +45,8 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
         rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
         goto done;
     }
-    /* One cursor per distinct term; repeated words share it. */
-    for (uint32_t i = 0; i < nl; ++i) {
-        leaf_cur[i] = UINT32_MAX;
-        if (leaf_term[i] < 0) continue;
-        for (uint32_t c = 0; c < n_cur; ++c)
-            if (cur[c].term == (uint64_t)leaf_term[i]) leaf_cur[i] = c;
-        if (leaf_cur[i] != UINT32_MAX) continue;
-        struct cursor *c = &cur[n_cur];
-        c->ix = ix;
-        c->term = (uint64_t)leaf_term[i];
-        c->n_blocks = xg_fmt_n_blocks(ix, c->term);
-        if ((rc = cursor_load(c, 0))) goto done;
-        leaf_cur[i] = n_cur++;
-    }
+    if ((rc = open_leaf_cursors(ix, q, leaf_term, cur, leaf_cur, &n_cur)))
+        goto done;
     /* AND: a group none of whose terms is indexed matches nothing. */
     uint32_t n_groups = q->op == XG_QOP_AND ? q->n_groups : 1;
     uint8_t group_live[XG_QUERY_MAX_LEAVES] = {0};
@@ -157,12 +145,7 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
                 if ((rc = cursor_next(&cur[c]))) goto done;
     }
 finish:
-    qsort(top.h, top.n, sizeof *top.h, cmp_hits);
-    for (uint32_t i = 0; i < top.n; ++i) top.h[i].docid = ix->docids[top.h[i].docid];
-    out->hits = top.h;
-    out->n_hits = top.n;
-    out->matches_estimated = n_matched;
-    top.h = NULL;
+    topk_to_result(&top, ix, n_matched, out);
 done:
     free(pbuf.v);
     free(top.h);

@@ -27,6 +27,17 @@ int xg_match_ref(const struct xg_index *ix, const struct xg_query *q,
                  const struct xg_weigh_stats *ws, uint32_t k,
                  struct xg_result *out);
 
+/* The same top k (hits, weights, matched leaves) where the match count is
+ * not needed: a flat OR of terms skips the documents whose BM25 upper
+ * bound cannot reach the k-th weight (match_prune.c), and
+ * out->matches_estimated is then only the number of documents weighed,
+ * at most the true count.  Other queries: xg_match_ref. */
+int xg_match_ref_top(const struct xg_index *ix, const struct xg_query *q,
+                     const int64_t *leaf_term, const struct xg_plan *plans,
+                     const struct xg_bm25_params *p,
+                     const struct xg_weigh_stats *ws, uint32_t k,
+                     struct xg_result *out);
+
 /* The same match, moving the lists as Xapian 1.4.22's postlist tree moves
  * them (match_tree.c): where an AND checks an OR that holds a phrase,
  * Xapian's weights follow those moves, not the query's meaning.

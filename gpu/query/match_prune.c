@@ -1,0 +1,234 @@
+/** @file match_prune.c
+ *  @brief The exact top k of a flat OR without scoring every document
+ *         (match_ref.h, xg_match_ref_top): MaxScore over the lists' and
+ *         the blocks' BM25 upper bounds.
+ *
+ *  The lists are ordered by their bound (BM25Weight::get_maxpart() with
+ *  the list's largest wdf and the index's shortest document, summed over
+ *  the leaves on the list).  Once the heap holds k documents, the k-th
+ *  weight is a threshold: the weakest lists whose bounds together fall
+ *  below it are "non-essential", since a document on them alone cannot
+ *  enter.  Only the essential lists are walked; for each of their
+ *  documents the non-essential lists are consulted strongest first, each
+ *  through its skip entries (a block whose first document lies past the
+ *  candidate does not hold it; otherwise the block's own bound, from its
+ *  largest wdf, replaces the list's), and a block is decoded only while
+ *  the candidate can still enter.  A document that reaches the end is
+ *  weighed exactly as xg_match_ref weighs it, in its shard's plan order.
+ *
+ *  Documents are visited in ascending order, so a later one must weigh
+ *  strictly more than the k-th to replace it (Xapian's order: weight,
+ *  then docid); a bound is compared with a slack of PRUNE_SLACK, far above
+ *  the rounding of a few additions, so nothing that could tie is
+ *  skipped.
+ */
+#include "match_ref.h"
+
+#include "../bm25.h"
+#include "match_int.h"
+#include "plan_eval.h"
+
+/* Relative slack on every bound: the bounds and the weights round
+ * differently (a few ulps); this is ten million times that. */
+#define PRUNE_SLACK 1e-9
+
+struct pcur {
+    struct cursor c;
+    uint32_t n_leaves;
+    uint32_t leaves[XG_QUERY_MAX_LEAVES];
+    double ub;                  /* the list's bound, its leaves summed */
+};
+
+/* b cannot reach the heap's worst weight theta. */
+static int below(double b, double theta)
+{
+    return b + b * PRUNE_SLACK < theta;
+}
+
+/* The bound of the leaves on p for a wdf of at most wdf_max. */
+static double bound_of(const struct pcur *p, const struct xg_bm25_query *bq,
+                       const double *tw, uint32_t wdf_max, uint32_t doclen_lb)
+{
+    double b = 0;
+    for (uint32_t j = 0; j < p->n_leaves; ++j)
+        b += xg_bm25_maxpart(bq, tw[p->leaves[j]], wdf_max, doclen_lb);
+    return b;
+}
+
+/* The block of c's list that would hold target: the first at or after
+ * c's own whose last document reaches it (n_blocks: none). */
+static uint32_t block_for(const struct cursor *c, uint32_t target)
+{
+    const struct xg_fmt_skip *sk = c->ix->skip + c->ix->terms[c->term].skip_first;
+    uint32_t lo = c->blk, hi = c->n_blocks;
+    if (lo < hi && sk[lo].last >= target) return lo;
+    while (lo < hi) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (sk[mid].last < target) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Sort pc[0..n) by ascending bound (insertion: a handful of lists). */
+static void sort_by_bound(struct pcur **pc, uint32_t n)
+{
+    for (uint32_t i = 1; i < n; ++i) {
+        struct pcur *x = pc[i];
+        uint32_t j = i;
+        while (j && pc[j - 1]->ub > x->ub) {
+            pc[j] = pc[j - 1];
+            --j;
+        }
+        pc[j] = x;
+    }
+}
+
+/* Whether q is a flat OR this matcher serves: no filter, exclusion or
+ * value range, no per-document extra (k2), and some k. */
+static int prunable(const struct xg_query *q, const struct xg_bm25_params *p,
+                    uint32_t k)
+{
+    return q->op == XG_QOP_OR && !q->n_filters && !q->n_negated &&
+           p->k2 == 0 && k > 0;
+}
+
+int xg_match_ref_top(const struct xg_index *ix, const struct xg_query *q,
+                     const int64_t *leaf_term, const struct xg_plan *plans,
+                     const struct xg_bm25_params *p,
+                     const struct xg_weigh_stats *ws, uint32_t k,
+                     struct xg_result *out)
+{
+    if (!prunable(q, p, k))
+        return xg_match_ref(ix, q, leaf_term, plans, p, ws, k, out);
+    const struct xg_fmt_header *h = ix->hdr;
+    const uint32_t nl = q->n_leaves, doclen_lb = h->doclen_min;
+    double tw[XG_QUERY_MAX_LEAVES], w[XG_QUERY_MAX_LEAVES];
+    uint8_t matched[XG_QUERY_MAX_LEAVES], stack_m[XG_QUERY_MAX_LEAVES];
+    double stack_w[XG_QUERY_MAX_LEAVES];
+    uint32_t leaf_pc[XG_QUERY_MAX_LEAVES];
+    struct pcur *pcs = NULL, *ord[XG_QUERY_MAX_LEAVES];
+    struct cursor *cur = NULL;
+    struct topk top = {k, 0, NULL};
+    struct xg_bm25_query bq = {0};
+    uint32_t n_pc = 0;
+    uint64_t n_scored = 0;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if ((rc = match_setup(ix, q, leaf_term, p, ws, &bq, tw))) return rc;
+    pcs = calloc(nl ? nl : 1, sizeof *pcs);
+    cur = calloc(nl ? nl : 1, sizeof *cur);
+    top.h = malloc(k * sizeof *top.h);
+    if (!pcs || !cur || !top.h) {
+        rc = xg_set_error(XG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((rc = open_leaf_cursors(ix, q, leaf_term, cur, leaf_pc, &n_pc)))
+        goto done;
+    for (uint32_t c = 0; c < n_pc; ++c) pcs[c].c = cur[c];
+    for (uint32_t i = 0; i < nl; ++i)
+        if (leaf_pc[i] != UINT32_MAX) {
+            struct pcur *pc = &pcs[leaf_pc[i]];
+            pc->leaves[pc->n_leaves++] = i;
+        }
+    for (uint32_t c = 0; c < n_pc; ++c) {
+        pcs[c].ub = bound_of(&pcs[c], &bq, tw, ix->terms[pcs[c].c.term].wdf_max,
+                             doclen_lb);
+        ord[c] = &pcs[c];
+    }
+    sort_by_bound(ord, n_pc);
+    /* below_ub[j]: the bounds of ord[0..j) summed; ord[0..n_ne) are the
+     * non-essential lists. */
+    double below_ub[XG_QUERY_MAX_LEAVES + 1];
+    below_ub[0] = 0;
+    for (uint32_t j = 0; j < n_pc; ++j) below_ub[j + 1] = below_ub[j] + ord[j]->ub;
+    uint32_t n_ne = 0;
+    double theta = -1.0 / 0.0;
+
+    for (;;) {
+        uint32_t d = UINT32_MAX;
+        for (uint32_t j = n_ne; j < n_pc; ++j)
+            if (!ord[j]->c.at_end && cursor_doc(&ord[j]->c) < d)
+                d = cursor_doc(&ord[j]->c);
+        if (d == UINT32_MAX) break;
+        const uint32_t doclen = ix->doclens[d];
+        memset(matched, 0, nl);
+        /* The essential lists on d, weighed; the rest at their bounds. */
+        double b = below_ub[n_ne];
+        for (uint32_t j = n_ne; j < n_pc; ++j) {
+            struct pcur *pc = ord[j];
+            if (pc->c.at_end || cursor_doc(&pc->c) != d) continue;
+            for (uint32_t l = 0; l < pc->n_leaves; ++l) {
+                const uint32_t i = pc->leaves[l];
+                matched[i] = 1;
+                w[i] = xg_bm25_sumpart(&bq, tw[i], pc->c.wdfs[pc->c.pos], doclen);
+                b += w[i];
+            }
+        }
+        int drop = below(b, theta);
+        for (uint32_t j = n_ne; j-- > 0 && !drop;) {
+            struct pcur *pc = ord[j];
+            struct cursor *c = &pc->c;
+            b -= pc->ub;
+            if (c->at_end) continue;
+            if (c->docs[c->pos] < d) {
+                const uint32_t blk = block_for(c, d);
+                if (blk >= c->n_blocks) {
+                    c->at_end = 1;  /* nothing at or past d */
+                    continue;
+                }
+                const struct xg_fmt_skip *sk =
+                    ix->skip + ix->terms[c->term].skip_first + blk;
+                if (sk->first > d) continue;    /* not on this list */
+                if (blk != c->blk) {
+                    if (below(b + bound_of(pc, &bq, tw, sk->max_wdf, doclen_lb),
+                              theta)) {
+                        drop = 1;
+                        break;
+                    }
+                    if ((rc = cursor_load(c, blk))) goto done;
+                }
+                while (c->docs[c->pos] < d) ++c->pos;
+            }
+            if (c->docs[c->pos] != d) continue;
+            for (uint32_t l = 0; l < pc->n_leaves; ++l) {
+                const uint32_t i = pc->leaves[l];
+                matched[i] = 1;
+                w[i] = xg_bm25_sumpart(&bq, tw[i], c->wdfs[c->pos], doclen);
+                b += w[i];
+            }
+            drop = below(b, theta);
+        }
+        if (!drop) {
+            uint32_t n_leaves_matched = 0;
+            for (uint32_t i = 0; i < nl; ++i) {
+                if (!matched[i]) w[i] = 0.0;
+                n_leaves_matched += matched[i];
+            }
+            const uint32_t shard = (ix->docids[d] - 1) % h->n_shards;
+            double wt;
+            if (xg_plan_eval(plans[shard].ops, plans[shard].n_ops, matched, w,
+                             NULL, stack_m, stack_w, &wt)) {
+                ++n_scored;
+                topk_push(&top, d, wt, n_leaves_matched);
+                if (top.n == k && top.h[0].weight > theta) {
+                    theta = top.h[0].weight;
+                    while (n_ne < n_pc && below(below_ub[n_ne + 1], theta))
+                        ++n_ne;
+                }
+            }
+        }
+        for (uint32_t j = n_ne; j < n_pc; ++j) {
+            struct cursor *c = &ord[j]->c;
+            if (!c->at_end && cursor_doc(c) == d && (rc = cursor_next(c)))
+                goto done;
+        }
+    }
+    topk_to_result(&top, ix, n_scored, out);
+done:
+    free(top.h);
+    free(cur);
+    free(pcs);
+    return rc;
+}
