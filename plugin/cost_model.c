@@ -27,6 +27,13 @@ void xg_cost_model_cpu_as_stock(struct xg_cost_model *m)
     m->cpu_and_spread = m->stock_and_spread;
 }
 
+void xg_cost_model_cpu_or_as_stock(struct xg_cost_model *m)
+{
+    m->cpu_or_scale = m->stock_or_scale;
+    m->cpu_or_exponent = m->stock_or_exponent;
+    m->cpu_or_spread = m->stock_or_spread;
+}
+
 void xg_cost_model_default(struct xg_cost_model *m)
 {
     /* `xapian-gpu calibrate` on an H100 host (16 cores): the
@@ -45,6 +52,12 @@ void xg_cost_model_default(struct xg_cost_model *m)
     m->cpu_and_scale = 1.914e-6;
     m->cpu_and_exponent = 0.194;
     m->cpu_and_spread = 3.81;
+    /* Its top k of a flat OR without the count: calibrate on the same
+     * collection and 500 queries, an H200 host, 2026-11-28 (tests/gpu/
+     * run.sh fronts). */
+    m->cpu_or_scale = 8.177e-7;
+    m->cpu_or_exponent = 0.568;
+    m->cpu_or_spread = 1.72;
     snprintf(m->source, sizeof m->source, "built-in default");
 }
 
@@ -64,10 +77,14 @@ static const struct {
     {"cpu_and_scale", offsetof(struct xg_cost_model, cpu_and_scale)},
     {"cpu_and_exponent", offsetof(struct xg_cost_model, cpu_and_exponent)},
     {"cpu_and_spread", offsetof(struct xg_cost_model, cpu_and_spread)},
+    {"cpu_or_scale", offsetof(struct xg_cost_model, cpu_or_scale)},
+    {"cpu_or_exponent", offsetof(struct xg_cost_model, cpu_or_exponent)},
+    {"cpu_or_spread", offsetof(struct xg_cost_model, cpu_or_spread)},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 #define N_REQUIRED 8
 #define CPU_KEYS (7u << N_REQUIRED)
+#define CPU_OR_KEYS (7u << (N_REQUIRED + 3))
 
 int xg_cost_model_load(const char *path, struct xg_cost_model *out)
 {
@@ -115,6 +132,11 @@ int xg_cost_model_load(const char *path, struct xg_cost_model *out)
                           path);
     else if (!rc && !(seen & CPU_KEYS))
         xg_cost_model_cpu_as_stock(&m);
+    if (!rc && (seen & CPU_OR_KEYS) && (seen & CPU_OR_KEYS) != CPU_OR_KEYS)
+        rc = xg_set_error(XG_ERR_FORMAT, "%s: cpu_or_scale, cpu_or_exponent "
+                          "and cpu_or_spread go together", path);
+    else if (!rc && !(seen & CPU_OR_KEYS))
+        xg_cost_model_cpu_or_as_stock(&m);
     if (!rc && (seen & ((1u << N_REQUIRED) - 1)) != (1u << N_REQUIRED) - 1)
         rc = xg_set_error(XG_ERR_FORMAT, "%s: missing keys (need all of "
                           "stock_or_scale, stock_or_exponent, "
@@ -208,6 +230,24 @@ double xg_cost_cpu_and_seconds(const struct xg_cost_model *m,
 {
     return m->cpu_and_scale *
            pow(1 + xg_cost_and_probes(f), m->cpu_and_exponent);
+}
+
+double xg_cost_cpu_or_seconds(const struct xg_cost_model *m,
+                              const struct xg_query_features *f)
+{
+    return m->cpu_or_scale * pow(1 + (double)f->sum, m->cpu_or_exponent);
+}
+
+double xg_cost_cpu_or_seconds_p90(const struct xg_cost_model *m,
+                                  const struct xg_query_features *f)
+{
+    return xg_cost_cpu_or_seconds(m, f) * m->cpu_or_spread;
+}
+
+double xg_cost_cpu_or_enquire_p90(const struct xg_cost_model *m,
+                                  const struct xg_query_features *f)
+{
+    return xg_cost_cpu_or_seconds_p90(m, f) + m->stock_or_scale;
 }
 
 double xg_cost_cpu_and_seconds_p90(const struct xg_cost_model *m,

@@ -58,6 +58,13 @@ struct xg_cost_model {
     double cpu_and_scale;
     double cpu_and_exponent;
     double cpu_and_spread;
+    /* The CPU matcher's top k of a flat OR without the count (the
+     * Enquire front, match_ref.h's xg_match_ref_top), on the same
+     * postings as stock's OR.  A model file without these keys prices
+     * it as stock's OR, so the planner keeps such queries where it did. */
+    double cpu_or_scale;
+    double cpu_or_exponent;
+    double cpu_or_spread;
     double gpu_batch;           /* seconds per batch */
     double gpu_per_posting;     /* per posting of batch work */
     char source[200];           /* where the coefficients came from */
@@ -65,8 +72,10 @@ struct xg_cost_model {
 
 void xg_cost_model_default(struct xg_cost_model *m);
 
-/* The CPU matcher's AND law set to stock's (no fit of its own). */
+/* The CPU matcher's AND and OR laws set to stock's (no fit of their
+ * own). */
 void xg_cost_model_cpu_as_stock(struct xg_cost_model *m);
+void xg_cost_model_cpu_or_as_stock(struct xg_cost_model *m);
 
 /* Read a model written by xg_cost_model_save.  XG_ERR_IO if the file
  * cannot be opened, XG_ERR_FORMAT (naming the file and line) if it is
@@ -104,6 +113,18 @@ double xg_cost_cpu_and_seconds(const struct xg_cost_model *m,
                                const struct xg_query_features *f);
 double xg_cost_cpu_and_seconds_p90(const struct xg_cost_model *m,
                                    const struct xg_query_features *f);
+
+/* The CPU matcher's one-thread time on a flat OR's top k without the
+ * count (its postings, as stock's OR law): the median, and at the
+ * model's 90th percentile.  Through Enquire the accelerated query adds
+ * Xapian's own work, priced as stock's OR of no posting (its law's
+ * scale): xg_cost_cpu_or_enquire_p90. */
+double xg_cost_cpu_or_seconds(const struct xg_cost_model *m,
+                              const struct xg_query_features *f);
+double xg_cost_cpu_or_seconds_p90(const struct xg_cost_model *m,
+                                  const struct xg_query_features *f);
+double xg_cost_cpu_or_enquire_p90(const struct xg_cost_model *m,
+                                  const struct xg_query_features *f);
 
 /* The probes an AND's skip_to's make: its shortest list times the other
  * lists (the x of stock's and the CPU matcher's AND laws). */

@@ -45,6 +45,7 @@ struct xg_router {
     int cpu_limited;
     _Atomic uint32_t cpu_now, cpu_peak;
     int no_pressure;                /* XG_NO_PRESSURE=1 (knobs.h) */
+    int no_cpu_or;                  /* XG_NO_CPU_OR=1 */
     pthread_mutex_t gpu_lock;       /* starting the dispatcher */
     struct xg_dispatch *dispatch;   /* XG_FRONT_ENQUIRE and _REMOTE */
     xg_handle *lanes[XG_DISPATCH_MAX_LANES];   /* the dispatcher's */
@@ -228,6 +229,7 @@ int xg_router_open(xg_handle *base, const struct xg_router_opts *o,
     r->o = *o;
     xg_cpu_load_init(&r->load, NULL);
     r->no_pressure = xg_knob_no_pressure();
+    r->no_cpu_or = xg_knob_no_cpu_or();
     pthread_mutex_init(&r->gpu_lock, NULL);
     xg_unserved_init(&r->unserved);
     int rc = load_model(r);
@@ -353,6 +355,23 @@ static double gpu_seconds(xg_router *r, const struct xg_query_features *f,
     return xg_cost_gpu_seconds(&r->model, f, 0, 0, 0, 0, r->o.max_wait);
 }
 
+/* A flat OR at the Enquire front whose top k the CPU matcher gives,
+ * without the count, faster than stock at the model's 90th percentile
+ * (both one thread; the CPU side with the accelerated query's Enquire).
+ * On the real text it ran at 3.6-3.8x stock's rate (docs/architecture.md,
+ * "The top k without the count"). */
+static int cpu_or_cheaper(const xg_router *r, const struct xg_prepared *pq,
+                          const struct xg_query_features *f)
+{
+    if (r->o.front != XG_FRONT_ENQUIRE || r->no_cpu_or || f->is_and ||
+        !xg_match_top_prunes(&pq->q, &r->o.bm25))
+        return 0;
+    return xg_cost_cpu_or_enquire_p90(&r->model, f) *
+               xg_cost_learned_factor(&r->learned, XG_COST_CPU, 0) <
+           xg_cost_stock_seconds_p90(&r->model, f) *
+               xg_cost_learned_factor(&r->learned, XG_COST_STOCK, 0);
+}
+
 /* Which engine answers pq (its terms prepared; the index usable), asked
  * for `engine` through h.  Returns XG_ROUTE_GPU, XG_ROUTE_CPU or a stock
  * route; *gpu_s is the GPU's predicted latency when it is the GPU, and
@@ -376,10 +395,14 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
          * faster than stock, an AND whose top k is the answer (16 threads,
          * docs/benchmarks.md: 1.45x stock at 10^6 documents, 1.48x at
          * 10^5; OR 0.41x and 0.58x).  Through Enquire the accelerated
-         * query costs about stock's own (plugin-cpu 0.77x stock on cheap
-         * real-text ANDs, benchmarks-archive.md), so stock. */
-        return r->o.front != XG_FRONT_ENQUIRE && f->is_and
-                   ? XG_ROUTE_CPU : XG_ROUTE_STOCK_NO_DEVICE;
+         * query costs about stock's own on an AND (plugin-cpu 0.77x stock
+         * on cheap real-text ANDs, benchmarks-archive.md), so stock; a
+         * flat OR's top k without the count where the model prices it
+         * below stock's. */
+        if (r->o.front == XG_FRONT_ENQUIRE)
+            return cpu_or_cheaper(r, pq, f) ? XG_ROUTE_CPU
+                                            : XG_ROUTE_STOCK_NO_DEVICE;
+        return f->is_and ? XG_ROUTE_CPU : XG_ROUTE_STOCK_NO_DEVICE;
     }
     /* The GPU runs the phrase and NEAR filters of an AND of terms (where
      * the positions are resident; the batch refuses the query otherwise,
@@ -420,11 +443,15 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
      * postlist). */
     const double pressure =
         r->no_pressure ? 1 : xg_cpu_load_pressure(&r->load);
-    const int cpu_side =
+    const int cpu_and =
         (r->o.front == XG_FRONT_REMOTE || filtered) && f->is_and;
+    const int cpu_or = cpu_or_cheaper(r, pq, f);
+    const int cpu_side = cpu_and || cpu_or;
     const double cheap =
-        cpu_side ? xg_cost_cpu_and_seconds_p90(&r->model, f) *
+        cpu_and  ? xg_cost_cpu_and_seconds_p90(&r->model, f) *
                        xg_cost_learned_factor(&r->learned, XG_COST_CPU, 1)
+        : cpu_or ? xg_cost_cpu_or_enquire_p90(&r->model, f) *
+                       xg_cost_learned_factor(&r->learned, XG_COST_CPU, 0)
                  : xg_cost_stock_seconds_p90(&r->model, f) *
                        xg_cost_learned_factor(&r->learned, XG_COST_STOCK,
                                               f->is_and);
@@ -558,7 +585,11 @@ static int answer(xg_router *r, const xg_xquery *xq,
         }
     }
     if (!rc && *route == XG_ROUTE_CPU) {
-        const int timed = f.is_and && xg_router_learn_due();
+        /* Learned from where the planner priced it (f filled). */
+        const int top_or = r->o.engine == XG_ENGINE_AUTO &&
+                           r->o.front == XG_FRONT_ENQUIRE && !f.is_and &&
+                           xg_match_top_prunes(&pq->q, &r->o.bm25);
+        const int timed = (f.is_and || top_or) && xg_router_learn_due();
         xg_router_cpu_enter(r);
         const double t0 = timed ? xg_thread_cpu_now() : 0;
         /* Through Enquire, Xapian reports the bounds: no count needed. */
@@ -568,8 +599,10 @@ static int answer(xg_router *r, const xg_xquery *xq,
         const double t1 = timed ? xg_thread_cpu_now() : 0;
         xg_router_cpu_leave(r);
         if (timed && !st)
-            xg_cost_learn(&r->learned, XG_COST_CPU, 1,
-                          xg_cost_cpu_and_seconds(&r->model, &f), t1 - t0);
+            xg_cost_learn(&r->learned, XG_COST_CPU, f.is_and,
+                          f.is_and ? xg_cost_cpu_and_seconds(&r->model, &f)
+                                   : xg_cost_cpu_or_seconds(&r->model, &f),
+                          t1 - t0);
         if (st == XG_ERR_UNSUPPORTED) {
             *route = XG_ROUTE_STOCK_UNSUPPORTED;
             xg_router_note_unserved(r, xg_last_error());

@@ -36,6 +36,9 @@ int main(int argc, char **argv)
         m.cpu_and_scale = rnd(1e-7, 1e-3);
         m.cpu_and_exponent = rnd(0, 1);
         m.cpu_and_spread = rnd(1, 6);
+        m.cpu_or_scale = rnd(1e-7, 1e-3);
+        m.cpu_or_exponent = rnd(0, 1);
+        m.cpu_or_spread = rnd(1, 6);
         struct xg_query_features f = {1 + rng_below(8), (int)rng_below(2), 0, 0};
         f.shortest = rng_below(1u << 20);
         f.sum = f.shortest * f.n_lists + rng_below(1u << 20);
@@ -55,6 +58,23 @@ int main(int argc, char **argv)
             const double sp = xg_cost_stock_seconds_p90(&m, &f);
             CHECK(fabs(xg_cost_cpu_and_seconds_p90(&same, &f) - sp) <= 1e-12 * sp,
                   "priced as stock");
+        }
+        /* Its OR's top k: its own law on stock's OR postings; through
+         * Enquire plus stock's OR of no posting. */
+        const double cpu_or = m.cpu_or_scale *
+                              pow(1 + (double)f.sum, m.cpu_or_exponent) *
+                              m.cpu_or_spread;
+        CHECK(fabs(xg_cost_cpu_or_seconds_p90(&m, &f) - cpu_or) <= 1e-12 * cpu_or,
+              "cpu OR p90 = its law * its spread");
+        CHECK(fabs(xg_cost_cpu_or_enquire_p90(&m, &f) - (cpu_or + m.stock_or_scale)) <=
+                  1e-12 * (cpu_or + m.stock_or_scale),
+              "through Enquire: plus stock's OR of no posting");
+        if (!f.is_and) {
+            struct xg_cost_model same = m;
+            xg_cost_model_cpu_or_as_stock(&same);
+            const double sp = xg_cost_stock_seconds_p90(&m, &f);
+            CHECK(xg_cost_cpu_or_enquire_p90(&same, &f) > sp,
+                  "priced as stock's OR, never below it through Enquire");
         }
         /* The GPU: the wait, the batches ahead, its own batch. */
         const double bs = rnd(1e-4, 1e-2), wait = rnd(0, 2e-3);
@@ -81,11 +101,17 @@ int main(int argc, char **argv)
     a.cpu_and_scale = 3e-6;
     a.cpu_and_exponent = 0.25;
     a.cpu_and_spread = 1.5;
+    a.cpu_or_scale = 5e-6;
+    a.cpu_or_exponent = 0.3;
+    a.cpu_or_spread = 2.5;
     CHECK(xg_cost_model_save(path, &a, "test") == XG_OK, "save");
     CHECK(xg_cost_model_load(path, &b) == XG_OK, "load");
     CHECK(fabs(b.cpu_and_scale - 3e-6) < 1e-12 && fabs(b.cpu_and_exponent - 0.25) < 1e-9 &&
               fabs(b.cpu_and_spread - 1.5) < 1e-9 && fabs(b.stock_and_scale - 2e-5) < 1e-12,
           "round trip");
+    CHECK(fabs(b.cpu_or_scale - 5e-6) < 1e-12 && fabs(b.cpu_or_exponent - 0.3) < 1e-9 &&
+              fabs(b.cpu_or_spread - 2.5) < 1e-9,
+          "round trip of the OR law");
     static const char *const old =
         "stock_or_scale 1e-6\nstock_or_exponent 0.5\nstock_and_scale 4e-5\n"
         "stock_and_exponent 0.2\nstock_or_spread 2\nstock_and_spread 3\n"
@@ -95,6 +121,8 @@ int main(int argc, char **argv)
     CHECK(xg_cost_model_load(path, &b) == XG_OK, "an older file loads");
     CHECK(b.cpu_and_scale == 4e-5 && b.cpu_and_exponent == 0.2 && b.cpu_and_spread == 3,
           "an older file prices the CPU matcher as its stock AND");
+    CHECK(b.cpu_or_scale == 1e-6 && b.cpu_or_exponent == 0.5 && b.cpu_or_spread == 2,
+          "and its OR's top k as its stock OR");
     fp = fopen(path, "w");
     CHECK(fp && fprintf(fp, "%scpu_and_scale 1e-6\ncpu_and_spread 2\n", old) > 0 &&
               fclose(fp) == 0, "write a file with two of three");
@@ -102,6 +130,12 @@ int main(int argc, char **argv)
     CHECK(xg_cost_model_load(path, &b) == XG_ERR_FORMAT, "two of three keys: an error");
     CHECK(strstr(xg_last_error(), "go together") != NULL, "the error names the keys");
     CHECK(b.cpu_and_scale == a.cpu_and_scale, "untouched on error");
+    fp = fopen(path, "w");
+    CHECK(fp && fprintf(fp, "%scpu_or_scale 1e-6\ncpu_or_exponent 0.5\n", old) > 0 &&
+              fclose(fp) == 0, "write a file with two of the OR's three");
+    CHECK(xg_cost_model_load(path, &b) == XG_ERR_FORMAT &&
+              strstr(xg_last_error(), "cpu_or_scale") != NULL,
+          "two of the OR's three keys: an error naming them");
     unlink(path);
     rmdir(dir);
     group_ok("model file: round trip, older files, partial CPU keys");

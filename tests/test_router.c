@@ -31,6 +31,7 @@
 
 #include "../gpu/query/batch.h"
 #include "../gpu/query/engine.h"
+#include "../gpu/query/match_ref.h"
 #include "../gpu/runtime/error.h"
 #include "../plugin/context.h"
 #include "../plugin/cost_model.h"
@@ -83,17 +84,30 @@ static int write_model(const char *path, int stock_cheap, int cpu_cheap)
     return fclose(f) != 0;
 }
 
-/* learning_pass's model: stock 1 us on any query, a GPU batch 10 us. */
-static int write_learn_model(const char *path)
+static int write_text(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
     if (!f) return 1;
-    fprintf(f, "stock_or_scale 1e-6\nstock_or_exponent 0\n"
-            "stock_and_scale 1e-6\nstock_and_exponent 0\n"
-            "stock_or_spread 1\nstock_and_spread 1\n"
-            "gpu_batch 1e-5\ngpu_per_posting 0\n");
-    return fclose(f) != 0;
+    const int bad = fputs(text, f) < 0;
+    return (fclose(f) != 0) | bad;
 }
+
+/* c_cpu_or's model: stock 1 us a posting (its OR of none 1 us, the
+ * accelerated query's Enquire), the CPU matcher's OR top k nearly free,
+ * a GPU batch 1 ms, stock's AND nearly free. */
+static const char cpu_or_model[] =
+    "stock_or_scale 1e-6\nstock_or_exponent 1\n"
+    "stock_and_scale 1e-15\nstock_and_exponent 1\n"
+    "stock_or_spread 1\nstock_and_spread 1\n"
+    "gpu_batch 1e-3\ngpu_per_posting 1e-9\n"
+    "cpu_or_scale 1e-15\ncpu_or_exponent 1\ncpu_or_spread 1\n";
+
+/* learning_pass's model: stock 1 us on any query, a GPU batch 10 us. */
+static const char learn_model[] =
+    "stock_or_scale 1e-6\nstock_or_exponent 0\n"
+    "stock_and_scale 1e-6\nstock_and_exponent 0\n"
+    "stock_or_spread 1\nstock_and_spread 1\n"
+    "gpu_batch 1e-5\ngpu_per_posting 0\n";
 
 static struct xg_search_opts opts(int and_op, int engine)
 {
@@ -166,23 +180,48 @@ static int front_stock(int q, int remote, int and_op)
                   : q == n_plain - 4 && !and_op;
 }
 
-/* Is query q an AND of terms with position filters, which the GPU
- * batch runs (batch.h xg_batch_path)? */
-static int gpu_filtered(xg_handle *h, int q, int and_op)
+/* pred(h, prepared query) on query q in the operator's form; 0 where q
+ * cannot be prepared. */
+static int of_prepared(xg_handle *h, int q, int and_op,
+                       int (*pred)(xg_handle *, const struct xg_prepared *))
 {
     struct xg_search_opts o = opts(and_op, XG_ENGINE_CPU);
     xg_xquery *xq = NULL;
     struct xg_prepared *pq = NULL;
-    int yes = 0;
-    if (!xg_handle_parse(h, texts[q], &o, &xq) &&
-        !xg_handle_prepare(h, xq, &pq) && pq->q.n_filters) {
-        const struct xg_engine_query eq = {&pq->q, pq->term, pq->plans, K,
-                                           NULL};
-        yes = xg_batch_path(&eq, 1) == XG_DPATH_INTERSECT;
-    }
+    const int yes = !xg_handle_parse(h, texts[q], &o, &xq) &&
+                    !xg_handle_prepare(h, xq, &pq) && pred(h, pq);
     xg_prepared_free(pq);
     if (xq) xg_shim_xquery_free(xq);
     return yes;
+}
+
+/* An AND of terms with position filters, which the GPU batch runs
+ * (batch.h xg_batch_path). */
+static int filtered_pred(xg_handle *h, const struct xg_prepared *pq)
+{
+    (void)h;
+    const struct xg_engine_query eq = {&pq->q, pq->term, pq->plans, K, NULL};
+    return pq->q.n_filters && xg_batch_path(&eq, 1) == XG_DPATH_INTERSECT;
+}
+static int gpu_filtered(xg_handle *h, int q, int and_op)
+{
+    return of_prepared(h, q, and_op, filtered_pred);
+}
+
+static xg_handle *feat_h;     /* the want functions' own handle */
+
+/* A flat OR whose top k the CPU matcher gives without the count
+ * (match_ref.h xg_match_top_prunes), with postings to weigh. */
+static int top_or_pred(xg_handle *h, const struct xg_prepared *pq)
+{
+    const struct xg_bm25_params p = XG_BM25_DEFAULTS;
+    struct xg_query_features f;
+    xg_query_features_of(pq, xg_handle_index(h), &f);
+    return !f.is_and && f.sum > 0 && xg_match_top_prunes(&pq->q, &p);
+}
+static int top_or(xg_handle *h, int q, int and_op)
+{
+    return of_prepared(h, q, and_op, top_or_pred);
 }
 
 /* Those four under auto with a device: a phrase AND of terms is weighed
@@ -543,7 +582,6 @@ static void wildcard_pass(xg_router *r, xg_handle *h)
 
 /* serve's front under auto: an AND of several lists weighed between the
  * GPU and the CPU matcher (feat_h: the handle its features come from). */
-static xg_handle *feat_h;
 static int r_cpu_cheap(int q, int a, int route)
 {
     if (!plain(q)) return route == XG_ROUTE_STOCK_UNSUPPORTED;
@@ -596,11 +634,37 @@ static int c_fault(int q, int a, int route)
                           (special(q) && route == XG_ROUTE_CPU)
                     : route == XG_ROUTE_STOCK_UNSUPPORTED;
 }
+/* Without a device auto may give a flat OR's top k to the CPU matcher
+ * where the model prices it below stock (router.c cpu_or_cheaper). */
 static int c_nodev(int q, int a, int route)
 {
-    (void)a;
-    return route == (plain(q) ? XG_ROUTE_STOCK_NO_DEVICE
-                              : XG_ROUTE_STOCK_UNSUPPORTED);
+    if (!plain(q)) return route == XG_ROUTE_STOCK_UNSUPPORTED;
+    return route == XG_ROUTE_STOCK_NO_DEVICE ||
+           (route == XG_ROUTE_CPU && top_or(feat_h, q, a));
+}
+/* cpu-or.model: the CPU matcher's OR top k priced below stock and the
+ * GPU for any OR with postings, stock's AND below the GPU: every such
+ * OR goes to the CPU matcher, with a device or without. */
+static int c_cpu_or(int q, int a, int route)
+{
+    if (!plain(q)) return route == XG_ROUTE_STOCK_UNSUPPORTED;
+    if (top_or(feat_h, q, a)) return route == XG_ROUTE_CPU;
+    if (special(q))
+        return route == XG_ROUTE_CPU || route == XG_ROUTE_GPU ||
+               route == XG_ROUTE_STOCK_CHEAPER;
+    return route == XG_ROUTE_STOCK_CHEAPER || route == XG_ROUTE_GPU;
+}
+static int c_no_cpu_or(int q, int a, int route)
+{
+    if (plain(q) && top_or(feat_h, q, a))
+        return route == XG_ROUTE_STOCK_CHEAPER || route == XG_ROUTE_GPU;
+    return c_cpu_or(q, a, route);
+}
+static int c_cpu_or_nodev(int q, int a, int route)
+{
+    if (!plain(q)) return route == XG_ROUTE_STOCK_UNSUPPORTED;
+    return route == (top_or(feat_h, q, a) ? XG_ROUTE_CPU
+                                          : XG_ROUTE_STOCK_NO_DEVICE);
 }
 static int c_stale(int q, int a, int route)
 {
@@ -708,7 +772,8 @@ int main(int argc, char **argv)
     }
     char tsv[4096], db[4096], stale[4096], damaged[4096], bad[4096],
         qpath[4096], cmd[40000], model_gpu[4200], model_stock[4200],
-        model_cpu[4200], model_cpu_dear[4200], model_learn[4200];
+        model_cpu[4200], model_cpu_dear[4200], model_learn[4200],
+        model_cpu_or[4200];
     snprintf(tsv, sizeof tsv, "%s/docs.tsv", argv[1]);
     snprintf(qpath, sizeof qpath, "%s/queries.tsv", argv[1]);
     snprintf(db, sizeof db, "%s/router-db", argv[2]);
@@ -718,6 +783,7 @@ int main(int argc, char **argv)
     snprintf(model_gpu, sizeof model_gpu, "%s/gpu.model", argv[2]);
     snprintf(model_stock, sizeof model_stock, "%s/stock.model", argv[2]);
     snprintf(model_cpu, sizeof model_cpu, "%s/cpu.model", argv[2]);
+    snprintf(model_cpu_or, sizeof model_cpu_or, "%s/cpu-or.model", argv[2]);
     snprintf(model_learn, sizeof model_learn, "%s/learn.model", argv[2]);
     snprintf(model_cpu_dear, sizeof model_cpu_dear, "%s/cpu-dear.model",
              argv[2]);
@@ -725,7 +791,8 @@ int main(int argc, char **argv)
     if (make_db(tsv, db, 1) || make_db(tsv, stale, 0) ||
         write_model(model_gpu, 0, -1) || write_model(model_stock, 1, -1) ||
         write_model(model_cpu, 0, 1) || write_model(model_cpu_dear, 0, 0) ||
-        write_learn_model(model_learn))
+        write_text(model_learn, learn_model) ||
+        write_text(model_cpu_or, cpu_or_model))
         return 1;
     /* Another database (its own uuid) with db's index: stale.  A copy
      * with a truncated index: damaged.  And a copy to break later. */
@@ -755,6 +822,7 @@ int main(int argc, char **argv)
         return 1;
     }
     if (stock_answers(h, texts, n_texts, K, stock_or, stock_and)) return 1;
+    if (xg_handle_open(paths, 1, NULL, &feat_h)) return 1;
     parser_reuse(paths, h);
     printf("test_router: %d plain queries and %d of other shapes, OR and "
            "AND, top %d; stock Xapian is the reference\n", n_plain,
@@ -782,6 +850,11 @@ int main(int argc, char **argv)
                      c_nodev, 0);
         context_pass("context gpu, no device", db, XG_ENGINE_GPU, NULL,
                      c_nodev, 0);
+        context_pass("context auto, no device, the CPU matcher's OR "
+                     "cheaper", db, XG_ENGINE_AUTO, model_cpu_or,
+                     c_cpu_or_nodev, 0);
+        CHECK(last_counts[XG_ROUTE_CPU] > 0, "no device, the CPU matcher's "
+              "OR cheaper: no query to the CPU matcher");
     } else {
         printf("skip the no-device checks: a device is usable (%s)\n",
                "the kernels run on it");
@@ -837,8 +910,17 @@ int main(int argc, char **argv)
     CHECK(last_counts[XG_ROUTE_STOCK_GPU_ERROR] >= (uint64_t)n_plain,
           "injected faults: only %llu counted as stock:gpu-error",
           (unsigned long long)last_counts[XG_ROUTE_STOCK_GPU_ERROR]);
+    /* The Enquire front: a flat OR's top k on the CPU matcher where the
+     * model prices it cheapest; never with XG_NO_CPU_OR=1. */
+    context_pass("context auto, the CPU matcher's OR cheaper", db,
+                 XG_ENGINE_AUTO, model_cpu_or, c_cpu_or, 0);
+    CHECK(last_counts[XG_ROUTE_CPU] > 0, "context auto, the CPU matcher's "
+          "OR cheaper: no query to the CPU matcher");
+    setenv("XG_NO_CPU_OR", "1", 1);
+    context_pass("context auto, XG_NO_CPU_OR=1", db, XG_ENGINE_AUTO,
+                 model_cpu_or, c_no_cpu_or, 0);
+    unsetenv("XG_NO_CPU_OR");
     /* serve's front: stock priced out, the CPU matcher's AND each way. */
-    if (xg_handle_open(paths, 1, NULL, &feat_h)) return 1;
     context_front_pass("remote auto, CPU matcher cheaper", db, XG_ENGINE_AUTO,
                        model_cpu, r_cpu_cheap, 0, 1, 1);
     CHECK(last_counts[XG_ROUTE_CPU] > 0 && last_counts[XG_ROUTE_GPU] > 0,
@@ -847,7 +929,6 @@ int main(int argc, char **argv)
                        model_cpu_dear, r_cpu_dear, 0, 1, 1);
     CHECK(last_counts[XG_ROUTE_GPU] > last_counts[XG_ROUTE_CPU],
           "remote auto, CPU matcher dearer: the GPU answers");
-    xg_handle_close(feat_h);
     learning_pass(db, model_learn);
 
     /* ---- Stale and damaged indexes ---- */
@@ -916,6 +997,7 @@ int main(int argc, char **argv)
         xg_context_close(ctx);
     }
 
+    xg_handle_close(feat_h);
     for (int q = 0; q < n_texts; ++q) {
         xg_result_free(&stock_or[q]);
         xg_result_free(&stock_and[q]);

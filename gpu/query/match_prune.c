@@ -84,22 +84,13 @@ static void sort_by_bound(struct pcur **pc, uint32_t n)
     }
 }
 
-/* Whether q is a flat OR this matcher serves: no filter, exclusion or
- * value range, no per-document extra (k2), and some k. */
-static int prunable(const struct xg_query *q, const struct xg_bm25_params *p,
-                    uint32_t k)
-{
-    return q->op == XG_QOP_OR && !q->n_filters && !q->n_negated &&
-           p->k2 == 0 && k > 0;
-}
-
 int xg_match_ref_top(const struct xg_index *ix, const struct xg_query *q,
                      const int64_t *leaf_term, const struct xg_plan *plans,
                      const struct xg_bm25_params *p,
                      const struct xg_weigh_stats *ws, uint32_t k,
                      struct xg_result *out)
 {
-    if (!prunable(q, p, k))
+    if (!k || !xg_match_top_prunes(q, p))
         return xg_match_ref(ix, q, leaf_term, plans, p, ws, k, out);
     const struct xg_fmt_header *h = ix->hdr;
     const uint32_t nl = q->n_leaves, doclen_lb = h->doclen_min;

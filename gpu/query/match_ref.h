@@ -38,6 +38,16 @@ int xg_match_ref_top(const struct xg_index *ix, const struct xg_query *q,
                      const struct xg_weigh_stats *ws, uint32_t k,
                      struct xg_result *out);
 
+/* Whether xg_match_ref_top prunes q (at any k > 0): a flat OR of terms,
+ * with no position filter or exclusion, weighed with no per-document
+ * extra (k2 = 0). */
+static inline int xg_match_top_prunes(const struct xg_query *q,
+                                      const struct xg_bm25_params *p)
+{
+    return q->op == XG_QOP_OR && !q->n_filters && !q->n_negated &&
+           p->k2 == 0;
+}
+
 /* The same match, moving the lists as Xapian 1.4.22's postlist tree moves
  * them (match_tree.c): where an AND checks an OR that holds a phrase,
  * Xapian's weights follow those moves, not the query's meaning.

@@ -31,6 +31,8 @@ int xg_knob_no_pressure(void)
     return e && !strcmp(e, "1");
 }
 
+int xg_knob_no_cpu_or(void) { return flag("XG_NO_CPU_OR"); }
+
 int xg_knob_export_timing(void) { return getenv("XG_EXPORT_TIMING") != NULL; }
 
 int xg_knob_one_slot(void) { return flag("XG_ONE_SLOT"); }

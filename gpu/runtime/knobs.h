@@ -35,6 +35,10 @@ int xg_knob_gpu_twins(void);
  * matcher) at its one-thread time, not stretched by the cores'
  * contention (plugin/router.c, read when a router opens). */
 int xg_knob_no_pressure(void);
+/* XG_NO_CPU_OR=1: the planner never sends a flat OR to the CPU
+ * matcher's top k without the count (plugin/router.c, read when a router
+ * opens). */
+int xg_knob_no_cpu_or(void);
 /* XG_ONE_SLOT=1: the query engine runs one batch at a time, not two
  * (query/engine.c). */
 int xg_knob_one_slot(void);

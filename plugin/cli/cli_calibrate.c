@@ -6,7 +6,9 @@
  *  caches, then once timed, one thread; least squares of its time against
  *  the OR queries' postings and the AND queries' probes, as power laws
  *  (least squares in log space).  The exact CPU matcher: every AND the
- *  same way (serve weighs an AND between it and the GPU).  GPU: the same
+ *  same way (serve weighs an AND between it and the GPU), and every flat
+ *  OR's top k without the count (the Enquire front weighs one between
+ *  it, stock and the GPU).  GPU: the same
  *  queries in batches of 1 to 256; least squares of each batch's wall
  *  time against its work.
  */
@@ -18,21 +20,22 @@
 #include "../../gpu/runtime/outfile.h"
 #include "cli.h"
 #include "cli_search_opts.h"
+#include "../../gpu/query/match_ref.h"
 #include "../cost_model.h"
 #include "../router.h"
 #include "../searcher.h"
 
 static const char help[] =
     "usage: xapian-gpu calibrate --db DB --queries FILE [OPTIONS]\n"
-    "Time every query on stock Xapian, every AND on the exact CPU matcher too,\n"
-    "and, with a usable GPU, in GPU batches; fit the plugin's cost model and\n"
-    "write it (default: xapian-gpu.model next to the index, where the plugin\n"
-    "and serve look for it).\n"
+    "Time every query on stock Xapian, every AND and flat OR on the exact CPU\n"
+    "matcher too, and, with a usable GPU, in GPU batches; fit the plugin's cost\n"
+    "model and write it (default: xapian-gpu.model next to the index, where the\n"
+    "plugin and serve look for it).\n"
     "  --model FILE            where to write the model\n"
     "  --samples FILE          also write each timed query as TSV: op, lists,\n"
     "                          shortest, sum (document frequencies), stock\n"
     "                          seconds, model seconds, CPU matcher seconds\n"
-    "                          (ANDs; 0 otherwise)\n"
+    "                          (ANDs and flat ORs; 0 otherwise)\n"
     "  plus --index, -k, --stem, --stopper, --bm25 as for 'xapian-gpu\n"
     "  search'.  Every query is timed in its OR and its AND form.\n";
 
@@ -67,19 +70,23 @@ static void fit_laws(const struct sample *s, uint32_t n,
         *(and ? &m->stock_and_spread : &m->stock_or_spread) =
             xg_cost_spread(x, y, k, *scale, *exponent);
     }
-    /* The CPU matcher's AND law, from the ANDs it answered (none: priced
-     * as stock). */
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < n; ++i)
-        if (s[i].f.is_and && s[i].cpu > 0) {
-            x[k] = xg_cost_and_probes(&s[i].f);
-            y[k++] = s[i].cpu;
-        }
+    /* The CPU matcher's AND and OR laws, from the queries it answered
+     * (none: priced as stock). */
     xg_cost_model_cpu_as_stock(m);
-    if (k) {
-        xg_cost_fit_power(x, y, k, &m->cpu_and_scale, &m->cpu_and_exponent);
-        m->cpu_and_spread =
-            xg_cost_spread(x, y, k, m->cpu_and_scale, m->cpu_and_exponent);
+    xg_cost_model_cpu_or_as_stock(m);
+    for (int and = 0; and < 2; ++and) {
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < n; ++i)
+            if (s[i].f.is_and == and && s[i].cpu > 0) {
+                x[k] = and ? xg_cost_and_probes(&s[i].f) : (double)s[i].f.sum;
+                y[k++] = s[i].cpu;
+            }
+        if (!k) continue;
+        double *scale = and ? &m->cpu_and_scale : &m->cpu_or_scale,
+               *exponent = and ? &m->cpu_and_exponent : &m->cpu_or_exponent;
+        xg_cost_fit_power(x, y, k, scale, exponent);
+        *(and ? &m->cpu_and_spread : &m->cpu_or_spread) =
+            xg_cost_spread(x, y, k, *scale, *exponent);
     }
 done:
     free(x);
@@ -201,10 +208,17 @@ int xg_cli_calibrate(int argc, char **argv)
                 rc = xg_cli_fail();
                 break;
             }
-            if (!smp[i].f.is_and) continue;
+            /* The CPU matcher: an AND as serve runs it, a flat OR's top
+             * k without the count as the Enquire front runs it. */
+            const int top_or = !smp[i].f.is_and &&
+                               xg_match_top_prunes(&smp[i].pq->q, &a.opts.bm25);
+            if (!smp[i].f.is_and && !top_or) continue;
             t0 = xg_cli_now();
-            int st = xg_handle_run_cpu(xg_searcher_handle(s), smp[i].pq,
-                                       &a.opts.bm25, a.opts.k, &r);
+            int st = top_or
+                         ? xg_handle_run_cpu_top(xg_searcher_handle(s), smp[i].pq,
+                                                 &a.opts.bm25, a.opts.k, &r)
+                         : xg_handle_run_cpu(xg_searcher_handle(s), smp[i].pq,
+                                             &a.opts.bm25, a.opts.k, &r);
             smp[i].cpu = st ? 0 : xg_cli_now() - t0;
             xg_result_free(&r);
             if (st && st != XG_ERR_UNSUPPORTED) rc = xg_cli_fail();
@@ -245,8 +259,10 @@ int xg_cli_calibrate(int argc, char **argv)
                    m.stock_and_scale, m.stock_and_exponent,
                    m.stock_and_spread);
             printf("cpu matcher: %.3e s * (1 + probes)^%.3f (AND, spread "
+                   "%.2f), %.3e s * (1 + postings)^%.3f (OR's top k, spread "
                    "%.2f)\n", m.cpu_and_scale, m.cpu_and_exponent,
-                   m.cpu_and_spread);
+                   m.cpu_and_spread, m.cpu_or_scale, m.cpu_or_exponent,
+                   m.cpu_or_spread);
             printf("gpu:   %.3e s/batch + %.3e s/posting%s\n", m.gpu_batch,
                    m.gpu_per_posting, gpu ? "" : " (default: no GPU)");
             printf("with an idle GPU and no batching wait, %u of %u queries "
