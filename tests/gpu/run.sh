@@ -639,8 +639,9 @@ PY
                             -k ${XG_FK:-10} --op $op --threads $th $bopt \
                             --repeat 3 --engines ${XG_FENG:-xapian,gpu,plugin-gpu,plugin,server} \
                             > "$log" 2>&1
-                        note "    $which $turn: rc $? $(awk '/^routing/ {exit} $1 ~ /^(xapian|gpu|plugin-gpu|plugin|server)$/ && $2 ~ /^[0-9]+$/ {printf "%s %s (p50 %s) ", $1, $3, $5}' "$log")| $(grep -o 'identical [0-9]*, different [0-9]*' "$log" | head -1); $(grep -c "full ranking;" "$log") MSets where stock's top k is not its own full ranking"
+                        note "    $which $turn: rc $? $(awk '/^routing/ {exit} $1 ~ /^(xapian|cpu|gpu|plugin-gpu|plugin-cpu|plugin|server)$/ && $2 ~ /^[0-9]+$/ {printf "%s %s (p50 %s) ", $1, $3, $5}' "$log")| $(grep -o 'identical [0-9]*, different [0-9]*' "$log" | head -1); $(grep -c "full ranking;" "$log") MSets where stock's top k is not its own full ranking"
                         note "      host CPU a query: $(grep '^host CPU' "$log" | sed 's/.*included)://')"
+                        note "      $(grep '^plugin routes (planner)' "$log" | head -1)"
                         note "      $(grep -o '^gpu engine: .*device time' "$log" | sed 's/.*served on the device, //')"
                         grep -E '^(plugin-gpu|plugin|xapian-gpu serve): gpu batches' "$log" \
                             | sed 's/ on average; the batch threads//' | awk '{l[$1]=$0} END {for (e in l) print "      " l[e]}' \
