@@ -205,7 +205,7 @@ prepare_collections() {
             $B calibrate --db "$db" --queries /tmp/xg-q500.tsv --stem none \
                 --samples "$OUT/calibrate-syn.tsv" > "$OUT/calibrate-syn.log" 2>&1
             cp "$db/xapian-gpu.model" "$OUT/syn.model"
-            note "calibrate, synthetic $n: $(grep -E '^(stock|gpu|with)' "$OUT/calibrate-syn.log" | tr '\n' ';')"
+            note "calibrate, synthetic $n: $(grep -E '^(stock|cpu matcher|gpu|with)' "$OUT/calibrate-syn.log" | tr '\n' ';')"
         fi ;;
     esac
     case " $which " in *" rt "*)
@@ -220,7 +220,7 @@ prepare_collections() {
             $B calibrate --db "$rt" --queries /tmp/xg-trec500.tsv \
                 --samples "$OUT/calibrate-rt.tsv" > "$OUT/calibrate-rt.log" 2>&1
             cp "$rt/xapian-gpu.model" "$OUT/rt.model"
-            note "calibrate, real text: $(grep -E '^(stock|gpu|with)' "$OUT/calibrate-rt.log" | tr '\n' ';')"
+            note "calibrate, real text: $(grep -E '^(stock|cpu matcher|gpu|with)' "$OUT/calibrate-rt.log" | tr '\n' ';')"
         fi ;;
     esac
     return 0
