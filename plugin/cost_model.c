@@ -225,35 +225,26 @@ double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
            (f->is_and ? m->stock_and_spread : m->stock_or_spread);
 }
 
-double xg_cost_cpu_and_seconds(const struct xg_cost_model *m,
-                               const struct xg_query_features *f)
+double xg_cost_cpu_seconds(const struct xg_cost_model *m,
+                           const struct xg_query_features *f)
 {
-    return m->cpu_and_scale *
-           pow(1 + xg_cost_and_probes(f), m->cpu_and_exponent);
-}
-
-double xg_cost_cpu_or_seconds(const struct xg_cost_model *m,
-                              const struct xg_query_features *f)
-{
+    if (f->is_and)
+        return m->cpu_and_scale *
+               pow(1 + xg_cost_and_probes(f), m->cpu_and_exponent);
     return m->cpu_or_scale * pow(1 + (double)f->sum, m->cpu_or_exponent);
 }
 
-double xg_cost_cpu_or_seconds_p90(const struct xg_cost_model *m,
-                                  const struct xg_query_features *f)
+double xg_cost_cpu_seconds_p90(const struct xg_cost_model *m,
+                               const struct xg_query_features *f)
 {
-    return xg_cost_cpu_or_seconds(m, f) * m->cpu_or_spread;
+    return xg_cost_cpu_seconds(m, f) *
+           (f->is_and ? m->cpu_and_spread : m->cpu_or_spread);
 }
 
 double xg_cost_cpu_or_enquire_p90(const struct xg_cost_model *m,
                                   const struct xg_query_features *f)
 {
-    return xg_cost_cpu_or_seconds_p90(m, f) + m->stock_or_scale;
-}
-
-double xg_cost_cpu_and_seconds_p90(const struct xg_cost_model *m,
-                                   const struct xg_query_features *f)
-{
-    return xg_cost_cpu_and_seconds(m, f) * m->cpu_and_spread;
+    return xg_cost_cpu_seconds_p90(m, f) + m->stock_or_scale;
 }
 
 /* A GPU batch of `work` postings as the model prices it. */

@@ -107,22 +107,16 @@ double xg_cost_stock_seconds(const struct xg_cost_model *m,
 double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
                                  const struct xg_query_features *f);
 
-/* The CPU matcher's one-thread time on an AND (f->is_and): the median,
- * and at the model's 90th percentile (times cpu_and_spread). */
-double xg_cost_cpu_and_seconds(const struct xg_cost_model *m,
+/* The CPU matcher's one-thread time, the median and at the model's 90th
+ * percentile, by its own laws on stock's x: an AND (f->is_and) as serve
+ * runs it, a flat OR's top k without the count as the Enquire front runs
+ * it.  Through Enquire the accelerated query adds Xapian's own work,
+ * priced as stock's OR of no posting (its law's scale):
+ * xg_cost_cpu_or_enquire_p90, for an OR. */
+double xg_cost_cpu_seconds(const struct xg_cost_model *m,
+                           const struct xg_query_features *f);
+double xg_cost_cpu_seconds_p90(const struct xg_cost_model *m,
                                const struct xg_query_features *f);
-double xg_cost_cpu_and_seconds_p90(const struct xg_cost_model *m,
-                                   const struct xg_query_features *f);
-
-/* The CPU matcher's one-thread time on a flat OR's top k without the
- * count (its postings, as stock's OR law): the median, and at the
- * model's 90th percentile.  Through Enquire the accelerated query adds
- * Xapian's own work, priced as stock's OR of no posting (its law's
- * scale): xg_cost_cpu_or_enquire_p90. */
-double xg_cost_cpu_or_seconds(const struct xg_cost_model *m,
-                              const struct xg_query_features *f);
-double xg_cost_cpu_or_seconds_p90(const struct xg_cost_model *m,
-                                  const struct xg_query_features *f);
 double xg_cost_cpu_or_enquire_p90(const struct xg_cost_model *m,
                                   const struct xg_query_features *f);
 

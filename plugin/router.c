@@ -448,7 +448,7 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
     const int cpu_or = cpu_or_cheaper(r, pq, f);
     const int cpu_side = cpu_and || cpu_or;
     const double cheap =
-        cpu_and  ? xg_cost_cpu_and_seconds_p90(&r->model, f) *
+        cpu_and  ? xg_cost_cpu_seconds_p90(&r->model, f) *
                        xg_cost_learned_factor(&r->learned, XG_COST_CPU, 1)
         : cpu_or ? xg_cost_cpu_or_enquire_p90(&r->model, f) *
                        xg_cost_learned_factor(&r->learned, XG_COST_CPU, 0)
@@ -600,8 +600,7 @@ static int answer(xg_router *r, const xg_xquery *xq,
         xg_router_cpu_leave(r);
         if (timed && !st)
             xg_cost_learn(&r->learned, XG_COST_CPU, f.is_and,
-                          f.is_and ? xg_cost_cpu_and_seconds(&r->model, &f)
-                                   : xg_cost_cpu_or_seconds(&r->model, &f),
+                          xg_cost_cpu_seconds(&r->model, &f),
                           t1 - t0);
         if (st == XG_ERR_UNSUPPORTED) {
             *route = XG_ROUTE_STOCK_UNSUPPORTED;

@@ -46,33 +46,26 @@ int main(int argc, char **argv)
         const double p90 = xg_cost_stock_seconds_p90(&m, &f);
         const double spread = f.is_and ? m.stock_and_spread : m.stock_or_spread;
         CHECK(fabs(p90 - p50 * spread) <= 1e-12 * p90, "p90 = median * spread");
-        /* The CPU matcher's AND: its own law on the same probes. */
+        /* The CPU matcher: its own laws on stock's probes (AND) and
+         * postings (an OR's top k), each with its own spread; through
+         * Enquire an OR adds stock's OR of no posting. */
         const double probes = (double)f.shortest * (f.n_lists > 1 ? f.n_lists - 1 : 1);
-        const double cpu = m.cpu_and_scale * pow(1 + probes, m.cpu_and_exponent) *
-                           m.cpu_and_spread;
-        CHECK(fabs(xg_cost_cpu_and_seconds_p90(&m, &f) - cpu) <= 1e-12 * cpu,
-              "cpu p90 = its law * its spread");
-        if (f.is_and) {
-            struct xg_cost_model same = m;
-            xg_cost_model_cpu_as_stock(&same);
-            const double sp = xg_cost_stock_seconds_p90(&m, &f);
-            CHECK(fabs(xg_cost_cpu_and_seconds_p90(&same, &f) - sp) <= 1e-12 * sp,
-                  "priced as stock");
-        }
-        /* Its OR's top k: its own law on stock's OR postings; through
-         * Enquire plus stock's OR of no posting. */
-        const double cpu_or = m.cpu_or_scale *
-                              pow(1 + (double)f.sum, m.cpu_or_exponent) *
-                              m.cpu_or_spread;
-        CHECK(fabs(xg_cost_cpu_or_seconds_p90(&m, &f) - cpu_or) <= 1e-12 * cpu_or,
-              "cpu OR p90 = its law * its spread");
-        CHECK(fabs(xg_cost_cpu_or_enquire_p90(&m, &f) - (cpu_or + m.stock_or_scale)) <=
-                  1e-12 * (cpu_or + m.stock_or_scale),
-              "through Enquire: plus stock's OR of no posting");
+        const double cpu = f.is_and ? m.cpu_and_scale * pow(1 + probes, m.cpu_and_exponent) *
+                                          m.cpu_and_spread
+                                    : m.cpu_or_scale * pow(1 + (double)f.sum, m.cpu_or_exponent) *
+                                          m.cpu_or_spread;
+        CHECK(fabs(xg_cost_cpu_seconds_p90(&m, &f) - cpu) <= 1e-12 * cpu,
+              "cpu p90 = its operator's law * its spread");
+        struct xg_cost_model same = m;
+        xg_cost_model_cpu_as_stock(&same);
+        xg_cost_model_cpu_or_as_stock(&same);
+        const double sp = xg_cost_stock_seconds_p90(&m, &f);
+        CHECK(fabs(xg_cost_cpu_seconds_p90(&same, &f) - sp) <= 1e-12 * sp,
+              "priced as stock");
         if (!f.is_and) {
-            struct xg_cost_model same = m;
-            xg_cost_model_cpu_or_as_stock(&same);
-            const double sp = xg_cost_stock_seconds_p90(&m, &f);
+            CHECK(fabs(xg_cost_cpu_or_enquire_p90(&m, &f) - (cpu + m.stock_or_scale)) <=
+                      1e-12 * (cpu + m.stock_or_scale),
+                  "through Enquire: plus stock's OR of no posting");
             CHECK(xg_cost_cpu_or_enquire_p90(&same, &f) > sp,
                   "priced as stock's OR, never below it through Enquire");
         }

@@ -157,8 +157,12 @@ int xg_match_ref_top(const struct xg_index *ix, const struct xg_query *q,
                 b += w[i];
             }
         }
-        int drop = below(b, theta);
-        for (uint32_t j = n_ne; j-- > 0 && !drop;) {
+        /* Each list resolved lowers the bound or replaces its part with
+         * the weight: the candidate is dropped as soon as it falls
+         * below, whichever way the last list went. */
+        int drop = 0;
+        for (uint32_t j = n_ne; j-- > 0;) {
+            if ((drop = below(b, theta))) break;
             struct pcur *pc = ord[j];
             struct cursor *c = &pc->c;
             b -= pc->ub;
@@ -173,11 +177,9 @@ int xg_match_ref_top(const struct xg_index *ix, const struct xg_query *q,
                     ix->skip + ix->terms[c->term].skip_first + blk;
                 if (sk->first > d) continue;    /* not on this list */
                 if (blk != c->blk) {
-                    if (below(b + bound_of(pc, &bq, tw, sk->max_wdf, doclen_lb),
-                              theta)) {
-                        drop = 1;
+                    if ((drop = below(b + bound_of(pc, &bq, tw, sk->max_wdf,
+                                                   doclen_lb), theta)))
                         break;
-                    }
                     if ((rc = cursor_load(c, blk))) goto done;
                 }
                 while (c->docs[c->pos] < d) ++c->pos;
@@ -189,9 +191,8 @@ int xg_match_ref_top(const struct xg_index *ix, const struct xg_query *q,
                 w[i] = xg_bm25_sumpart(&bq, tw[i], c->wdfs[c->pos], doclen);
                 b += w[i];
             }
-            drop = below(b, theta);
         }
-        if (!drop) {
+        if (!drop && !below(b, theta)) {
             uint32_t n_leaves_matched = 0;
             for (uint32_t i = 0; i < nl; ++i) {
                 if (!matched[i]) w[i] = 0.0;
