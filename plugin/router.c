@@ -531,10 +531,12 @@ uint64_t xg_router_shape_skipped(xg_router *r)
     return atomic_load_explicit(&r->shapes.skipped, memory_order_relaxed);
 }
 
+/* quiet: a search answered ahead (xg_router_answer_ahead) notes no
+ * reason a query went to stock; its caller discards such an answer. */
 static int answer(xg_router *r, const xg_xquery *xq,
                   struct xg_prepared *given, uint64_t k64, int weighting_ok,
                   const struct xg_weigh_stats *ws, struct xg_result *out,
-                  int *route)
+                  int *route, int quiet)
 {
     if (!weighting_ok) {
         *route = XG_ROUTE_STOCK_WEIGHTING;
@@ -542,7 +544,7 @@ static int answer(xg_router *r, const xg_xquery *xq,
     }
     if (k64 > 0xffffffffu) {
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
-        xg_router_note_unserved(r, "an MSet of 2^32 or more");
+        if (!quiet) xg_router_note_unserved(r, "an MSet of 2^32 or more");
         return XG_OK;
     }
     const uint32_t k = (uint32_t)k64;
@@ -565,7 +567,7 @@ static int answer(xg_router *r, const xg_xquery *xq,
         if (!given) xg_prepared_free(pq);
         if (rc == XG_ERR_NOMEM) return rc;
         *route = XG_ROUTE_STOCK_UNSUPPORTED;
-        xg_router_note_unserved(r, xg_last_error());
+        if (!quiet) xg_router_note_unserved(r, xg_last_error());
         return XG_OK;
     }
     int st = XG_OK;
@@ -604,7 +606,7 @@ static int answer(xg_router *r, const xg_xquery *xq,
                           t1 - t0);
         if (st == XG_ERR_UNSUPPORTED) {
             *route = XG_ROUTE_STOCK_UNSUPPORTED;
-            xg_router_note_unserved(r, xg_last_error());
+            if (!quiet) xg_router_note_unserved(r, xg_last_error());
         } else if (st == XG_ERR_NOMEM) {
             rc = st;
         }
@@ -618,14 +620,14 @@ static int answer(xg_router *r, const xg_xquery *xq,
     return rc;
 }
 
-int xg_router_answer(xg_router *r, const xg_xquery *xq,
-                     struct xg_prepared *pq, uint64_t k, int weighting_ok,
-                     const struct xg_weigh_stats *ws, struct xg_result *out,
-                     int *route)
+static int answer_once(xg_router *r, const xg_xquery *xq,
+                       struct xg_prepared *pq, uint64_t k, int weighting_ok,
+                       const struct xg_weigh_stats *ws, struct xg_result *out,
+                       int *route, int ahead)
 {
     memset(out, 0, sizeof *out);
     *route = XG_ROUTE_STOCK_UNSUPPORTED;
-    int rc = answer(r, xq, pq, k, weighting_ok, ws, out, route);
+    int rc = answer(r, xq, pq, k, weighting_ok, ws, out, route, ahead);
     if (rc && rc != XG_ERR_NOMEM) {
         /* An engine's error: stock answers. */
         xg_result_free(out);
@@ -633,8 +635,24 @@ int xg_router_answer(xg_router *r, const xg_xquery *xq,
         *route = XG_ROUTE_STOCK_GPU_ERROR;
         rc = XG_OK;
     }
-    if (!rc) xg_router_count(r, *route);
+    if (!rc && !ahead) xg_router_count(r, *route);
     return rc;
+}
+
+int xg_router_answer(xg_router *r, const xg_xquery *xq,
+                     struct xg_prepared *pq, uint64_t k, int weighting_ok,
+                     const struct xg_weigh_stats *ws, struct xg_result *out,
+                     int *route)
+{
+    return answer_once(r, xq, pq, k, weighting_ok, ws, out, route, 0);
+}
+
+int xg_router_answer_ahead(xg_router *r, const xg_xquery *xq,
+                           struct xg_prepared *pq, uint64_t k,
+                           const struct xg_weigh_stats *ws,
+                           struct xg_result *out, int *route)
+{
+    return answer_once(r, xq, pq, k, 1, ws, out, route, 1);
 }
 
 /* ---- The matcher front (searcher, commands) -------------------------- */

@@ -95,6 +95,15 @@ int xg_router_answer(xg_router *r, const xg_xquery *xq,
                      const struct xg_weigh_stats *ws, struct xg_result *out,
                      int *route);
 
+/* The same for a search answered ahead of the request that asks for it
+ * (serve, before the client's MSG_GETMSET): the route is not counted and
+ * no reason is noted; the caller counts it (xg_router_count) when it
+ * sends the answer, and drops an answer of a stock route. */
+int xg_router_answer_ahead(xg_router *r, const xg_xquery *xq,
+                           struct xg_prepared *pq, uint64_t k,
+                           const struct xg_weigh_stats *ws,
+                           struct xg_result *out, int *route);
+
 /* XG_FRONT_MATCHER: answer xq with engine (enum xg_engine) on handle h
  * (the router's base, or a clone of it: each thread its own).  XG_OK with
  * `out` and *route (may be NULL), or the reason an explicit engine cannot

@@ -507,6 +507,17 @@ def routes(srv):
     return {w[i]: int(w[i + 1]) for i in range(0, len(w), 2)}
 
 
+def ahead_counts(srv):
+    """(sent, answered again) from the line serve logs when it stops about
+    searches answered ahead of their MSG_GETMSET; (0, 0) without it."""
+    line = [l for l in srv.text().splitlines()
+            if "answered ahead of their MSG_GETMSET" in l]
+    if not line:
+        return 0, 0
+    w = line[-1].split("MSG_GETMSET:")[1].split()
+    return int(w[0]), int(w[2])
+
+
 def same_mset(got, want):
     """mset_fields results equal, counts as counts_agree allows."""
     return got[0] == want[0] and counts_agree(got[1], want[1])
@@ -904,7 +915,16 @@ def collections_ab(binary, work, ir_data):
             if not engine_routes(r, served, unserved):
                 fail("%s: routes %r, expected %d on the engine and %d "
                      "stock:unsupported" % (name, r, served, unserved))
-            ok("%s: routes as predicted" % name, "routes %r" % r)
+            # One client asks every query at one top k, then at the next:
+            # each search after the first is answered ahead of its
+            # MSG_GETMSET, and again where the top k changed (the bytes
+            # compared above either way).
+            sent, again = ahead_counts(srv)
+            if not (sent > 0 and again > 0 and sent + again < served):
+                fail("%s: %d searches answered ahead and sent, %d answered "
+                     "again, of %d served" % (name, sent, again, served))
+            ok("%s: routes as predicted" % name, "routes %r; answered ahead "
+               "%d, again %d" % (r, sent, again))
         finally:
             if srv.p.poll() is None:
                 srv.p.kill()

@@ -33,6 +33,8 @@ int xg_knob_no_pressure(void)
 
 int xg_knob_no_cpu_or(void) { return flag("XG_NO_CPU_OR"); }
 
+int xg_knob_serve_no_ahead(void) { return flag("XG_SERVE_NO_AHEAD"); }
+
 int xg_knob_export_timing(void) { return getenv("XG_EXPORT_TIMING") != NULL; }
 
 int xg_knob_one_slot(void) { return flag("XG_ONE_SLOT"); }

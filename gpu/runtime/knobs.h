@@ -39,6 +39,9 @@ int xg_knob_no_pressure(void);
  * matcher's top k without the count (plugin/router.c, read when a router
  * opens). */
 int xg_knob_no_cpu_or(void);
+/* XG_SERVE_NO_AHEAD=1: serve answers a search only when its MSG_GETMSET
+ * arrives, never ahead of it (plugin/serve/search.c). */
+int xg_knob_serve_no_ahead(void);
 /* XG_ONE_SLOT=1: the query engine runs one batch at a time, not two
  * (query/engine.c). */
 int xg_knob_one_slot(void);

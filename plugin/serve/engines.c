@@ -15,6 +15,7 @@
 #include "../cost_model.h"
 #include "../router.h"
 #include "relay.h"
+#include "search.h"
 
 /* A context and the connections holding it. */
 struct held {
@@ -332,6 +333,12 @@ void xg_serve_engines_close(struct xg_serve_engines *e)
                                   xg_route_name(i),
                                   (unsigned long long)e->counts[i]);
     xg_serve_log("%s", line);
+    uint64_t sent, dropped;
+    xg_serve_search_ahead_counts(&sent, &dropped);
+    if (sent || dropped)
+        xg_serve_log("searches answered ahead of their MSG_GETMSET: %llu "
+                     "sent, %llu answered again (another top k asked)",
+                     (unsigned long long)sent, (unsigned long long)dropped);
     const struct xg_router_batches *b = &e->batches;
     if (b->batches)
         xg_serve_log("gpu batches: %llu of %.1f searches on average; the "

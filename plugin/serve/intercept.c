@@ -35,6 +35,11 @@ int xg_serve_icpt_busy(const struct xg_serve_icpt *s)
     return xg_serve_search_pending(s->search);
 }
 
+int xg_serve_icpt_ahead(struct xg_serve_icpt *s)
+{
+    return xg_serve_search_ahead(s->search);
+}
+
 int xg_serve_intercept(struct xg_serve_icpt *s, unsigned type,
                        const unsigned char *payload, size_t n,
                        struct xg_sbuf *reply, struct xg_sbuf *replay)

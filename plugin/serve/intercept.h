@@ -59,6 +59,11 @@ void xg_serve_icpt_close(struct xg_serve_icpt *s);
  * and its MSG_GETMSET): the connection is not idle. */
 int xg_serve_icpt_busy(const struct xg_serve_icpt *s);
 
+/* Between messages, with nothing from the client waiting: work ahead
+ * (a search answered before its MSG_GETMSET: search.h).  0, or -1 out of
+ * memory (close the connection). */
+int xg_serve_icpt_ahead(struct xg_serve_icpt *s);
+
 /* A whole client message of `type` with its payload: an enum
  * xg_serve_verdict.  Replies go to *reply, a replayed MSG_QUERY frame to
  * *replay. */

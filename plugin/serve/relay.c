@@ -399,6 +399,12 @@ static void relay_loop(struct relay *r)
                 r->heard = 1;
                 if (client_frames(r) || flush_client(r)) return;
                 flush_child(r);
+                /* The client reads what went out; nothing of its next
+                 * message is here yet. */
+                if (!pending(&r->cin) && xg_serve_icpt_ahead(r->icpt)) {
+                    log_conn(r, "out of memory; closed");
+                    return;
+                }
             } else if (g == 0 || (g == -1 && (errno == ECONNRESET))) {
                 client_eof = 1;
                 if (pending(&r->cin)) {

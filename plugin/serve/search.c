@@ -12,12 +12,14 @@
  */
 #include "search.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../gpu/query/value_range.h"
 #include "../../gpu/query_shape.h"
 #include "../../gpu/runtime/clock.h"
+#include "../../gpu/runtime/knobs.h"
 #include "../../shim/xg_shim.h"
 #include "../context.h"
 #include "../router.h"
@@ -37,18 +39,34 @@ struct xg_serve_search {
                                    takes it as it is */
     struct xg_query_stats st;
     struct xg_sbuf stats;       /* the REPLY_STATS payload sent */
+    /* The last MSG_GETMSET's top k, valid where it weighed with this
+     * database's own statistics: the next search is answered ahead of
+     * its request for the same (xg_serve_search_ahead). */
+    struct {
+        int valid;
+        uint64_t first, maxitems, cal;
+    } guess;
+    struct xg_sbuf ahead;       /* the REPLY_RESULTS frame answered ahead */
+    int ahead_route;            /* its route; -1: none */
+    int no_ahead;               /* XG_SERVE_NO_AHEAD */
 };
 
 struct xg_serve_search *xg_serve_search_open(xg_context *ctx)
 {
     struct xg_serve_search *s = calloc(1, sizeof *s);
-    if (s) s->ctx = ctx;
+    if (s) {
+        s->ctx = ctx;
+        s->ahead_route = -1;
+        s->no_ahead = xg_knob_serve_no_ahead();
+    }
     return s;
 }
 
 static void forget(struct xg_serve_search *s)
 {
     s->pending = 0;
+    s->ahead_route = -1;
+    s->ahead.off = s->ahead.len = 0;
     s->query_msg.off = s->query_msg.len = 0;
     s->stats.off = s->stats.len = 0;
     if (s->xq) xg_shim_xquery_free(s->xq);
@@ -64,6 +82,7 @@ void xg_serve_search_close(struct xg_serve_search *s)
     forget(s);
     xg_sbuf_free(&s->query_msg);
     xg_sbuf_free(&s->stats);
+    xg_sbuf_free(&s->ahead);
     xg_handle_close(s->h);
     free(s);
 }
@@ -242,6 +261,24 @@ static int replay_to_child(struct xg_serve_search *s, struct xg_sbuf *replay)
     return rc;
 }
 
+/* A MSG_GETMSET: the top first + maxitems with check_at_least cal,
+ * weighed with the client's statistics (their bytes). */
+struct request {
+    uint64_t first, maxitems, cal;
+    const unsigned char *stats;
+    size_t stats_n;
+};
+
+/* Whether the client's statistics are this database's own: those of
+ * REPLY_STATS, byte for byte. */
+static int own_stats(const struct xg_serve_search *s,
+                     const struct request *q)
+{
+    const size_t own_n = s->stats.len - s->stats.off;
+    return q->stats_n == own_n &&
+           !memcmp(q->stats, s->stats.p + s->stats.off, own_n);
+}
+
 /* What one MSG_GETMSET weighs with: the database's own statistics, or
  * (global) the client's for the whole collection. */
 struct weighing {
@@ -294,8 +331,8 @@ static int leaf_termfreqs(const struct xg_query *q,
 
 /* Set w up for the client's statistics (p, n).  0, 1 when the engines
  * cannot weigh with them (the child answers), -1 out of memory. */
-static int weighing_init(struct xg_serve_search *s, const unsigned char *p,
-                         size_t n, struct weighing *w)
+static int weighing_init(struct xg_serve_search *s, const struct request *q,
+                         struct weighing *w)
 {
     const uint32_t nl = s->pq->q.n_leaves;
     memset(w, 0, sizeof *w);
@@ -304,8 +341,7 @@ static int weighing_init(struct xg_serve_search *s, const unsigned char *p,
     if (leaf_termfreqs(&s->pq->q, &s->st, xg_handle_index(s->h),
                        s->pq->term, w->local_tf))
         return 1;
-    const size_t own_n = s->stats.len - s->stats.off;
-    if (n == own_n && !memcmp(p, s->stats.p + s->stats.off, n)) {
+    if (own_stats(s, q)) {
         w->ws.n_docs = s->st.doccount;
         w->ws.total_length = s->st.total_length;
         w->ws.leaf_termfreq = w->local_tf;
@@ -316,7 +352,7 @@ static int weighing_init(struct xg_serve_search *s, const unsigned char *p,
     w->global = 1;
     const struct xg_index *ix = xg_handle_index(s->h);
     if (!ix || ix->hdr->n_shards != 1) return 1;
-    int rc = xg_remote_stats_parse(p, n, &w->client);
+    int rc = xg_remote_stats_parse(q->stats, q->stats_n, &w->client);
     if (rc == XG_ERR_NOMEM) return -1;
     if (rc || w->client.rset_size) return 1;
     if (!(w->leaf_tf = malloc((nl ? nl : 1) * sizeof *w->leaf_tf))) return -1;
@@ -413,45 +449,56 @@ static int stock_answer(struct xg_serve_search *s, uint32_t k, uint32_t cal,
     return rc;
 }
 
-int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
-                            size_t n, struct xg_sbuf *reply,
-                            struct xg_sbuf *replay)
+/* REPLY_RESULTS for q appended to *reply: 1; 0: the child answers (the
+ * caller replays); -1 out of memory.  ahead: q is a guess, answered
+ * before the client asks (xg_serve_search_ahead): nothing is counted,
+ * *route is the router's, and 0 also where the router gives the search
+ * to stock (stock answers when the request comes). */
+static int results(struct xg_serve_search *s, const struct request *q,
+                   int ahead, int *route_out, struct xg_sbuf *reply)
 {
-    struct xg_wire_reader r = {p, p + n, 0};
-    const uint64_t first = xg_wire_read_length(&r);
-    const uint64_t maxitems = xg_wire_read_length(&r);
-    const uint64_t cal = xg_wire_read_length(&r);
-    const uint64_t k = first + maxitems;
+    const uint64_t first = q->first, cal = q->cal;
+    const uint64_t k = first + q->maxitems;
     struct answer a;
     memset(&a, 0, sizeof a);
     a.top_percent = -1;
     struct weighing w;
     memset(&w, 0, sizeof w);
+    xg_router *router = xg_context_router(s->ctx);
     int route = XG_ROUTE_STOCK_UNSUPPORTED, rc = 0;
     /* The engines weigh with this database's own statistics or, on one
      * shard, with a client's for several.  Anything else, or no document
      * asked for, the child answers. */
-    int wi = r.bad || k == 0 || k < first || k > UINT32_MAX
-                 ? 1 : weighing_init(s, r.p, (size_t)(r.end - r.p), &w);
+    int wi = k == 0 || k < first || k > UINT32_MAX
+                 ? 1 : weighing_init(s, q, &w);
     if (wi) {
         weighing_free(&w);
-        if (wi < 0) {
-            forget(s);
-            return -1;
-        }
-        xg_router_count(xg_context_router(s->ctx), route);
-        return replay_to_child(s, replay);
+        if (wi < 0) return -1;
+        if (!ahead) xg_router_count(router, route);
+        return 0;
+    }
+    /* The bounds add each leaf's max_part into its term's, as the match
+     * does: the database's own statistics start from none each time (a
+     * search answered ahead for another top k filled them). */
+    if (!w.global) {
+        if (s->st.max_part)
+            memset(s->st.max_part, 0, s->st.n_terms * sizeof *s->st.max_part);
+        s->st.max_possible = 0;
     }
     /* No more than every document can match: a raw client's huge
      * maxitems must not size the engines' arrays (the MSet is the same). */
     uint64_t kk = k < s->st.doccount ? k : s->st.doccount;
     if (!kk) kk = 1;
-    if (xg_router_answer(xg_context_router(s->ctx), s->xq, s->pq, kk,
-                         1, w.global ? &w.ws : NULL, &a.res, &route))
+    const struct xg_weigh_stats *ws = w.global ? &w.ws : NULL;
+    if (ahead ? xg_router_answer_ahead(router, s->xq, s->pq, kk, ws, &a.res,
+                                       &route)
+              : xg_router_answer(router, s->xq, s->pq, kk, 1, ws, &a.res,
+                                 &route))
         rc = XG_ERR_NOMEM;
     else if (route == XG_ROUTE_GPU || route == XG_ROUTE_CPU)
         rc = engine_answer(s, &w, &a);
-    else if (w.global)  /* stock weighs with these only in the child */
+    else if (w.global || ahead)  /* stock weighs with these only in the
+                                    child; ahead, stock waits its turn */
         rc = XG_ERR_UNSUPPORTED;
     else    /* the router's reason is counted; stock answers here */
         rc = stock_answer(s, (uint32_t)k,
@@ -481,9 +528,7 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
          * answers, as the stock server does, error and all. */
         xg_result_free(&a.res);
         weighing_free(&w);
-        if (rc != XG_ERR_NOMEM) return replay_to_child(s, replay);
-        forget(s);
-        return -1;
+        return rc == XG_ERR_NOMEM ? -1 : 0;
     }
     /* multimatch.cc: the share of subqueries the best document matches,
      * over its weight, as a percentage factor. */
@@ -500,6 +545,82 @@ int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
     xg_sbuf_free(&body);
     xg_result_free(&a.res);
     weighing_free(&w);
+    *route_out = route;
+    return rc;
+}
+
+static _Atomic uint64_t ahead_sent, ahead_dropped;
+
+void xg_serve_search_ahead_counts(uint64_t *sent, uint64_t *dropped)
+{
+    *sent = atomic_load(&ahead_sent);
+    *dropped = atomic_load(&ahead_dropped);
+}
+
+/* Drop a search answered ahead. */
+static void ahead_clear(struct xg_serve_search *s)
+{
+    s->ahead_route = -1;
+    s->ahead.off = s->ahead.len = 0;
+}
+
+int xg_serve_search_ahead(struct xg_serve_search *s)
+{
+    if (!s->pending || !s->guess.valid || s->ahead_route >= 0 || s->no_ahead)
+        return 0;
+    /* A wildcard's expansion adds its terms to the reply's statistics
+     * as it answers: once, when the request comes. */
+    for (uint32_t i = 0; i < s->pq->q.n_leaves; ++i)
+        if (s->pq->q.leaves[i].expanded) return 0;
+    const struct request q = {s->guess.first, s->guess.maxitems,
+                              s->guess.cal, s->stats.p + s->stats.off,
+                              s->stats.len - s->stats.off};
+    int route = -1;
+    int rc = results(s, &q, 1, &route, &s->ahead);
+    if (rc < 0) return -1;
+    if (rc == 1) s->ahead_route = route;
+    else ahead_clear(s);
+    return 0;
+}
+
+int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
+                            size_t n, struct xg_sbuf *reply,
+                            struct xg_sbuf *replay)
+{
+    struct xg_wire_reader r = {p, p + n, 0};
+    struct request q;
+    q.first = xg_wire_read_length(&r);
+    q.maxitems = xg_wire_read_length(&r);
+    q.cal = xg_wire_read_length(&r);
+    q.stats = r.p;
+    q.stats_n = (size_t)(r.end - r.p);
+    const int own = !r.bad && own_stats(s, &q);
+    int rc, route = -1;
+    if (s->ahead_route >= 0 && own && q.first == s->guess.first &&
+        q.maxitems == s->guess.maxitems && q.cal == s->guess.cal) {
+        /* Answered ahead, for this very request. */
+        xg_router_count(xg_context_router(s->ctx), s->ahead_route);
+        rc = xg_sbuf_append(reply, s->ahead.p + s->ahead.off,
+                            s->ahead.len - s->ahead.off) ? -1 : 1;
+        atomic_fetch_add(&ahead_sent, 1);
+    } else {
+        if (s->ahead_route >= 0) atomic_fetch_add(&ahead_dropped, 1);
+        if (!r.bad) {
+            rc = results(s, &q, 0, &route, reply);
+        } else {
+            xg_router_count(xg_context_router(s->ctx),
+                            XG_ROUTE_STOCK_UNSUPPORTED);
+            rc = 0;
+        }
+    }
+    ahead_clear(s);
+    /* A client that sends this database's own statistics (one remote
+     * database) most likely asks the next search for the same top k. */
+    s->guess.valid = own;
+    s->guess.first = q.first;
+    s->guess.maxitems = q.maxitems;
+    s->guess.cal = q.cal;
+    if (rc == 0) return replay_to_child(s, replay);
     forget(s);
     return rc;
 }

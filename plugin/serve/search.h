@@ -24,6 +24,7 @@
 #define XG_SERVE_SEARCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../xapian-gpu.h"
 #include "wire.h"
@@ -54,5 +55,19 @@ int xg_serve_search_query(struct xg_serve_search *s, const unsigned char *p,
 int xg_serve_search_getmset(struct xg_serve_search *s, const unsigned char *p,
                             size_t n, struct xg_sbuf *reply,
                             struct xg_sbuf *replay);
+
+/* After REPLY_STATS went out: answer the pending search now, for the top
+ * k the connection's last MSG_GETMSET asked with this database's own
+ * statistics, while the client reads the statistics and sends its
+ * MSG_GETMSET.  That request, if it asks the same, gets the answer at
+ * once; else the search is answered again for it.  Nothing is done
+ * without such a request before, for a wildcard (its expansion adds to
+ * the reply's statistics), where the router gives the search to stock,
+ * or with XG_SERVE_NO_AHEAD=1.  0, or -1 out of memory. */
+int xg_serve_search_ahead(struct xg_serve_search *s);
+
+/* Searches answered ahead and sent, and answered ahead in vain (the
+ * request asked another top k or other statistics), in this process. */
+void xg_serve_search_ahead_counts(uint64_t *sent, uint64_t *dropped);
 
 #endif

@@ -996,7 +996,9 @@ for i, l in enumerate(sys.stdin):
             shift 2
             prepare_collections "${coll#syn}" syn || exit 1
             pdb=$db docs=/tmp/xg-$coll.tsv
-            [ -f "$docs" ] || $B synth text --docs "${coll#syn}" "$docs" || exit 1
+            # The peers' text; ours search the Xapian database alone.
+            [ -f "$docs" ] || [ "${XG_PEERS:-both}" = ours ] ||
+                $B synth text --docs "${coll#syn}" "$docs" || exit 1
             mkdir -p "$pdir"
         else
             prepare_collections 0 rt || exit 1
