@@ -34,6 +34,13 @@ void xg_cost_model_cpu_or_as_stock(struct xg_cost_model *m)
     m->cpu_or_spread = m->stock_or_spread;
 }
 
+void xg_cost_model_cpu_or_count_as_stock(struct xg_cost_model *m)
+{
+    m->cpu_or_count_scale = m->stock_or_scale;
+    m->cpu_or_count_exponent = m->stock_or_exponent;
+    m->cpu_or_count_spread = m->stock_or_spread;
+}
+
 void xg_cost_model_default(struct xg_cost_model *m)
 {
     /* `xapian-gpu calibrate` on an H100 host (16 cores): the
@@ -58,6 +65,12 @@ void xg_cost_model_default(struct xg_cost_model *m)
     m->cpu_or_scale = 8.177e-7;
     m->cpu_or_exponent = 0.568;
     m->cpu_or_spread = 1.72;
+    /* Its flat OR with the exact count (the pruned top k and the lists'
+     * union counted apart): the same collection and queries, an H200
+     * host, 2026-11-28 (tests/gpu/run.sh fronts). */
+    m->cpu_or_count_scale = 4.848e-7;
+    m->cpu_or_count_exponent = 0.658;
+    m->cpu_or_count_spread = 2.17;
     snprintf(m->source, sizeof m->source, "built-in default");
 }
 
@@ -80,11 +93,17 @@ static const struct {
     {"cpu_or_scale", offsetof(struct xg_cost_model, cpu_or_scale)},
     {"cpu_or_exponent", offsetof(struct xg_cost_model, cpu_or_exponent)},
     {"cpu_or_spread", offsetof(struct xg_cost_model, cpu_or_spread)},
+    {"cpu_or_count_scale", offsetof(struct xg_cost_model, cpu_or_count_scale)},
+    {"cpu_or_count_exponent",
+     offsetof(struct xg_cost_model, cpu_or_count_exponent)},
+    {"cpu_or_count_spread",
+     offsetof(struct xg_cost_model, cpu_or_count_spread)},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 #define N_REQUIRED 8
 #define CPU_KEYS (7u << N_REQUIRED)
 #define CPU_OR_KEYS (7u << (N_REQUIRED + 3))
+#define CPU_OR_COUNT_KEYS (7u << (N_REQUIRED + 6))
 
 int xg_cost_model_load(const char *path, struct xg_cost_model *out)
 {
@@ -137,6 +156,13 @@ int xg_cost_model_load(const char *path, struct xg_cost_model *out)
                           "and cpu_or_spread go together", path);
     else if (!rc && !(seen & CPU_OR_KEYS))
         xg_cost_model_cpu_or_as_stock(&m);
+    if (!rc && (seen & CPU_OR_COUNT_KEYS) &&
+        (seen & CPU_OR_COUNT_KEYS) != CPU_OR_COUNT_KEYS)
+        rc = xg_set_error(XG_ERR_FORMAT, "%s: cpu_or_count_scale, "
+                          "cpu_or_count_exponent and cpu_or_count_spread go "
+                          "together", path);
+    else if (!rc && !(seen & CPU_OR_COUNT_KEYS))
+        xg_cost_model_cpu_or_count_as_stock(&m);
     if (!rc && (seen & ((1u << N_REQUIRED) - 1)) != (1u << N_REQUIRED) - 1)
         rc = xg_set_error(XG_ERR_FORMAT, "%s: missing keys (need all of "
                           "stock_or_scale, stock_or_exponent, "
@@ -226,25 +252,31 @@ double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
 }
 
 double xg_cost_cpu_seconds(const struct xg_cost_model *m,
-                           const struct xg_query_features *f)
+                           const struct xg_query_features *f, int counted)
 {
     if (f->is_and)
         return m->cpu_and_scale *
                pow(1 + xg_cost_and_probes(f), m->cpu_and_exponent);
+    if (counted)
+        return m->cpu_or_count_scale *
+               pow(1 + (double)f->sum, m->cpu_or_count_exponent);
     return m->cpu_or_scale * pow(1 + (double)f->sum, m->cpu_or_exponent);
 }
 
 double xg_cost_cpu_seconds_p90(const struct xg_cost_model *m,
-                               const struct xg_query_features *f)
+                               const struct xg_query_features *f,
+                               int counted)
 {
-    return xg_cost_cpu_seconds(m, f) *
-           (f->is_and ? m->cpu_and_spread : m->cpu_or_spread);
+    return xg_cost_cpu_seconds(m, f, counted) *
+           (f->is_and   ? m->cpu_and_spread
+            : counted   ? m->cpu_or_count_spread
+                        : m->cpu_or_spread);
 }
 
 double xg_cost_cpu_or_enquire_p90(const struct xg_cost_model *m,
                                   const struct xg_query_features *f)
 {
-    return xg_cost_cpu_seconds_p90(m, f) + m->stock_or_scale;
+    return xg_cost_cpu_seconds_p90(m, f, 0) + m->stock_or_scale;
 }
 
 /* A GPU batch of `work` postings as the model prices it. */

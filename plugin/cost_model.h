@@ -65,6 +65,12 @@ struct xg_cost_model {
     double cpu_or_scale;
     double cpu_or_exponent;
     double cpu_or_spread;
+    /* The CPU matcher's flat OR walked whole for its exact count (serve,
+     * the matcher front), on the same postings.  Absent from a model file:
+     * priced as stock's OR. */
+    double cpu_or_count_scale;
+    double cpu_or_count_exponent;
+    double cpu_or_count_spread;
     double gpu_batch;           /* seconds per batch */
     double gpu_per_posting;     /* per posting of batch work */
     char source[200];           /* where the coefficients came from */
@@ -76,6 +82,7 @@ void xg_cost_model_default(struct xg_cost_model *m);
  * own). */
 void xg_cost_model_cpu_as_stock(struct xg_cost_model *m);
 void xg_cost_model_cpu_or_as_stock(struct xg_cost_model *m);
+void xg_cost_model_cpu_or_count_as_stock(struct xg_cost_model *m);
 
 /* Read a model written by xg_cost_model_save.  XG_ERR_IO if the file
  * cannot be opened, XG_ERR_FORMAT (naming the file and line) if it is
@@ -108,15 +115,16 @@ double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
                                  const struct xg_query_features *f);
 
 /* The CPU matcher's one-thread time, the median and at the model's 90th
- * percentile, by its own laws on stock's x: an AND (f->is_and) as serve
- * runs it, a flat OR's top k without the count as the Enquire front runs
- * it.  Through Enquire the accelerated query adds Xapian's own work,
- * priced as stock's OR of no posting (its law's scale):
- * xg_cost_cpu_or_enquire_p90, for an OR. */
+ * percentile, by its own laws on stock's x: an AND (f->is_and), or a flat
+ * OR, walked whole for its exact count (counted: serve, the matcher
+ * front) or for its top k without the count (the Enquire front).  Through
+ * Enquire the accelerated query adds Xapian's own work, priced as stock's
+ * OR of no posting (its law's scale): xg_cost_cpu_or_enquire_p90. */
 double xg_cost_cpu_seconds(const struct xg_cost_model *m,
-                           const struct xg_query_features *f);
+                           const struct xg_query_features *f, int counted);
 double xg_cost_cpu_seconds_p90(const struct xg_cost_model *m,
-                               const struct xg_query_features *f);
+                               const struct xg_query_features *f,
+                               int counted);
 double xg_cost_cpu_or_enquire_p90(const struct xg_cost_model *m,
                                   const struct xg_query_features *f);
 

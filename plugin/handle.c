@@ -442,8 +442,8 @@ int xg_handle_run_cpu(xg_handle *s, const struct xg_prepared *pq,
                       const struct xg_bm25_params *p, uint32_t k,
                       struct xg_result *out)
 {
-    return xg_match_ref(s->ix, &pq->q, pq->term, pq->plans, p, pq->stats, k,
-                        out);
+    return xg_match_ref_top_counted(s->ix, &pq->q, pq->term, pq->plans, p,
+                                    pq->stats, k, out);
 }
 
 int xg_handle_run_cpu_top(xg_handle *s, const struct xg_prepared *pq,

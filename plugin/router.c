@@ -355,19 +355,31 @@ static double gpu_seconds(xg_router *r, const struct xg_query_features *f,
     return xg_cost_gpu_seconds(&r->model, f, 0, 0, 0, 0, r->o.max_wait);
 }
 
-/* A flat OR at the Enquire front whose top k the CPU matcher gives,
- * without the count, faster than stock at the model's 90th percentile
- * (both one thread; the CPU side with the accelerated query's Enquire).
- * On the real text it ran at 3.6-3.8x stock's rate (docs/architecture.md,
- * "The top k without the count"). */
+/* The CPU matcher's price of a flat OR at the model's 90th percentile,
+ * one thread: through Enquire its top k without the count plus the
+ * accelerated query's Enquire; at the other fronts its whole walk with
+ * the exact count (the answer goes out as it is). */
+static double cpu_or_p90(const xg_router *r,
+                         const struct xg_query_features *f)
+{
+    return (r->o.front == XG_FRONT_ENQUIRE
+                ? xg_cost_cpu_or_enquire_p90(&r->model, f)
+                : xg_cost_cpu_seconds_p90(&r->model, f, 1)) *
+           xg_cost_learned_factor(&r->learned, XG_COST_CPU, 0);
+}
+
+/* A flat OR the CPU matcher answers faster than stock at the model's 90th
+ * percentile.  Through Enquire, its top k without the count ran at
+ * 3.6-3.8x stock's rate on the real text (docs/architecture.md, "The top
+ * k without the count"); walked whole with the count, at 4.3x on the
+ * TREC queries of two words and 1.6x on those of three (docs/plugin.md). */
 static int cpu_or_cheaper(const xg_router *r, const struct xg_prepared *pq,
                           const struct xg_query_features *f)
 {
-    if (r->o.front != XG_FRONT_ENQUIRE || r->no_cpu_or || f->is_and ||
+    if (r->no_cpu_or || f->is_and ||
         !xg_match_top_prunes(&pq->q, &r->o.bm25))
         return 0;
-    return xg_cost_cpu_or_enquire_p90(&r->model, f) *
-               xg_cost_learned_factor(&r->learned, XG_COST_CPU, 0) <
+    return cpu_or_p90(r, f) <
            xg_cost_stock_seconds_p90(&r->model, f) *
                xg_cost_learned_factor(&r->learned, XG_COST_STOCK, 0);
 }
@@ -394,15 +406,15 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
         /* AUTO without a device: the CPU matcher where it is measured
          * faster than stock, an AND whose top k is the answer (16 threads,
          * docs/benchmarks.md: 1.45x stock at 10^6 documents, 1.48x at
-         * 10^5; OR 0.41x and 0.58x).  Through Enquire the accelerated
-         * query costs about stock's own on an AND (plugin-cpu 0.77x stock
-         * on cheap real-text ANDs, benchmarks-archive.md), so stock; a
-         * flat OR's top k without the count where the model prices it
-         * below stock's. */
-        if (r->o.front == XG_FRONT_ENQUIRE)
-            return cpu_or_cheaper(r, pq, f) ? XG_ROUTE_CPU
-                                            : XG_ROUTE_STOCK_NO_DEVICE;
-        return f->is_and ? XG_ROUTE_CPU : XG_ROUTE_STOCK_NO_DEVICE;
+         * 10^5).  Through Enquire the accelerated query costs about
+         * stock's own on an AND (plugin-cpu 0.77x stock on cheap
+         * real-text ANDs, benchmarks-archive.md), so stock.  A flat OR
+         * where the model prices the CPU matcher below stock (its walk
+         * ran at 0.41x and 0.58x stock on the synthetic collections' long
+         * lists, and faster than stock on the real text's short ones). */
+        if (f->is_and && r->o.front != XG_FRONT_ENQUIRE) return XG_ROUTE_CPU;
+        return cpu_or_cheaper(r, pq, f) ? XG_ROUTE_CPU
+                                        : XG_ROUTE_STOCK_NO_DEVICE;
     }
     /* The GPU runs the phrase and NEAR filters of an AND of terms (where
      * the positions are resident; the batch refuses the query otherwise,
@@ -448,10 +460,9 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
     const int cpu_or = cpu_or_cheaper(r, pq, f);
     const int cpu_side = cpu_and || cpu_or;
     const double cheap =
-        cpu_and  ? xg_cost_cpu_seconds_p90(&r->model, f) *
+        cpu_and  ? xg_cost_cpu_seconds_p90(&r->model, f, 1) *
                        xg_cost_learned_factor(&r->learned, XG_COST_CPU, 1)
-        : cpu_or ? xg_cost_cpu_or_enquire_p90(&r->model, f) *
-                       xg_cost_learned_factor(&r->learned, XG_COST_CPU, 0)
+        : cpu_or ? cpu_or_p90(r, f)
                  : xg_cost_stock_seconds_p90(&r->model, f) *
                        xg_cost_learned_factor(&r->learned, XG_COST_STOCK,
                                               f->is_and);
@@ -588,10 +599,9 @@ static int answer(xg_router *r, const xg_xquery *xq,
     }
     if (!rc && *route == XG_ROUTE_CPU) {
         /* Learned from where the planner priced it (f filled). */
-        const int top_or = r->o.engine == XG_ENGINE_AUTO &&
-                           r->o.front == XG_FRONT_ENQUIRE && !f.is_and &&
-                           xg_match_top_prunes(&pq->q, &r->o.bm25);
-        const int timed = (f.is_and || top_or) && xg_router_learn_due();
+        const int flat_or = r->o.engine == XG_ENGINE_AUTO && !f.is_and &&
+                            xg_match_top_prunes(&pq->q, &r->o.bm25);
+        const int timed = (f.is_and || flat_or) && xg_router_learn_due();
         xg_router_cpu_enter(r);
         const double t0 = timed ? xg_thread_cpu_now() : 0;
         /* Through Enquire, Xapian reports the bounds: no count needed. */
@@ -602,7 +612,8 @@ static int answer(xg_router *r, const xg_xquery *xq,
         xg_router_cpu_leave(r);
         if (timed && !st)
             xg_cost_learn(&r->learned, XG_COST_CPU, f.is_and,
-                          xg_cost_cpu_seconds(&r->model, &f),
+                          xg_cost_cpu_seconds(&r->model, &f,
+                                              r->o.front != XG_FRONT_ENQUIRE),
                           t1 - t0);
         if (st == XG_ERR_UNSUPPORTED) {
             *route = XG_ROUTE_STOCK_UNSUPPORTED;

@@ -39,6 +39,9 @@ int main(int argc, char **argv)
         m.cpu_or_scale = rnd(1e-7, 1e-3);
         m.cpu_or_exponent = rnd(0, 1);
         m.cpu_or_spread = rnd(1, 6);
+        m.cpu_or_count_scale = rnd(1e-7, 1e-3);
+        m.cpu_or_count_exponent = rnd(0, 1);
+        m.cpu_or_count_spread = rnd(1, 6);
         struct xg_query_features f = {1 + rng_below(8), (int)rng_below(2), 0, 0};
         f.shortest = rng_below(1u << 20);
         f.sum = f.shortest * f.n_lists + rng_below(1u << 20);
@@ -54,13 +57,24 @@ int main(int argc, char **argv)
                                           m.cpu_and_spread
                                     : m.cpu_or_scale * pow(1 + (double)f.sum, m.cpu_or_exponent) *
                                           m.cpu_or_spread;
-        CHECK(fabs(xg_cost_cpu_seconds_p90(&m, &f) - cpu) <= 1e-12 * cpu,
+        CHECK(fabs(xg_cost_cpu_seconds_p90(&m, &f, 0) - cpu) <= 1e-12 * cpu,
               "cpu p90 = its operator's law * its spread");
+        /* An OR walked whole for its count: its own law and spread. */
+        const double counted =
+            f.is_and ? cpu
+                     : m.cpu_or_count_scale *
+                           pow(1 + (double)f.sum, m.cpu_or_count_exponent) *
+                           m.cpu_or_count_spread;
+        CHECK(fabs(xg_cost_cpu_seconds_p90(&m, &f, 1) - counted) <=
+                  1e-12 * counted,
+              "counted: an OR's own law, an AND's unchanged");
         struct xg_cost_model same = m;
         xg_cost_model_cpu_as_stock(&same);
         xg_cost_model_cpu_or_as_stock(&same);
+        xg_cost_model_cpu_or_count_as_stock(&same);
         const double sp = xg_cost_stock_seconds_p90(&m, &f);
-        CHECK(fabs(xg_cost_cpu_seconds_p90(&same, &f) - sp) <= 1e-12 * sp,
+        CHECK(fabs(xg_cost_cpu_seconds_p90(&same, &f, 0) - sp) <= 1e-12 * sp &&
+                  fabs(xg_cost_cpu_seconds_p90(&same, &f, 1) - sp) <= 1e-12 * sp,
               "priced as stock");
         if (!f.is_and) {
             CHECK(fabs(xg_cost_cpu_or_enquire_p90(&m, &f) - (cpu + m.stock_or_scale)) <=
@@ -97,6 +111,9 @@ int main(int argc, char **argv)
     a.cpu_or_scale = 5e-6;
     a.cpu_or_exponent = 0.3;
     a.cpu_or_spread = 2.5;
+    a.cpu_or_count_scale = 7e-6;
+    a.cpu_or_count_exponent = 0.4;
+    a.cpu_or_count_spread = 3.5;
     CHECK(xg_cost_model_save(path, &a, "test") == XG_OK, "save");
     CHECK(xg_cost_model_load(path, &b) == XG_OK, "load");
     CHECK(fabs(b.cpu_and_scale - 3e-6) < 1e-12 && fabs(b.cpu_and_exponent - 0.25) < 1e-9 &&
@@ -105,6 +122,10 @@ int main(int argc, char **argv)
     CHECK(fabs(b.cpu_or_scale - 5e-6) < 1e-12 && fabs(b.cpu_or_exponent - 0.3) < 1e-9 &&
               fabs(b.cpu_or_spread - 2.5) < 1e-9,
           "round trip of the OR law");
+    CHECK(fabs(b.cpu_or_count_scale - 7e-6) < 1e-12 &&
+              fabs(b.cpu_or_count_exponent - 0.4) < 1e-9 &&
+              fabs(b.cpu_or_count_spread - 3.5) < 1e-9,
+          "round trip of the counted OR law");
     static const char *const old =
         "stock_or_scale 1e-6\nstock_or_exponent 0.5\nstock_and_scale 4e-5\n"
         "stock_and_exponent 0.2\nstock_or_spread 2\nstock_and_spread 3\n"
@@ -116,6 +137,9 @@ int main(int argc, char **argv)
           "an older file prices the CPU matcher as its stock AND");
     CHECK(b.cpu_or_scale == 1e-6 && b.cpu_or_exponent == 0.5 && b.cpu_or_spread == 2,
           "and its OR's top k as its stock OR");
+    CHECK(b.cpu_or_count_scale == 1e-6 && b.cpu_or_count_exponent == 0.5 &&
+              b.cpu_or_count_spread == 2,
+          "and its counted OR as its stock OR");
     fp = fopen(path, "w");
     CHECK(fp && fprintf(fp, "%scpu_and_scale 1e-6\ncpu_and_spread 2\n", old) > 0 &&
               fclose(fp) == 0, "write a file with two of three");
@@ -129,6 +153,12 @@ int main(int argc, char **argv)
     CHECK(xg_cost_model_load(path, &b) == XG_ERR_FORMAT &&
               strstr(xg_last_error(), "cpu_or_scale") != NULL,
           "two of the OR's three keys: an error naming them");
+    fp = fopen(path, "w");
+    CHECK(fp && fprintf(fp, "%scpu_or_count_spread 2\n", old) > 0 &&
+              fclose(fp) == 0, "write a file with one of the counted OR's three");
+    CHECK(xg_cost_model_load(path, &b) == XG_ERR_FORMAT &&
+              strstr(xg_last_error(), "cpu_or_count_scale") != NULL,
+          "one of the counted OR's three keys: an error naming them");
     unlink(path);
     rmdir(dir);
     group_ok("model file: round trip, older files, partial CPU keys");

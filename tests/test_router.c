@@ -102,6 +102,18 @@ static const char cpu_or_model[] =
     "gpu_batch 1e-3\ngpu_per_posting 1e-9\n"
     "cpu_or_scale 1e-15\ncpu_or_exponent 1\ncpu_or_spread 1\n";
 
+/* The same with the CPU matcher's OR walked whole for its count nearly
+ * free and its top k without the count dear: the fronts that answer with
+ * the engines' own counts (serve, the matcher front) weigh the first. */
+static const char cpu_or_count_model[] =
+    "stock_or_scale 1e-6\nstock_or_exponent 1\n"
+    "stock_and_scale 1e-15\nstock_and_exponent 1\n"
+    "stock_or_spread 1\nstock_and_spread 1\n"
+    "gpu_batch 1e-3\ngpu_per_posting 1e-9\n"
+    "cpu_or_scale 1\ncpu_or_exponent 0\ncpu_or_spread 1\n"
+    "cpu_or_count_scale 1e-15\ncpu_or_count_exponent 1\n"
+    "cpu_or_count_spread 1\n";
+
 /* learning_pass's model: stock 1 us on any query, a GPU batch 10 us. */
 static const char learn_model[] =
     "stock_or_scale 1e-6\nstock_or_exponent 0\n"
@@ -270,6 +282,10 @@ static int want_auto_nodev(xg_handle *h, int q, int a, int route, int rc)
 {
     if (rc != XG_OK) return 0;
     if (!plain(q)) return route == XG_ROUTE_STOCK_UNSUPPORTED;
+    /* A flat OR: the CPU matcher where the built-in model prices its
+     * count below stock. */
+    if (top_or(h, q, a))
+        return route == XG_ROUTE_CPU || route == XG_ROUTE_STOCK_NO_DEVICE;
     return route == (is_and_query(h, q, a) ? XG_ROUTE_CPU
                                            : XG_ROUTE_STOCK_NO_DEVICE);
 }
@@ -666,6 +682,30 @@ static int c_cpu_or_nodev(int q, int a, int route)
     return route == (top_or(feat_h, q, a) ? XG_ROUTE_CPU
                                           : XG_ROUTE_STOCK_NO_DEVICE);
 }
+/* cpu-or-count.model at serve's front: every flat OR with postings to
+ * the CPU matcher (its count is exact); through Enquire (the top k law,
+ * dear) none. */
+static int r_cpu_or_count(int q, int a, int route)
+{
+    if (!plain(q)) return route == XG_ROUTE_STOCK_UNSUPPORTED;
+    if (top_or(feat_h, q, a)) return route == XG_ROUTE_CPU;
+    return route == XG_ROUTE_CPU || route == XG_ROUTE_GPU ||
+           route == XG_ROUTE_STOCK_CHEAPER;
+}
+static int c_cpu_or_count(int q, int a, int route)
+{
+    if (plain(q) && top_or(feat_h, q, a)) return route != XG_ROUTE_CPU;
+    return r_cpu_or_count(q, a, route);
+}
+/* Without a device at serve's front: ANDs and, with the count priced
+ * below stock, flat ORs to the CPU matcher. */
+static int r_cpu_or_count_nodev(int q, int a, int route)
+{
+    if (!plain(q)) return route == XG_ROUTE_STOCK_UNSUPPORTED;
+    if (top_or(feat_h, q, a) || is_and_query(feat_h, q, a))
+        return route == XG_ROUTE_CPU;
+    return route == XG_ROUTE_CPU || route == XG_ROUTE_STOCK_NO_DEVICE;
+}
 static int c_stale(int q, int a, int route)
 {
     (void)q, (void)a;
@@ -773,7 +813,7 @@ int main(int argc, char **argv)
     char tsv[4096], db[4096], stale[4096], damaged[4096], bad[4096],
         qpath[4096], cmd[40000], model_gpu[4200], model_stock[4200],
         model_cpu[4200], model_cpu_dear[4200], model_learn[4200],
-        model_cpu_or[4200];
+        model_cpu_or[4200], model_cpu_or_count[4200];
     snprintf(tsv, sizeof tsv, "%s/docs.tsv", argv[1]);
     snprintf(qpath, sizeof qpath, "%s/queries.tsv", argv[1]);
     snprintf(db, sizeof db, "%s/router-db", argv[2]);
@@ -784,6 +824,8 @@ int main(int argc, char **argv)
     snprintf(model_stock, sizeof model_stock, "%s/stock.model", argv[2]);
     snprintf(model_cpu, sizeof model_cpu, "%s/cpu.model", argv[2]);
     snprintf(model_cpu_or, sizeof model_cpu_or, "%s/cpu-or.model", argv[2]);
+    snprintf(model_cpu_or_count, sizeof model_cpu_or_count,
+             "%s/cpu-or-count.model", argv[2]);
     snprintf(model_learn, sizeof model_learn, "%s/learn.model", argv[2]);
     snprintf(model_cpu_dear, sizeof model_cpu_dear, "%s/cpu-dear.model",
              argv[2]);
@@ -792,7 +834,8 @@ int main(int argc, char **argv)
         write_model(model_gpu, 0, -1) || write_model(model_stock, 1, -1) ||
         write_model(model_cpu, 0, 1) || write_model(model_cpu_dear, 0, 0) ||
         write_text(model_learn, learn_model) ||
-        write_text(model_cpu_or, cpu_or_model))
+        write_text(model_cpu_or, cpu_or_model) ||
+        write_text(model_cpu_or_count, cpu_or_count_model))
         return 1;
     /* Another database (its own uuid) with db's index: stale.  A copy
      * with a truncated index: damaged.  And a copy to break later. */
@@ -843,7 +886,8 @@ int main(int argc, char **argv)
               "auto without a device: %llu to the CPU matcher, %llu to stock",
               (unsigned long long)rt[XG_ROUTE_CPU],
               (unsigned long long)rt[XG_ROUTE_STOCK_NO_DEVICE]);
-        printf("ok matcher auto, no device: cpu %llu (ANDs), stock:no-device "
+        printf("ok matcher auto, no device: cpu %llu (ANDs, flat ORs), "
+               "stock:no-device "
                "%llu\n", (unsigned long long)rt[XG_ROUTE_CPU],
                (unsigned long long)rt[XG_ROUTE_STOCK_NO_DEVICE]);
         context_pass("context auto, no device", db, XG_ENGINE_AUTO, NULL,
@@ -855,6 +899,9 @@ int main(int argc, char **argv)
                      c_cpu_or_nodev, 0);
         CHECK(last_counts[XG_ROUTE_CPU] > 0, "no device, the CPU matcher's "
               "OR cheaper: no query to the CPU matcher");
+        context_front_pass("remote auto, no device, the CPU matcher's "
+                           "counted OR cheaper", db, XG_ENGINE_AUTO,
+                           model_cpu_or_count, r_cpu_or_count_nodev, 0, 1, 1);
     } else {
         printf("skip the no-device checks: a device is usable (%s)\n",
                "the kernels run on it");
@@ -919,6 +966,20 @@ int main(int argc, char **argv)
     setenv("XG_NO_CPU_OR", "1", 1);
     context_pass("context auto, XG_NO_CPU_OR=1", db, XG_ENGINE_AUTO,
                  model_cpu_or, c_no_cpu_or, 0);
+    unsetenv("XG_NO_CPU_OR");
+    /* serve's front: a flat OR walked whole with its count where the
+     * model prices that cheapest; through Enquire the top k's law
+     * decides; never with XG_NO_CPU_OR=1. */
+    context_front_pass("remote auto, the CPU matcher's counted OR cheaper",
+                       db, XG_ENGINE_AUTO, model_cpu_or_count,
+                       r_cpu_or_count, 0, 1, 1);
+    CHECK(last_counts[XG_ROUTE_CPU] > 0, "remote auto, the counted OR "
+          "cheaper: no query to the CPU matcher");
+    context_pass("context auto, the counted OR cheaper, the top k dear", db,
+                 XG_ENGINE_AUTO, model_cpu_or_count, c_cpu_or_count, 0);
+    setenv("XG_NO_CPU_OR", "1", 1);
+    context_front_pass("remote auto, XG_NO_CPU_OR=1", db, XG_ENGINE_AUTO,
+                       model_cpu_or_count, c_cpu_or_count, 0, 1, 1);
     unsetenv("XG_NO_CPU_OR");
     /* serve's front: stock priced out, the CPU matcher's AND each way. */
     context_front_pass("remote auto, CPU matcher cheaper", db, XG_ENGINE_AUTO,

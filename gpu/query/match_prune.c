@@ -84,6 +84,53 @@ static void sort_by_bound(struct pcur **pc, uint32_t n)
     }
 }
 
+/* One list (a one-word query, or its word repeated): the classic
+ * block-max walk.  A block whose bound cannot reach the heap's worst is
+ * never decoded; a document is weighed as the main walk weighs it. */
+static int top_of_one_list(const struct xg_index *ix,
+                           const struct xg_query *q, struct pcur *pc,
+                           const struct xg_plan *plans,
+                           const struct xg_bm25_query *bq, const double *tw,
+                           struct topk *top, uint64_t *n_scored)
+{
+    const uint32_t nl = q->n_leaves, doclen_lb = ix->hdr->doclen_min;
+    struct cursor *c = &pc->c;
+    const struct xg_fmt_skip *sk = ix->skip + ix->terms[c->term].skip_first;
+    double w[XG_QUERY_MAX_LEAVES], stack_w[XG_QUERY_MAX_LEAVES];
+    uint8_t matched[XG_QUERY_MAX_LEAVES], stack_m[XG_QUERY_MAX_LEAVES];
+    memset(matched, 0, nl);
+    for (uint32_t i = 0; i < nl; ++i) w[i] = 0.0;
+    for (uint32_t l = 0; l < pc->n_leaves; ++l) matched[pc->leaves[l]] = 1;
+    double theta = -1.0 / 0.0;
+    for (uint32_t blk = 0; blk < c->n_blocks; ++blk) {
+        if (top->n == top->k &&
+            below(bound_of(pc, bq, tw, sk[blk].max_wdf, doclen_lb), theta))
+            continue;
+        int rc = blk == c->blk && !c->at_end ? XG_OK : cursor_load(c, blk);
+        if (rc) return rc;
+        for (uint32_t pos = 0; pos < c->n; ++pos) {
+            const uint32_t d = c->docs[pos], doclen = ix->doclens[d];
+            double b = 0;
+            for (uint32_t l = 0; l < pc->n_leaves; ++l) {
+                const uint32_t i = pc->leaves[l];
+                w[i] = xg_bm25_sumpart(bq, tw[i], c->wdfs[pos], doclen);
+                b += w[i];
+            }
+            if (below(b, theta)) continue;
+            const uint32_t shard = (ix->docids[d] - 1) % ix->hdr->n_shards;
+            double wt;
+            if (!xg_plan_eval(plans[shard].ops, plans[shard].n_ops, matched,
+                              w, NULL, stack_m, stack_w, &wt))
+                continue;
+            ++*n_scored;
+            topk_push(top, d, wt, pc->n_leaves);
+            if (top->n == top->k && top->h[0].weight > theta)
+                theta = top->h[0].weight;
+        }
+    }
+    return XG_OK;
+}
+
 int xg_match_ref_top(const struct xg_index *ix, const struct xg_query *q,
                      const int64_t *leaf_term, const struct xg_plan *plans,
                      const struct xg_bm25_params *p,
@@ -127,6 +174,13 @@ int xg_match_ref_top(const struct xg_index *ix, const struct xg_query *q,
         pcs[c].ub = bound_of(&pcs[c], &bq, tw, ix->terms[pcs[c].c.term].wdf_max,
                              doclen_lb);
         ord[c] = &pcs[c];
+    }
+    if (n_pc == 1) {
+        if ((rc = top_of_one_list(ix, q, &pcs[0], plans, &bq, tw, &top,
+                                  &n_scored)))
+            goto done;
+        topk_to_result(&top, ix, n_scored, out);
+        goto done;
     }
     sort_by_bound(ord, n_pc);
     /* below_ub[j]: the bounds of ord[0..j) summed; ord[0..n_ne) are the
@@ -222,5 +276,64 @@ done:
     free(top.h);
     free(cur);
     free(pcs);
+    return rc;
+}
+
+/* The documents a flat OR matches: the union of its lists, marked in a
+ * bitmap over the index's documents (a list alone: its length). */
+static int or_count(const struct xg_index *ix, const struct xg_query *q,
+                    const int64_t *leaf_term, uint64_t *count)
+{
+    uint64_t terms[XG_QUERY_MAX_LEAVES];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < q->n_leaves; ++i) {
+        if (leaf_term[i] < 0) continue;
+        uint32_t j = 0;
+        while (j < n && terms[j] != (uint64_t)leaf_term[i]) ++j;
+        if (j == n) terms[n++] = (uint64_t)leaf_term[i];
+    }
+    *count = 0;
+    if (n == 1) {
+        *count = ix->terms[terms[0]].df;
+        return XG_OK;
+    }
+    if (!n) return XG_OK;
+    const uint64_t words = (ix->hdr->n_docs + 63) / 64;
+    uint64_t *bits = calloc(words ? words : 1, sizeof *bits);
+    uint32_t *docs = malloc(2 * XG_FMT_BLOCK * sizeof *docs);
+    int rc = bits && docs ? XG_OK : xg_set_error(XG_ERR_NOMEM, "out of memory");
+    for (uint32_t t = 0; !rc && t < n; ++t) {
+        const uint32_t nb = xg_fmt_n_blocks(ix, terms[t]);
+        for (uint32_t blk = 0; !rc && blk < nb; ++blk) {
+            uint32_t m;
+            rc = xg_fmt_block_decode(ix, terms[t], blk, docs,
+                                     docs + XG_FMT_BLOCK, &m);
+            for (uint32_t i = 0; !rc && i < m; ++i)
+                bits[docs[i] >> 6] |= (uint64_t)1 << (docs[i] & 63);
+        }
+    }
+    for (uint64_t w = 0; !rc && w < words; ++w)
+        *count += (uint64_t)__builtin_popcountll(bits[w]);
+    free(bits);
+    free(docs);
+    return rc;
+}
+
+int xg_match_ref_top_counted(const struct xg_index *ix,
+                             const struct xg_query *q,
+                             const int64_t *leaf_term,
+                             const struct xg_plan *plans,
+                             const struct xg_bm25_params *p,
+                             const struct xg_weigh_stats *ws, uint32_t k,
+                             struct xg_result *out)
+{
+    int ranged = 0;
+    for (uint32_t i = 0; i < q->n_leaves; ++i) ranged |= q->leaves[i].range != 0;
+    if (!k || ranged || !xg_match_top_prunes(q, p))
+        return xg_match_ref(ix, q, leaf_term, plans, p, ws, k, out);
+    uint64_t count;
+    int rc = xg_match_ref_top(ix, q, leaf_term, plans, p, ws, k, out);
+    if (!rc && (rc = or_count(ix, q, leaf_term, &count))) xg_result_free(out);
+    if (!rc) out->matches_estimated = count;
     return rc;
 }

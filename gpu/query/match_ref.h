@@ -38,6 +38,19 @@ int xg_match_ref_top(const struct xg_index *ix, const struct xg_query *q,
                      const struct xg_weigh_stats *ws, uint32_t k,
                      struct xg_result *out);
 
+/* The same top k with the exact count (matches_estimated is the number
+ * of matching documents, as xg_match_ref's): for a query that
+ * xg_match_ref_top prunes and that holds no value range, its pruned top k
+ * and the union of its lists counted apart (a bitmap over the documents;
+ * a list alone, its length).  Other queries: xg_match_ref. */
+int xg_match_ref_top_counted(const struct xg_index *ix,
+                             const struct xg_query *q,
+                             const int64_t *leaf_term,
+                             const struct xg_plan *plans,
+                             const struct xg_bm25_params *p,
+                             const struct xg_weigh_stats *ws, uint32_t k,
+                             struct xg_result *out);
+
 /* Whether xg_match_ref_top prunes q (at any k > 0): a flat OR of terms,
  * with no position filter or exclusion, weighed with no per-document
  * extra (k2 = 0). */

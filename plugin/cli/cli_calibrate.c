@@ -7,8 +7,9 @@
  *  the OR queries' postings and the AND queries' probes, as power laws
  *  (least squares in log space).  The exact CPU matcher: every AND the
  *  same way (serve weighs an AND between it and the GPU), and every flat
- *  OR's top k without the count (the Enquire front weighs one between
- *  it, stock and the GPU).  GPU: the same
+ *  OR twice: its top k without the count (the Enquire front weighs one
+ *  between it, stock and the GPU) and its whole walk with the count
+ *  (serve and the matcher front).  GPU: the same
  *  queries in batches of 1 to 256; least squares of each batch's wall
  *  time against its work.
  */
@@ -35,7 +36,8 @@ static const char help[] =
     "  --samples FILE          also write each timed query as TSV: op, lists,\n"
     "                          shortest, sum (document frequencies), stock\n"
     "                          seconds, model seconds, CPU matcher seconds\n"
-    "                          (ANDs and flat ORs; 0 otherwise)\n"
+    "                          (ANDs and flat ORs' top k; 0 otherwise), and\n"
+    "                          its seconds with the count (flat ORs)\n"
     "  plus --index, -k, --stem, --stopper, --bm25 as for 'xapian-gpu\n"
     "  search'.  Every query is timed in its OR and its AND form.\n";
 
@@ -44,7 +46,9 @@ struct sample {
     xg_xquery *xq;
     struct xg_query_features f;
     double stock;
-    double cpu;     /* the CPU matcher's time (ANDs), 0: not timed */
+    double cpu;     /* the CPU matcher's time (an AND; a flat OR's top k
+                       without the count), 0: not timed */
+    double cpu_count; /* a flat OR's whole walk with the count */
 };
 
 /* Fit stock Xapian's power laws (OR, AND) and the CPU matcher's (AND)
@@ -70,22 +74,32 @@ static void fit_laws(const struct sample *s, uint32_t n,
         *(and ? &m->stock_and_spread : &m->stock_or_spread) =
             xg_cost_spread(x, y, k, *scale, *exponent);
     }
-    /* The CPU matcher's AND and OR laws, from the queries it answered
-     * (none: priced as stock). */
+    /* The CPU matcher's laws, from the queries it answered (none: priced
+     * as stock): AND, an OR's top k, an OR with its count. */
     xg_cost_model_cpu_as_stock(m);
     xg_cost_model_cpu_or_as_stock(m);
-    for (int and = 0; and < 2; ++and) {
+    xg_cost_model_cpu_or_count_as_stock(m);
+    for (int law = 0; law < 3; ++law) {
+        const int and = law == 0;
         uint32_t k = 0;
-        for (uint32_t i = 0; i < n; ++i)
-            if (s[i].f.is_and == and && s[i].cpu > 0) {
+        for (uint32_t i = 0; i < n; ++i) {
+            const double t = law == 2 ? s[i].cpu_count : s[i].cpu;
+            if (s[i].f.is_and == and && t > 0) {
                 x[k] = and ? xg_cost_and_probes(&s[i].f) : (double)s[i].f.sum;
-                y[k++] = s[i].cpu;
+                y[k++] = t;
             }
+        }
         if (!k) continue;
-        double *scale = and ? &m->cpu_and_scale : &m->cpu_or_scale,
-               *exponent = and ? &m->cpu_and_exponent : &m->cpu_or_exponent;
+        double *scale = law == 0   ? &m->cpu_and_scale
+                        : law == 1 ? &m->cpu_or_scale
+                                   : &m->cpu_or_count_scale;
+        double *exponent = law == 0   ? &m->cpu_and_exponent
+                           : law == 1 ? &m->cpu_or_exponent
+                                      : &m->cpu_or_count_exponent;
         xg_cost_fit_power(x, y, k, scale, exponent);
-        *(and ? &m->cpu_and_spread : &m->cpu_or_spread) =
+        *(law == 0   ? &m->cpu_and_spread
+          : law == 1 ? &m->cpu_or_spread
+                     : &m->cpu_or_count_spread) =
             xg_cost_spread(x, y, k, *scale, *exponent);
     }
 done:
@@ -102,13 +116,14 @@ static int write_samples(const char *path, const struct sample *s, uint32_t n,
     int rc = xg_outfile_open(&o, path);
     if (rc) return rc;
     FILE *f = o.f;
-    fputs("op\tlists\tshortest\tsum\tstock_s\tmodel_s\tcpu_s\n", f);
+    fputs("op\tlists\tshortest\tsum\tstock_s\tmodel_s\tcpu_s\tcpu_count_s\n",
+          f);
     for (uint32_t i = 0; i < n; ++i)
-        fprintf(f, "%s\t%u\t%llu\t%llu\t%.9f\t%.9f\t%.9f\n",
+        fprintf(f, "%s\t%u\t%llu\t%llu\t%.9f\t%.9f\t%.9f\t%.9f\n",
                 s[i].f.is_and ? "and" : "or", s[i].f.n_lists,
                 (unsigned long long)s[i].f.shortest,
                 (unsigned long long)s[i].f.sum, s[i].stock,
-                xg_cost_stock_seconds(m, &s[i].f), s[i].cpu);
+                xg_cost_stock_seconds(m, &s[i].f), s[i].cpu, s[i].cpu_count);
     return xg_outfile_close(&o, 1);
 }
 
@@ -208,20 +223,27 @@ int xg_cli_calibrate(int argc, char **argv)
                 rc = xg_cli_fail();
                 break;
             }
-            /* The CPU matcher: an AND as serve runs it, a flat OR's top
-             * k without the count as the Enquire front runs it. */
+            /* The CPU matcher: an AND as serve runs it; a flat OR's top
+             * k without the count as the Enquire front runs it, and its
+             * whole walk with the count as serve and the matcher front
+             * run it. */
             const int top_or = !smp[i].f.is_and &&
                                xg_match_top_prunes(&smp[i].pq->q, &a.opts.bm25);
             if (!smp[i].f.is_and && !top_or) continue;
-            t0 = xg_cli_now();
-            int st = top_or
-                         ? xg_handle_run_cpu_top(xg_searcher_handle(s), smp[i].pq,
-                                                 &a.opts.bm25, a.opts.k, &r)
-                         : xg_handle_run_cpu(xg_searcher_handle(s), smp[i].pq,
-                                             &a.opts.bm25, a.opts.k, &r);
-            smp[i].cpu = st ? 0 : xg_cli_now() - t0;
-            xg_result_free(&r);
-            if (st && st != XG_ERR_UNSUPPORTED) rc = xg_cli_fail();
+            for (int counted = 0; counted < 1 + top_or && !rc; ++counted) {
+                t0 = xg_cli_now();
+                int st = top_or && !counted
+                             ? xg_handle_run_cpu_top(xg_searcher_handle(s),
+                                                     smp[i].pq, &a.opts.bm25,
+                                                     a.opts.k, &r)
+                             : xg_handle_run_cpu(xg_searcher_handle(s),
+                                                 smp[i].pq, &a.opts.bm25,
+                                                 a.opts.k, &r);
+                const double t = st ? 0 : xg_cli_now() - t0;
+                *(counted ? &smp[i].cpu_count : &smp[i].cpu) = t;
+                xg_result_free(&r);
+                if (st && st != XG_ERR_UNSUPPORTED) rc = xg_cli_fail();
+            }
         }
     if (!rc && !n) {
         fprintf(stderr, "xapian-gpu calibrate: no query of %s can be served "
@@ -260,9 +282,11 @@ int xg_cli_calibrate(int argc, char **argv)
                    m.stock_and_spread);
             printf("cpu matcher: %.3e s * (1 + probes)^%.3f (AND, spread "
                    "%.2f), %.3e s * (1 + postings)^%.3f (OR's top k, spread "
-                   "%.2f)\n", m.cpu_and_scale, m.cpu_and_exponent,
+                   "%.2f), %.3e s * (1 + postings)^%.3f (OR with its count, "
+                   "spread %.2f)\n", m.cpu_and_scale, m.cpu_and_exponent,
                    m.cpu_and_spread, m.cpu_or_scale, m.cpu_or_exponent,
-                   m.cpu_or_spread);
+                   m.cpu_or_spread, m.cpu_or_count_scale,
+                   m.cpu_or_count_exponent, m.cpu_or_count_spread);
             printf("gpu:   %.3e s/batch + %.3e s/posting%s\n", m.gpu_batch,
                    m.gpu_per_posting, gpu ? "" : " (default: no GPU)");
             printf("with an idle GPU and no batching wait, %u of %u queries "

@@ -88,6 +88,14 @@
 #                  dispatchers' batches; the build in $XG_OLD too, and
 #                  each of $XG_KNOBS (as knobs: NAME:VAR=VALUE,...), in
 #                  turns, $XG_TURNS (1) times
+#   split          the server as deployments run it, its clients on other
+#                  machines: `serve --engine auto` on the first half of
+#                  the host's cores and bench's clients (--server) on the
+#                  other half; the engine and the plugin on the first
+#                  half; real text, ops $XG_POPS (or and), top 10, at
+#                  $XG_FTHREADS (64) threads, median of 3 passes over
+#                  $XG_FQ queries (as fronts); the server's own CPU a
+#                  search from /proc
 #   kprof          each kernel's time: ncu over OR batches of $XG_KPB ("1
 #                  16") queries (64 TREC queries, one thread; $XG_KPOP: the
 #                  op; tests/gpu/kernel_table.py); the build in $XG_OLD too
@@ -648,6 +656,50 @@ PY
                             | tee -a "$SUMMARY"
                     done
                 done
+            done
+        done
+        ;;
+    split)
+        # The server on half the cores, its clients on the other half;
+        # the in-process fronts (engine, plugin) on the server's half.
+        prepare_collections 0 rt || exit 1
+        export PATH=$PWD/.xapian-rt/usr/bin:$PATH   # serve's xapian-progsrv
+        trec=.device-carry/realtext/trec-tb-2005-efficiency.tsv
+        nc=$(nproc); half=$((nc / 2))
+        srv_cpus=0-$((half - 1)) cli_cpus=$half-$((nc - 1))
+        sock=/tmp/xg-split.sock stub=/tmp/xg-split.stub
+        echo "remote :$B connect $sock" > $stub
+        for op in ${XG_POPS:-or and}; do
+            for th in ${XG_FTHREADS:-64}; do
+                fq=${XG_FQ:-50000}; [ "$th" -ge 64 ] || fq=${XG_FQ:-10000}
+                head -"$fq" $trec > /tmp/xg-fq.tsv
+                bopt=; [ "$th" = 1 ] && bopt="--batch 1"
+                note "split, rt, $fq queries, op $op, top 10, $th threads, median of 3 passes; serve and the in-process fronts on cores $srv_cpus, serve's clients on $cli_cpus:"
+                log="$OUT/split-$op-$th-inproc.log"
+                $CT taskset -c $srv_cpus $B bench --db "$rt" --queries /tmp/xg-fq.tsv \
+                    -k 10 --op $op --threads $th $bopt --repeat 3 \
+                    --engines xapian,gpu,plugin > "$log" 2>&1
+                note "    in process: rc $? $(awk '/^routing/ {exit} $1 ~ /^(xapian|gpu|plugin)$/ && $2 ~ /^[0-9]+$/ {printf "%s %s (p50 %s) ", $1, $3, $5}' "$log")| $(grep -o 'identical [0-9]*, different [0-9]*' "$log" | head -1)"
+                note "      host CPU a query: $(grep '^host CPU' "$log" | sed 's/.*included)://')"
+                rm -f $sock
+                taskset -c $srv_cpus $B serve --engine auto --unix $sock "$rt" \
+                    2> "$OUT/split-$op-$th-serve.err" &
+                spid=$!
+                for i in $(seq 300); do
+                    grep -q 'ready:' "$OUT/split-$op-$th-serve.err" && break
+                    sleep 0.1
+                done
+                t0=$(awk '{print $14 + $15}' /proc/$spid/stat)
+                log="$OUT/split-$op-$th-server.log"
+                $CT taskset -c $cli_cpus $B bench --db "$rt" --queries /tmp/xg-fq.tsv \
+                    -k 10 --op $op --threads $th --repeat 3 \
+                    --engines xapian,server --server $stub > "$log" 2>&1
+                rc=$?
+                t1=$(awk '{print $14 + $15}' /proc/$spid/stat)
+                kill $spid; wait $spid
+                n=$(grep -o 'routes: .*' "$OUT/split-$op-$th-serve.err" | awk '{s = 0; for (i = 3; i <= NF; i += 2) s += $i; print s}')
+                note "    server: rc $rc $(awk '/^routing/ {exit} $1 ~ /^(xapian|server)$/ && $2 ~ /^[0-9]+$/ {printf "%s %s (p50 %s) ", $1, $3, $5}' "$log")| $(grep -o 'identical [0-9]*, different [0-9]*' "$log" | head -1)"
+                note "      serve: $(grep -o 'routes: .*' "$OUT/split-$op-$th-serve.err"); its CPU $(awk -v t=$((t1 - t0)) -v n=${n:-0} -v hz=$(getconf CLK_TCK) 'BEGIN {if (n) printf "%.1f us a search (%d searches)", t / hz / n * 1e6, n}'); clients' $(grep '^host CPU' "$log" | sed 's/.*included)://')"
             done
         done
         ;;
