@@ -15,8 +15,10 @@ on the bundled sample, through python3-xapian, and its faults.
   the engines serve as theirs.  Xapian's `quest`, unchanged, prints the
   same through a stub file to serve as to xapian-tcpsrv (documents
   included; counts exact where stock's are estimates).  `--engine auto`
-  without a GPU answers an OR stock's way in-process (every byte equal,
-  estimates too) and an AND on the exact CPU matcher.  The same on
+  without a GPU answers an OR on the CPU matcher with its exact count
+  (every byte equal where stock's counts are exact), or with
+  XG_NO_CPU_OR=1 stock's way in-process (every byte equal, estimates
+  too), and an AND on the exact CPU matcher.  The same on
   every ../shared/ir-data collection (--ir-data); three shard servers;
   the database updated under a running server.
 - Faults: a malformed length, a length over the limit, a truncated frame
@@ -145,13 +147,14 @@ def at_eof(s, timeout=10):
 class Server:
     """xapian-gpu serve, its stderr in a file."""
 
-    def __init__(self, binary, work, name, db, *opts):
+    def __init__(self, binary, work, name, db, *opts, env=None):
         self.log = os.path.join(work, name + ".log")
         self.sock = os.path.join(work, name + ".sock")
         self.err = open(self.log, "w")
         self.p = subprocess.Popen([binary, "serve", "--host", "127.0.0.1",
                                    "--port", "0", "--unix", self.sock, *opts, db],
-                                  stdout=subprocess.DEVNULL, stderr=self.err)
+                                  stdout=subprocess.DEVNULL, stderr=self.err,
+                                  env=dict(os.environ, **(env or {})))
         end = time.time() + 30
         while "ready:" not in self.text():
             if self.p.poll() is not None or time.time() > end:
@@ -1506,12 +1509,14 @@ def main():
                  "rest by stock" % (r, served, unserved))
         ok("every search routed as expected", "routes %r" % r)
 
-        # --engine auto where no GPU is usable: the router gives each OR
-        # to stock, which serve computes in-process as xapian-progsrv
-        # would (every byte equal, estimates included), and each AND to
-        # the exact CPU matcher, faster than stock there (every byte
-        # equal where stock's counts are exact).
-        au = Server(binary, work, "auto", dbpath, "--engine", "auto")
+        # --engine auto where no GPU is usable, with no flat OR on the CPU
+        # matcher (XG_NO_CPU_OR=1): the router gives each OR to stock,
+        # which serve computes in-process as xapian-progsrv would (every
+        # byte equal, estimates included), and each AND to the exact CPU
+        # matcher, faster than stock there (every byte equal where
+        # stock's counts are exact).
+        au = Server(binary, work, "auto", dbpath, "--engine", "auto",
+                    env={"XG_NO_CPU_OR": "1"})
         recorded = []
         for op in (xapian.Query.OP_OR, xapian.Query.OP_AND):
             exact = op == xapian.Query.OP_AND
@@ -1538,6 +1543,30 @@ def main():
             ok("%d searches: OR in-process as stock, estimates too; AND on "
                "the CPU matcher" % len(recorded),
                "bytes identical to xapian-tcpsrv's; routes %r" % r)
+        # By default the cost model gives these short ORs to the CPU
+        # matcher's top k with its count: every byte equal where stock's
+        # counts are exact.
+        au = Server(binary, work, "auto-or", dbpath, "--engine", "auto")
+        recorded = [(text, first,
+                     record_search(a.tcpsrv_port, text, xapian.Query.OP_OR,
+                                   first),
+                     record_search(au.port, text, xapian.Query.OP_OR, first))
+                    for first in (0, 3) for text in texts]
+        if au.stop() != 0:
+            fail("serve --engine auto's exit status")
+        r = routes(au)
+        if not r.get("gpu"):
+            for text, first, ref, got in recorded:
+                if got != ref:
+                    fail("--engine auto without a GPU, an OR: search %r "
+                         "(first %d) differs in its bytes from "
+                         "xapian-tcpsrv's" % (text, first))
+            if r.get("cpu", 0) < len(recorded) // 2:
+                fail("--engine auto without a GPU: ORs on the CPU matcher: "
+                     "routes %r" % r)
+            ok("%d OR searches on the CPU matcher with the count" %
+               len(recorded), "bytes identical to xapian-tcpsrv's (counts "
+               "exact); routes %r" % r)
         text = "boundary layer flow in a supersonic wind tunnel"
         ref = record_search(a.tcpsrv_port, text)
         got = record_search(srv.port, text)
