@@ -521,9 +521,10 @@ int xg_fmt_list_bytes(const struct xg_index *ix, uint64_t t, uint64_t *bytes)
     return XG_OK;
 }
 
-static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
-                        uint32_t *docs, uint32_t *wdfs, uint32_t *n,
-                        uint32_t *bytes)
+/* Block blk's doc numbers, checked: *n of them, *used the 32-bit words
+ * their encoding took (its wdfs follow). */
+static int docs_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
+                       uint32_t *docs, uint32_t *n, uint32_t *used)
 {
     const struct xg_fmt_term *e = &ix->terms[t];
     const struct xg_fmt_skip *sk = &ix->skip[e->skip_first + blk];
@@ -532,10 +533,11 @@ static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
     uint64_t at = e->postings_offset + sk->offset;
     const uint32_t *w = (const uint32_t *)(ix->postings + at);
     size_t avail = (size_t)((ix->postings_len - at) / 4);
-    uint32_t nd = 0, nw = 0, used = 0, used2 = 0;
-    if (xg_pfor_decode_ref(w, avail, docs, &nd, &used) ||
-        xg_pfor_decode_ref(w + used, avail - used, wdfs, &nw, &used2) ||
-        nd != expect || nw != expect || docs[0] != 0)
+    uint32_t nd = 0;
+    *used = 0;
+    *n = 0;
+    if (xg_pfor_decode_ref(w, avail, docs, &nd, used) || nd != expect ||
+        docs[0] != 0)
         return xg_set_error(XG_ERR_FORMAT, "%s: term %llu block %u is corrupt",
                             ix->path, (unsigned long long)t, blk);
     for (uint32_t i = 1; i < nd; ++i)
@@ -543,7 +545,6 @@ static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
             return xg_set_error(XG_ERR_FORMAT, "%s: term %llu block %u: "
                                 "docids not ascending", ix->path,
                                 (unsigned long long)t, blk);
-    *bytes = 4 * (used + used2);
     xg_pfor_prefix_sum(docs, nd, sk->first);
     for (uint32_t i = 1; i < nd; ++i)
         if (docs[i] <= docs[i - 1])
@@ -556,6 +557,32 @@ static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
                             (unsigned long long)t, blk);
     *n = nd;
     return XG_OK;
+}
+
+static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
+                        uint32_t *docs, uint32_t *wdfs, uint32_t *n,
+                        uint32_t *bytes)
+{
+    uint32_t used = 0, used2 = 0, nw = 0;
+    int rc = docs_decode(ix, t, blk, docs, n, &used);
+    if (rc) return rc;
+    const struct xg_fmt_term *e = &ix->terms[t];
+    uint64_t at = e->postings_offset + ix->skip[e->skip_first + blk].offset;
+    const uint32_t *w = (const uint32_t *)(ix->postings + at);
+    size_t avail = (size_t)((ix->postings_len - at) / 4);
+    if (xg_pfor_decode_ref(w + used, avail - used, wdfs, &nw, &used2) ||
+        nw != *n)
+        return xg_set_error(XG_ERR_FORMAT, "%s: term %llu block %u is corrupt",
+                            ix->path, (unsigned long long)t, blk);
+    *bytes = 4 * (used + used2);
+    return XG_OK;
+}
+
+int xg_fmt_block_docs(const struct xg_index *ix, uint64_t t, uint32_t blk,
+                      uint32_t *docs, uint32_t *n)
+{
+    uint32_t used;
+    return docs_decode(ix, t, blk, docs, n, &used);
 }
 
 char *xg_fmt_default_path(const char *db_path)

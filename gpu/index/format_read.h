@@ -140,6 +140,10 @@ static inline int xg_fmt_value_in_chunk(const struct xg_index *ix,
 int xg_fmt_block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
                         uint32_t *docs, uint32_t *wdfs, uint32_t *n);
 
+/* The same block's doc numbers alone (its wdfs not decoded). */
+int xg_fmt_block_docs(const struct xg_index *ix, uint64_t t, uint32_t blk,
+                      uint32_t *docs, uint32_t *n);
+
 /* Bytes of term t's list in POSTINGS, from its postings_offset to the end
  * of its last block (what the list cache copies).  XG_ERR_FORMAT if that
  * block is corrupt. */

@@ -300,14 +300,13 @@ static int or_count(const struct xg_index *ix, const struct xg_query *q,
     if (!n) return XG_OK;
     const uint64_t words = (ix->hdr->n_docs + 63) / 64;
     uint64_t *bits = calloc(words ? words : 1, sizeof *bits);
-    uint32_t *docs = malloc(2 * XG_FMT_BLOCK * sizeof *docs);
-    int rc = bits && docs ? XG_OK : xg_set_error(XG_ERR_NOMEM, "out of memory");
+    uint32_t docs[XG_FMT_BLOCK];
+    int rc = bits ? XG_OK : xg_set_error(XG_ERR_NOMEM, "out of memory");
     for (uint32_t t = 0; !rc && t < n; ++t) {
         const uint32_t nb = xg_fmt_n_blocks(ix, terms[t]);
         for (uint32_t blk = 0; !rc && blk < nb; ++blk) {
             uint32_t m;
-            rc = xg_fmt_block_decode(ix, terms[t], blk, docs,
-                                     docs + XG_FMT_BLOCK, &m);
+            rc = xg_fmt_block_docs(ix, terms[t], blk, docs, &m);
             for (uint32_t i = 0; !rc && i < m; ++i)
                 bits[docs[i] >> 6] |= (uint64_t)1 << (docs[i] & 63);
         }
@@ -315,7 +314,6 @@ static int or_count(const struct xg_index *ix, const struct xg_query *q,
     for (uint64_t w = 0; !rc && w < words; ++w)
         *count += (uint64_t)__builtin_popcountll(bits[w]);
     free(bits);
-    free(docs);
     return rc;
 }
 
