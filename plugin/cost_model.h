@@ -65,7 +65,7 @@ struct xg_cost_model {
     double cpu_or_scale;
     double cpu_or_exponent;
     double cpu_or_spread;
-    /* The CPU matcher's flat OR walked whole for its exact count (serve,
+    /* The CPU matcher's flat OR, its top k with the exact count (serve,
      * the matcher front), on the same postings.  Absent from a model file:
      * priced as stock's OR. */
     double cpu_or_count_scale;
@@ -116,7 +116,7 @@ double xg_cost_stock_seconds_p90(const struct xg_cost_model *m,
 
 /* The CPU matcher's one-thread time, the median and at the model's 90th
  * percentile, by its own laws on stock's x: an AND (f->is_and), or a flat
- * OR, walked whole for its exact count (counted: serve, the matcher
+ * OR, its top k with the exact count (counted: serve, the matcher
  * front) or for its top k without the count (the Enquire front).  Through
  * Enquire the accelerated query adds Xapian's own work, priced as stock's
  * OR of no posting (its law's scale): xg_cost_cpu_or_enquire_p90. */

@@ -357,8 +357,8 @@ static double gpu_seconds(xg_router *r, const struct xg_query_features *f,
 
 /* The CPU matcher's price of a flat OR at the model's 90th percentile,
  * one thread: through Enquire its top k without the count plus the
- * accelerated query's Enquire; at the other fronts its whole walk with
- * the exact count (the answer goes out as it is). */
+ * accelerated query's Enquire; at the other fronts its top k with the
+ * exact count (the answer goes out as it is). */
 static double cpu_or_p90(const xg_router *r,
                          const struct xg_query_features *f)
 {
@@ -369,10 +369,9 @@ static double cpu_or_p90(const xg_router *r,
 }
 
 /* A flat OR the CPU matcher answers faster than stock at the model's 90th
- * percentile.  Through Enquire, its top k without the count ran at
- * 3.6-3.8x stock's rate on the real text (docs/architecture.md, "The top
- * k without the count"); walked whole with the count, at 4.3x on the
- * TREC queries of two words and 1.6x on those of three (docs/plugin.md). */
+ * percentile.  On the real text its top k ran at 3.6-3.8x stock's rate
+ * through Enquire, and with the exact count at 2.6x (docs/architecture.md,
+ * "The top k without the count"; docs/plugin.md). */
 static int cpu_or_cheaper(const xg_router *r, const struct xg_prepared *pq,
                           const struct xg_query_features *f)
 {
@@ -409,9 +408,7 @@ static int choose(xg_router *r, xg_handle *h, const struct xg_prepared *pq,
          * 10^5).  Through Enquire the accelerated query costs about
          * stock's own on an AND (plugin-cpu 0.77x stock on cheap
          * real-text ANDs, benchmarks-archive.md), so stock.  A flat OR
-         * where the model prices the CPU matcher below stock (its walk
-         * ran at 0.41x and 0.58x stock on the synthetic collections' long
-         * lists, and faster than stock on the real text's short ones). */
+         * where the model prices the CPU matcher below stock. */
         if (f->is_and && r->o.front != XG_FRONT_ENQUIRE) return XG_ROUTE_CPU;
         return cpu_or_cheaper(r, pq, f) ? XG_ROUTE_CPU
                                         : XG_ROUTE_STOCK_NO_DEVICE;

@@ -59,7 +59,7 @@ int main(int argc, char **argv)
                                           m.cpu_or_spread;
         CHECK(fabs(xg_cost_cpu_seconds_p90(&m, &f, 0) - cpu) <= 1e-12 * cpu,
               "cpu p90 = its operator's law * its spread");
-        /* An OR walked whole for its count: its own law and spread. */
+        /* An OR's top k with its exact count: its own law and spread. */
         const double counted =
             f.is_and ? cpu
                      : m.cpu_or_count_scale *

@@ -102,7 +102,7 @@ static const char cpu_or_model[] =
     "gpu_batch 1e-3\ngpu_per_posting 1e-9\n"
     "cpu_or_scale 1e-15\ncpu_or_exponent 1\ncpu_or_spread 1\n";
 
-/* The same with the CPU matcher's OR walked whole for its count nearly
+/* The same with the CPU matcher's OR top k with its count nearly
  * free and its top k without the count dear: the fronts that answer with
  * the engines' own counts (serve, the matcher front) weigh the first. */
 static const char cpu_or_count_model[] =
@@ -967,7 +967,7 @@ int main(int argc, char **argv)
     context_pass("context auto, XG_NO_CPU_OR=1", db, XG_ENGINE_AUTO,
                  model_cpu_or, c_no_cpu_or, 0);
     unsetenv("XG_NO_CPU_OR");
-    /* serve's front: a flat OR walked whole with its count where the
+    /* serve's front: a flat OR's top k with its count where the
      * model prices that cheapest; through Enquire the top k's law
      * decides; never with XG_NO_CPU_OR=1. */
     context_front_pass("remote auto, the CPU matcher's counted OR cheaper",

@@ -325,9 +325,9 @@ int xg_match_ref_top_counted(const struct xg_index *ix,
                              const struct xg_weigh_stats *ws, uint32_t k,
                              struct xg_result *out)
 {
-    int ranged = 0;
-    for (uint32_t i = 0; i < q->n_leaves; ++i) ranged |= q->leaves[i].range != 0;
-    if (!k || ranged || !xg_match_top_prunes(q, p))
+    /* A flat OR holds no value range (those come only in the general
+     * form), so its lists are all it matches. */
+    if (!k || !xg_match_top_prunes(q, p))
         return xg_match_ref(ix, q, leaf_term, plans, p, ws, k, out);
     uint64_t count;
     int rc = xg_match_ref_top(ix, q, leaf_term, plans, p, ws, k, out);

@@ -40,7 +40,7 @@ int xg_match_ref_top(const struct xg_index *ix, const struct xg_query *q,
 
 /* The same top k with the exact count (matches_estimated is the number
  * of matching documents, as xg_match_ref's): for a query that
- * xg_match_ref_top prunes and that holds no value range, its pruned top k
+ * xg_match_ref_top prunes (a flat OR: no value range), its pruned top k
  * and the union of its lists counted apart (a bitmap over the documents;
  * a list alone, its length).  Other queries: xg_match_ref. */
 int xg_match_ref_top_counted(const struct xg_index *ix,

@@ -8,7 +8,7 @@
  *  (least squares in log space).  The exact CPU matcher: every AND the
  *  same way (serve weighs an AND between it and the GPU), and every flat
  *  OR twice: its top k without the count (the Enquire front weighs one
- *  between it, stock and the GPU) and its whole walk with the count
+ *  between it, stock and the GPU) and its top k with the exact count
  *  (serve and the matcher front).  GPU: the same
  *  queries in batches of 1 to 256; least squares of each batch's wall
  *  time against its work.
@@ -48,7 +48,7 @@ struct sample {
     double stock;
     double cpu;     /* the CPU matcher's time (an AND; a flat OR's top k
                        without the count), 0: not timed */
-    double cpu_count; /* a flat OR's whole walk with the count */
+    double cpu_count; /* a flat OR's top k with the exact count */
 };
 
 /* Fit stock Xapian's power laws (OR, AND) and the CPU matcher's (AND)
@@ -90,17 +90,13 @@ static void fit_laws(const struct sample *s, uint32_t n,
             }
         }
         if (!k) continue;
-        double *scale = law == 0   ? &m->cpu_and_scale
-                        : law == 1 ? &m->cpu_or_scale
-                                   : &m->cpu_or_count_scale;
-        double *exponent = law == 0   ? &m->cpu_and_exponent
-                           : law == 1 ? &m->cpu_or_exponent
-                                      : &m->cpu_or_count_exponent;
-        xg_cost_fit_power(x, y, k, scale, exponent);
-        *(law == 0   ? &m->cpu_and_spread
-          : law == 1 ? &m->cpu_or_spread
-                     : &m->cpu_or_count_spread) =
-            xg_cost_spread(x, y, k, *scale, *exponent);
+        double *const fit[3][3] = {
+            {&m->cpu_and_scale, &m->cpu_and_exponent, &m->cpu_and_spread},
+            {&m->cpu_or_scale, &m->cpu_or_exponent, &m->cpu_or_spread},
+            {&m->cpu_or_count_scale, &m->cpu_or_count_exponent,
+             &m->cpu_or_count_spread}};
+        xg_cost_fit_power(x, y, k, fit[law][0], fit[law][1]);
+        *fit[law][2] = xg_cost_spread(x, y, k, *fit[law][0], *fit[law][1]);
     }
 done:
     free(x);
@@ -224,9 +220,8 @@ int xg_cli_calibrate(int argc, char **argv)
                 break;
             }
             /* The CPU matcher: an AND as serve runs it; a flat OR's top
-             * k without the count as the Enquire front runs it, and its
-             * whole walk with the count as serve and the matcher front
-             * run it. */
+             * k without the count as the Enquire front runs it, and with
+             * the exact count as serve and the matcher front run it. */
             const int top_or = !smp[i].f.is_and &&
                                xg_match_top_prunes(&smp[i].pq->q, &a.opts.bm25);
             if (!smp[i].f.is_and && !top_or) continue;

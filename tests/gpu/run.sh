@@ -689,6 +689,11 @@ PY
                     grep -q 'ready:' "$OUT/split-$op-$th-serve.err" && break
                     sleep 0.1
                 done
+                if ! grep -q 'ready:' "$OUT/split-$op-$th-serve.err"; then
+                    note "    serve did not start: $(tail -1 "$OUT/split-$op-$th-serve.err")"
+                    kill $spid 2>/dev/null; wait $spid
+                    continue
+                fi
                 t0=$(awk '{print $14 + $15}' /proc/$spid/stat)
                 log="$OUT/split-$op-$th-server.log"
                 $CT taskset -c $cli_cpus $B bench --db "$rt" --queries /tmp/xg-fq.tsv \
