@@ -331,7 +331,7 @@ static int run_ref(struct xg_gpu *e, struct xg_slot *s)
     if ((rc = xg_select_ref(&sa, b->n_queries))) goto done;
     struct xg_finish_args fa = {b->queries, b->lists, s->h_res, b->leaf_list,
                                 b->leaf_tw, b->plan, b->bm25, s->h_cand,
-                                NULL, NULL, NULL, 0, 0};
+                                NULL, NULL, NULL, 0, 0, XG_FINISH_BY_COST};
     rc = xg_finish_ref(&e->hix, &fa, b->n_queries);
 done:
     free(acc);

@@ -94,6 +94,7 @@ struct dev {
     pthread_mutex_t order_mu;
     cudaEvent_t last_kernels;       /* of the large batch queued last */
     int overlap;                    /* XG_SLOTS_OVERLAP: no turns */
+    uint32_t finish_wdfs;           /* XG_FINISH_WDFS (finish.h) */
 };
 
 /* Grow a batch buffer to hold `need` elements of `elem` bytes.  Batch
@@ -169,6 +170,7 @@ int xg_engine_dev_open(struct xg_gpu *e)
     pthread_mutex_init(&d->alloc_mu, NULL);
     pthread_mutex_init(&d->order_mu, NULL);
     d->overlap = xg_knob_slots_overlap();
+    d->finish_wdfs = xg_knob_finish_wdfs();
     /* The pool of the batch buffers keeps freed memory for the next
      * growth; xg_engine_dev_close gives it back.  The slots' lanes time
      * their batches. */
@@ -471,7 +473,7 @@ static int queue_kernels(struct dev *d, struct dslot *sl,
     struct xg_finish_args fa = {ds->dq, ds->dl, sl->d_res, ds->dll, ds->dtw,
                                 ds->dpl, b->bm25, sl->d_cand, sl->d_mask,
                                 sl->d_cand_wdf, sl->d_cand_in, b->n_dense_lists,
-                                b->dense_blocks};
+                                b->dense_blocks, d->finish_wdfs};
     XG_CUDA_CHECK(xg_finish_gpu(&d->dix, &fa, b->n_queries, 1, st),
                   "finish kernel");
     if (!one_trip)

@@ -5,16 +5,18 @@
  *         its shard's plan.  Twin: finish_ref.c (which match_ref.c's
  *         scoring mirrors), which looks each wdf up in its list.
  *
- *  The kernels find the wdfs the other way round: each candidate marks
- *  its cell of its query's row (the selection's keep pass does, in the
- *  engine; mark_kernel where no selection ran before), the
- *  query's lists are decoded again whole, a warp a 128-posting block as
- *  the accumulation does, and every posting of a marked document leaves
- *  its wdf in the candidate's entry of a table.  With a lookup per
- *  candidate and list instead (a skip search, then a block decoded for
- *  one document), a top-1000 real-text OR run took 0.035 s of device
- *  time against 0.025 s; with about 160 candidates a query (top 10) the
- *  two cost the same (docs/gpu.md).
+ *  The kernels find a query's wdfs one of two ways, by cost (finish.h).
+ *  Gathered: each candidate marks its cell of its query's row (the
+ *  selection's keep pass does, in the engine; mark_kernel where no
+ *  selection ran before), the query's lists are decoded again whole, a
+ *  warp a 128-posting block as the accumulation does, and every posting
+ *  of a marked document leaves its wdf in the candidate's entry of a
+ *  table: a top-1000 real-text OR run took 0.025 s of device time where
+ *  looking up took 0.035 s.  Looked up: a warp a candidate and list (a
+ *  skip search, then a block decoded for one document), where the
+ *  candidates are few and the lists long: a top 10 over 10^6 synthetic
+ *  documents gathered about 3,900 blocks a query for about 50
+ *  candidates, two fifths of the kernels' time (docs/gpu.md).
  */
 #include <cub/block/block_scan.cuh>
 #include <cuda_runtime.h>
@@ -22,7 +24,9 @@
 #include "../bm25.h"
 #include "decode_dev.cuh"
 #include "finish.h"
+#include "member.h"
 #include "plan_eval.h"
+#include "../runtime/knobs.h"
 #include "../runtime/tuning.h"
 
 #define MARK_THREADS 256
@@ -47,6 +51,25 @@ mark_kernel(struct xg_finish_args a, uint32_t n_docs)
     }
 }
 
+/* Whether query q's wdfs are looked up rather than gathered (finish.h):
+ * the gather kernel and the lookup kernel ask the same. */
+static __device__ __forceinline__ bool
+by_lookup(const struct xg_finish_args &a, const struct xg_dquery &q,
+          uint32_t n_cand)
+{
+    if (a.wdfs_by != XG_FINISH_BY_COST) return a.wdfs_by == XG_FINISH_LOOKUP;
+    const struct xg_dlist &first = a.lists[q.list_first];
+    const struct xg_dlist &last = a.lists[q.list_first + q.n_lists - 1];
+    const uint64_t blocks = last.block_start + last.n_blocks -
+                            first.block_start;
+    return (uint64_t)n_cand * q.n_lists * XG_FINISH_LOOKUP_COST < blocks;
+}
+
+/* The gather: a warp a block of the batch's DENSE lists, as the
+ * accumulation; a block of a query that looks its wdfs up is passed
+ * over.  (A loop over the queries in each warp instead, to pass such a
+ * query at once, made real-text batches, whose queries mostly gather,
+ * take 2.3 times the device time: every warp read every query.) */
 static __global__ void __launch_bounds__(WARPS * 32)
 gather_kernel(struct xg_dindex ix, struct xg_finish_args a)
 {
@@ -58,7 +81,8 @@ gather_kernel(struct xg_dindex ix, struct xg_finish_args a)
         const struct xg_dlist &l = a.lists[li];
         const struct xg_dquery &q = a.queries[l.query];
         const uint32_t n_cand = a.res[l.query].n_cand;
-        if (!n_cand) continue;  /* the whole warp alike */
+        if (!n_cand || by_lookup(a, q, n_cand))
+            continue;           /* the whole warp alike */
         const uint32_t n = xg_warp_decode_block(
             ix, l.term, (uint32_t)(g - l.block_start), s_docs[warp],
             s_wdfs[warp]);
@@ -77,6 +101,60 @@ gather_kernel(struct xg_dindex ix, struct xg_finish_args a)
             a.cand_wdf[q.wdf_first + (uint64_t)s * q.n_lists + j] = s_wdfs[warp][i];
             atomicOr(&a.cand_in[q.cand_first + s], 1ull << j);
         }
+        __syncwarp();
+    }
+}
+
+/* The wdfs of the queries that look them up: a warp a candidate and
+ * list, the pairs of the launch's queries taken in one sequence (each
+ * block first adds up their counts, known only on the device), the
+ * list's block that can hold the document found in its skip entries and
+ * decoded.  The cand_wdf/cand_in entries are the gather's. */
+static __global__ void __launch_bounds__(XG_FINISH_THREADS)
+lookup_kernel(struct xg_dindex ix, struct xg_finish_args a, uint32_t n_queries)
+{
+    typedef cub::BlockScan<uint32_t, XG_FINISH_THREADS> Scan;
+    enum { LOOKUP_WARPS = XG_FINISH_THREADS / 32 };
+    __shared__ typename Scan::TempStorage scan_tmp;
+    __shared__ uint32_t start[FINISH_MAX_QUERIES];
+    __shared__ uint32_t s_docs[LOOKUP_WARPS][128], s_wdfs[LOOKUP_WARPS][128];
+    uint32_t v[FINISH_SCAN_ITEMS], total;
+    for (uint32_t i = 0; i < FINISH_SCAN_ITEMS; ++i) {
+        const uint32_t qi = threadIdx.x * FINISH_SCAN_ITEMS + i;
+        v[i] = 0;
+        if (qi < n_queries && a.queries[qi].path == XG_DPATH_DENSE) {
+            const uint32_t n = a.res[qi].n_cand;
+            if (n && by_lookup(a, a.queries[qi], n))
+                v[i] = n * a.queries[qi].n_lists;
+        }
+    }
+    Scan(scan_tmp).ExclusiveSum(v, v, total);
+    for (uint32_t i = 0; i < FINISH_SCAN_ITEMS; ++i)
+        start[threadIdx.x * FINISH_SCAN_ITEMS + i] = v[i];
+    __syncthreads();
+    const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
+    for (uint32_t g = blockIdx.x * LOOKUP_WARPS + warp; g < total;
+         g += gridDim.x * LOOKUP_WARPS) {
+        uint32_t lo = 0, hi = n_queries;
+        while (hi - lo > 1) {
+            const uint32_t mid = (lo + hi) >> 1;
+            if (start[mid] <= g) lo = mid; else hi = mid;
+        }
+        const struct xg_dquery &q = a.queries[lo];
+        const uint32_t pair = g - start[lo];
+        const uint32_t s = pair / q.n_lists, j = pair % q.n_lists;
+        const uint32_t doc = a.cand[q.cand_first + s].doc;
+        const uint32_t term = a.lists[q.list_first + j].term;
+        const int64_t blk = xg_block_of(&ix, term, doc);
+        if (blk < 0) continue;  /* the whole warp alike */
+        const uint32_t n = xg_warp_decode_block(ix, term, (uint32_t)blk,
+                                                s_docs[warp], s_wdfs[warp]);
+        for (uint32_t i = lane; i < n; i += 32u)
+            if (s_docs[warp][i] == doc) {
+                a.cand_wdf[q.wdf_first + (uint64_t)s * q.n_lists + j] =
+                    s_wdfs[warp][i];
+                atomicOr(&a.cand_in[q.cand_first + s], 1ull << j);
+            }
         __syncwarp();
     }
 }
@@ -149,9 +227,11 @@ extern "C" int xg_finish_gpu(const struct xg_dindex *ix,
     if (!marked)
         mark_kernel<<<dim3(n_queries, MARK_SPLIT), MARK_THREADS, 0, stream>>>(
             *a, ix->n_docs);
-    const uint64_t warps = (a->dense_blocks + WARPS - 1) / WARPS;
-    gather_kernel<<<(unsigned)(warps < 65535u * 8u ? warps : 65535u * 8u),
-                    WARPS * 32, 0, stream>>>(*ix, *a);
+    if (a->wdfs_by != XG_FINISH_LOOKUP) {
+        const uint64_t warps = (a->dense_blocks + WARPS - 1) / WARPS;
+        gather_kernel<<<(unsigned)(warps < 65535u * 8u ? warps : 65535u * 8u),
+                        WARPS * 32, 0, stream>>>(*ix, *a);
+    }
     for (uint32_t q0 = 0; q0 < n_queries; q0 += FINISH_MAX_QUERIES) {
         const uint32_t n = n_queries - q0 < FINISH_MAX_QUERIES
                                ? n_queries - q0 : FINISH_MAX_QUERIES;
@@ -161,6 +241,9 @@ extern "C" int xg_finish_gpu(const struct xg_dindex *ix,
         struct xg_finish_args part = *a;
         part.queries += q0;
         part.res += q0;
+        if (a->wdfs_by != XG_FINISH_GATHER)
+            lookup_kernel<<<blocks * XG_FINISH_LOOKUP_SPREAD,
+                            XG_FINISH_THREADS, 0, stream>>>(*ix, part, n);
         finish_kernel<<<blocks, XG_FINISH_THREADS, 0, stream>>>(*ix, part, n);
     }
     return (int)cudaPeekAtLastError();

@@ -45,6 +45,13 @@ unsigned xg_knob_slots(void)
     const long n = e && *e ? strtol(e, NULL, 10) : 0;
     return n >= 1 && n <= XG_SLOTS_MAX ? (unsigned)n : 0;
 }
+unsigned xg_knob_finish_wdfs(void)
+{
+    const char *e = getenv("XG_FINISH_WDFS");
+    if (e && !strcmp(e, "gather")) return XG_FINISH_GATHER;
+    if (e && !strcmp(e, "lookup")) return XG_FINISH_LOOKUP;
+    return XG_FINISH_BY_COST;
+}
 unsigned xg_knob_dispatch_inline(void)
 {
     const char *e = getenv("XG_DISPATCH_INLINE");

@@ -42,6 +42,13 @@ int xg_knob_no_cpu_or(void);
 /* XG_SERVE_NO_AHEAD=1: serve answers a search only when its MSG_GETMSET
  * arrives, never ahead of it (plugin/serve/search.c). */
 int xg_knob_serve_no_ahead(void);
+/* XG_FINISH_WDFS=gather or lookup: the finish finds every query's wdfs
+ * that way instead of choosing by cost (query/finish.h; tests, A/B);
+ * XG_FINISH_BY_COST when unset. */
+#define XG_FINISH_BY_COST 0u
+#define XG_FINISH_GATHER 1u
+#define XG_FINISH_LOOKUP 2u
+unsigned xg_knob_finish_wdfs(void);
 /* XG_ONE_SLOT=1: the query engine runs one batch at a time, not two
  * (query/engine.c). */
 int xg_knob_one_slot(void);

@@ -18,6 +18,13 @@
 #define XG_FINISH_THREADS 128
 #define XG_FINISH_SPLIT 2
 #define XG_FINISH_MIN_BLOCKS 132
+/* A wdf looked up (a skip search, then a block decoded for one document)
+ * against a block gathered, in the finish's choice (finish.h). */
+#define XG_FINISH_LOOKUP_COST 2u
+/* The lookup's blocks against the rescoring's: a warp a candidate and
+ * list, each a chain of dependent loads, wants more warps in flight; but
+ * each block first weighs every query's choice. */
+#define XG_FINISH_LOOKUP_SPREAD 2u
 /* The least blocks a batch of few queries spreads the selection's passes
  * over, so that one query still fills the GPU: one query's 322K documents
  * in 10 blocks left most of an H100 idle, and 16 queries in 256 blocks

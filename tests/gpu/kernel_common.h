@@ -21,6 +21,7 @@
 #include "../../gpu/query/decode.h"
 #include "../../gpu/runtime/error.h"
 #include "../../gpu/query/finish.h"
+#include "../../gpu/runtime/knobs.h"
 #include "../../gpu/query/engine_types.h"
 #include "../../gpu/query/intersect.h"
 #include "../../gpu/index/impact.h"
@@ -1008,9 +1009,8 @@ static inline int test_or_pipeline(unsigned stages)
     struct xg_bm25_query bq;
     memset(&bq, 0, sizeof bq);
     struct xg_finish_args hf = {q, l, hr, leaf_list, leaf_tw, plan, bq, hc,
-                                NULL, NULL, NULL, 0, 0};
+                                NULL, NULL, NULL, 0, 0, XG_FINISH_BY_COST};
     CHECK(xg_finish_ref(&t.h, &hf, nq) == XG_OK, "twin finish");
-    CUDA(cudaMemcpy(dc, gc, cand * sizeof *gc, cudaMemcpyHostToDevice));
     uint32_t *hmask0 = malloc(cells * 4);
     CHECK(hmask0, "out of memory");
     memcpy(hmask0, hmask, cells * 4);
@@ -1018,34 +1018,49 @@ static inline int test_or_pipeline(unsigned stages)
      * more, AND's 32nd group): each names a slot of another document. */
     for (uint64_t c = 0; c < cells; c += 3)
         hmask[c] |= 0x80000000u | (uint32_t)(c % 97);
-    CUDA(cudaMemcpy(dmask, hmask, cells * 4, cudaMemcpyHostToDevice));
     uint32_t *dwdf;
     unsigned long long *din;
     CUDA(cudaMalloc((void **)&dwdf, cand * 3 * sizeof *dwdf));
     CUDA(cudaMalloc((void **)&din, cand * sizeof *din));
-    /* Stale entries from an earlier batch must not count. */
-    CUDA(cudaMemset(dwdf, 0x5A, cand * 3 * sizeof *dwdf));
-    CUDA(cudaMemset(din, 0xFF, cand * sizeof *din));
+    struct xg_dcand *gc0 = malloc(cand * sizeof *gc0);
+    CHECK(gc0, "out of memory");
+    memcpy(gc0, gc, cand * sizeof *gc0);
     struct xg_finish_args gf = {dq, dl, dr, to_dev(leaf_list, sizeof leaf_list),
                                 to_dev(leaf_tw, sizeof leaf_tw),
                                 to_dev(plan, sizeof plan), bq, dc, dmask, dwdf,
-                                din, li, blk};
-    CUDA(xg_finish_gpu(&t.d, &gf, nq, 0, 0));
-    CUDA(cudaDeviceSynchronize());
-    CUDA(cudaMemcpy(gc, dc, cand * sizeof *gc, cudaMemcpyDeviceToHost));
-    uint64_t checked = 0;
-    for (uint32_t i = 0; i < nq; ++i)
-        for (uint32_t j = 0; j < gr[i].n_cand; ++j, ++checked) {
-            const struct xg_dcand *g = &gc[q[i].cand_first + j],
-                                  *h = &hc[q[i].cand_first + j];
-            CHECK(g->doc == h->doc && g->matched == h->matched &&
-                  !memcmp(&g->weight, &h->weight, 8),
-                  "finish q%u cand %u: gpu %.17g twin %.17g", i, j, g->weight,
-                  h->weight);
-        }
-    printf("ok finish: %llu candidates rescored bit-equal\n",
-           (unsigned long long)checked);
-    ++passed;
+                                din, li, blk, XG_FINISH_BY_COST};
+    /* Each way of finding the wdfs: the cost's choice, every query
+     * gathered, every query looked up. */
+    static const uint32_t ways[] = {XG_FINISH_BY_COST, XG_FINISH_GATHER,
+                                    XG_FINISH_LOOKUP};
+    static const char *const way_name[] = {"by cost", "gathered",
+                                           "looked up"};
+    for (unsigned w = 0; w < 3; ++w) {
+        gf.wdfs_by = ways[w];
+        CUDA(cudaMemcpy(dc, gc0, cand * sizeof *gc0, cudaMemcpyHostToDevice));
+        CUDA(cudaMemcpy(dmask, hmask, cells * 4, cudaMemcpyHostToDevice));
+        /* Stale entries from an earlier batch must not count. */
+        CUDA(cudaMemset(dwdf, 0x5A, cand * 3 * sizeof *dwdf));
+        CUDA(cudaMemset(din, 0xFF, cand * sizeof *din));
+        CUDA(xg_finish_gpu(&t.d, &gf, nq, 0, 0));
+        CUDA(cudaDeviceSynchronize());
+        CUDA(cudaMemcpy(gc, dc, cand * sizeof *gc, cudaMemcpyDeviceToHost));
+        uint64_t checked = 0;
+        for (uint32_t i = 0; i < nq; ++i)
+            for (uint32_t j = 0; j < gr[i].n_cand; ++j, ++checked) {
+                const struct xg_dcand *g = &gc[q[i].cand_first + j],
+                                      *h = &hc[q[i].cand_first + j];
+                CHECK(g->doc == h->doc && g->matched == h->matched &&
+                      !memcmp(&g->weight, &h->weight, 8),
+                      "finish (%s) q%u cand %u: gpu %.17g twin %.17g",
+                      way_name[w], i, j, g->weight, h->weight);
+            }
+        printf("ok finish, wdfs %s: %llu candidates rescored bit-equal\n",
+               way_name[w], (unsigned long long)checked);
+        ++passed;
+    }
+    free(gc0);
+    uint64_t checked;
     {
         /* As the engine runs them: keep writes the marks and clears
          * cand_in, and the finish runs on its candidates in keep's order
@@ -1058,6 +1073,7 @@ static inline int test_or_pipeline(unsigned stages)
         gm.marks = dmask;
         gm.cand_in = din;
         CUDA(xg_select_gpu(&gm, nq, n_docs, 0));
+        gf.wdfs_by = XG_FINISH_GATHER;  /* the marks are the gather's */
         CUDA(xg_finish_gpu(&t.d, &gf, nq, 1, 0));
         CUDA(cudaDeviceSynchronize());
         struct xg_dqresult mr[4];

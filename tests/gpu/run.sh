@@ -97,8 +97,10 @@
 #                  $XG_FQ queries (as fronts); the server's own CPU a
 #                  search from /proc
 #   kprof          each kernel's time: ncu over OR batches of $XG_KPB ("1
-#                  16") queries (64 TREC queries, one thread; $XG_KPOP: the
-#                  op; tests/gpu/kernel_table.py); the build in $XG_OLD too
+#                  16") queries ($XG_KPN TREC queries, 64, one thread;
+#                  $XG_KPOP: the op; $XG_KPCOLL=syn:N: synthetic queries
+#                  on the N-doc collection; tests/gpu/kernel_table.py); the
+#                  build in $XG_OLD too
 #   phrases        phrase-heavy real text (issue 23): how many of the 50,000
 #                  TREC queries each engine serves (ab, OR and AND), then
 #                  bench (16 threads, median of 3) of stock, the CPU
@@ -713,19 +715,30 @@ PY
         # builds, not seconds with the bench's) for batches of each size
         # in $XG_KPB ("1 16") over 64 TREC queries from the 2,001st, one
         # thread; this build and the one in $XG_OLD.
-        prepare_collections 0 rt || exit 1
-        sed -n 2001,2064p .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-q64.tsv
+        # XG_KPCOLL=syn:N: the N-document synthetic collection and $XG_KPN
+        # (64) of its synthetic queries from the 2,001st instead.
+        kn=${XG_KPN:-64}
+        case ${XG_KPCOLL:-rt} in
+        syn:*)
+            prepare_collections ${XG_KPCOLL#syn:} syn || exit 1
+            kdb=$db; kstem="--stem none"
+            sed -n 2001,$((2000 + kn))p /tmp/xg-q.tsv > /tmp/xg-q64.tsv ;;
+        *)
+            prepare_collections 0 rt || exit 1
+            kdb=$rt; kstem=
+            sed -n 2001,$((2000 + kn))p .device-carry/realtext/trec-tb-2005-efficiency.tsv > /tmp/xg-q64.tsv ;;
+        esac
         for which in ${XG_OLD:+old} new; do
             bin=$B; [ $which = old ] && bin=$XG_OLD
             for bs in ${XG_KPB:-1 16}; do
                 f="$OUT/kprof-$which-$bs"
                 ncu --clock-control none --csv --metrics \
                     gpu__time_duration.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
-                    $bin bench --db "$rt" --queries /tmp/xg-q64.tsv -k 10 \
+                    $bin bench --db "$kdb" --queries /tmp/xg-q64.tsv -k 10 $kstem \
                     --op ${XG_KPOP:-or} --threads 1 --batch "$bs" --repeat 1 \
                     --engines gpu > "$f.csv" 2> "$f.err"
                 python3 tests/gpu/kernel_table.py "$f.csv" \
-                    "$which: ncu, ${XG_KPOP:-or} batches of $bs (64 queries)" | tee -a "$SUMMARY"
+                    "$which: ncu, ${XG_KPOP:-or} batches of $bs ($kn queries, ${XG_KPCOLL:-rt})" | tee -a "$SUMMARY"
             done
         done
         ;;
