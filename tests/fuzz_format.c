@@ -3,7 +3,9 @@
  *
  *  Takes a valid index, mutates it (random bytes, header counts, offsets),
  *  recomputes every CRC so the mutation reaches the structural checks and
- *  the block decoder, then opens it and reads every term's every block.
+ *  the block decoder, then opens it and reads every term's every block
+ *  (and each term's first wdf from the headers alone, which on the index
+ *  as given must equal its decoded first block's).
  *  Passes if nothing crashes or reads out of bounds (run it under ASan or
  *  valgrind for the latter) and every failure is a clean error code.
  *  usage: fuzz_format INDEX [ITERATIONS] [--seed N]
@@ -44,17 +46,25 @@ static void read_positions(const struct xg_index *ix, uint64_t t, uint32_t b,
     }
 }
 
-static void read_everything(const struct xg_index *ix)
+/* Reads every block of every term; returns how many terms' first wdf
+ * (xg_fmt_first_wdf, from the headers alone) differs from their first
+ * block's decoded one. */
+static uint64_t read_everything(const struct xg_index *ix)
 {
-    uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK], n;
-    for (uint64_t t = 0; t < ix->hdr->n_terms; ++t)
+    uint32_t docs[XG_FMT_BLOCK], wdfs[XG_FMT_BLOCK], n, first;
+    uint64_t differ = 0;
+    for (uint64_t t = 0; t < ix->hdr->n_terms; ++t) {
+        const int first_ok = xg_fmt_first_wdf(ix, t, &first) == XG_OK;
         for (uint32_t b = 0; b < xg_fmt_n_blocks(ix, t); ++b) {
             if (xg_fmt_block_decode(ix, t, b, docs, wdfs, &n) != XG_OK) break;
+            if (b == 0 && (!first_ok || first != wdfs[0])) ++differ;
             read_positions(ix, t, b, n);
         }
+    }
     xg_fmt_lookup(ix, "the", 3);
     xg_fmt_lookup(ix, "Zboundari", 9);
     xg_fmt_lookup(ix, "", 0);
+    return differ;
 }
 
 int main(int argc, char **argv)
@@ -100,6 +110,24 @@ int main(int argc, char **argv)
     int fd = mkstemp(tmp);
     if (fd < 0) { perror("mkstemp"); return 1; }
     close(fd);
+    {   /* The index as given: every term's first wdf read both ways. */
+        struct xg_index *ix;
+        if (xg_fmt_open(path, &ix) != XG_OK) {
+            fprintf(stderr, "FAIL: %s: %s\n", path, xg_last_error());
+            return 1;
+        }
+        const uint64_t differ = read_everything(ix);
+        const uint64_t terms = ix->hdr->n_terms;
+        xg_fmt_close(ix);
+        if (differ) {
+            fprintf(stderr, "FAIL: %llu of %llu terms: first wdf from the "
+                    "headers differs from the decoded block's\n",
+                    (unsigned long long)differ, (unsigned long long)terms);
+            return 1;
+        }
+        printf("fuzz_format: %llu terms' first wdf from the headers equal to "
+               "their decoded first block's\n", (unsigned long long)terms);
+    }
     int opened = 0, refused = 0;
     for (int it = 0; it < iters; ++it) {
         memcpy(buf, good, n);

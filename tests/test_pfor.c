@@ -174,6 +174,12 @@ static void decode_expect_used(const uint32_t *enc, uint32_t words,
         CHECK(out[i] == want[i], "%s: value %u is 0x%08X, want 0x%08X", ctx,
               i, out[i], want[i]);
     out_check(&ob, ctx);
+    /* The first value alone, from the header, and the block's words. */
+    uint32_t first = 777, words_first = 777;
+    rc = xg_pfor_first(g, words, &first, &words_first);
+    CHECK(rc == XG_OK && first == want[0] && words_first == want_used,
+          "%s: first value 0x%08X in %u words (rc %d), want 0x%08X in %u",
+          ctx, first, words_first, rc, want[0], want_used);
 }
 
 /* Decode a block that fills exactly `words` words. */
@@ -458,6 +464,21 @@ static void expect_format_error(const uint32_t *enc, size_t avail,
     out_check(&ob, ctx);
 }
 
+/* A header the first-value reader must refuse as the decoder does. */
+static void expect_first_error(const uint32_t *enc, size_t avail,
+                               const char *ctx)
+{
+    uint32_t *g = guard_words(avail ? avail : 1);
+    if (avail)
+        memcpy(g, enc, avail * 4);
+    g += avail ? 0 : 1;
+    uint32_t first = 777, used = 777;
+    int rc = xg_pfor_first(g, avail, &first, &used);
+    CHECK(rc == XG_ERR_FORMAT && first == 777 && used == 777,
+          "%s: first-value reader returned %d, want XG_ERR_FORMAT and no "
+          "output", ctx, rc);
+}
+
 static void test_truncated(void)
 {
     uint32_t v[128], enc[XG_PFOR_MAX_WORDS];
@@ -473,6 +494,7 @@ static void test_truncated(void)
             snprintf(ctx, sizeof ctx, "n=%u b=%u (%u words) truncated to %u",
                      n, b, w, a);
             expect_format_error(enc, a, ctx);
+            expect_first_error(enc, a, ctx);
             ++cases;
         }
     }
@@ -500,11 +522,17 @@ static void test_corrupt_headers(void)
         stmt;                                                              \
         expect_format_error(bad, XG_PFOR_MAX_WORDS + 4, what);             \
     } while (0)
+    /* A bad header: the first-value reader refuses it too. */
+#define CORRUPT_HEADER(what, stmt)                                         \
+    do {                                                                   \
+        CORRUPT(what, stmt);                                               \
+        expect_first_error(bad, XG_PFOR_MAX_WORDS + 4, what);              \
+    } while (0)
     for (uint32_t b = 33; b < 256; ++b)
-        CORRUPT("b > 32", bad[0] = (bad[0] & ~0xFFu) | b);
-    CORRUPT("b = 40", bad[0] = (bad[0] & ~0xFFu) | 40u);
+        CORRUPT_HEADER("b > 32", bad[0] = (bad[0] & ~0xFFu) | b);
+    CORRUPT_HEADER("b = 40", bad[0] = (bad[0] & ~0xFFu) | 40u);
     for (uint32_t x = 1; x < 512; ++x)
-        CORRUPT("reserved bits 23..31 set", bad[0] |= x << 23);
+        CORRUPT_HEADER("reserved bits 23..31 set", bad[0] |= x << 23);
     {   /* n_exc > n for small n */
         const uint32_t s[2] = {1, 2};
         uint32_t small[XG_PFOR_MAX_WORDS];
@@ -515,9 +543,11 @@ static void test_corrupt_headers(void)
             memcpy(bad, small, 8);
             bad[0] = (bad[0] & ~0xFF00u) | x << 8;
             expect_format_error(bad, XG_PFOR_MAX_WORDS + 4, "n_exc > n");
+            expect_first_error(bad, XG_PFOR_MAX_WORDS + 4, "n_exc > n");
         }
     }
-    CORRUPT("b = 32 with exceptions", bad[0] = 32u | 1u << 8 | 127u << 16);
+    CORRUPT_HEADER("b = 32 with exceptions",
+                   bad[0] = 32u | 1u << 8 | 127u << 16);
     CORRUPT("exception position >= n",
             bad[0] = (bad[0] & ~(0x7Fu << 16)) | 99u << 16);
     CORRUPT("positions not ascending", bad[posw] = (bad[posw] & ~0xFFFFu) |
@@ -541,9 +571,11 @@ static void test_corrupt_headers(void)
     {   /* Header claiming a full 128 x 32-bit block with 3 words. */
         uint32_t h[3] = {32u | 127u << 16, 1, 2};
         expect_format_error(h, 3, "b=32 n=128 in 3 words");
+        expect_first_error(h, 3, "b=32 n=128 in 3 words");
     }
     group_ok("corrupt headers rejected: b 33..255, reserved bits, n_exc > n, "
-             "b=32 with exceptions, bad positions, bad high parts");
+             "b=32 with exceptions, bad positions, bad high parts (the "
+             "first-value reader: the header's faults)");
 }
 
 static void test_fuzz(void)
@@ -593,6 +625,11 @@ static void test_fuzz(void)
         CHECK(n_out >= 1 && n_out <= 128 && used >= 1 && used <= avail,
               "fuzz %d: n_out %u words_used %u avail %zu", t, n_out, used,
               avail);
+        uint32_t first, first_used;
+        CHECK(xg_pfor_first(g, avail, &first, &first_used) == XG_OK &&
+                  first == out[0] && first_used == used,
+              "fuzz %d: first value 0x%08X in %u words, decoded 0x%08X in %u",
+              t, first, first_used, out[0], used);
         /* Whatever was accepted re-encodes, with its own b, to a block that
          * decodes to the same values in the same number of words. */
         uint32_t b = XG_PFOR_HDR_B(g[0]);

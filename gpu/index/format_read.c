@@ -578,6 +578,20 @@ static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
     return XG_OK;
 }
 
+int xg_fmt_first_wdf(const struct xg_index *ix, uint64_t t, uint32_t *wdf)
+{
+    const struct xg_fmt_term *e = &ix->terms[t];
+    const uint64_t at = e->postings_offset + ix->skip[e->skip_first].offset;
+    const uint32_t *w = (const uint32_t *)(ix->postings + at);
+    const size_t avail = (size_t)((ix->postings_len - at) / 4);
+    uint32_t gap, used, used2;
+    if (xg_pfor_first(w, avail, &gap, &used) ||
+        xg_pfor_first(w + used, avail - used, wdf, &used2))
+        return xg_set_error(XG_ERR_FORMAT, "%s: term %llu block 0 is corrupt",
+                            ix->path, (unsigned long long)t);
+    return XG_OK;
+}
+
 int xg_fmt_block_docs(const struct xg_index *ix, uint64_t t, uint32_t blk,
                       uint32_t *docs, uint32_t *n)
 {

@@ -144,6 +144,10 @@ int xg_fmt_block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
 int xg_fmt_block_docs(const struct xg_index *ix, uint64_t t, uint32_t blk,
                       uint32_t *docs, uint32_t *n);
 
+/* The wdf of term t's first posting, read from its first block's two
+ * headers without decoding the block (lists checked at open). */
+int xg_fmt_first_wdf(const struct xg_index *ix, uint64_t t, uint32_t *wdf);
+
 /* Bytes of term t's list in POSTINGS, from its postings_offset to the end
  * of its last block (what the list cache copies).  XG_ERR_FORMAT if that
  * block is corrupt. */

@@ -108,13 +108,11 @@ uint32_t xg_pfor_encode_auto(const uint32_t *in, uint32_t n, uint32_t *out)
     return xg_pfor_encode(in, n, xg_pfor_choose_b(in, n), out);
 }
 
-/* XG_OK, XG_ERR_FORMAT on any invalid or truncated block, XG_ERR_ARG on
- * NULL arguments; never reads past in[avail_words - 1]. */
-int xg_pfor_decode_ref(const uint32_t *in, size_t avail_words, uint32_t *out,
-                       uint32_t *n_out, uint32_t *words_used)
+/* The header of the block at in: its fields and total words, checked
+ * against each other and avail_words.  XG_OK or XG_ERR_FORMAT. */
+static int read_header(const uint32_t *in, size_t avail_words, uint32_t *b_out,
+                       uint32_t *e_out, uint32_t *n_out, uint32_t *total_out)
 {
-    if (!in || !out || !n_out || !words_used)
-        return xg_set_error(XG_ERR_ARG, "pfor decode: NULL argument");
     if (avail_words == 0)
         return xg_set_error(XG_ERR_FORMAT, "pfor block: no header word");
     const uint32_t h = in[0];
@@ -137,6 +135,38 @@ int xg_pfor_decode_ref(const uint32_t *in, size_t avail_words, uint32_t *out,
         return xg_set_error(XG_ERR_FORMAT,
                             "pfor block: needs %u words, only %zu available",
                             total, avail_words);
+    *b_out = b;
+    *e_out = e;
+    *n_out = n;
+    *total_out = total;
+    return XG_OK;
+}
+
+int xg_pfor_first(const uint32_t *in, size_t avail_words, uint32_t *first,
+                  uint32_t *words_used)
+{
+    uint32_t b = 0, e = 0, n = 0, total = 0;
+    int rc = read_header(in, avail_words, &b, &e, &n, &total);
+    if (rc) return rc;
+    uint32_t v = b ? in[1] & low_mask(b) : 0;
+    const uint32_t *pw = in + 1 + (n * b + 31u) / 32u;
+    if (e && (pw[0] & 0xFFu) == 0)     /* value 0 is the first exception */
+        v |= pw[(e + 3u) / 4u] << b;   /* b < 32: b == 32 has none */
+    *first = v;
+    *words_used = total;
+    return XG_OK;
+}
+
+/* XG_OK, XG_ERR_FORMAT on any invalid or truncated block, XG_ERR_ARG on
+ * NULL arguments; never reads past in[avail_words - 1]. */
+int xg_pfor_decode_ref(const uint32_t *in, size_t avail_words, uint32_t *out,
+                       uint32_t *n_out, uint32_t *words_used)
+{
+    if (!in || !out || !n_out || !words_used)
+        return xg_set_error(XG_ERR_ARG, "pfor decode: NULL argument");
+    uint32_t b = 0, e = 0, n = 0, total = 0;
+    int rc = read_header(in, avail_words, &b, &e, &n, &total);
+    if (rc) return rc;
 
     const uint32_t *slots = in + 1;
     const uint32_t mask = low_mask(b);

@@ -81,6 +81,14 @@ uint32_t xg_pfor_encode_auto(const uint32_t *in, uint32_t n, uint32_t *out);
 int xg_pfor_decode_ref(const uint32_t *in, size_t avail_words, uint32_t *out,
                        uint32_t *n_out, uint32_t *words_used);
 
+/* The block's first value alone, and the words the whole block takes
+ * (where the next one starts), from its header: O(1).  The header is
+ * checked as the decoder checks it; the exceptions are not (for blocks
+ * of a list checked whole before, as an index's are at open).  XG_OK or
+ * XG_ERR_FORMAT. */
+int xg_pfor_first(const uint32_t *in, size_t avail_words, uint32_t *first,
+                  uint32_t *words_used);
+
 /* In place: v[i] = base + v[0] + ... + v[i] (uint32 wraparound), turning
  * docid gaps into docids.  Never fails. */
 void xg_pfor_prefix_sum(uint32_t *v, uint32_t n, uint32_t base);
