@@ -104,6 +104,27 @@ def check_impacts_used(binary, db, queries):
           % (used, sparse, sparse_s, again, again_w))
 
 
+def check_finish_ways(name, binary, db, queries):
+    """The finish's two ways of finding the candidates' wdfs, each forced
+    for every query (XG_FINISH_WDFS; by cost these small collections
+    mostly gather): every MSet of the GPU engine identical to stock's, at
+    top 10 and top 1000."""
+    done = []
+    for way, k in (("lookup", 10), ("lookup", 1000), ("gather", 10)):
+        out = run([binary, "bench", "--db", db, "--queries", queries,
+                   "--engines", "xapian,gpu", "--op", "or", "-k", str(k),
+                   "--threads", "1", "--repeat", "1", *gpu_extra()],
+                  env=dict(os.environ, XG_FINISH_WDFS=way), timeout=600)
+        m = re.search(r"compared (\d+) MSets, identical (\d+), "
+                      r"different (\d+)", out)
+        if not m or m.group(3) != "0" or m.group(1) != m.group(2) or \
+                m.group(1) == "0":
+            sys.exit("FAIL %s: XG_FINISH_WDFS=%s, top %d:\n%s"
+                     % (name, way, k, out))
+        done.append("%s k%d %s" % (way, k, m.group(1)))
+    return "; wdfs forced: " + ", ".join(done) + " identical"
+
+
 def check_one_term_paths(binary, db, plain, work):
     """Where the GPU engine's one-term queries go (gpu/query/batch.c,
     xg_batch_build): one at a time, those with a short list intersect;
@@ -661,6 +682,10 @@ def main():
             if n == 0:
                 sys.exit("FAIL %s: no query was compared" % name)
             routed = check_routing(name, a.bin, db, plain, a.work)
+            # The kernels' own choice: not on their CPU twins, whose
+            # finish always looks the wdfs up.
+            if a.engine == "gpu" and os.environ.get("XG_GPU_TWINS") != "1":
+                routed += check_finish_ways(name, a.bin, db, plain)
             routed += check_phrases_on_gpu(name, a.bin, db, phr, a.work)
             # Once per suite; not on the kernels' CPU twins, where the
             # engine is slow and ab_ir_data's auto run covers the path.

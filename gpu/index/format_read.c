@@ -521,6 +521,17 @@ int xg_fmt_list_bytes(const struct xg_index *ix, uint64_t t, uint64_t *bytes)
     return XG_OK;
 }
 
+/* Where block blk of term t starts in POSTINGS, and the 32-bit words
+ * from there to the section's end. */
+static const uint32_t *block_words(const struct xg_index *ix, uint64_t t,
+                                   uint32_t blk, size_t *avail)
+{
+    const struct xg_fmt_term *e = &ix->terms[t];
+    const uint64_t at = e->postings_offset + ix->skip[e->skip_first + blk].offset;
+    *avail = (size_t)((ix->postings_len - at) / 4);
+    return (const uint32_t *)(ix->postings + at);
+}
+
 /* Block blk's doc numbers, checked: *n of them, *used the 32-bit words
  * their encoding took (its wdfs follow). */
 static int docs_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
@@ -530,9 +541,8 @@ static int docs_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
     const struct xg_fmt_skip *sk = &ix->skip[e->skip_first + blk];
     uint32_t expect = e->df - blk * XG_FMT_BLOCK;
     if (expect > XG_FMT_BLOCK) expect = XG_FMT_BLOCK;
-    uint64_t at = e->postings_offset + sk->offset;
-    const uint32_t *w = (const uint32_t *)(ix->postings + at);
-    size_t avail = (size_t)((ix->postings_len - at) / 4);
+    size_t avail;
+    const uint32_t *w = block_words(ix, t, blk, &avail);
     uint32_t nd = 0;
     *used = 0;
     *n = 0;
@@ -566,10 +576,8 @@ static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
     uint32_t used = 0, used2 = 0, nw = 0;
     int rc = docs_decode(ix, t, blk, docs, n, &used);
     if (rc) return rc;
-    const struct xg_fmt_term *e = &ix->terms[t];
-    uint64_t at = e->postings_offset + ix->skip[e->skip_first + blk].offset;
-    const uint32_t *w = (const uint32_t *)(ix->postings + at);
-    size_t avail = (size_t)((ix->postings_len - at) / 4);
+    size_t avail;
+    const uint32_t *w = block_words(ix, t, blk, &avail);
     if (xg_pfor_decode_ref(w + used, avail - used, wdfs, &nw, &used2) ||
         nw != *n)
         return xg_set_error(XG_ERR_FORMAT, "%s: term %llu block %u is corrupt",
@@ -580,10 +588,8 @@ static int block_decode(const struct xg_index *ix, uint64_t t, uint32_t blk,
 
 int xg_fmt_first_wdf(const struct xg_index *ix, uint64_t t, uint32_t *wdf)
 {
-    const struct xg_fmt_term *e = &ix->terms[t];
-    const uint64_t at = e->postings_offset + ix->skip[e->skip_first].offset;
-    const uint32_t *w = (const uint32_t *)(ix->postings + at);
-    const size_t avail = (size_t)((ix->postings_len - at) / 4);
+    size_t avail;
+    const uint32_t *w = block_words(ix, t, 0, &avail);
     uint32_t gap, used, used2;
     if (xg_pfor_first(w, avail, &gap, &used) ||
         xg_pfor_first(w + used, avail - used, wdf, &used2))

@@ -713,8 +713,8 @@ PY
     kprof)
         # Each kernel's time under ncu (serialized, caches flushed: compare
         # builds, not seconds with the bench's) for batches of each size
-        # in $XG_KPB ("1 16") over 64 TREC queries from the 2,001st, one
-        # thread; this build and the one in $XG_OLD.
+        # in $XG_KPB ("1 16") over $XG_KPN (64) TREC queries from the
+        # 2,001st, one thread; this build and the one in $XG_OLD.
         # XG_KPCOLL=syn:N: the N-document synthetic collection and $XG_KPN
         # (64) of its synthetic queries from the 2,001st instead.
         kn=${XG_KPN:-64}
