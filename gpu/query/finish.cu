@@ -65,6 +65,52 @@ by_lookup(const struct xg_finish_args &a, const struct xg_dquery &q,
     return (uint64_t)n_cand * q.n_lists * XG_FINISH_LOOKUP_COST < blocks;
 }
 
+/* The lookup and the rescoring take the launch's work items (candidates,
+ * or candidate and list pairs of the queries that look up) in one
+ * sequence, whatever query they belong to: each block first adds up the
+ * queries' counts, known only on the device. */
+enum item_kind { ITEMS_CANDIDATES, ITEMS_LOOKUPS };
+typedef cub::BlockScan<uint32_t, XG_FINISH_THREADS> ItemScan;
+struct item_starts {
+    typename ItemScan::TempStorage scan;
+    uint32_t first[FINISH_MAX_QUERIES];     /* each query's first item */
+};
+
+/* Fills starts->first for the launch's queries; returns the items' total. */
+static __device__ __forceinline__ uint32_t
+add_up_items(const struct xg_finish_args &a, uint32_t n_queries,
+             enum item_kind kind, struct item_starts *starts)
+{
+    uint32_t v[FINISH_SCAN_ITEMS], total;
+    for (uint32_t i = 0; i < FINISH_SCAN_ITEMS; ++i) {
+        const uint32_t qi = threadIdx.x * FINISH_SCAN_ITEMS + i;
+        v[i] = 0;
+        if (qi >= n_queries || a.queries[qi].path != XG_DPATH_DENSE) continue;
+        const uint32_t n = a.res[qi].n_cand;
+        if (kind == ITEMS_CANDIDATES)
+            v[i] = n;
+        else if (n && by_lookup(a, a.queries[qi], n))
+            v[i] = n * a.queries[qi].n_lists;
+    }
+    ItemScan(starts->scan).ExclusiveSum(v, v, total);
+    for (uint32_t i = 0; i < FINISH_SCAN_ITEMS; ++i)
+        starts->first[threadIdx.x * FINISH_SCAN_ITEMS + i] = v[i];
+    __syncthreads();
+    return total;
+}
+
+/* The query whose items hold g: the last start <= g. */
+static __device__ __forceinline__ uint32_t
+query_of_item(const uint32_t *start, uint32_t n_queries, uint32_t g)
+{
+    uint32_t lo = 0, hi = n_queries;
+    while (hi - lo > 1) {
+        const uint32_t mid = (lo + hi) >> 1;
+        if (start[mid] <= g) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
 /* The gather: a warp a block of the batch's DENSE lists, as the
  * accumulation; a block of a query that looks its wdfs up is passed
  * over.  (A loop over the queries in each warp instead, to pass such a
@@ -106,42 +152,22 @@ gather_kernel(struct xg_dindex ix, struct xg_finish_args a)
 }
 
 /* The wdfs of the queries that look them up: a warp a candidate and
- * list, the pairs of the launch's queries taken in one sequence (each
- * block first adds up their counts, known only on the device), the
- * list's block that can hold the document found in its skip entries and
- * decoded.  The cand_wdf/cand_in entries are the gather's. */
+ * list (add_up_items), the list's block that can hold the document found
+ * in its skip entries and decoded.  The cand_wdf/cand_in entries are the
+ * gather's. */
 static __global__ void __launch_bounds__(XG_FINISH_THREADS)
 lookup_kernel(struct xg_dindex ix, struct xg_finish_args a, uint32_t n_queries)
 {
-    typedef cub::BlockScan<uint32_t, XG_FINISH_THREADS> Scan;
     enum { LOOKUP_WARPS = XG_FINISH_THREADS / 32 };
-    __shared__ typename Scan::TempStorage scan_tmp;
-    __shared__ uint32_t start[FINISH_MAX_QUERIES];
+    __shared__ struct item_starts starts;
     __shared__ uint32_t s_docs[LOOKUP_WARPS][128], s_wdfs[LOOKUP_WARPS][128];
-    uint32_t v[FINISH_SCAN_ITEMS], total;
-    for (uint32_t i = 0; i < FINISH_SCAN_ITEMS; ++i) {
-        const uint32_t qi = threadIdx.x * FINISH_SCAN_ITEMS + i;
-        v[i] = 0;
-        if (qi < n_queries && a.queries[qi].path == XG_DPATH_DENSE) {
-            const uint32_t n = a.res[qi].n_cand;
-            if (n && by_lookup(a, a.queries[qi], n))
-                v[i] = n * a.queries[qi].n_lists;
-        }
-    }
-    Scan(scan_tmp).ExclusiveSum(v, v, total);
-    for (uint32_t i = 0; i < FINISH_SCAN_ITEMS; ++i)
-        start[threadIdx.x * FINISH_SCAN_ITEMS + i] = v[i];
-    __syncthreads();
+    const uint32_t total = add_up_items(a, n_queries, ITEMS_LOOKUPS, &starts);
     const uint32_t warp = threadIdx.x >> 5, lane = threadIdx.x & 31u;
     for (uint32_t g = blockIdx.x * LOOKUP_WARPS + warp; g < total;
          g += gridDim.x * LOOKUP_WARPS) {
-        uint32_t lo = 0, hi = n_queries;
-        while (hi - lo > 1) {
-            const uint32_t mid = (lo + hi) >> 1;
-            if (start[mid] <= g) lo = mid; else hi = mid;
-        }
-        const struct xg_dquery &q = a.queries[lo];
-        const uint32_t pair = g - start[lo];
+        const uint32_t qi = query_of_item(starts.first, n_queries, g);
+        const struct xg_dquery &q = a.queries[qi];
+        const uint32_t pair = g - starts.first[qi];
         const uint32_t s = pair / q.n_lists, j = pair % q.n_lists;
         const uint32_t doc = a.cand[q.cand_first + s].doc;
         const uint32_t term = a.lists[q.list_first + j].term;
@@ -159,37 +185,21 @@ lookup_kernel(struct xg_dindex ix, struct xg_finish_args a, uint32_t n_queries)
     }
 }
 
-/* A thread a candidate; the threads take the batch's candidates in one
- * sequence, whatever query they belong to: each block first adds up the
- * queries' candidate counts (known only on the device).  With a fixed
- * share per query instead, the query with the most candidates (up to the
- * room's 4,096, where the average is about 160) set the kernel's time. */
+/* A thread a candidate, the launch's candidates in one sequence
+ * (add_up_items).  With a fixed share per query instead, the query with
+ * the most candidates (up to the room's 4,096, where the average is about
+ * 160) set the kernel's time. */
 static __global__ void __launch_bounds__(XG_FINISH_THREADS)
 finish_kernel(struct xg_dindex ix, struct xg_finish_args a, uint32_t n_queries)
 {
-    typedef cub::BlockScan<uint32_t, XG_FINISH_THREADS> Scan;
-    __shared__ typename Scan::TempStorage scan_tmp;
-    __shared__ uint32_t start[FINISH_MAX_QUERIES];
-    uint32_t v[FINISH_SCAN_ITEMS], total;
-    for (uint32_t i = 0; i < FINISH_SCAN_ITEMS; ++i) {
-        const uint32_t qi = threadIdx.x * FINISH_SCAN_ITEMS + i;
-        v[i] = qi < n_queries && a.queries[qi].path == XG_DPATH_DENSE
-                   ? a.res[qi].n_cand : 0u;
-    }
-    Scan(scan_tmp).ExclusiveSum(v, v, total);
-    for (uint32_t i = 0; i < FINISH_SCAN_ITEMS; ++i)
-        start[threadIdx.x * FINISH_SCAN_ITEMS + i] = v[i];
-    __syncthreads();
+    __shared__ struct item_starts starts;
+    const uint32_t total =
+        add_up_items(a, n_queries, ITEMS_CANDIDATES, &starts);
     for (uint32_t g = blockIdx.x * XG_FINISH_THREADS + threadIdx.x; g < total;
          g += gridDim.x * XG_FINISH_THREADS) {
-        /* The query whose candidates hold g: the last start <= g. */
-        uint32_t lo = 0, hi = n_queries;
-        while (hi - lo > 1) {
-            const uint32_t mid = (lo + hi) >> 1;
-            if (start[mid] <= g) lo = mid; else hi = mid;
-        }
-        const struct xg_dquery &q = a.queries[lo];
-        const uint32_t s = g - start[lo];
+        const uint32_t qi = query_of_item(starts.first, n_queries, g);
+        const struct xg_dquery &q = a.queries[qi];
+        const uint32_t s = g - starts.first[qi];
         struct xg_dcand &cand = a.cand[q.cand_first + s];
         const uint32_t doc = cand.doc;
         const unsigned long long in = a.cand_in[q.cand_first + s];
