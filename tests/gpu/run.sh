@@ -95,7 +95,9 @@
 #                  half; real text, ops $XG_POPS (or and), top 10, at
 #                  $XG_FTHREADS (64) threads, median of 3 passes over
 #                  $XG_FQ queries (as fronts); the server's own CPU a
-#                  search from /proc
+#                  search from /proc.  $XG_SRV_CPUS and $XG_CLI_CPUS
+#                  name other core sets (0-15 for both: the clients'
+#                  and the server's CPU apart on a shared host)
 #   kprof          each kernel's time: ncu over OR batches of $XG_KPB ("1
 #                  16") queries ($XG_KPN TREC queries, 64, one thread;
 #                  $XG_KPOP: the op; $XG_KPCOLL=syn:N: synthetic queries
@@ -668,7 +670,8 @@ PY
         export PATH=$PWD/.xapian-rt/usr/bin:$PATH   # serve's xapian-progsrv
         trec=.device-carry/realtext/trec-tb-2005-efficiency.tsv
         nc=$(nproc); half=$((nc / 2))
-        srv_cpus=0-$((half - 1)) cli_cpus=$half-$((nc - 1))
+        srv_cpus=${XG_SRV_CPUS:-0-$((half - 1))}
+        cli_cpus=${XG_CLI_CPUS:-$half-$((nc - 1))}
         sock=/tmp/xg-split.sock stub=/tmp/xg-split.stub
         echo "remote :$B connect $sock" > $stub
         for op in ${XG_POPS:-or and}; do
